@@ -1,0 +1,1 @@
+"""Prefect flows (orchestration only) and the videoferry command line."""

@@ -1,0 +1,1 @@
+"""The SQLite ledger: schema, item and operation state machines, reconciliation queries."""

@@ -1,0 +1,1 @@
+"""Prefect tasks over batches of items, and the plain per-item functions they call."""

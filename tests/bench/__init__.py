@@ -1,0 +1,1 @@
+"""Tests that the benchmarks run (figures are printed, never asserted)."""

@@ -1,0 +1,37 @@
+"""Suite-wide setup: a temporary PREFECT_HOME, quiet Prefect logging, shared fixtures as plugins."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+
+import pytest
+
+# Set before anything imports Prefect: Prefect reads its settings at import time.
+_PREFECT_HOME = tempfile.mkdtemp(prefix="videoferry-prefect-")
+os.environ["PREFECT_HOME"] = _PREFECT_HOME
+os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+os.environ.setdefault("PREFECT_LOGGING_TO_API_ENABLED", "false")
+os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "WARNING")
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
+os.environ.pop("PREFECT_API_URL", None)
+# Never point a test at anything but loopback: drop any real service configuration.
+for _name in ("VIDEOFERRY_API_URL", "VIDEOFERRY_UPLOAD_URL", "VIDEOFERRY_TOKEN"):
+    os.environ.pop(_name, None)
+
+pytest_plugins = [
+    "tests.fixtures.emulator",
+    "tests.fixtures.media",
+    "tests.fixtures.s3",
+]
+
+
+@pytest.fixture(scope="session")
+def prefect_harness() -> Iterator[None]:
+    """Run the real Prefect engine against a temporary local server, once per session (flow tests only)."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=90):
+        yield

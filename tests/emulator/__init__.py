@@ -1,0 +1,1 @@
+"""Tests of the emulator, through raw HTTP."""

@@ -1,0 +1,1 @@
+"""Tests of the Prefect flows and the command line."""
