@@ -5,9 +5,15 @@ from __future__ import annotations
 import subprocess
 import sys
 
+_PROBE = (
+    "import sys\n"
+    "from typer.testing import CliRunner\n"
+    "from flows.cli import app\n"
+    "r = CliRunner().invoke(app, ['--help'])\n"
+    "print(r.exit_code, 'prefect' in sys.modules)\n"
+)
+
 
 def test_help_does_not_import_prefect() -> None:
-    code = "import sys; from flows.cli import app; import typer.testing as t; " \
-        "r = t.CliRunner().invoke(app, ['--help']); print(r.exit_code); print('prefect' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["0", "False"]
+    proc = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, check=True)
+    assert proc.stdout.split() == ["0", "False"]
