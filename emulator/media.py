@@ -359,21 +359,24 @@ class _Writer:
         self.frames = 0
         self.samples = 0
         self._fmt = fmt
-        self._out = av.open(str(path), mode="w", format="mp4")
-        video = self._out.add_stream("libx264", rate=fmt.fps)
-        video.width, video.height, video.pix_fmt = fmt.width, fmt.height, "yuv420p"
-        video.codec_context.time_base = 1 / fmt.fps
-        video.codec_context.thread_count = 1  # deterministic bytes, light on CPU
-        keyint = max(1, round(2 * fmt.fps))
-        video.options = {"preset": "veryfast", "crf": "30", "g": str(keyint)}
-        self._video = video
-        self._audio = None
         self._fifo = AudioFifo()
-        if fmt.audio is not None:
-            rate, channels = fmt.audio
-            audio = self._out.add_stream("aac", rate=rate, layout=_layout(channels))
-            audio.bit_rate = 32000 * channels
-            self._audio = audio
+        self._audio: Any = None
+        self._out = av.open(str(path), mode="w", format="mp4")
+        try:
+            video = self._out.add_stream("libx264", rate=fmt.fps)
+            video.width, video.height, video.pix_fmt = fmt.width, fmt.height, "yuv420p"
+            video.codec_context.time_base = 1 / fmt.fps
+            video.codec_context.thread_count = 1  # deterministic bytes, light on CPU
+            keyint = max(1, round(2 * fmt.fps))
+            video.options = {"preset": "veryfast", "crf": "30", "g": str(keyint)}
+            self._video = video
+            if fmt.audio is not None:
+                rate, channels = fmt.audio
+                self._audio = self._out.add_stream("aac", rate=rate, layout=_layout(channels))
+                self._audio.bit_rate = 32000 * channels
+        except BaseException:
+            self._out.close()
+            raise
 
     @property
     def pending(self) -> int:
@@ -448,8 +451,8 @@ def _video_frames(piece: _Piece, count: int, fmt: _Format) -> Iterator[VideoFram
         shaper = _Shaper(piece.crop, fmt)
         held: VideoFrame | None = None
         emitted = 0
-        for frame in _decoded(container, stream):
-            when = (frame.time - base) if frame.time is not None else piece.start + emitted * step
+        for decoded, frame in enumerate(_decoded(container, stream)):
+            when = (frame.time - base) if frame.time is not None else piece.start + decoded * step
             while emitted < count and when > piece.start + emitted * step + slack:
                 yield shaper.shape(held if held is not None else frame)
                 emitted += 1
