@@ -1,0 +1,344 @@
+"""Inventory readers: CSV, Parquet, JSON Lines (local or S3) and S3 prefix listings, via polars."""
+
+from __future__ import annotations
+
+import io
+import json
+import posixpath
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from botocore.exceptions import BotoCoreError, ClientError
+
+from connectors.inventory_fields import normalise_uuid
+from connectors.inventory_normalise import (
+    CHAPTER_DTYPE,
+    INPUT_COLUMNS,
+    OUTPUT_SCHEMA,
+    RowError,
+    SourceBase,
+    derive_key,
+    empty_rows,
+    field_rank,
+    normalise,
+    short,
+)
+from connectors.s3 import (
+    S3Config,
+    client_error_code,
+    get_object_bytes,
+    list_prefix,
+    parse_s3_uri,
+    shared_s3_client,
+)
+from connectors.sources import SourceError, file_uri_to_path, safe_uri
+
+__all__ = [
+    "CHAPTER_DTYPE",
+    "INPUT_COLUMNS",
+    "OUTPUT_SCHEMA",
+    "Inventory",
+    "InventoryError",
+    "RowError",
+    "derive_key",
+    "empty_rows",
+    "read_inventory",
+]
+
+FORMATS = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+}
+
+
+class InventoryError(Exception):
+    """The inventory as a whole cannot be read (missing, unreadable, unknown format, no source column)."""
+
+
+@dataclass
+class Inventory:
+    """Good rows (OUTPUT_SCHEMA), the rejected cells and file-level warnings."""
+
+    uri: str
+    format: str
+    rows: pl.DataFrame
+    errors: list[RowError] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def bad_rows(self) -> list[int]:
+        """Row numbers with at least one error, ascending."""
+        return sorted({e.row for e in self.errors})
+
+
+@dataclass
+class _Loaded:
+    frame: pl.DataFrame  # row (Int64), INPUT_COLUMNS (String), size (Int64)
+    format: str
+    base: SourceBase
+    unknown_columns: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    errors: list[RowError] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------------- public
+
+
+def read_inventory(
+    uri: str,
+    *,
+    default_parent_id: str | None,
+    s3: S3Config | None = None,
+    format: str | None = None,
+) -> Inventory:
+    """Read and normalise an inventory: a CSV/TSV, Parquet or JSON Lines file (path, file:// or s3://),
+    or ``s3://bucket/prefix/`` (trailing slash, or a bare bucket) to list every object under it.
+
+    ``format`` ("csv", "tsv", "parquet", "jsonl") overrides detection by file extension.
+    Raises InventoryError when the inventory cannot be read at all; bad rows go to ``.errors``.
+    """
+    default_parent = None
+    if default_parent_id is not None and default_parent_id.strip():
+        default_parent = normalise_uuid(default_parent_id)
+        if default_parent is None:
+            raise InventoryError(f"default parent_id {default_parent_id.strip()[:60]!r} is not a UUID")
+    loaded = _load(uri, s3=s3, format=format)
+    rows, errors = normalise(loaded.frame, loaded.base, default_parent)
+    errors = sorted([*loaded.errors, *errors], key=lambda e: (e.row, field_rank(e.field), e.field, e.reason))
+    warnings = list(loaded.warnings)
+    if loaded.unknown_columns:
+        warnings.insert(0, "ignored unknown columns: " + ", ".join(loaded.unknown_columns))
+    return Inventory(uri=safe_uri(uri), format=loaded.format, rows=rows, errors=errors, warnings=warnings)
+
+
+# ---------------------------------------------------------------------------------------------- loading
+
+
+def _load(uri: str, *, s3: S3Config | None, format: str | None) -> _Loaded:
+    if uri.startswith("s3://"):
+        bucket, key = parse_s3_uri(uri)
+        if key == "" or key.endswith("/"):
+            return _load_listing(uri, bucket, key, s3)
+        fmt = _detect_format(uri, key, format)
+        client = shared_s3_client(s3)
+        try:
+            data = get_object_bytes(client, bucket, key)
+        except ClientError as exc:
+            code = client_error_code(exc)
+            if code in ("NoSuchKey", "404"):
+                raise InventoryError(
+                    f"inventory not found: {uri} (end the uri with / to migrate every object under a prefix)"
+                ) from None
+            if code == "NoSuchBucket":
+                raise InventoryError(f"inventory not found: {uri} (no such bucket)") from None
+            raise InventoryError(f"cannot read inventory {uri}: S3 error {code or 'unknown'}") from None
+        except BotoCoreError as exc:
+            raise InventoryError(f"cannot read inventory {uri}: {type(exc).__name__}") from None
+        base = SourceBase(s3_bucket=bucket, s3_dir=posixpath.dirname(key))
+        return _parse(uri, data, fmt, base)
+    if uri.startswith(("http://", "https://")):
+        raise InventoryError(
+            f"inventory {safe_uri(uri)} must be a local path or an s3:// uri (download it first)"
+        )
+    try:
+        path = Path(file_uri_to_path(uri) if uri.startswith("file://") else uri).expanduser()
+    except SourceError as exc:
+        raise InventoryError(f"cannot read inventory {uri}: {exc.reason}") from None
+    fmt = _detect_format(uri, path.name, format)
+    if path.is_dir():
+        raise InventoryError(f"inventory {path} is a directory (give a CSV, Parquet or JSON Lines file)")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InventoryError(f"inventory not found: {path}") from None
+    except OSError as exc:
+        raise InventoryError(f"cannot read inventory {path}: {exc.strerror}") from None
+    return _parse(str(path), data, fmt, SourceBase(local_dir=str(path.resolve().parent)))
+
+
+def _detect_format(uri: str, name: str, forced: str | None) -> str:
+    if forced:
+        if forced not in set(FORMATS.values()):
+            raise InventoryError(f"unknown inventory format {forced!r} (csv, tsv, parquet or jsonl)")
+        return forced
+    suffix = posixpath.splitext(name.lower())[1]
+    fmt = FORMATS.get(suffix)
+    if fmt is None:
+        raise InventoryError(
+            f"cannot tell the format of inventory {safe_uri(uri)} from its extension "
+            f"{suffix or '(none)'!r}: use .csv, .tsv, .parquet or .jsonl"
+        )
+    return fmt
+
+
+def _parse(label: str, data: bytes, fmt: str, base: SourceBase) -> _Loaded:
+    if fmt == "jsonl":
+        return _parse_jsonl(label, data, base)
+    try:
+        if fmt in ("csv", "tsv"):
+            if not data.strip():
+                df = pl.DataFrame()
+            else:
+                df = pl.read_csv(
+                    io.BytesIO(data),
+                    infer_schema=False,
+                    separator="\t" if fmt == "tsv" else ",",
+                    truncate_ragged_lines=True,
+                )
+        else:
+            df = pl.read_parquet(io.BytesIO(data)) if data else pl.DataFrame()
+    except pl.exceptions.NoDataError:
+        df = pl.DataFrame()
+    except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
+        first_line = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        raise InventoryError(f"cannot parse inventory {label} as {fmt}: {first_line}") from None
+    return _from_table(label, df, fmt, base)
+
+
+def _from_table(label: str, df: pl.DataFrame, fmt: str, base: SourceBase) -> _Loaded:
+    names = [str(c).strip().lower() for c in df.columns]
+    seen: set[str] = set()
+    for name in names:
+        dup = re.fullmatch(r"(.+)_duplicated_\d+", name)
+        if name in seen or (dup and dup.group(1) in names):
+            raise InventoryError(
+                f"inventory {label}: column {(dup.group(1) if dup else name)!r} appears twice"
+            )
+        seen.add(name)
+    df = df.rename(dict(zip(df.columns, names, strict=True)))
+    df = df.select([_as_text(df[c]) for c in df.columns])
+    if df.height and "source" not in df.columns:
+        raise InventoryError(
+            f"inventory {label} has no 'source' column (columns: {', '.join(df.columns)[:200]})"
+        )
+    loaded = _Loaded(frame=pl.DataFrame(), format=fmt, base=base)
+    loaded.unknown_columns = [c for c in df.columns if c not in INPUT_COLUMNS]
+    df = df.with_row_index("row", offset=1).with_columns(pl.col("row").cast(pl.Int64))
+    if df.height and df.width > 1:
+        blank = pl.all_horizontal(
+            [pl.col(c).is_null() | (pl.col(c).str.strip_chars() == "") for c in df.columns if c != "row"]
+        )
+        empty = df.filter(blank)["row"].to_list()
+        if empty:
+            df = df.filter(~blank)
+            noun = "row" if len(empty) == 1 else "rows"
+            loaded.warnings.append(f"skipped {len(empty)} empty {noun} ({_row_list(empty)})")
+    loaded.frame = _with_input_columns(df)
+    return loaded
+
+
+def _as_text(s: pl.Series) -> pl.Series:
+    """Any column -> String; nested values (lists, structs) become JSON text for the cell parsers."""
+    if s.dtype == pl.String:
+        return s
+    if s.dtype.is_nested():
+        values = [None if v is None else json.dumps(v, default=str) for v in s.to_list()]
+        return pl.Series(s.name, values, dtype=pl.String)
+    if s.dtype == pl.Boolean:
+        return s.cast(pl.String).str.to_lowercase()
+    return s.cast(pl.String)
+
+
+def _parse_jsonl(label: str, data: bytes, base: SourceBase) -> _Loaded:
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InventoryError(
+            f"cannot parse inventory {label} as jsonl: not UTF-8 (byte {exc.start})"
+        ) from None
+    loaded = _Loaded(frame=pl.DataFrame(), format="jsonl", base=base)
+    columns: dict[str, list[str | None]] = {c: [] for c in INPUT_COLUMNS}
+    row_numbers: list[int] = []
+    unknown: dict[str, None] = {}
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            loaded.errors.append(
+                RowError(lineno, "record", short(line), f"invalid JSON ({exc.msg} at char {exc.pos})")
+            )
+            continue
+        if not isinstance(obj, dict):
+            loaded.errors.append(RowError(lineno, "record", short(line), "expected a JSON object"))
+            continue
+        record = {str(k).strip().lower(): v for k, v in obj.items()}
+        for k in record:
+            if k not in columns:
+                unknown.setdefault(k)
+        row_numbers.append(lineno)
+        for c in INPUT_COLUMNS:
+            v = record.get(c)
+            columns[c].append(None if v is None else v if isinstance(v, str) else _json_scalar(v))
+    loaded.unknown_columns = list(unknown)
+    frame = pl.DataFrame(
+        {"row": pl.Series(row_numbers, dtype=pl.Int64)}
+        | {c: pl.Series(c, columns[c], dtype=pl.String) for c in INPUT_COLUMNS}
+    )
+    loaded.frame = _with_input_columns(frame)
+    return loaded
+
+
+def _json_scalar(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return str(v)
+    return json.dumps(v)
+
+
+def _load_listing(uri: str, bucket: str, prefix: str, s3: S3Config | None) -> _Loaded:
+    client = shared_s3_client(s3)
+    sources: list[str] = []
+    sizes: list[int] = []
+    markers = 0
+    try:
+        for key, size in list_prefix(client, bucket, prefix):
+            if key.endswith("/"):
+                markers += 1
+                continue
+            sources.append(f"s3://{bucket}/{key}")
+            sizes.append(size)
+    except ClientError as exc:
+        code = client_error_code(exc)
+        if code == "NoSuchBucket":
+            raise InventoryError(f"cannot list {uri}: no such bucket") from None
+        raise InventoryError(f"cannot list {uri}: S3 error {code or 'unknown'}") from None
+    except BotoCoreError as exc:
+        raise InventoryError(f"cannot list {uri}: {type(exc).__name__}") from None
+    frame = pl.DataFrame(
+        {
+            "row": pl.Series(range(1, len(sources) + 1), dtype=pl.Int64),
+            "source": pl.Series(sources, dtype=pl.String),
+            "size": pl.Series(sizes, dtype=pl.Int64),
+        }
+    )
+    loaded = _Loaded(frame=_with_input_columns(frame), format="s3-listing", base=SourceBase())
+    if markers:
+        loaded.warnings.append(f"skipped {markers} folder marker objects (keys ending in /)")
+    return loaded
+
+
+def _with_input_columns(df: pl.DataFrame) -> pl.DataFrame:
+    missing = [pl.lit(None, dtype=pl.String).alias(c) for c in INPUT_COLUMNS if c not in df.columns]
+    if "size" not in df.columns:
+        missing.append(pl.lit(None, dtype=pl.Int64).alias("size"))
+    df = df.with_columns(missing)
+    return df.select("row", *INPUT_COLUMNS, "size")
+
+
+def _row_list(rows: list[int], limit: int = 10) -> str:
+    shown = ", ".join(str(r) for r in rows[:limit])
+    return (
+        ("row " if len(rows) == 1 else "rows ")
+        + shown
+        + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
+    )

@@ -1,0 +1,445 @@
+"""Normalising a raw inventory frame into checked rows and per-cell errors (vectorised polars)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+import polars as pl
+
+from connectors.inventory_fields import (
+    PRIVACY_TYPES,
+    UUID_DASHED_RE,
+    UUID_PLAIN_RE,
+    FieldError,
+    parse_chapters,
+    parse_domains,
+    parse_tags,
+)
+from connectors.sources import SourceError, file_uri_to_path, safe_uri
+
+#: Columns a user may give, in report order.
+INPUT_COLUMNS = (
+    "source",
+    "title",
+    "parent_id",
+    "description",
+    "key",
+    "tags",
+    "chapters",
+    "privacy_type",
+    "privacy_domains",
+)
+
+CHAPTER_DTYPE = pl.Struct({"time": pl.Float64(), "title": pl.String()})
+
+#: The normalised frame: every good row, in input order.
+OUTPUT_SCHEMA = pl.Schema(
+    {
+        "row": pl.Int64(),
+        "source": pl.String(),
+        "source_type": pl.String(),
+        "filename": pl.String(),
+        "size": pl.Int64(),
+        "title": pl.String(),
+        "description": pl.String(),
+        "parent_id": pl.String(),
+        "key": pl.String(),
+        "tags": pl.List(pl.String),
+        "chapters": pl.List(CHAPTER_DTYPE),
+        "privacy_type": pl.String(),
+        "privacy_domains": pl.List(pl.String),
+    }
+)
+
+VALUE_MAX = 200
+ERROR_SCHEMA = {"row": pl.Int64, "field": pl.String, "value": pl.String, "reason": pl.String}
+SCHEME_RE = r"^([A-Za-z][A-Za-z0-9+.\-]*)://"
+_NEEDS_NORMPATH_RE = r"(^|/)\.{1,2}(/|$)|//"
+
+
+@dataclass(frozen=True)
+class RowError:
+    """One rejected cell: 1-based row, the column, its (shortened, secret-free) value and why."""
+
+    row: int
+    field: str
+    value: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"row {self.row}, field {self.field}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class SourceBase:
+    """What relative local paths in the inventory resolve against: a directory, or an S3 'directory'."""
+
+    local_dir: str | None = None
+    s3_bucket: str | None = None
+    s3_dir: str = ""
+
+
+def empty_rows() -> pl.DataFrame:
+    """A zero-row frame with OUTPUT_SCHEMA."""
+    return pl.DataFrame(schema=OUTPUT_SCHEMA)
+
+
+def derive_key(source: str, parent_id: str) -> str:
+    """The default item key: first 32 hex of sha256(source + "\\n" + parent_id)."""
+    return hashlib.sha256(f"{source}\n{parent_id}".encode()).hexdigest()[:32]
+
+
+# ---------------------------------------------------------------------------------------------- normalising
+
+
+class _Errors:
+    """Collects rejected cells as small frames (row, field, value, reason)."""
+
+    def __init__(self) -> None:
+        self.frames: list[pl.DataFrame] = []
+
+    def add(
+        self, df: pl.DataFrame, mask: pl.Expr, field_name: str, reason: pl.Expr | str, value: pl.Expr
+    ) -> None:
+        reason_expr = pl.lit(reason) if isinstance(reason, str) else reason
+        self.frames.append(
+            df.filter(mask.fill_null(False)).select(
+                pl.col("row"),
+                pl.lit(field_name).alias("field"),
+                value.cast(pl.String).fill_null("").str.slice(0, VALUE_MAX).alias("value"),
+                reason_expr.alias("reason"),
+            )
+        )
+
+    def add_rows(self, items: Iterable[tuple[int, str, str, str]]) -> None:
+        rows = list(items)
+        if rows:
+            self.frames.append(pl.DataFrame(rows, schema=ERROR_SCHEMA, orient="row"))
+
+    def frame(self) -> pl.DataFrame:
+        return pl.concat(self.frames) if self.frames else pl.DataFrame(schema=ERROR_SCHEMA)
+
+    def rows_for(self, field_name: str) -> pl.Series:
+        return self.frame().filter(pl.col("field") == field_name)["row"]
+
+
+def normalise(
+    df: pl.DataFrame, base: SourceBase, default_parent: str | None
+) -> tuple[pl.DataFrame, list[RowError]]:
+    if df.height == 0:
+        return empty_rows(), []
+    errors = _Errors()
+
+    # Keep the raw cells for error values; then strip and turn blanks into nulls.
+    df = df.with_columns([pl.col(c).alias(f"_raw_{c}") for c in INPUT_COLUMNS])
+    df = df.with_columns(
+        [_blank_to_null(pl.col(c).str.strip_chars()).alias(c) for c in INPUT_COLUMNS if c != "description"]
+        + [_blank_to_null(pl.col("description"))]
+    )
+
+    df = _normalise_sources(df, base)
+    errors.add(df, pl.col("source").is_null(), "source", "missing (every row needs a source)", pl.lit(""))
+    errors.add(
+        df, pl.col("_source_error").is_not_null(), "source", pl.col("_source_error"), pl.col("_safe_source")
+    )
+
+    df = _with_filenames(df)
+    df = _normalise_parent(df, default_parent, errors)
+    df = _with_keys(df, errors)
+
+    # tags, chapters, privacy domains: per-row JSON parsing, cached on the cell text.
+    parsed: dict[str, pl.Series] = {}
+    for name, parser, dtype in (
+        ("tags", parse_tags, pl.List(pl.String)),
+        ("chapters", parse_chapters, pl.List(CHAPTER_DTYPE)),
+        ("privacy_domains", parse_domains, pl.List(pl.String)),
+    ):
+        values, bad = _parse_cells(df["row"], df[name], parser)
+        parsed[name] = pl.Series(name, values, dtype=dtype)
+        errors.add_rows((row, name, short(text), reason) for row, text, reason in bad)
+    df = df.with_columns(
+        parsed["tags"].alias("_tags"),
+        parsed["chapters"].alias("_chapters"),
+        parsed["privacy_domains"].alias("_domains"),
+    )
+    df = _normalise_privacy(df, errors)
+
+    error_frame = errors.frame().unique(maintain_order=True)
+    good = df.filter(~pl.col("row").is_in(error_frame["row"].unique().implode()))
+    rows = good.select(
+        pl.col("row"),
+        pl.col("_source").alias("source"),
+        pl.col("_source_type").alias("source_type"),
+        pl.col("_filename").alias("filename"),
+        pl.col("size"),
+        pl.col("_title").alias("title"),
+        pl.col("description"),
+        pl.col("_parent").alias("parent_id"),
+        pl.col("_key").alias("key"),
+        pl.col("_tags").alias("tags"),
+        pl.col("_chapters").alias("chapters"),
+        pl.col("_ptype").alias("privacy_type"),
+        pl.col("_domains").alias("privacy_domains"),
+    )
+    rows = rows.cast(OUTPUT_SCHEMA)
+    return rows, [RowError(*t) for t in error_frame.iter_rows()]
+
+
+def _blank_to_null(expr: pl.Expr) -> pl.Expr:
+    return pl.when(expr.str.strip_chars() == "").then(None).otherwise(expr)
+
+
+def _normalise_sources(df: pl.DataFrame, base: SourceBase) -> pl.DataFrame:
+    """Add _source (canonical), _source_type (file|s3|url), _source_error and _safe_source (for messages).
+
+    Common shapes (absolute or simple relative paths, s3://bucket/key, http(s) URLs) are handled in polars;
+    the rest (file://, ~, '..', relative paths in an S3 inventory, odd schemes) by a per-row function.
+    """
+    src = pl.col("source")
+    plain_abs = src.str.starts_with("/") & ~src.str.contains(_NEEDS_NORMPATH_RE)
+    plain_rel = (
+        pl.lit(base.local_dir is not None)
+        & ~src.str.contains(SCHEME_RE)
+        & ~src.str.starts_with("/")
+        & ~src.str.starts_with("~")
+        & ~src.str.contains(_NEEDS_NORMPATH_RE)
+    )
+    plain_s3 = src.str.contains(r"^s3://[^/]+/.*[^/]$")
+    plain_url = src.str.contains(r"^https?://[^/?#\s@]+[^\s]*$")
+    local_dir = base.local_dir.rstrip("/") if base.local_dir else ""
+    df = df.with_columns(
+        pl.when(plain_abs | plain_s3 | plain_url)
+        .then(src)
+        .when(plain_rel)
+        .then(pl.lit(local_dir + "/") + src)
+        .otherwise(None)
+        .alias("_source"),
+        pl.when(plain_abs | plain_rel)
+        .then(pl.lit("file"))
+        .when(plain_s3)
+        .then(pl.lit("s3"))
+        .when(plain_url)
+        .then(pl.lit("url"))
+        .otherwise(None)
+        .alias("_source_type"),
+        pl.lit(None, dtype=pl.String).alias("_source_error"),
+        pl.lit(None, dtype=pl.String).alias("_safe_source"),
+    )
+    slow = df.select(pl.col("source").is_not_null() & pl.col("_source_type").is_null()).to_series()
+    idx = slow.arg_true()
+    if idx.len():
+        results = [_normalise_source_one(v, base) for v in df["source"].gather(idx).to_list()]
+        columns = {
+            "_source": df["_source"].clone().scatter(idx, [r[0] for r in results]),
+            "_source_type": df["_source_type"].clone().scatter(idx, [r[1] for r in results]),
+            "_source_error": df["_source_error"].clone().scatter(idx, [r[2] for r in results]),
+            "_safe_source": df["_safe_source"].clone().scatter(idx, [r[3] for r in results]),
+        }
+        df = df.with_columns([s.alias(name) for name, s in columns.items()])
+    return df
+
+
+def _normalise_source_one(value: str, base: SourceBase) -> tuple[str | None, str | None, str | None, str]:
+    """(source, type, error, safe value) for one source cell that the polars fast path did not take."""
+    safe = safe_uri(value)
+    match = re.match(SCHEME_RE, value)
+    if match:
+        scheme, rest = match.group(1).lower(), value[match.end() :]
+        if scheme == "s3":
+            bucket, _, key = rest.partition("/")
+            if not bucket or not key or key.endswith("/"):
+                return None, None, "an s3 source must be s3://bucket/key naming one object", safe
+            return f"s3://{rest}", "s3", None, safe
+        if scheme in ("http", "https"):
+            netloc = re.split(r"[/?#]", rest, maxsplit=1)[0]
+            host = netloc.rpartition("@")[2]
+            if not host:
+                return None, None, "URL has no host", safe
+            if re.search(r"\s", value):
+                return None, None, "URL contains whitespace (percent-encode it)", safe
+            return value, "url", None, safe
+        if scheme == "file":
+            try:
+                return os.path.normpath(file_uri_to_path(value)), "file", None, safe
+            except SourceError as exc:
+                return None, None, exc.reason, safe
+        return (
+            None,
+            None,
+            f"unknown scheme {scheme!r} (expected a local path, file://, s3:// or http(s)://)",
+            safe,
+        )
+    path = os.path.expanduser(value)
+    if os.path.isabs(path):
+        return os.path.normpath(path), "file", None, safe
+    if base.local_dir is not None:
+        return os.path.normpath(os.path.join(base.local_dir, path)), "file", None, safe
+    if base.s3_bucket is not None:
+        key = posixpath.normpath(posixpath.join(base.s3_dir, path))
+        if key in (".", "..") or key.startswith("../") or value.endswith("/"):
+            return None, None, "relative path does not name an object in the inventory's bucket", safe
+        return f"s3://{base.s3_bucket}/{key}", "s3", None, safe
+    return None, None, "relative path with nothing to resolve it against", safe
+
+
+def _with_filenames(df: pl.DataFrame) -> pl.DataFrame:
+    """Add _filename (last path segment; a URL's host when its path is empty) and _title (default: stem)."""
+    src, kind = pl.col("_source"), pl.col("_source_type")
+    url_path = src.str.replace(r"[?#].*$", "").str.replace(r"^[^:/]+://[^/]*", "")
+    last = pl.when(kind == "url").then(url_path).otherwise(src).str.split("/").list.last()
+    host = src.str.extract(r"^[^:/]+://(?:[^@/?#]*@)?([^/?#]*)", 1)
+    df = df.with_columns(
+        pl.when((kind == "url") & ((last == "") | last.is_null()))
+        .then(host)
+        .otherwise(last)
+        .alias("_filename")
+    )
+    encoded = df.select((pl.col("_source_type") == "url") & pl.col("_filename").str.contains("%")).to_series()
+    df = df.with_columns(_patch(df["_filename"], encoded, df["_filename"], unquote).alias("_filename"))
+    stem = pl.col("_filename").str.replace(r"^(.+)\.[^.]*$", "${1}")
+    return df.with_columns(pl.coalesce(pl.col("title"), stem).alias("_title"))
+
+
+def _normalise_parent(df: pl.DataFrame, default_parent: str | None, errors: _Errors) -> pl.DataFrame:
+    """Add _parent: the row's parent_id as a lowercase dashed UUID, else the default; null when invalid."""
+    pid = pl.col("parent_id").str.to_lowercase()
+    hex32 = pid.str.replace_all("-", "")
+    is_uuid = (pid.str.contains(UUID_DASHED_RE) | pid.str.contains(UUID_PLAIN_RE)).fill_null(False)
+    canonical = pl.concat_str(
+        [
+            hex32.str.slice(0, 8),
+            hex32.str.slice(8, 4),
+            hex32.str.slice(12, 4),
+            hex32.str.slice(16, 4),
+            hex32.str.slice(20, 12),
+        ],
+        separator="-",
+    )
+    given = pl.col("parent_id").is_not_null()
+    if default_parent is None:
+        errors.add(
+            df, ~given, "parent_id", "missing (no parent_id in the row and no --parent-id given)", pl.lit("")
+        )
+    errors.add(df, given & ~is_uuid, "parent_id", "not a UUID", pl.col("_raw_parent_id"))
+    return df.with_columns(
+        pl.when(given & is_uuid)
+        .then(canonical)
+        .when(given)
+        .then(None)
+        .otherwise(pl.lit(default_parent, dtype=pl.String))
+        .alias("_parent")
+    )
+
+
+def _with_keys(df: pl.DataFrame, errors: _Errors) -> pl.DataFrame:
+    """Add _key (the row's key, else derive_key(source, parent)) and reject second and later duplicates."""
+    derive = df.select(
+        pl.col("key").is_null() & pl.col("_source").is_not_null() & pl.col("_parent").is_not_null()
+    ).to_series()
+    inputs = df.select(pl.concat_str([pl.col("_source"), pl.col("_parent")], separator="\n")).to_series()
+    keys = _patch(df["key"], derive, inputs, lambda s: hashlib.sha256(s.encode()).hexdigest()[:32])
+    df = df.with_columns(keys.alias("_key"), pl.col("key").is_not_null().alias("_key_given"))
+    first = df.filter(pl.col("_key").is_not_null()).group_by("_key").agg(pl.col("row").min().alias("_first"))
+    df = df.join(first, on="_key", how="left", maintain_order="left")
+    first_at = pl.col("_first").cast(pl.String)
+    errors.add(
+        df,
+        pl.col("_first").is_not_null() & (pl.col("row") != pl.col("_first")),
+        "key",
+        pl.when(pl.col("_key_given"))
+        .then(pl.lit("duplicate key (first used at row ") + first_at + pl.lit(")"))
+        .otherwise(
+            pl.lit("duplicate source for the same parent_id (first at row ")
+            + first_at
+            + pl.lit("); give each a distinct key to upload it twice")
+        ),
+        pl.col("_key"),
+    )
+    return df
+
+
+def _normalise_privacy(df: pl.DataFrame, errors: _Errors) -> pl.DataFrame:
+    """Add _ptype and final _domains: domains alone mean custom; custom needs domains; others take none."""
+    ptype = pl.col("privacy_type").str.to_lowercase()
+    has_domains = pl.col("_domains").list.len().fill_null(0) > 0
+    errors.add(
+        df,
+        pl.col("privacy_type").is_not_null() & ~ptype.is_in(PRIVACY_TYPES),
+        "privacy_type",
+        pl.lit("unknown privacy_type '")
+        + pl.col("privacy_type").str.slice(0, 40)
+        + pl.lit("' (expected anywhere, nowhere or custom)"),
+        pl.col("_raw_privacy_type"),
+    )
+    domains_bad = pl.col("row").is_in(errors.rows_for("privacy_domains").implode())
+    errors.add(
+        df,
+        (ptype == "custom") & ~has_domains & ~domains_bad,
+        "privacy_domains",
+        "required when privacy_type is custom",
+        pl.col("_raw_privacy_domains"),
+    )
+    errors.add(
+        df,
+        ptype.is_in(["anywhere", "nowhere"]) & has_domains,
+        "privacy_domains",
+        pl.lit("only allowed with privacy_type custom (privacy_type is ") + ptype + pl.lit(")"),
+        pl.col("_raw_privacy_domains"),
+    )
+    custom = (ptype == "custom") | (pl.col("privacy_type").is_null() & has_domains)
+    return df.with_columns(
+        pl.when(custom).then(pl.lit("custom")).otherwise(ptype).alias("_ptype"),
+        pl.when(custom).then(pl.col("_domains")).otherwise(None).alias("_domains"),
+    )
+
+
+def _patch(target: pl.Series, mask: pl.Series, inputs: pl.Series, fn: Callable[[Any], Any]) -> pl.Series:
+    """``target`` with ``fn(inputs[i])`` written where ``mask`` is true (Python only on those rows)."""
+    idx = mask.fill_null(False).arg_true()
+    if idx.len() == 0:
+        return target
+    return target.clone().scatter(idx, [fn(v) for v in inputs.gather(idx).to_list()])
+
+
+def _parse_cells(
+    rows: pl.Series, cells: pl.Series, parser: Callable[[str], Any]
+) -> tuple[list[Any], list[tuple[int, str, str]]]:
+    """Parse the non-null cells of one column (results cached per distinct text)."""
+    values: list[Any] = [None] * len(cells)
+    bad: list[tuple[int, str, str]] = []
+    if cells.null_count() == len(cells):
+        return values, bad
+    cache: dict[str, tuple[Any, str | None]] = {}
+    for i, (row, text) in enumerate(zip(rows.to_list(), cells.to_list(), strict=True)):
+        if text is None:
+            continue
+        hit = cache.get(text)
+        if hit is None:
+            try:
+                hit = (parser(text), None)
+            except FieldError as exc:
+                hit = (None, str(exc))
+            cache[text] = hit
+        if hit[1] is None:
+            values[i] = hit[0]
+        else:
+            bad.append((row, text, hit[1]))
+    return values, bad
+
+
+def short(text: str) -> str:
+    return text if len(text) <= VALUE_MAX else text[: VALUE_MAX - 1] + "…"
+
+
+_FIELD_ORDER = {name: i for i, name in enumerate(("record", *INPUT_COLUMNS))}
+
+
+def field_rank(name: str) -> int:
+    return _FIELD_ORDER.get(name, len(_FIELD_ORDER))
