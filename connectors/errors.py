@@ -1,0 +1,489 @@
+"""Typed video API errors: one base class; subclasses picked in one place by error.code, then status."""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import httpx
+
+__all__ = [
+    "RetryHint",
+    "VideoApiError",
+    "TransportError",
+    "UnknownOutcomeError",
+    "ResponseFormatError",
+    "ClientError",
+    "AuthError",
+    "MissingAuthorizationError",
+    "UnauthorizedError",
+    "AccessDeniedError",
+    "NotOwnerError",
+    "InvalidRequestError",
+    "IoError",
+    "InvalidCredentialsError",
+    "InvalidConfirmationTokenError",
+    "LimitReachedError",
+    "JsonSyntaxError",
+    "JsonTypeError",
+    "AlreadyTakenError",
+    "EmailTakenError",
+    "NameTakenError",
+    "InvitationExistsError",
+    "InvitationApprovedError",
+    "BillingAccountExistsError",
+    "BillingError",
+    "NotEnoughMoneyError",
+    "NoBillingAccountError",
+    "NoPaymentMethodError",
+    "NotEnoughRequiredProductsError",
+    "TrialAddonNotAllowedError",
+    "SubscriptionNotPaidError",
+    "EmailNotConfirmedError",
+    "EmailNotFoundError",
+    "ResetTokenError",
+    "OrderFieldError",
+    "FolderNotFoundError",
+    "InvalidIdentifierError",
+    "InvalidBase58Error",
+    "ValidationError",
+    "LegacyValidationError",
+    "PaymentRequiredError",
+    "NotFoundError",
+    "NoSuchEntityError",
+    "MethodNotAllowedError",
+    "ConflictError",
+    "NotReadyError",
+    "RateLimitedError",
+    "ServerError",
+    "InternalServerError",
+    "CODE_CLASSES",
+    "error_class_for",
+    "error_from_response",
+]
+
+
+class RetryHint(enum.Enum):
+    """The Retry column of spec section 7: can repeating the identical request help."""
+
+    NO = "no"  # repeating the identical request cannot help
+    LATER = "later"  # may succeed later (human action, quota, billing): not retried automatically
+    YES = "yes"  # may succeed: retried with backoff by the client
+
+
+class VideoApiError(Exception):
+    """Base of every client error: status, error.code, message, detail, invalid_params, X-Request-ID."""
+
+    retry_hint: ClassVar[RetryHint] = RetryHint.NO
+    #: What the user should do about it; shown in str() (never contains secrets).
+    hint: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        status: int | None = None,
+        code: int | None = None,
+        detail: str | None = None,
+        invalid_params: Sequence[Mapping[str, Any]] = (),
+        request_id: str | None = None,
+        operation: str | None = None,
+    ) -> None:
+        self.message = message
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.invalid_params: list[dict[str, Any]] = [dict(p) for p in invalid_params]
+        self.request_id = request_id
+        self.operation = operation
+        super().__init__(self._render())
+
+    @property
+    def retryable(self) -> bool:
+        """True when the client's automatic backoff may repeat the request (Retry = yes)."""
+        return self.retry_hint is RetryHint.YES
+
+    def _render(self) -> str:
+        parts = [type(self).__name__]
+        if self.operation:
+            parts.append(f"in {self.operation}")
+        if self.status is not None:
+            parts.append(f"status={self.status}")
+        if self.code is not None:
+            parts.append(f"code={self.code}")
+        if self.request_id:
+            parts.append(f"request_id={self.request_id}")
+        text = " ".join(parts)
+        if self.message:
+            text += f": {self.message}"
+        if self.invalid_params:
+            names = ", ".join(str(p.get("name", "?")) for p in self.invalid_params)
+            text += f" (invalid: {names})"
+        if self.hint:
+            text += f". {self.hint}"
+        return text
+
+    def __str__(self) -> str:
+        return self._render()
+
+
+class TransportError(VideoApiError):
+    """The network failed (timeout, reset, refused): no HTTP answer was received."""
+
+    retry_hint = RetryHint.YES
+
+    def __init__(
+        self, message: str = "", *, sent: bool = True, timed_out: bool = False, operation: str | None = None
+    ) -> None:
+        #: False when the failure provably happened before the request was sent (connect error/timeout).
+        self.sent = sent
+        self.timed_out = timed_out
+        super().__init__(message, operation=operation)
+
+
+class UnknownOutcomeError(VideoApiError):
+    """A create or in-place edit may or may not have happened: reconcile via the ledger; never repeat it."""
+
+    retry_hint = RetryHint.NO
+    hint = "The service may have applied it; look it up (list by project and title) before trying again"
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        cause_kind: str,
+        status: int | None = None,
+        code: int | None = None,
+        request_id: str | None = None,
+        operation: str | None = None,
+    ) -> None:
+        #: "timeout", "connection", "server_error" or "bad_response"
+        self.cause_kind = cause_kind
+        super().__init__(message, status=status, code=code, request_id=request_id, operation=operation)
+
+
+class ResponseFormatError(VideoApiError):
+    """A 2xx answer whose body is not the documented JSON shape."""
+
+
+class ClientError(VideoApiError):
+    """A 4xx answer: the request itself is wrong; repeating it unchanged cannot help."""
+
+
+class AuthError(ClientError):
+    """The token is missing, invalid, of another workspace or lacks permission: fail the run fast."""
+
+    hint = "Set VIDEOFERRY_TOKEN to a valid API token of the workspace that owns the target project"
+
+
+class MissingAuthorizationError(AuthError):
+    """100101: no Authorization header (HTTP 400, not 401)."""
+
+    hint = "Set VIDEOFERRY_TOKEN (no Authorization header was sent)"
+
+
+class UnauthorizedError(AuthError):
+    """100102 / 401: token invalid, revoked, expired or of another workspace."""
+
+    hint = (
+        "The token is invalid, revoked, expired or belongs to another workspace; "
+        "set VIDEOFERRY_TOKEN to a valid token of the target workspace"
+    )
+
+
+class AccessDeniedError(AuthError):
+    """100103 / 403: the token has no access to this resource or scope."""
+
+    hint = "The token lacks access to this resource; use a token of the workspace that owns it"
+
+
+class NotOwnerError(AuthError):
+    """100107: the action needs the workspace owner's token."""
+
+    hint = "This action needs a token of the workspace owner"
+
+
+class InvalidRequestError(ClientError):
+    """The request could not be formed (illegal URL or header value); nothing reached the server."""
+
+
+class IoError(ClientError):
+    """1: body unreadable, empty or truncated."""
+
+
+class InvalidCredentialsError(ClientError):
+    """100104: sign-in credentials match no account."""
+
+
+class InvalidConfirmationTokenError(ClientError):
+    """100105: e-mail confirmation token unknown or expired."""
+
+
+class LimitReachedError(ClientError):
+    """100106: per-workspace quota reached."""
+
+    retry_hint = RetryHint.LATER
+
+
+class JsonSyntaxError(ClientError):
+    """400101: invalid JSON."""
+
+
+class JsonTypeError(ClientError):
+    """400102: field of unexpected type."""
+
+
+class AlreadyTakenError(ClientError):
+    """400201: uniqueness violated."""
+
+
+class EmailTakenError(AlreadyTakenError):
+    """400202: account with this e-mail exists."""
+
+
+class NameTakenError(AlreadyTakenError):
+    """400203: entity with this name exists in the scope."""
+
+
+class InvitationExistsError(AlreadyTakenError):
+    """400204: invitation already sent."""
+
+
+class InvitationApprovedError(AlreadyTakenError):
+    """400205: invitation already accepted."""
+
+
+class BillingAccountExistsError(AlreadyTakenError):
+    """400206: billing account already attached."""
+
+
+class BillingError(ClientError):
+    """Plan, balance or payment problems."""
+
+
+class NotEnoughMoneyError(BillingError):
+    """400207: balance insufficient."""
+
+    retry_hint = RetryHint.LATER
+
+
+class NoBillingAccountError(BillingError):
+    """400208: no billing account."""
+
+
+class NoPaymentMethodError(BillingError):
+    """400209: no payment method."""
+
+
+class NotEnoughRequiredProductsError(BillingError):
+    """400210: plan lacks a required product."""
+
+
+class TrialAddonNotAllowedError(BillingError):
+    """400211: add-ons not allowed on a trial plan."""
+
+
+class SubscriptionNotPaidError(BillingError):
+    """400212: unpaid invoices."""
+
+    retry_hint = RetryHint.LATER
+
+
+class PaymentRequiredError(BillingError):
+    """HTTP 402 without a known code: plan or balance does not cover the operation."""
+
+
+class EmailNotConfirmedError(ClientError):
+    """400213: e-mail not confirmed."""
+
+    retry_hint = RetryHint.LATER
+
+
+class EmailNotFoundError(ClientError):
+    """400214: no account for the e-mail."""
+
+
+class ResetTokenError(ClientError):
+    """400215: password-reset token unknown or expired."""
+
+
+class OrderFieldError(ClientError):
+    """400216: order names a field that cannot be sorted by, or the direction is not lowercase."""
+
+
+class FolderNotFoundError(ClientError):
+    """400236: referenced folder does not exist (checked before the video)."""
+
+
+class InvalidIdentifierError(ClientError):
+    """400301: identifier unparseable in every notation (says nothing about existence)."""
+
+
+class InvalidBase58Error(InvalidIdentifierError):
+    """400302: 21-22 character identifier with a character outside the base58 alphabet."""
+
+
+class ValidationError(ClientError):
+    """400400: validation failed (invalid_params); or a query parameter is missing (named in message)."""
+
+
+class LegacyValidationError(ValidationError):
+    """402402: unconfirmed legacy validation code."""
+
+
+class NotFoundError(ClientError):
+    """400404 / 404: object missing or not visible to the token."""
+
+
+class NoSuchEntityError(NotFoundError):
+    """404404: e.g. a QoS stream_id of another event or workspace."""
+
+
+class MethodNotAllowedError(ClientError):
+    """400405 / 405: the path does not support the method."""
+
+
+class ConflictError(ClientError):
+    """409293 / 409: state conflict."""
+
+    retry_hint = RetryHint.LATER
+
+
+class NotReadyError(ClientError):
+    """422100 / 422: resource not ready yet."""
+
+    retry_hint = RetryHint.YES
+
+
+class RateLimitedError(VideoApiError):
+    """429: over the rate limit; every caller pauses at least 5 s, then the request may be repeated."""
+
+    retry_hint = RetryHint.YES
+
+
+class ServerError(VideoApiError):
+    """5xx: server error; retried with backoff (idempotent calls only)."""
+
+    retry_hint = RetryHint.YES
+
+
+class InternalServerError(ServerError):
+    """500500: internal error (observed for a videos list with page 0)."""
+
+
+#: error.code -> class. Every code of spec section 7.
+CODE_CLASSES: dict[int, type[VideoApiError]] = {
+    1: IoError,
+    100101: MissingAuthorizationError,
+    100102: UnauthorizedError,
+    100103: AccessDeniedError,
+    100104: InvalidCredentialsError,
+    100105: InvalidConfirmationTokenError,
+    100106: LimitReachedError,
+    100107: NotOwnerError,
+    400101: JsonSyntaxError,
+    400102: JsonTypeError,
+    400201: AlreadyTakenError,
+    400202: EmailTakenError,
+    400203: NameTakenError,
+    400204: InvitationExistsError,
+    400205: InvitationApprovedError,
+    400206: BillingAccountExistsError,
+    400207: NotEnoughMoneyError,
+    400208: NoBillingAccountError,
+    400209: NoPaymentMethodError,
+    400210: NotEnoughRequiredProductsError,
+    400211: TrialAddonNotAllowedError,
+    400212: SubscriptionNotPaidError,
+    400213: EmailNotConfirmedError,
+    400214: EmailNotFoundError,
+    400215: ResetTokenError,
+    400216: OrderFieldError,
+    400236: FolderNotFoundError,
+    400301: InvalidIdentifierError,
+    400302: InvalidBase58Error,
+    400400: ValidationError,
+    400404: NotFoundError,
+    400405: MethodNotAllowedError,
+    402402: LegacyValidationError,
+    404404: NoSuchEntityError,
+    409293: ConflictError,
+    422100: NotReadyError,
+    500500: InternalServerError,
+}
+
+#: HTTP status -> class, used only when error.code is absent or unknown.
+STATUS_CLASSES: dict[int, type[VideoApiError]] = {
+    401: UnauthorizedError,
+    402: PaymentRequiredError,
+    403: AccessDeniedError,
+    404: NotFoundError,
+    405: MethodNotAllowedError,
+    409: ConflictError,
+    422: NotReadyError,
+    429: RateLimitedError,
+}
+
+
+def error_class_for(code: int | None, status: int | None) -> type[VideoApiError]:
+    """The one place that picks the error class: error.code first, then the HTTP status."""
+    if code is not None and code in CODE_CLASSES:
+        return CODE_CLASSES[code]
+    if status is not None:
+        if status in STATUS_CLASSES:
+            return STATUS_CLASSES[status]
+        if status >= 500:
+            return ServerError
+        if 400 <= status < 500:
+            return ClientError
+    return VideoApiError
+
+
+def _as_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def error_from_response(response: httpx.Response, *, operation: str | None = None) -> VideoApiError:
+    """Build the typed error for a non-2xx answer (the body may be missing or not JSON)."""
+    status = response.status_code
+    request_id = response.headers.get("x-request-id")
+    code: int | None = None
+    message = ""
+    detail: str | None = None
+    invalid_params: list[dict[str, Any]] = []
+    try:
+        body = response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
+        body = None
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        code = _as_int(error.get("code"))
+        raw_message = error.get("message")
+        message = raw_message if isinstance(raw_message, str) else ""
+        raw_detail = error.get("detail")
+        detail = raw_detail if isinstance(raw_detail, str) else None
+        params = error.get("invalid_params")
+        if isinstance(params, list):
+            invalid_params = [p for p in params if isinstance(p, dict)]
+    if not message:
+        message = response.reason_phrase or ""
+    cls = error_class_for(code, status)
+    return cls(
+        message,
+        status=status,
+        code=code,
+        detail=detail,
+        invalid_params=invalid_params,
+        request_id=request_id,
+        operation=operation,
+    )

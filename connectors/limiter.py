@@ -1,0 +1,421 @@
+"""API rate limiter shared by every thread (or process, or machine), with a global pause after a 429."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from pyrate_limiter import AbstractBucket, InMemoryBucket, Limiter, Rate, RedisBucket, SQLiteBucket
+
+__all__ = [
+    "DEFAULT_SECOND_MARGIN",
+    "DEFAULT_MINUTE_MARGIN",
+    "DEFAULT_PAUSE_SECONDS",
+    "LimiterStats",
+    "PauseStore",
+    "MemoryPause",
+    "SQLitePause",
+    "RedisPause",
+    "ApiRateLimiter",
+    "limiter_rates",
+    "limiter_from_url",
+    "shared_limiter",
+]
+
+log = logging.getLogger(__name__)
+
+#: Added to the 1 s window: arrivals at the server are jittered, and the server counts them in a strict
+#: sliding window, so requests admitted exactly 1.000 s apart can land 0.98 s apart. See connectors/README.md.
+DEFAULT_SECOND_MARGIN = 0.1
+#: Added to the 60 s window for the same reason (costs 1.6 % of the sustained 300/min rate).
+DEFAULT_MINUTE_MARGIN = 1.0
+#: After a 429 every caller waits at least this long (spec section 8).
+DEFAULT_PAUSE_SECONDS = 5.0
+
+
+def limiter_rates(
+    per_second: int,
+    per_minute: int,
+    second_margin: float = DEFAULT_SECOND_MARGIN,
+    minute_margin: float = DEFAULT_MINUTE_MARGIN,
+) -> list[Rate]:
+    """The two sliding windows: per_second in 1 s + margin, per_minute in 60 s + margin."""
+    if per_second < 1 or per_minute < 1:
+        raise ValueError("rates must be at least 1")
+    if second_margin < 0 or minute_margin < 0:
+        raise ValueError("margins must not be negative")
+    return [
+        Rate(per_second, 1000 + round(second_margin * 1000)),
+        Rate(per_minute, 60_000 + round(minute_margin * 1000)),
+    ]
+
+
+def _key_digest(key: str) -> str:
+    """A short stable name for a limiter key (the key is usually the token: never stored in clear)."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:20]
+
+
+class PauseStore(Protocol):
+    """Where the "nobody calls before T" instant lives (wall-clock epoch seconds)."""
+
+    def until(self) -> float:
+        """The epoch second before which no caller may send (0 when not paused)."""
+        ...
+
+    def extend(self, until: float) -> None:
+        """Make the pause last at least until `until` (never shortens it)."""
+        ...
+
+    def close(self) -> None:
+        """Release resources."""
+        ...
+
+
+class MemoryPause:
+    """Pause shared by the threads of one process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._until = 0.0
+
+    def until(self) -> float:
+        with self._lock:
+            return self._until
+
+    def extend(self, until: float) -> None:
+        with self._lock:
+            self._until = max(self._until, until)
+
+    def close(self) -> None:
+        return None
+
+
+class SQLitePause:
+    """Pause shared by the processes of one machine through a table in the limiter's SQLite file."""
+
+    def __init__(self, db_path: str | Path, key: str) -> None:
+        self._key = key
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(
+            str(db_path), timeout=30.0, check_same_thread=False, isolation_level=None
+        )
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS videoferry_pause (key TEXT PRIMARY KEY, until REAL NOT NULL)"
+        )
+
+    def until(self) -> float:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT until FROM videoferry_pause WHERE key = ?", (self._key,)
+            ).fetchone()
+        return float(row[0]) if row else 0.0
+
+    def extend(self, until: float) -> None:
+        with self._lock:
+            self._conn.execute(
+                "INSERT INTO videoferry_pause (key, until) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET until = max(until, excluded.until)",
+                (self._key, until),
+            )
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+_REDIS_EXTEND = """
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+local wanted = tonumber(ARGV[1])
+if wanted > current then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+end
+return 1
+"""
+
+
+class RedisPause:
+    """Pause shared by several machines through one Redis key (expires by itself)."""
+
+    def __init__(self, redis: Any, key: str) -> None:
+        self._redis = redis
+        self._key = key
+        self._extend = redis.register_script(_REDIS_EXTEND)
+
+    def until(self) -> float:
+        value = self._redis.get(self._key)
+        return float(value) if value is not None else 0.0
+
+    def extend(self, until: float) -> None:
+        ttl_ms = max(1, int((until - time.time()) * 1000) + 1000)
+        self._extend(keys=[self._key], args=[repr(until), ttl_ms])
+
+    def close(self) -> None:
+        return None
+
+
+@dataclass
+class LimiterStats:
+    """Counters for reports and benchmarks."""
+
+    acquired: int = 0
+    waited_seconds: float = 0.0
+    pauses: int = 0
+
+
+class ApiRateLimiter:
+    """Every API call (each attempt, retries included) calls acquire() before it is sent.
+
+    Exact sliding windows (pyrate-limiter, SlidingWindowLog): at most per_second calls in any
+    1 s + second_margin, at most per_minute in any 60 s + minute_margin. pause() (called on a 429) makes
+    every caller sharing the pause store wait at least pause_seconds.
+    """
+
+    def __init__(
+        self,
+        bucket: AbstractBucket,
+        pause_store: PauseStore,
+        *,
+        per_second: int,
+        per_minute: int,
+        second_margin: float = DEFAULT_SECOND_MARGIN,
+        minute_margin: float = DEFAULT_MINUTE_MARGIN,
+        pause_seconds: float = DEFAULT_PAUSE_SECONDS,
+        backend: str = "memory",
+    ) -> None:
+        self.per_second = per_second
+        self.per_minute = per_minute
+        self.second_margin = second_margin
+        self.minute_margin = minute_margin
+        self.pause_seconds = pause_seconds
+        self.backend = backend
+        self.stats = LimiterStats()
+        self._stats_lock = threading.Lock()
+        self._bucket = bucket
+        self._pause = pause_store
+        # buffer_ms: pyrate adds it to every blocking wait; the margins above already cover jitter.
+        self._limiter = Limiter(bucket, buffer_ms=5)
+        self._closed = False
+
+    # -- constructors ---------------------------------------------------------------------------------
+
+    @classmethod
+    def memory(
+        cls,
+        per_second: int = 10,
+        per_minute: int = 300,
+        *,
+        second_margin: float = DEFAULT_SECOND_MARGIN,
+        minute_margin: float = DEFAULT_MINUTE_MARGIN,
+        pause_seconds: float = DEFAULT_PAUSE_SECONDS,
+    ) -> ApiRateLimiter:
+        """Threads of one process."""
+        bucket = InMemoryBucket(limiter_rates(per_second, per_minute, second_margin, minute_margin))
+        return cls(
+            bucket,
+            MemoryPause(),
+            per_second=per_second,
+            per_minute=per_minute,
+            second_margin=second_margin,
+            minute_margin=minute_margin,
+            pause_seconds=pause_seconds,
+            backend="memory",
+        )
+
+    @classmethod
+    def sqlite(
+        cls,
+        db_path: str | Path,
+        key: str,
+        per_second: int = 10,
+        per_minute: int = 300,
+        *,
+        second_margin: float = DEFAULT_SECOND_MARGIN,
+        minute_margin: float = DEFAULT_MINUTE_MARGIN,
+        pause_seconds: float = DEFAULT_PAUSE_SECONDS,
+    ) -> ApiRateLimiter:
+        """Processes of one machine: one SQLite file (WAL) behind a file lock; key is usually the token."""
+        digest = _key_digest(key)
+        bucket = SQLiteBucket.init_from_file(
+            limiter_rates(per_second, per_minute, second_margin, minute_margin),
+            table=f"vf_rate_{digest}",
+            db_path=str(db_path),
+            use_file_lock=True,
+        )
+        return cls(
+            bucket,
+            SQLitePause(db_path, digest),
+            per_second=per_second,
+            per_minute=per_minute,
+            second_margin=second_margin,
+            minute_margin=minute_margin,
+            pause_seconds=pause_seconds,
+            backend="sqlite",
+        )
+
+    @classmethod
+    def redis(
+        cls,
+        redis: Any,
+        key: str,
+        per_second: int = 10,
+        per_minute: int = 300,
+        *,
+        second_margin: float = DEFAULT_SECOND_MARGIN,
+        minute_margin: float = DEFAULT_MINUTE_MARGIN,
+        pause_seconds: float = DEFAULT_PAUSE_SECONDS,
+    ) -> ApiRateLimiter:
+        """Several machines: one Redis sorted set (atomic Lua check-and-insert). Clocks must be NTP-synced."""
+        if isinstance(redis, str):
+            import redis as redis_lib
+
+            redis = redis_lib.Redis.from_url(redis)
+        digest = _key_digest(key)
+        bucket = RedisBucket.init(
+            limiter_rates(per_second, per_minute, second_margin, minute_margin),
+            redis,
+            f"videoferry:rate:{digest}",
+        )
+        assert isinstance(bucket, RedisBucket)  # a sync client gives a sync bucket
+        return cls(
+            bucket,
+            RedisPause(redis, f"videoferry:pause:{digest}"),
+            per_second=per_second,
+            per_minute=per_minute,
+            second_margin=second_margin,
+            minute_margin=minute_margin,
+            pause_seconds=pause_seconds,
+            backend="redis",
+        )
+
+    # -- use ------------------------------------------------------------------------------------------
+
+    def acquire(self) -> None:
+        """Block until one API call may be sent now (after any pause, inside both windows)."""
+        started = time.monotonic()
+        while True:
+            self._wait_out_pause()
+            ok = self._limiter.try_acquire("api", 1, blocking=True)
+            if not ok:  # only when weight can never fit; not possible with weight 1 and limits >= 1
+                raise RuntimeError("rate limiter refused a single request")
+            # A 429 seen while we waited for a slot: that slot was reserved before the pause, so it is not
+            # used; take a fresh one after the pause.
+            if self.pause_remaining() <= 0:
+                break
+        with self._stats_lock:
+            self.stats.acquired += 1
+            self.stats.waited_seconds += time.monotonic() - started
+
+    def pause(self, seconds: float | None = None) -> None:
+        """After a 429: nobody sharing this limiter sends for at least `seconds` (default pause_seconds)."""
+        length = self.pause_seconds if seconds is None else max(seconds, 0.0)
+        self._pause.extend(time.time() + length)
+        with self._stats_lock:
+            self.stats.pauses += 1
+        log.warning("rate limited (429): pausing every API caller for %.1f s", length)
+
+    def pause_remaining(self) -> float:
+        """Seconds until the current pause ends (0 when not paused)."""
+        return max(0.0, self._pause.until() - time.time())
+
+    def _wait_out_pause(self) -> None:
+        while True:
+            remaining = self.pause_remaining()
+            if remaining <= 0:
+                return
+            time.sleep(min(remaining, 1.0))
+
+    def close(self) -> None:
+        """Stop the background leak thread and close connections."""
+        if self._closed:
+            return
+        self._closed = True
+        self._limiter.close()
+        self._pause.close()
+
+    def __enter__(self) -> ApiRateLimiter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"ApiRateLimiter(backend={self.backend!r}, per_second={self.per_second}, "
+            f"per_minute={self.per_minute}, second_margin={self.second_margin}, "
+            f"minute_margin={self.minute_margin})"
+        )
+
+
+def limiter_from_url(
+    url: str | None,
+    *,
+    key: str,
+    per_second: int = 10,
+    per_minute: int = 300,
+    second_margin: float = DEFAULT_SECOND_MARGIN,
+    minute_margin: float = DEFAULT_MINUTE_MARGIN,
+    pause_seconds: float = DEFAULT_PAUSE_SECONDS,
+) -> ApiRateLimiter:
+    """Pick the backend from a URL: None/"memory", "sqlite:///abs/path.db", "redis://host:port/db"."""
+    options: dict[str, Any] = {
+        "second_margin": second_margin,
+        "minute_margin": minute_margin,
+        "pause_seconds": pause_seconds,
+    }
+    if url is None or url in ("", "memory", "memory://"):
+        return ApiRateLimiter.memory(per_second, per_minute, **options)
+    if url.startswith("sqlite://"):
+        # sqlite:///abs/path.db -> /abs/path.db ; sqlite://relative.db -> relative.db
+        path = url[len("sqlite://") :]
+        if not path:
+            raise ValueError("sqlite limiter URL needs a path: sqlite:///path/to/limiter.db")
+        return ApiRateLimiter.sqlite(path, key, per_second, per_minute, **options)
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        return ApiRateLimiter.redis(url, key, per_second, per_minute, **options)
+    raise ValueError("unknown limiter backend (use memory, sqlite:///path or redis://host:port/db)")
+
+
+_SHARED: dict[tuple[Any, ...], ApiRateLimiter] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_limiter(
+    key: str,
+    per_second: int = 10,
+    per_minute: int = 300,
+    *,
+    url: str | None = None,
+    second_margin: float = DEFAULT_SECOND_MARGIN,
+    minute_margin: float = DEFAULT_MINUTE_MARGIN,
+    pause_seconds: float = DEFAULT_PAUSE_SECONDS,
+) -> ApiRateLimiter:
+    """One limiter per (token, backend, rates) in this process: every client of a token shares the budget."""
+    ident = (
+        _key_digest(key),
+        url or "memory",
+        per_second,
+        per_minute,
+        second_margin,
+        minute_margin,
+        pause_seconds,
+    )
+    with _SHARED_LOCK:
+        limiter = _SHARED.get(ident)
+        if limiter is None or limiter._closed:
+            limiter = limiter_from_url(
+                url,
+                key=key,
+                per_second=per_second,
+                per_minute=per_minute,
+                second_margin=second_margin,
+                minute_margin=minute_margin,
+                pause_seconds=pause_seconds,
+            )
+            _SHARED[ident] = limiter
+        return limiter

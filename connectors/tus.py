@@ -1,0 +1,295 @@
+"""Resumable tus 1.0.0 uploads to the endpoint returned by /v2/init, read from a ByteSource in chunks."""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import httpx
+
+from connectors.errors import RetryHint, VideoApiError
+from connectors.redact import install_httpx_redaction
+from connectors.sources import ByteSource, iter_chunks
+
+__all__ = [
+    "DEFAULT_CHUNK_SIZE",
+    "TUS_VERSION",
+    "ProgressCallback",
+    "TusError",
+    "TusEndpointGoneError",
+    "TusStatus",
+    "TusUpload",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CHUNK_SIZE = 8 * 1024 * 1024
+TUS_VERSION = "1.0.0"
+
+#: Called with the number of bytes the server has acknowledged (its Upload-Offset).
+ProgressCallback = Callable[[int], None]
+
+
+class TusError(VideoApiError):
+    """An upload to the endpoint failed. Never names the endpoint (a capability): says "upload endpoint"."""
+
+    retry_hint = RetryHint.YES
+
+    def __init__(
+        self, message: str, *, status: int | None = None, offset: int | None = None, retryable: bool = True
+    ) -> None:
+        #: The last offset the server acknowledged, when known (persist it; the next run resumes by HEAD).
+        self.offset = offset
+        self._retryable = retryable
+        super().__init__(message, status=status, operation="tus_upload")
+
+    @property
+    def retryable(self) -> bool:
+        """True when a later attempt (a new upload() call) may succeed."""
+        return self._retryable
+
+
+class TusEndpointGoneError(TusError):
+    """The endpoint answered 403/404/410: it expired or never existed; a new upload session is needed."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message, status=status, retryable=False)
+
+
+@dataclass(frozen=True)
+class TusStatus:
+    """What HEAD says: bytes the server holds, and the declared total (None when not sent)."""
+
+    offset: int
+    length: int | None
+
+
+class _Retry(Exception):
+    """Internal: one failed step that another attempt may fix."""
+
+    def __init__(self, reason: str, status: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.status = status
+
+
+class TusUpload:
+    """A tus client over httpx: HEAD to learn the offset, PATCH chunks, resume from the server's offset.
+
+    The endpoint is used exactly as returned by init and needs no token. Requests to it are not API calls
+    and do not pass the API rate limiter; concurrency is bounded by the caller. A failed PATCH (network,
+    5xx, 409, truncated body) leads to HEAD and a continuation from the server's offset, with exponential
+    backoff and jitter, at most max_attempts consecutive failures without progress.
+    """
+
+    def __init__(
+        self,
+        *,
+        chunk_size: int = DEFAULT_CHUNK_SIZE,
+        timeout: float = 60.0,
+        max_attempts: int = 5,
+        initial_wait: float = 0.5,
+        max_wait: float = 10.0,
+        max_connections: int = 32,
+        client: httpx.Client | None = None,
+    ) -> None:
+        if chunk_size < 1:
+            raise ValueError("chunk_size must be positive")
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        install_httpx_redaction()
+        self.chunk_size = chunk_size
+        self.max_attempts = max_attempts
+        self.initial_wait = initial_wait
+        self.max_wait = max_wait
+        self._own_client = client is None
+        self._http = client or httpx.Client(
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
+            headers={"Tus-Resumable": TUS_VERSION, "User-Agent": "videoferry"},
+        )
+
+    def close(self) -> None:
+        """Close the connection pool (when this object created it)."""
+        if self._own_client:
+            self._http.close()
+
+    def __enter__(self) -> TusUpload:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"TusUpload(chunk_size={self.chunk_size}, max_attempts={self.max_attempts})"
+
+    # -- protocol steps -------------------------------------------------------------------------------
+
+    def _head(self, endpoint: str) -> TusStatus:
+        try:
+            response = self._http.head(endpoint, headers={"Tus-Resumable": TUS_VERSION})
+        except httpx.TransportError as exc:
+            raise _Retry(f"HEAD failed ({type(exc).__name__})") from None
+        self._check_status(response, "HEAD")
+        offset = _int_header(response, "upload-offset")
+        if offset is None:
+            raise TusError(
+                "upload endpoint sent no Upload-Offset", status=response.status_code, retryable=False
+            )
+        return TusStatus(offset=offset, length=_int_header(response, "upload-length"))
+
+    def _patch(self, endpoint: str, offset: int, chunk: bytes) -> int | None:
+        headers = {
+            "Tus-Resumable": TUS_VERSION,
+            "Upload-Offset": str(offset),
+            "Content-Type": "application/offset+octet-stream",
+        }
+        try:
+            response = self._http.patch(endpoint, content=chunk, headers=headers)
+        except httpx.TransportError as exc:
+            raise _Retry(f"PATCH failed ({type(exc).__name__})") from None
+        if response.status_code == 409:
+            raise _Retry("PATCH offset conflict (409)", status=409)
+        self._check_status(response, "PATCH")
+        return _int_header(response, "upload-offset")
+
+    @staticmethod
+    def _check_status(response: httpx.Response, step: str) -> None:
+        status = response.status_code
+        if 200 <= status < 300:
+            return
+        if status in (403, 404, 410):
+            raise TusEndpointGoneError(f"upload endpoint answered {status} to {step}", status=status)
+        if status == 429 or status >= 500:
+            raise _Retry(f"{step} answered {status}", status=status)
+        raise TusError(f"upload endpoint refused {step} with {status}", status=status, retryable=False)
+
+    def _backoff(self, failures: int) -> None:
+        ceiling = min(self.max_wait, self.initial_wait * (2 ** (failures - 1)))
+        time.sleep(random.uniform(0, ceiling))
+
+    # -- public ---------------------------------------------------------------------------------------
+
+    def server_status(self, endpoint: str) -> TusStatus:
+        """HEAD the endpoint once (retried with backoff on network errors and 5xx)."""
+        failures = 0
+        while True:
+            try:
+                return self._head(endpoint)
+            except _Retry as exc:
+                failures += 1
+                if failures >= self.max_attempts:
+                    raise TusError(f"upload endpoint: {exc.reason}", status=exc.status) from None
+                self._backoff(failures)
+
+    def upload(
+        self,
+        endpoint: str,
+        source: ByteSource,
+        *,
+        chunk_size: int | None = None,
+        on_progress: ProgressCallback | None = None,
+        offset: int | None = None,
+    ) -> int:
+        """Send `source` to `endpoint` from the server's offset to the end; return the final offset (= size).
+
+        `offset` is the caller's last known offset (e.g. from the ledger): only a hint, the server's HEAD
+        answer wins. on_progress(acknowledged_bytes) is called after the first HEAD and after every chunk.
+        """
+        size = source.size
+        step = chunk_size or self.chunk_size
+        if step < 1:
+            raise ValueError("chunk_size must be positive")
+        status = self.server_status(endpoint)
+        if status.length is not None and status.length != size:
+            raise TusError(
+                f"upload endpoint expects {status.length} bytes but the source has {size}",
+                offset=status.offset,
+                retryable=False,
+            )
+        current = status.offset
+        if offset is not None and offset != current:
+            log.info(
+                "tus: server offset %d differs from the recorded %d; continuing from the server's",
+                current,
+                offset,
+            )
+        if current > size:
+            raise TusError(
+                "upload endpoint holds more bytes than the source", offset=current, retryable=False
+            )
+        if on_progress is not None:
+            on_progress(current)
+        failures = 0
+        need_head = False
+        while True:
+            try:
+                if need_head:
+                    current = self._head(endpoint).offset
+                    need_head = False
+                    if on_progress is not None:
+                        on_progress(current)
+                if current >= size:
+                    break
+                chunk = next(iter_chunks(source, step, start=current))
+                acknowledged = self._patch(endpoint, current, chunk)
+                if acknowledged is None:  # not tus-conformant; ask instead of guessing
+                    acknowledged = self._head(endpoint).offset
+                if acknowledged <= current or acknowledged > size:
+                    raise TusError(
+                        f"upload endpoint acknowledged offset {acknowledged} after {current}",
+                        offset=current,
+                        retryable=False,
+                    )
+                current = acknowledged
+                failures = 0
+                if on_progress is not None:
+                    on_progress(current)
+            except _Retry as exc:
+                failures += 1
+                if failures >= self.max_attempts:
+                    raise TusError(
+                        f"upload endpoint: {exc.reason}; gave up after {failures} attempts",
+                        status=exc.status,
+                        offset=current,
+                    ) from None
+                log.warning("tus: %s at offset %d; will resume from the server's offset", exc.reason, current)
+                self._backoff(failures)
+                need_head = True
+        if current > size:
+            raise TusError(
+                "upload endpoint holds more bytes than the source", offset=current, retryable=False
+            )
+        return current
+
+    def post_whole(self, endpoint: str, source: ByteSource) -> None:
+        """Plain POST of the whole file to the endpoint (no resume; a failure restarts from zero)."""
+
+        def body() -> Iterator[bytes]:
+            yield from iter_chunks(source, 1024 * 1024)
+
+        try:
+            response = self._http.post(
+                endpoint,
+                content=body(),
+                headers={"Content-Length": str(source.size), "Content-Type": "application/octet-stream"},
+            )
+        except httpx.TransportError as exc:
+            raise TusError(f"upload endpoint POST failed ({type(exc).__name__})") from None
+        try:
+            self._check_status(response, "POST")
+        except _Retry as exc:
+            raise TusError(f"upload endpoint: {exc.reason}", status=exc.status) from None
+
+
+def _int_header(response: httpx.Response, name: str) -> int | None:
+    value = response.headers.get(name)
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return None
