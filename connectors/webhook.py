@@ -1,0 +1,184 @@
+"""A small threaded receiver for the service's media.update.status webhooks (optional HTTP Basic)."""
+
+from __future__ import annotations
+
+import base64
+import hmac
+import json
+import logging
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+STATUS_EVENT = "media.update.status"
+MAX_BODY = 1 << 20
+
+EventCallback = Callable[[str, str, str | None], None]
+
+
+class WebhookReceiver:
+    """Serve POST webhooks on ``host:port`` (port 0 = a free one) in a background thread.
+
+    ``on_event(video_id, status, message)`` is called for every media.update.status event, from the
+    request's thread; other event types are answered 200 and ignored. With username/password set, a
+    request without matching HTTP Basic credentials gets 401. Malformed bodies get 400.
+    """
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        username: str | None = None,
+        password: str | None = None,
+        on_event: EventCallback,
+    ) -> None:
+        self.host = host
+        self._port = port
+        self._expected_auth = _basic_token(username, password) if username is not None else None
+        self.on_event = on_event
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self.received = 0
+        self.ignored = 0
+
+    @property
+    def port(self) -> int:
+        """The bound port (after start())."""
+        if self._server is None:
+            return self._port
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        """The address to register with the service (no credentials in it)."""
+        return f"http://{self.host}:{self.port}/"
+
+    def start(self) -> None:
+        """Bind and serve in a daemon thread; returns once the socket accepts connections."""
+        if self._server is not None:
+            return
+        server = ThreadingHTTPServer((self.host, self._port), _make_handler(self))
+        server.daemon_threads = True
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="webhook-receiver", daemon=True
+        )
+        self._thread.start()
+        log.info("webhook receiver listening on %s", self.url)
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        server, thread = self._server, self._thread
+        if server is None:
+            return
+        server.shutdown()
+        server.server_close()
+        if thread is not None:
+            thread.join(timeout=10)
+        self._server = None
+        self._thread = None
+
+    def __enter__(self) -> WebhookReceiver:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        auth = "basic" if self._expected_auth else "none"
+        return f"WebhookReceiver(host={self.host!r}, port={self.port}, auth={auth})"
+
+    # -- request handling (called from handler threads)
+
+    def _authorised(self, header: str | None) -> bool:
+        if self._expected_auth is None:
+            return True
+        if not header:
+            return False
+        scheme, _, value = header.partition(" ")
+        if scheme.lower() != "basic":
+            return False
+        return hmac.compare_digest(value.strip().encode(), self._expected_auth.encode())
+
+    def _handle(self, body: bytes) -> tuple[int, dict[str, Any]]:
+        try:
+            payload = json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return 400, {"error": "malformed JSON"}
+        if not isinstance(payload, dict):
+            return 400, {"error": "expected a JSON object"}
+        event = payload.get("event")
+        if event != STATUS_EVENT:
+            self.ignored += 1
+            return 200, {"ignored": True}
+        data = payload.get("data")
+        if not isinstance(data, dict):
+            return 400, {"error": "data must be an object"}
+        video_id, status = data.get("id"), data.get("status")
+        if not isinstance(video_id, str) or not video_id or not isinstance(status, str) or not status:
+            return 400, {"error": "data.id and data.status must be non-empty strings"}
+        message = payload.get("message", data.get("message"))
+        if message is not None and not isinstance(message, str):
+            message = json.dumps(message)
+        self.received += 1
+        try:
+            self.on_event(video_id, status, message)
+        except Exception:
+            log.exception("webhook handler failed for video %s (status %s)", video_id, status)
+            return 500, {"error": "handler failed"}
+        return 200, {"ok": True}
+
+
+def _basic_token(username: str, password: str | None) -> str:
+    return base64.b64encode(f"{username}:{password or ''}".encode()).decode("ascii")
+
+
+def _make_handler(receiver: WebhookReceiver) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "videoferry-webhook"
+        sys_version = ""
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            if not receiver._authorised(self.headers.get("Authorization")):
+                self._reply(401, {"error": "unauthorised"}, {"WWW-Authenticate": 'Basic realm="videoferry"'})
+                return
+            try:
+                length = int(self.headers.get("Content-Length", ""))
+            except ValueError:
+                self._reply(411, {"error": "Content-Length required"})
+                return
+            if length < 0 or length > MAX_BODY:
+                self._reply(413, {"error": "body too large"})
+                return
+            body = self.rfile.read(length)
+            status, answer = receiver._handle(body)
+            self._reply(status, answer)
+
+        def do_GET(self) -> None:  # noqa: N802
+            self._reply(405, {"error": "POST only"}, {"Allow": "POST"})
+
+        do_PUT = do_GET  # noqa: N815
+        do_PATCH = do_GET  # noqa: N815
+        do_DELETE = do_GET  # noqa: N815
+
+        def _reply(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            # The request line carries no credentials, but keep access logs at debug level and
+            # never include headers.
+            log.debug("webhook %s - %s", self.address_string(), format % args)
+
+    return Handler

@@ -1,0 +1,139 @@
+"""Webhook receiver: real HTTP on loopback, with and without HTTP Basic."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+
+from connectors.webhook import WebhookReceiver
+
+Event = tuple[str, str, "str | None"]
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, video_id: str, status: str, message: str | None) -> None:
+        with self.lock:
+            self.events.append((video_id, status, message))
+
+
+@pytest.fixture()
+def recorder() -> Recorder:
+    return Recorder()
+
+
+@pytest.fixture()
+def open_receiver(recorder: Recorder) -> Iterator[WebhookReceiver]:
+    with WebhookReceiver("127.0.0.1", 0, on_event=recorder) as receiver:
+        yield receiver
+
+
+@pytest.fixture()
+def basic_receiver(recorder: Recorder) -> Iterator[WebhookReceiver]:
+    with WebhookReceiver(
+        "127.0.0.1", 0, username="hook", password="s3cr3t-pw", on_event=recorder
+    ) as receiver:
+        yield receiver
+
+
+def status_event(video_id: str, status: str, message: str | None = None) -> dict:
+    body: dict = {"event": "media.update.status", "data": {"id": video_id, "status": status}}
+    if message is not None:
+        body["message"] = message
+    return body
+
+
+def test_status_events_reach_the_callback(open_receiver: WebhookReceiver, recorder: Recorder) -> None:
+    assert open_receiver.url == f"http://127.0.0.1:{open_receiver.port}/"
+    assert open_receiver.port != 0
+    r1 = httpx.post(open_receiver.url, json=status_event("vid-1", "processing"))
+    r2 = httpx.post(open_receiver.url + "hooks/any", json=status_event("vid-2", "error", "file unreachable"))
+    assert (r1.status_code, r2.status_code) == (200, 200)
+    assert recorder.events == [("vid-1", "processing", None), ("vid-2", "error", "file unreachable")]
+    assert open_receiver.received == 2
+
+
+def test_other_events_are_ignored_with_200(open_receiver: WebhookReceiver, recorder: Recorder) -> None:
+    resp = httpx.post(open_receiver.url, json={"event": "speak.call.started", "data": {"id": "c1"}})
+    assert resp.status_code == 200
+    assert recorder.events == []
+    assert open_receiver.ignored == 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"{not json",
+        b"[1, 2]",
+        b'{"event": "media.update.status"}',
+        b'{"event": "media.update.status", "data": {"id": "v"}}',
+        b'{"event": "media.update.status", "data": {"id": 5, "status": "done"}}',
+        b"\xff\xfe",
+    ],
+)
+def test_malformed_bodies_get_400(open_receiver: WebhookReceiver, recorder: Recorder, body: bytes) -> None:
+    resp = httpx.post(open_receiver.url, content=body, headers={"Content-Type": "application/json"})
+    assert resp.status_code == 400
+    assert recorder.events == []
+
+
+def test_only_post_is_served(open_receiver: WebhookReceiver) -> None:
+    assert httpx.get(open_receiver.url).status_code == 405
+
+
+def test_a_failing_callback_answers_500(recorder: Recorder) -> None:
+    def boom(video_id: str, status: str, message: str | None) -> None:
+        raise RuntimeError("handler bug")
+
+    with WebhookReceiver(on_event=boom) as receiver:
+        assert httpx.post(receiver.url, json=status_event("v", "done")).status_code == 500
+
+
+def test_basic_auth_is_enforced(
+    basic_receiver: WebhookReceiver, recorder: Recorder, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="connectors.webhook")
+    url = basic_receiver.url
+    missing = httpx.post(url, json=status_event("v1", "done"))
+    assert missing.status_code == 401
+    assert missing.headers["WWW-Authenticate"].startswith("Basic")
+    wrong = httpx.post(url, json=status_event("v1", "done"), auth=("hook", "wrong"))
+    assert wrong.status_code == 401
+    bearer = httpx.post(url, json=status_event("v1", "done"), headers={"Authorization": "Bearer s3cr3t-pw"})
+    assert bearer.status_code == 401
+    assert recorder.events == []
+
+    ok = httpx.post(url, json=status_event("v1", "done"), auth=("hook", "s3cr3t-pw"))
+    assert ok.status_code == 200
+    assert recorder.events == [("v1", "done", None)]
+    assert "s3cr3t-pw" not in caplog.text
+    assert "aG9vazpzM2NyM3QtcHc" not in caplog.text  # base64 of hook:s3cr3t-pw
+    assert "s3cr3t" not in repr(basic_receiver)
+
+
+def test_concurrent_deliveries_are_all_recorded(open_receiver: WebhookReceiver, recorder: Recorder) -> None:
+    def send(i: int) -> int:
+        return httpx.post(open_receiver.url, json=status_event(f"v{i}", "done")).status_code
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        codes = list(pool.map(send, range(40)))
+    assert codes == [200] * 40
+    assert sorted(e[0] for e in recorder.events) == sorted(f"v{i}" for i in range(40))
+
+
+def test_stop_closes_the_socket(recorder: Recorder) -> None:
+    receiver = WebhookReceiver(on_event=recorder)
+    receiver.start()
+    url = receiver.url
+    assert httpx.post(url, json=status_event("v", "done")).status_code == 200
+    receiver.stop()
+    with pytest.raises(httpx.ConnectError):
+        httpx.post(url, json=status_event("v", "done"), timeout=2)
