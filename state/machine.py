@@ -1,0 +1,131 @@
+"""The item and operation state machines: every allowed transition, in one table each."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from state.errors import InvalidTransition
+
+PLANNED = "planned"
+CREATING = "creating"
+UPLOADING = "uploading"
+UPLOADED = "uploaded"
+PROCESSING = "processing"
+DONE = "done"
+FINISHED = "finished"
+FAILED = "failed"
+ERROR = "error"
+ABORTED = "aborted"
+
+# Display order (reports, counts): the main path, then the failures.
+STATES: tuple[str, ...] = (
+    PLANNED,
+    CREATING,
+    UPLOADING,
+    UPLOADED,
+    PROCESSING,
+    DONE,
+    FINISHED,
+    FAILED,
+    ERROR,
+    ABORTED,
+)
+
+# The one table of allowed item transitions (from -> the states it may go to). Self-transitions listed here
+# are progress (offset, service status) rather than a change of state.
+TRANSITIONS: Mapping[str, frozenset[str]] = {
+    # A new item waits for its create call, or is refused on our side (missing source, bad row).
+    PLANNED: frozenset({CREATING, FAILED}),
+    # The create intent is written; the outcome is unknown until one of:
+    #   uploading  - init answered (video id + endpoint saved in the same transaction)
+    #   processing - single / URL upload accepted (video id saved)
+    #   planned    - reconcile found no matching video: safe to create again
+    #   uploading | processing | done | error | aborted - reconcile adopted a match, as its status says
+    #   failed     - the service refused the create (a 4xx: nothing was created)
+    CREATING: frozenset({UPLOADING, PROCESSING, DONE, ERROR, ABORTED, PLANNED, FAILED}),
+    # Offset progress (no event per chunk), the last byte acknowledged, or the service's status already says
+    # the upload completed (our record of it was lost). planned: restart() after the flow deleted the video.
+    UPLOADING: frozenset({UPLOADING, UPLOADED, PROCESSING, DONE, ERROR, ABORTED, FAILED, PLANNED}),
+    UPLOADED: frozenset({PROCESSING, DONE, ERROR, ABORTED, FAILED, PLANNED}),
+    PROCESSING: frozenset({PROCESSING, DONE, ERROR, ABORTED, FAILED, PLANNED}),
+    # The finish step (chapters, tags, privacy, title) ran, or failed for good (the video id is kept).
+    DONE: frozenset({FINISHED, FAILED}),
+    FINISHED: frozenset(),
+    # requeue_failed(): back to where the item failed (planned when no video exists yet).
+    FAILED: frozenset({PLANNED, UPLOADING, UPLOADED, PROCESSING, DONE}),
+    # The service's processing failed: only an explicit requeue / restart creates a new video.
+    ERROR: frozenset({PLANNED}),
+    ABORTED: frozenset({PLANNED}),
+}
+
+# States in which an item may have an upload or processing the service reports on.
+WATCHED_STATES: frozenset[str] = frozenset({UPLOADING, UPLOADED, PROCESSING})
+# States a run leaves alone: the work is complete.
+COMPLETE_STATES: frozenset[str] = frozenset({DONE, FINISHED})
+# States with nothing more to do in this run (counted as the end of an item's run).
+END_STATES: frozenset[str] = frozenset({FINISHED, FAILED, ERROR, ABORTED})
+
+VIAS: frozenset[str] = frozenset({"tus", "url", "single"})
+PRIVACY_TYPES: frozenset[str] = frozenset({"anywhere", "nowhere", "custom"})
+
+# The service's video status (spec 3.1) -> our item state. Non-terminal statuses all mean "processing" to us;
+# progress is never a readiness signal.
+SERVICE_STATUSES: Mapping[str, str] = {
+    "pending": PROCESSING,
+    "uploading": PROCESSING,
+    "pre-processing": PROCESSING,
+    "processing": PROCESSING,
+    "done": DONE,
+    "error": ERROR,
+    "aborted": ABORTED,
+}
+UPLOAD_PENDING_STATUSES: frozenset[str] = frozenset({"pending", "uploading"})
+
+
+def check_transition(key: str, from_state: str, to_state: str) -> None:
+    """Raise InvalidTransition unless the table allows from_state -> to_state."""
+    if to_state not in TRANSITIONS:
+        raise InvalidTransition(key, from_state, to_state, "unknown state")
+    if to_state not in TRANSITIONS.get(from_state, frozenset()):
+        raise InvalidTransition(key, from_state, to_state)
+
+
+def state_for_status(status: str, current: str, via: str | None) -> str:
+    """The item state a service status implies, given the item's current state and upload method.
+
+    Unknown statuses (a newer service) count as still processing. While our tus upload is running (or when a
+    reconciled tus video has not received all its bytes), pending/uploading means "still uploading".
+    """
+    if status in UPLOAD_PENDING_STATUSES:
+        if current == UPLOADING:
+            return UPLOADING
+        if current == CREATING and (via or "tus") == "tus":
+            return UPLOADING
+    return SERVICE_STATUSES.get(status, PROCESSING)
+
+
+# Operations (edits and finish steps): one row per call, intent first, outcome right after.
+OP_INTENT = "intent"
+OP_DONE = "done"
+OP_FAILED = "failed"
+OP_VOID = "void"  # reconcile showed the call never took effect: safe to repeat (with a new intent)
+OP_STATUSES: tuple[str, ...] = (OP_INTENT, OP_DONE, OP_FAILED, OP_VOID)
+OP_TRANSITIONS: Mapping[str, frozenset[str]] = {
+    OP_INTENT: frozenset({OP_DONE, OP_FAILED, OP_VOID}),
+    OP_DONE: frozenset(),
+    OP_FAILED: frozenset(),
+    OP_VOID: frozenset(),
+}
+OP_KINDS: frozenset[str] = frozenset(
+    {"chapters", "update", "copy", "concat", "cut", "move", "delete", "replace"}
+)
+# Operations that create a new object: an unknown outcome is reconciled by listing before any repeat.
+OP_CREATES_OBJECT: frozenset[str] = frozenset({"copy", "concat"})
+# In-place operations whose repeat would apply twice: the intent carries version / updated_at / duration.
+OP_IN_PLACE: frozenset[str] = frozenset({"cut", "replace"})
+
+
+def check_op_transition(op_id: int, from_status: str, to_status: str) -> None:
+    """Raise InvalidTransition unless an operation may go from from_status to to_status."""
+    if to_status not in OP_TRANSITIONS.get(from_status, frozenset()):
+        raise InvalidTransition(f"op {op_id}", from_status, to_status)

@@ -1,0 +1,181 @@
+"""Ledger schema: DDL, version stamp, and the checks that tell a videoferry ledger from any other file."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Mapping
+
+from state.machine import OP_STATUSES, STATES
+
+SCHEMA_VERSION = 1
+# PRAGMA application_id stamped into the file header: b"vfry".
+APPLICATION_ID = 0x76667279
+TABLES: tuple[str, ...] = ("meta", "runs", "items", "ops", "events")
+
+_STATE_LIST = ", ".join(f"'{s}'" for s in STATES)
+_OP_STATUS_LIST = ", ".join(f"'{s}'" for s in OP_STATUSES)
+
+# Times are RFC 3339 UTC text with microseconds ("...T12:00:00.000000Z"): they sort as text.
+DDL: tuple[str, ...] = (
+    """
+    CREATE TABLE IF NOT EXISTS meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS runs (
+        run_id TEXT PRIMARY KEY,
+        command TEXT NOT NULL,
+        params TEXT NOT NULL DEFAULT '{}',
+        status TEXT NOT NULL,
+        pid INTEGER,
+        host TEXT,
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        summary TEXT
+    )
+    """,
+    f"""
+    CREATE TABLE IF NOT EXISTS items (
+        key TEXT PRIMARY KEY,
+        row INTEGER,
+        source TEXT NOT NULL,
+        source_size INTEGER,
+        title TEXT,
+        description TEXT,
+        parent_id TEXT,
+        tags TEXT,
+        chapters TEXT,
+        privacy_type TEXT,
+        privacy_domains TEXT,
+        via TEXT CHECK (via IS NULL OR via IN ('tus', 'url', 'single')),
+        create_title TEXT,
+        create_description TEXT,
+        state TEXT NOT NULL CHECK (state IN ({_STATE_LIST})),
+        failed_from TEXT,
+        video_id TEXT,
+        upload_endpoint TEXT,
+        upload_offset INTEGER NOT NULL DEFAULT 0,
+        bytes_total INTEGER,
+        status TEXT,
+        error_code TEXT,
+        error_message TEXT,
+        request_id TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        created_intent_at TEXT,
+        first_seen_run TEXT,
+        last_run TEXT,
+        updated_at TEXT,
+        done_at TEXT,
+        finished_at TEXT,
+        meta_pending INTEGER NOT NULL DEFAULT 0
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS items_state ON items (state)",
+    "CREATE INDEX IF NOT EXISTS items_row ON items (row)",
+    # One video belongs to at most one item: the last guard against adopting a video twice.
+    "CREATE UNIQUE INDEX IF NOT EXISTS items_video_id ON items (video_id) WHERE video_id IS NOT NULL",
+    f"""
+    CREATE TABLE IF NOT EXISTS ops (
+        op_id INTEGER PRIMARY KEY AUTOINCREMENT,
+        op_key TEXT,
+        item_key TEXT,
+        video_id TEXT,
+        kind TEXT NOT NULL,
+        params TEXT NOT NULL DEFAULT '{{}}',
+        before TEXT,
+        status TEXT NOT NULL CHECK (status IN ({_OP_STATUS_LIST})),
+        result TEXT,
+        error_code TEXT,
+        error_message TEXT,
+        request_id TEXT,
+        run_id TEXT,
+        intent_at TEXT NOT NULL,
+        outcome_at TEXT
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS ops_item_key ON ops (item_key)",
+    "CREATE INDEX IF NOT EXISTS ops_op_key ON ops (op_key)",
+    "CREATE INDEX IF NOT EXISTS ops_status ON ops (status)",
+    """
+    CREATE TABLE IF NOT EXISTS events (
+        event_id INTEGER PRIMARY KEY AUTOINCREMENT,
+        time TEXT NOT NULL,
+        run_id TEXT,
+        kind TEXT NOT NULL,
+        key TEXT,
+        op_id INTEGER,
+        from_state TEXT,
+        to_state TEXT,
+        error_code TEXT,
+        request_id TEXT,
+        message TEXT
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS events_key ON events (key)",
+    "CREATE INDEX IF NOT EXISTS events_run_id ON events (run_id)",
+    # The journal is append-only.
+    """
+    CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE ON events
+    BEGIN SELECT RAISE(ABORT, 'events is an append-only journal'); END
+    """,
+    """
+    CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events
+    BEGIN SELECT RAISE(ABORT, 'events is an append-only journal'); END
+    """,
+)
+
+# Upgrades from an older schema_version: version -> function run inside the upgrade transaction that brings
+# the file from that version to the next. Empty while there is only version 1.
+MIGRATIONS: Mapping[int, Callable[[sqlite3.Connection], None]] = {}
+
+
+def user_tables(conn: sqlite3.Connection) -> set[str]:
+    """Names of the non-internal tables in the file."""
+    rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+    return {r[0] for r in rows}
+
+
+def stored_version(conn: sqlite3.Connection) -> int | None:
+    """schema_version recorded in meta (None when absent)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return int(row[0]) if row else None
+
+
+def problem(conn: sqlite3.Connection) -> str | None:
+    """Why this (non-empty) SQLite file is not a videoferry ledger this code can use; None when it is."""
+    tables = user_tables(conn)
+    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    if app_id != APPLICATION_ID or "meta" not in tables:
+        return "it is a SQLite database of another application"
+    version = stored_version(conn)
+    if version is None:
+        return "schema_version is missing"
+    if version > SCHEMA_VERSION:
+        return f"written by a newer videoferry (schema {version}; this version knows {SCHEMA_VERSION})"
+    if version == SCHEMA_VERSION:
+        missing = sorted(set(TABLES) - tables)
+        if missing:
+            return f"tables missing: {', '.join(missing)}"
+    return None
+
+
+def create(conn: sqlite3.Connection, now: str) -> None:
+    """Create every table in an empty file (call inside a write transaction)."""
+    for statement in DDL:
+        conn.execute(statement)
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.executemany(
+        "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
+        [("schema_version", str(SCHEMA_VERSION)), ("created_at", now), ("application", "videoferry ledger")],
+    )
+
+
+def upgrade(conn: sqlite3.Connection) -> None:
+    """Bring an older schema up to SCHEMA_VERSION (call inside a write transaction)."""
+    version = stored_version(conn) or SCHEMA_VERSION
+    while version < SCHEMA_VERSION:
+        MIGRATIONS[version](conn)
+        version += 1
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
