@@ -1,0 +1,238 @@
+"""The ASGI apps of both hosts: routing, auth, rate limit, faults, X-Request-ID and the request log."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.requests import Request
+
+from emulator.errors import ApiError, internal, method_not_allowed, not_found
+from emulator.faults import NO_FAULT, FaultDecision
+from emulator.models import Emulator, LogEntry
+from emulator.processing import Processor
+from emulator.ratelimit import SlidingWindowLimiter
+from emulator.state import UploadSession, Workspace
+
+log = logging.getLogger("emulator.app")
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+@dataclass
+class Resp:
+    """A handler's answer: status, JSON body (or raw bytes) and extra headers."""
+
+    status: int
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    raw: bytes | None = None
+
+
+@dataclass
+class Ctx:
+    """Everything a handler needs about one request."""
+
+    request: Request
+    params: dict[str, str]
+    emu: Emulator
+    processor: Processor
+    ws: Workspace
+    session: UploadSession | None = None
+    faults: FaultDecision = field(default_factory=FaultDecision)
+    drop: bool = False  # set by a handler that abandons the connection (truncation fault, broken body)
+
+
+Handler = Callable[[Ctx], Awaitable[Resp]]
+
+
+@dataclass
+class Route:
+    """A path pattern, its handlers by method, and how it authenticates (token or endpoint secret)."""
+
+    pattern: re.Pattern[str]
+    methods: dict[str, Handler]
+    auth: str = "token"
+
+
+def route(path: str, methods: dict[str, Handler], auth: str = "token") -> Route:
+    """Compile a path like /v1/videos/{video_id}/copy into a Route."""
+    regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", path)
+    return Route(re.compile(f"^{regex}$"), methods, auth)
+
+
+def token_of(header: str) -> str:
+    """The token in an Authorization value: 'Bearer <token>' or the bare token."""
+    value = header.strip()
+    if value[:7].lower() == "bearer ":
+        return value[7:].strip()
+    return value
+
+
+def json_bytes(body: Any) -> bytes:
+    """Compact JSON encoding."""
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+async def send_response(send: Send, resp: Resp, *, request_id: bool) -> None:
+    """Write one response; X-Request-ID unless told not to."""
+    if resp.raw is not None:
+        payload = resp.raw
+        content_type = resp.headers.pop("content-type", "text/plain; charset=utf-8")
+    elif resp.body is None:
+        payload = b""
+        content_type = ""
+    else:
+        payload = json_bytes(resp.body)
+        content_type = "application/json"
+    headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in resp.headers.items()]
+    if content_type:
+        headers.append((b"content-type", content_type.encode()))
+    if resp.status not in (204, 304):
+        headers.append((b"content-length", str(len(payload)).encode()))
+    if request_id:
+        headers.append((b"x-request-id", uuid.uuid4().hex.encode()))
+    await send({"type": "http.response.start", "status": resp.status, "headers": headers})
+    await send({"type": "http.response.body", "body": payload if resp.status not in (204, 304) else b""})
+
+
+def error_resp(exc: ApiError, path: str) -> Resp:
+    """An error answer with the spec's body."""
+    return Resp(exc.status, exc.body(path))
+
+
+async def drop_connection(send: Send) -> None:
+    """Close the client's connection without any response (uvicorn's h11 cycle exposes the transport)."""
+    cycle = getattr(send, "__self__", None)
+    transport = getattr(cycle, "transport", None)
+    if transport is None:
+        raise RuntimeError("cannot drop this connection")
+    transport.close()
+    if cycle is not None and hasattr(cycle, "disconnected"):
+        cycle.disconnected = True
+    await asyncio.sleep(0)
+
+
+class HostApp:
+    """One host (API or upload): its routes behind auth, rate limit and faults; control routes bypass all."""
+
+    def __init__(
+        self,
+        name: str,
+        emu: Emulator,
+        processor: Processor,
+        limiter: SlidingWindowLimiter,
+        routes: list[Route],
+        control: Callable[[Scope, Receive, Send], Awaitable[None]] | None = None,
+    ) -> None:
+        self.name = name
+        self.emu = emu
+        self.processor = processor
+        self.limiter = limiter
+        self.routes = routes
+        self.control = control
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        path: str = scope["path"]
+        if self.control is not None and path.startswith("/_emulator/"):
+            await self.control(scope, receive, send)
+            return
+        method: str = scope["method"]
+        started = time.time()
+        outcome = _Outcome()
+        try:
+            resp = await self._handle(scope, receive, send, method, path, outcome)
+        except ApiError as exc:
+            resp = error_resp(exc, path)
+        except Exception:  # noqa: BLE001 - an emulator bug still answers like a server error
+            log.exception("unhandled error on %s %s", method, path)
+            resp = error_resp(internal(), path)
+        if outcome.drop:
+            await drop_connection(send)
+        else:
+            await send_response(send, resp, request_id=resp.status not in (404, 405))
+        self.emu.record(
+            LogEntry(
+                started, self.name, method, path, resp.status, outcome.workspace_id, outcome.api, outcome.drop
+            )
+        )
+
+    async def _handle(
+        self, scope: Scope, receive: Receive, send: Send, method: str, path: str, outcome: _Outcome
+    ) -> Resp:
+        match = None
+        found: Route | None = None
+        for candidate in self.routes:
+            match = candidate.pattern.match(path)
+            if match:
+                found = candidate
+                break
+        if found is None or match is None:
+            raise not_found("route")
+        handler = found.methods.get(method)
+        if handler is None:
+            raise method_not_allowed()
+        request = Request(scope, receive)
+        session: UploadSession | None = None
+        if found.auth == "endpoint":
+            hit = self.emu.session_by_secret(match.group("secret"))
+            if hit is None:
+                raise not_found("upload")
+            ws, session = hit
+        else:
+            header = request.headers.get("authorization")
+            if header is None:
+                raise ApiError(400, 100101, "authorization header not found")
+            maybe_ws = self.emu.by_token(token_of(header))
+            if maybe_ws is None:
+                raise ApiError(401, 100102, "unauthorized")
+            ws = maybe_ws
+        outcome.workspace_id = ws.id
+        faults = ws.faults.decide(method, path) if ws.faults is not None else NO_FAULT
+        if faults.rate_limit:
+            return _too_many()
+        if found.auth == "token":
+            if not self.limiter.try_acquire(ws.token, ws.rate_per_second, ws.rate_per_minute):
+                return _too_many()
+            outcome.api = True
+        if faults.latency_ms:
+            await asyncio.sleep(faults.latency_ms / 1000.0)
+        if faults.error_status:
+            status = faults.error_status
+            return error_resp(ApiError(status, 500500 if status >= 500 else 400400, "injected fault"), path)
+        ctx = Ctx(
+            request=request,
+            params=match.groupdict(),
+            emu=self.emu,
+            processor=self.processor,
+            ws=ws,
+            session=session,
+            faults=faults,
+        )
+        try:
+            resp = await handler(ctx)
+        except ApiError as exc:
+            resp = error_resp(exc, path)
+        outcome.drop = ctx.drop or faults.drop_after_commit
+        return resp
+
+
+@dataclass
+class _Outcome:
+    workspace_id: str | None = None
+    api: bool = False
+    drop: bool = False
+
+
+def _too_many() -> Resp:
+    return Resp(429, ApiError(429, 100106, "too many requests").body(""))

@@ -1,0 +1,163 @@
+"""Typed client of the emulator's control API (/_emulator/), for tests, benchmarks and the demo."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """An isolated emulator workspace: where to call and with which token."""
+
+    base_url: str
+    upload_url: str
+    token: str
+    workspace_id: str
+    project_id: str
+    folder_id: str
+
+    def __repr__(self) -> str:
+        return f"Workspace(workspace_id={self.workspace_id!r}, base_url={self.base_url!r}, token=***)"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Workspace:
+        """Build from the control API's answer."""
+        return cls(
+            **{
+                k: str(data[k])
+                for k in ("base_url", "upload_url", "token", "workspace_id", "project_id", "folder_id")
+            }
+        )
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """Authorization header for API calls."""
+        return {"Authorization": f"Bearer {self.token}"}
+
+
+class EmulatorControl:
+    """Wraps every control endpoint; raises httpx.HTTPStatusError on an error answer."""
+
+    def __init__(self, base_url: str, *, timeout: float = 30.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.http = httpx.Client(base_url=self.base_url, timeout=timeout)
+
+    def close(self) -> None:
+        """Close the HTTP client."""
+        self.http.close()
+
+    def __enter__(self) -> EmulatorControl:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        ws: Workspace | str | None = None,
+        body: Any = None,
+        params: dict[str, Any] | None = None,
+    ) -> Any:
+        headers = {}
+        if ws is not None:
+            token = ws.token if isinstance(ws, Workspace) else ws
+            headers["Authorization"] = f"Bearer {token}"
+        response = self.http.request(method, path, headers=headers, json=body, params=params)
+        response.raise_for_status()
+        return response.json()
+
+    def create_workspace(
+        self,
+        *,
+        rate_per_second: int | None = None,
+        rate_per_minute: int | None = None,
+        processing: str | None = None,
+        processing_seconds: float | None = None,
+    ) -> Workspace:
+        """A new isolated workspace with one project and folder."""
+        body = {
+            k: v
+            for k, v in {
+                "rate_per_second": rate_per_second,
+                "rate_per_minute": rate_per_minute,
+                "processing": processing,
+                "processing_seconds": processing_seconds,
+            }.items()
+            if v is not None
+        }
+        return Workspace.from_dict(self._call("POST", "/_emulator/workspaces", body=body))
+
+    def create_project(self, ws: Workspace | str) -> tuple[str, str]:
+        """A new project with one folder: (project_id, folder_id)."""
+        data = self._call("POST", "/_emulator/projects", ws)
+        return str(data["project_id"]), str(data["folder_id"])
+
+    def set_faults(self, ws: Workspace | str, rules: list[dict[str, Any]], *, seed: int = 0) -> None:
+        """Replace the workspace's fault rules (see emulator/README.md)."""
+        self._call("PUT", "/_emulator/faults", ws, {"seed": seed, "rules": rules})
+
+    def clear_faults(self, ws: Workspace | str) -> None:
+        """Remove every fault rule."""
+        self._call("DELETE", "/_emulator/faults", ws)
+
+    def set_processing(self, ws: Workspace | str, mode: str, seconds: float | None = None) -> None:
+        """Processing speed: immediate, manual or timed (seconds per video)."""
+        body: dict[str, Any] = {"mode": mode}
+        if seconds is not None:
+            body["seconds"] = seconds
+        self._call("PUT", "/_emulator/processing", ws, body)
+
+    def set_video_status(
+        self, ws: Workspace | str, video_id: str, status: str, message: str | None = None
+    ) -> dict[str, Any]:
+        """Force a video's status (manual processing); returns the video."""
+        body: dict[str, Any] = {"status": status}
+        if message is not None:
+            body["message"] = message
+        return dict(self._call("POST", f"/_emulator/videos/{video_id}/status", ws, body)["data"])
+
+    def set_webhook(
+        self,
+        ws: Workspace | str,
+        url: str | None,
+        *,
+        username: str | None = None,
+        password: str | None = None,
+    ) -> None:
+        """Where media.update.status webhooks go (None stops them)."""
+        self._call("PUT", "/_emulator/webhook", ws, {"url": url, "username": username, "password": password})
+
+    def set_limits(
+        self, ws: Workspace | str, *, rate_per_second: int | None = None, rate_per_minute: int | None = None
+    ) -> None:
+        """Change the workspace's rate limits (0 disables a window)."""
+        body = {
+            k: v
+            for k, v in {"rate_per_second": rate_per_second, "rate_per_minute": rate_per_minute}.items()
+            if v is not None
+        }
+        self._call("PUT", "/_emulator/limits", ws, body)
+
+    def requests(
+        self, workspace_id: str | None = None, *, since: float | None = None
+    ) -> list[dict[str, Any]]:
+        """The request log, oldest first."""
+        params: dict[str, Any] = {}
+        if workspace_id is not None:
+            params["workspace_id"] = workspace_id
+        if since is not None:
+            params["since"] = since
+        return list(self._call("GET", "/_emulator/requests", params=params)["data"])
+
+    def videos(self, ws: Workspace | str) -> list[dict[str, Any]]:
+        """Every video of the workspace (with file_size of the stored bytes)."""
+        return list(self._call("GET", "/_emulator/videos", ws)["data"])
+
+    def reset(self) -> None:
+        """Forget everything; the default workspace comes back empty with the same keys."""
+        self._call("POST", "/_emulator/reset")

@@ -1,0 +1,62 @@
+"""Identifiers: new UUIDs and parsing of the three accepted notations (dashed, hex, base58)."""
+
+from __future__ import annotations
+
+import uuid
+
+from emulator.errors import ApiError
+
+BASE58_ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_B58_INDEX = {c: i for i, c in enumerate(BASE58_ALPHABET)}
+_HEX = frozenset("0123456789abcdefABCDEF")
+_UUID_DOC = "https://datatracker.ietf.org/doc/html/rfc4122#section-3"
+
+
+def new_id() -> str:
+    """A fresh identifier in canonical (dashed, lowercase) notation."""
+    return str(uuid.uuid4())
+
+
+def to_base58(value: str) -> str:
+    """Encode a canonical UUID as base58, left-padded with '0' to 22 characters."""
+    n = uuid.UUID(value).int
+    out = []
+    while n:
+        n, rem = divmod(n, 58)
+        out.append(BASE58_ALPHABET[rem])
+    return "".join(reversed(out)).rjust(22, "0")
+
+
+def to_hex(value: str) -> str:
+    """The UUID without dashes."""
+    return uuid.UUID(value).hex
+
+
+def _bad_format(value: str) -> ApiError:
+    return ApiError(400, 400301, "invalid uuid format", detail=_UUID_DOC)
+
+
+def parse_id(value: str) -> str:
+    """Canonical dashed UUID for any accepted notation; 400301 / 400302 when it cannot be parsed."""
+    n = len(value)
+    if n == 36 and value.count("-") == 4:
+        if [len(p) for p in value.split("-")] == [8, 4, 4, 4, 12] and all(
+            c in _HEX for c in value.replace("-", "")
+        ):
+            return str(uuid.UUID(value))
+        raise _bad_format(value)
+    if n == 32 and all(c in _HEX for c in value):
+        return str(uuid.UUID(hex=value))
+    if n in (21, 22):
+        digits = value.lstrip("0")
+        if any(c not in _B58_INDEX for c in digits):
+            raise ApiError(
+                400, 400302, "invalid base58 identifier", detail="characters outside the base58 alphabet"
+            )
+        number = 0
+        for c in digits:
+            number = number * 58 + _B58_INDEX[c]
+        if number >= 1 << 128:
+            raise _bad_format(value)
+        return str(uuid.UUID(int=number))
+    raise _bad_format(value)

@@ -1,0 +1,190 @@
+"""Processing driver (immediate / manual / timed), URL imports and webhook delivery, on the server's loop."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import httpx
+
+from emulator import media
+from emulator.files import md5_file
+from emulator.media import MediaInfo
+from emulator.models import Emulator
+from emulator.state import Workspace
+
+log = logging.getLogger("emulator.processing")
+T = TypeVar("T")
+NOT_MEDIA = "the uploaded file is not a playable video"
+
+
+class Processor:
+    """Runs media work in a thread pool and state changes on the loop; delivers webhooks in order."""
+
+    def __init__(self, emu: Emulator, loop: asyncio.AbstractEventLoop, workers: int = 2) -> None:
+        self.emu = emu
+        self.loop = loop
+        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="emulator-media")
+        self.tasks: set[asyncio.Future[Any]] = set()
+        self.webhooks: asyncio.Queue[tuple[str, Any, dict[str, Any]]] = asyncio.Queue()
+        self.http: httpx.AsyncClient | None = None
+        self._sender: asyncio.Task[None] | None = None
+        emu.on_status = self.notify
+        emu.on_process = self.submit
+
+    def start(self) -> None:
+        """Start the webhook sender (call on the loop)."""
+        self.http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0), follow_redirects=True)
+        self._sender = self.loop.create_task(self._send_webhooks())
+
+    async def close(self) -> None:
+        """Stop background work (call on the loop)."""
+        for task in list(self.tasks):
+            task.cancel()
+        if self._sender is not None:
+            self._sender.cancel()
+        if self.http is not None:
+            await self.http.aclose()
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+    def spawn(self, coro: Any) -> None:
+        """Run a coroutine in the background on the loop (thread-safe)."""
+
+        def create() -> None:
+            task = self.loop.create_task(coro)
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+
+        if _on_loop(self.loop):
+            create()
+        else:
+            self.loop.call_soon_threadsafe(create)
+
+    async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run blocking media work in the pool."""
+        return await self.loop.run_in_executor(self.pool, lambda: fn(*args, **kwargs))
+
+    # ------------------------------------------------------------------ processing
+
+    def submit(self, ws: Workspace, video_id: str, generation: int, info: MediaInfo | None) -> None:
+        """Process a stored file: probe (unless known), apply a pending trim, follow the workspace's mode."""
+        self.spawn(self._process(ws, video_id, generation, info))
+
+    async def _process(self, ws: Workspace, video_id: str, generation: int, info: MediaInfo | None) -> None:
+        emu = self.emu
+        try:
+            found = emu.processing_input(ws, video_id, generation)
+            if found is None:
+                return
+            path, trim = found
+            if info is None:
+                info = await self.run(media.probe, path)
+                if info is not None and trim is not None:
+                    dst = emu.new_file(ws, suffix=".mp4")
+                    try:
+                        info = await self.run(media.cut, path, dst, trim=[trim])
+                    except ValueError as exc:
+                        dst.unlink(missing_ok=True)
+                        emu.processing_finished(ws, video_id, generation, "error", f"trim failed: {exc}")
+                        return
+                    digest = await self.run(md5_file, dst)
+                    if not emu.processing_trimmed(ws, video_id, generation, dst, digest):
+                        return
+            if info is None:
+                emu.processing_finished(ws, video_id, generation, "error", NOT_MEDIA)
+                return
+            mode = emu.processing_started(ws, video_id, generation, info)
+            if mode is None or mode == "manual":
+                return
+            if mode == "timed":
+                await asyncio.sleep(ws.processing_seconds)
+            emu.processing_finished(ws, video_id, generation, "done")
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any failure ends processing with status error
+            log.exception("processing failed")
+            emu.processing_finished(
+                ws, video_id, generation, "error", f"processing failed: {type(exc).__name__}"
+            )
+
+    # ------------------------------------------------------------------ URL import
+
+    def import_url(
+        self, ws: Workspace, video_id: str, generation: int, url: str, filename: str | None
+    ) -> None:
+        """Fetch the file behind X-Video-URL in the background; unreachable -> error with the reason."""
+        self.spawn(self._import(ws, video_id, generation, url, filename))
+
+    async def _import(
+        self, ws: Workspace, video_id: str, generation: int, url: str, filename: str | None
+    ) -> None:
+        assert self.http is not None
+        name = filename or (httpx.URL(url).path.rsplit("/", 1)[-1] if url else "") or "video"
+        path = self.emu.new_file(ws, name)
+        digest = hashlib.md5()
+        size = 0
+        try:
+            async with self.http.stream("GET", url) as response:
+                if response.status_code >= 400:
+                    raise _FetchError(f"the URL answered HTTP {response.status_code}")
+                with path.open("wb") as out:
+                    async for chunk in response.aiter_bytes(1 << 16):
+                        out.write(chunk)
+                        digest.update(chunk)
+                        size += len(chunk)
+        except asyncio.CancelledError:
+            path.unlink(missing_ok=True)
+            raise
+        except _FetchError as exc:
+            path.unlink(missing_ok=True)
+            self.emu.single_failed(ws, video_id, generation, str(exc))
+            return
+        except (httpx.HTTPError, OSError, ValueError) as exc:
+            path.unlink(missing_ok=True)
+            self.emu.single_failed(
+                ws, video_id, generation, f"the URL could not be fetched: {type(exc).__name__}"
+            )
+            return
+        self.emu.single_received(ws, video_id, generation, path, size, digest.hexdigest(), name)
+
+    # ------------------------------------------------------------------ webhooks
+
+    def notify(self, ws: Workspace, video_id: str, status: str, message: str | None) -> None:
+        """Queue a media.update.status webhook when the workspace has a target."""
+        if not ws.webhook_url:
+            return
+        payload: dict[str, Any] = {"event": "media.update.status", "data": {"id": video_id, "status": status}}
+        if status == "error" and message:
+            payload["message"] = message
+        auth = None
+        if ws.webhook_username is not None:
+            auth = (ws.webhook_username, ws.webhook_password or "")
+        item = (ws.webhook_url, auth, payload)
+        if _on_loop(self.loop):
+            self.webhooks.put_nowait(item)
+        else:
+            self.loop.call_soon_threadsafe(self.webhooks.put_nowait, item)
+
+    async def _send_webhooks(self) -> None:
+        while True:
+            url, auth, payload = await self.webhooks.get()
+            assert self.http is not None
+            try:
+                await self.http.post(url, json=payload, auth=auth, timeout=5.0)
+            except httpx.HTTPError:
+                log.info("webhook delivery failed (no retries)")
+
+
+class _FetchError(Exception):
+    """The URL answered with an error status."""
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False

@@ -1,0 +1,255 @@
+"""Thin routes of the API host: /v1/videos and its operations (4.1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from emulator import media
+from emulator.app import Ctx, Resp, Route, route
+from emulator.errors import ApiError, Invalid, internal, validation
+from emulator.files import md5_file
+from emulator.ids import parse_id
+from emulator.models import PRIVACY_TYPES, SORTABLE
+from emulator.validation import Fields, read_json
+from emulator.views import QUALITIES, chapters, video_json
+
+DEFAULT_PER_PAGE = 25
+MAX_PER_PAGE = 100
+
+
+def _query_int(ctx: Ctx, name: str, default: int) -> int:
+    raw = ctx.request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise validation(Invalid(name, "number", "integer")) from None
+
+
+async def list_videos(ctx: Ctx) -> Resp:
+    """GET /v1/videos: filters project_id, folder_id, title; order <field>.<asc|desc>; page, per_page."""
+    query = ctx.request.query_params
+    page = _query_int(ctx, "page", 1)
+    per_page = _query_int(ctx, "per_page", DEFAULT_PER_PAGE)
+    if not 1 <= per_page <= MAX_PER_PAGE:
+        raise validation(Invalid("per_page", "range", f"1..{MAX_PER_PAGE}"))
+    order = query.get("order") or "created_at.desc"
+    field, dot, direction = order.partition(".")
+    if not dot or field not in SORTABLE or direction not in ("asc", "desc"):
+        raise ApiError(400, 400216, "not allowed order field", detail=order)
+    project_id = parse_id(query["project_id"]) if "project_id" in query else None
+    folder_id = parse_id(query["folder_id"]) if "folder_id" in query else None
+    title = query.get("title")
+    if page < 1:
+        raise internal()
+    rows, total = ctx.emu.list_videos(
+        ctx.ws,
+        page=page,
+        per_page=per_page,
+        order_field=field,
+        order_dir=direction,
+        project_id=project_id,
+        folder_id=folder_id,
+        title=title,
+    )
+    base = ctx.emu.base_url
+    return Resp(
+        200,
+        {
+            "meta": {
+                "pagination": {"page": page, "per_page": per_page, "total": total},
+                "order": {field: direction},
+            },
+            "data": [video_json(v, base, "list") for v in rows],
+        },
+    )
+
+
+def _video_id(ctx: Ctx) -> str:
+    return parse_id(ctx.params["video_id"])
+
+
+async def get_video(ctx: Ctx) -> Resp:
+    """GET /v1/videos/:id."""
+    video = ctx.emu.get_video(ctx.ws, _video_id(ctx))
+    return Resp(200, {"data": video_json(video, ctx.emu.base_url, "get")})
+
+
+async def update_video(ctx: Ctx) -> Resp:
+    """PATCH /v1/videos/:id: only passed fields change."""
+    video_id = _video_id(ctx)
+    f = Fields(await read_json(ctx.request))
+    changes: dict[str, Any] = {}
+    title = f.string("title", notempty=True)
+    if title is not None:
+        changes["title"] = title
+    description = f.string("description")
+    if description is not None:
+        changes["description"] = description
+    privacy_type = f.oneof("privacy_type", PRIVACY_TYPES)
+    if privacy_type is not None:
+        changes["privacy_type"] = privacy_type
+    domains = f.strings("privacy_domains")
+    if domains is not None:
+        changes["privacy_domains"] = domains
+    materials = f.boolean("additional_materials_enabled")
+    if materials is not None:
+        changes["additional_materials_enabled"] = materials
+    tags = f.strings("tags")
+    if tags is not None:
+        changes["tags"] = tags
+    f.check()
+    current = ctx.emu.get_video(ctx.ws, video_id)
+    effective_type = changes.get("privacy_type", current.privacy_type)
+    effective_domains = changes.get("privacy_domains", current.privacy_domains)
+    if effective_type == "custom" and not effective_domains:
+        raise validation(Invalid("privacy_domains", "notempty_if", "privacy_type custom"))
+    video = ctx.emu.update_video(ctx.ws, video_id, changes)
+    return Resp(200, {"data": video_json(video, ctx.emu.base_url, "update")})
+
+
+async def delete_video(ctx: Ctx) -> Resp:
+    """DELETE /v1/videos/:id: permanent."""
+    ctx.emu.delete_video(ctx.ws, _video_id(ctx))
+    return Resp(200, {"data": {"success": True}})
+
+
+async def copy_video(ctx: Ctx) -> Resp:
+    """POST /v1/videos/:id/copy {parent_id?}: a full copy (folder checked before the video)."""
+    video_id = _video_id(ctx)
+    f = Fields(await read_json(ctx.request))
+    parent_id = f.ident("parent_id")
+    f.check()
+    video = ctx.emu.copy_video(ctx.ws, video_id, parent_id)
+    return Resp(201, {"data": video_json(video, ctx.emu.base_url, "update")})
+
+
+async def move_video(ctx: Ctx) -> Resp:
+    """POST /v1/videos/:id/move {project_id, folder_id?}: same id, new place."""
+    video_id = _video_id(ctx)
+    f = Fields(await read_json(ctx.request))
+    project_id = f.ident("project_id", required=True)
+    folder_id = f.ident("folder_id")
+    f.check()
+    assert project_id is not None
+    video = ctx.emu.move_video(ctx.ws, video_id, project_id, folder_id)
+    return Resp(200, {"data": video_json(video, ctx.emu.base_url, "update")})
+
+
+def _cut_body(f: Fields) -> tuple[list[tuple[float, float | None]], tuple[int, int, int, int] | None]:
+    trim: list[tuple[float, float | None]] = []
+    for item in f.objects("trim") or []:
+        start = item.number("start", required=True, minimum=0)
+        length = item.number("length")
+        if length is not None and length <= 0:
+            item.add("length", "min", "number > 0")
+        if start is not None:
+            trim.append((start, length))
+    crop: tuple[int, int, int, int] | None = None
+    box = f.obj("crop")
+    if box is not None:
+        w = box.number("w", required=True, minimum=1)
+        h = box.number("h", required=True, minimum=1)
+        x = box.number("x", required=True, minimum=0)
+        y = box.number("y", required=True, minimum=0)
+        box.oneof("quality", tuple(q for q, _ in QUALITIES))
+        if None not in (w, h, x, y):
+            crop = (int(w or 0), int(h or 0), int(x or 0), int(y or 0))
+    if not trim and box is None:
+        f.add("trim", "required_without", "trim or crop")
+    return trim, crop
+
+
+async def cut_video(ctx: Ctx) -> Resp:
+    """POST /v1/videos/:id/cut: trim/crop written back to the same id (bytes replaced, version + 1)."""
+    video_id = _video_id(ctx)
+    f = Fields(await read_json(ctx.request))
+    project_id = f.ident("project_id")
+    folder_id = f.ident("folder_id")
+    title = f.string("title", notempty=True)
+    description = f.string("description")
+    trim, crop = _cut_body(f)
+    f.check()
+    emu = ctx.emu
+    plan = emu.prepare_cut(
+        ctx.ws,
+        video_id,
+        trim=trim,
+        crop=crop,
+        project_id=project_id,
+        folder_id=folder_id,
+        title=title,
+        description=description,
+    )
+    dst = emu.new_file(ctx.ws, suffix=".mp4")
+    try:
+        info = await ctx.processor.run(media.cut, plan.src, dst, trim=plan.trim, crop=plan.crop)
+        digest = await ctx.processor.run(md5_file, dst)
+    except ValueError as exc:
+        dst.unlink(missing_ok=True)
+        raise validation(Invalid("trim" if trim else "crop", "invalid", str(exc))) from None
+    except BaseException:
+        dst.unlink(missing_ok=True)
+        raise
+    video = emu.commit_cut(ctx.ws, video_id, plan, dst, info, digest)
+    return Resp(200, {"data": video_json(video, emu.base_url, "update")})
+
+
+async def concat_video(ctx: Ctx) -> Resp:
+    """POST /v1/videos/:id/concat: a new video with prepend + the video + append; the source is unchanged."""
+    video_id = _video_id(ctx)
+    f = Fields(await read_json(ctx.request))
+    ids: dict[str, list[str]] = {"prepend": [], "append": []}
+    for name in ids:
+        for item in f.objects(name) or []:
+            other = item.ident("video_id", required=True)
+            if other is not None:
+                ids[name].append(other)
+    f.boolean("replace")
+    if not ids["prepend"] and not ids["append"] and not f.invalid:
+        f.add("append", "required_without", "prepend or append with at least one video")
+    f.check()
+    emu = ctx.emu
+    paths = emu.prepare_concat(ctx.ws, video_id, ids["prepend"], ids["append"])
+    dst = emu.new_file(ctx.ws, suffix=".mp4")
+    try:
+        info = await ctx.processor.run(media.concat, paths, dst)
+        digest = await ctx.processor.run(md5_file, dst)
+    except BaseException:
+        dst.unlink(missing_ok=True)
+        raise
+    video = emu.commit_concat(ctx.ws, video_id, dst, info, digest)
+    return Resp(201, {"data": video_json(video, emu.base_url, "update")})
+
+
+async def set_chapters(ctx: Ctx) -> Resp:
+    """PUT /v1/videos/:id/chapters: replace every marker (time in milliseconds)."""
+    video_id = _video_id(ctx)
+    f = Fields(await read_json(ctx.request))
+    items: list[dict[str, Any]] = []
+    raw_items = f.objects("items")
+    if raw_items is None:
+        f.add("items", "required", "array of {time, title}")
+    for item in raw_items or []:
+        time_ms = item.integer("time", required=True, minimum=0)
+        title = item.string("title", required=True)
+        if time_ms is not None and title is not None:
+            items.append({"time": time_ms, "title": title})
+    enabled = f.boolean("enabled")
+    f.check()
+    video = ctx.emu.set_chapters(ctx.ws, video_id, items, enabled)
+    return Resp(200, {"data": chapters(video)})
+
+
+def api_routes() -> list[Route]:
+    """The API host's routing table."""
+    return [
+        route("/v1/videos", {"GET": list_videos}),
+        route("/v1/videos/{video_id}", {"GET": get_video, "PATCH": update_video, "DELETE": delete_video}),
+        route("/v1/videos/{video_id}/copy", {"POST": copy_video}),
+        route("/v1/videos/{video_id}/move", {"POST": move_video}),
+        route("/v1/videos/{video_id}/cut", {"POST": cut_video}),
+        route("/v1/videos/{video_id}/concat", {"POST": concat_video}),
+        route("/v1/videos/{video_id}/chapters", {"PUT": set_chapters}),
+    ]

@@ -1,0 +1,279 @@
+"""Thin routes of the upload host: /v2/init, /v2/video and the tus upload endpoint (4.2)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from emulator.app import Ctx, Resp, Route, route
+from emulator.errors import Invalid, io_error, validation
+from emulator.files import BodyResult, stream_body
+from emulator.ids import parse_id
+from emulator.state import UploadSession
+from emulator.validation import Fields, read_json
+from emulator.views import QUALITIES, upload_result
+
+UPLOAD_TYPES = ("video", "attachment", "replace")
+TUS = {"Tus-Resumable": "1.0.0"}
+OFFSET_TYPE = "application/offset+octet-stream"
+
+
+async def init_upload(ctx: Ctx) -> Resp:
+    """POST /v2/init: {data: {id, endpoint}}; required fields depend on the type."""
+    f = Fields(await read_json(ctx.request))
+    kind = f.oneof("type", UPLOAD_TYPES, required=True)
+    parent_id = f.ident("parent_id")
+    title = f.string("title")
+    video_id = f.ident("video_id")
+    filesize = f.integer("filesize", required=True, minimum=1)
+    filename = f.string("filename")
+    subtitle = f.string("subtitle")
+    description = f.string("description")
+    f.string("client_ip")
+    preview = f.obj("preview")
+    if preview is not None:
+        preview.number("start", minimum=0)
+        preview.number("length", minimum=0)
+        preview.oneof("quality", tuple(q for q, _ in QUALITIES))
+    if kind == "video":
+        if parent_id is None:
+            f.add("parent_id", "required_if", "type video")
+        if title is None or not title.strip():
+            f.add("title", "required_if", "type video")
+    elif kind in ("attachment", "replace") and video_id is None:
+        f.add("video_id", "required_if", f"type {kind}")
+    f.check()
+    assert kind is not None and filesize is not None
+    session = ctx.emu.init_upload(
+        ctx.ws,
+        kind=kind,
+        parent_id=parent_id,
+        title=title,
+        video_id=video_id,
+        filesize=filesize,
+        filename=filename,
+        subtitle=subtitle,
+        description=description,
+    )
+    return Resp(200, {"data": {"id": session.id, "endpoint": ctx.emu.endpoint_of(session)}})
+
+
+def _trim_header(raw: str) -> tuple[float, float | None] | None:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    start, length = value.get("start", 0), value.get("length")
+    if isinstance(start, bool) or not isinstance(start, int | float) or start < 0:
+        return None
+    if length is not None and (
+        isinstance(length, bool) or not isinstance(length, int | float) or length <= 0
+    ):
+        return None
+    return float(start), (float(length) if length is not None else None)
+
+
+async def upload_video(ctx: Ctx) -> Resp:
+    """POST /v2/video: metadata in headers, the file as the raw body or fetched from X-Video-URL."""
+    headers = ctx.request.headers
+    bad: list[Invalid] = []
+    parent_raw = headers.get("x-parent-id", "").strip()
+    title = headers.get("x-video-title", "")
+    url = headers.get("x-video-url", "").strip() or None
+    if not parent_raw:
+        bad.append(Invalid("X-Parent-ID", "required", "project or folder id"))
+    if not title.strip():
+        bad.append(Invalid("X-Video-Title", "required", "string"))
+    trim = None
+    if "x-video-trim" in headers:
+        trim = _trim_header(headers["x-video-trim"])
+        if trim is None:
+            bad.append(Invalid("X-Video-Trim", "json", '{"start": seconds, "length": seconds}'))
+    if url is not None and not url.lower().startswith(("http://", "https://")):
+        bad.append(Invalid("X-Video-URL", "url", "http or https URL"))
+    parent_id = parse_id(parent_raw) if parent_raw else None
+    replace_raw = headers.get("x-replace-video-id", "").strip()
+    replace_id = parse_id(replace_raw) if replace_raw else None
+    if bad:
+        raise validation(*bad)
+    if url is None and headers.get("content-length") == "0":
+        raise io_error("EOF")
+    assert parent_id is not None
+    emu = ctx.emu
+    filename = headers.get("x-file-name") or None
+    video = emu.single_upload(
+        ctx.ws,
+        parent_id=parent_id,
+        title=title,
+        description=headers.get("x-video-description"),
+        filename=filename,
+        replace_id=replace_id,
+        trim=trim,
+    )
+    answer = {"data": upload_result(video, emu.base_url)}
+    generation = video.generation
+    if url is not None:
+        ctx.processor.import_url(ctx.ws, video.id, generation, url, filename)
+        return Resp(200, answer)
+    path = emu.new_file(ctx.ws, filename)
+    digest = hashlib.md5()
+    keep = _keep(ctx, None)
+    with path.open("wb") as out:
+        result = await stream_body(
+            ctx.request, out, digest=digest, keep=keep, bytes_per_second=ctx.faults.bytes_per_second
+        )
+    if not result.complete or result.written == 0:
+        path.unlink(missing_ok=True)
+        reason = (
+            "the request body was empty"
+            if result.complete
+            else "the upload broke off before the whole file arrived"
+        )
+        emu.single_failed(ctx.ws, video.id, generation, reason)
+        if result.complete:
+            raise io_error("EOF")
+        ctx.drop = True
+        return Resp(400, io_error("unexpected EOF").body(""))
+    emu.single_received(ctx.ws, video.id, generation, path, result.written, digest.hexdigest(), filename)
+    return Resp(200, answer)
+
+
+def _keep(ctx: Ctx, remaining: int | None) -> int | None:
+    """Bytes to keep under a truncate_body fault: a share of the announced body."""
+    fraction = ctx.faults.truncate_fraction
+    if fraction is None:
+        return None
+    declared = ctx.request.headers.get("content-length")
+    total = int(declared) if declared and declared.isdigit() else (remaining or 0)
+    return int(total * fraction)
+
+
+def _text(status: int, message: str, session: UploadSession | None = None) -> Resp:
+    headers = dict(TUS)
+    if session is not None:
+        headers["Upload-Offset"] = str(session.offset)
+    return Resp(status, raw=message.encode(), headers=headers)
+
+
+def _tus_headers(session: UploadSession) -> dict[str, str]:
+    return {
+        **TUS,
+        "Upload-Offset": str(session.offset),
+        "Upload-Length": str(session.filesize),
+        "Cache-Control": "no-store",
+    }
+
+
+async def endpoint_head(ctx: Ctx) -> Resp:
+    """HEAD on the upload address: Upload-Offset and Upload-Length."""
+    assert ctx.session is not None
+    return Resp(200, headers=_tus_headers(ctx.session))
+
+
+async def endpoint_options(ctx: Ctx) -> Resp:
+    """OPTIONS on the upload address: tus discovery."""
+    return Resp(204, headers={**TUS, "Tus-Version": "1.0.0"})
+
+
+def _after_body(ctx: Ctx, session: UploadSession, result: BodyResult, before: int) -> None:
+    emu = ctx.emu
+    emu.session_received(ctx.ws, session, session.offset - before)
+    if session.offset == session.filesize and not session.complete:
+        emu.session_complete(ctx.ws, session)
+    if not result.complete:
+        ctx.drop = True
+
+
+async def endpoint_patch(ctx: Ctx) -> Resp:
+    """PATCH on the upload address: continue from Upload-Offset; 204 with the new offset."""
+    session = ctx.session
+    assert session is not None
+    headers = ctx.request.headers
+    version = headers.get("tus-resumable")
+    if version is not None and version != "1.0.0":
+        return _text(412, "unsupported tus version", session)
+    if headers.get("content-type", "").split(";")[0].strip().lower() != OFFSET_TYPE:
+        return _text(415, f"Content-Type must be {OFFSET_TYPE}", session)
+    raw_offset = headers.get("upload-offset", "")
+    if not raw_offset.isdigit():
+        return _text(400, "missing or invalid Upload-Offset", session)
+    if session.busy:
+        return _text(409, "another PATCH is in progress", session)
+    if int(raw_offset) != session.offset:
+        return _text(409, "mismatched Upload-Offset", session)
+    remaining = session.filesize - session.offset
+    declared = headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > remaining:
+        return _text(413, "the body goes past Upload-Length", session)
+    before = session.offset
+    session.busy = True
+    try:
+        with session.path.open("r+b") as out:
+            out.seek(session.offset)
+            out.truncate()
+            result = await stream_body(
+                ctx.request,
+                out,
+                digest=session.md5,
+                limit=remaining,
+                keep=_keep(ctx, remaining),
+                bytes_per_second=ctx.faults.bytes_per_second,
+            )
+            session.offset += result.written
+    finally:
+        session.busy = False
+    _after_body(ctx, session, result, before)
+    if result.overflow:
+        return _text(413, "the body goes past Upload-Length", session)
+    return Resp(204, headers={**TUS, "Upload-Offset": str(session.offset)})
+
+
+async def endpoint_post(ctx: Ctx) -> Resp:
+    """Plain POST of the whole file to the upload address (no resume: starts from zero)."""
+    session = ctx.session
+    assert session is not None
+    if session.complete:
+        return _text(409, "the upload is already complete", session)
+    if session.busy:
+        return _text(409, "another request is writing this upload", session)
+    session.busy = True
+    session.md5 = hashlib.md5()
+    session.offset = 0
+    try:
+        with session.path.open("wb") as out:
+            result = await stream_body(
+                ctx.request,
+                out,
+                digest=session.md5,
+                keep=_keep(ctx, session.filesize),
+                bytes_per_second=ctx.faults.bytes_per_second,
+            )
+            session.offset = result.written
+    finally:
+        session.busy = False
+    if result.complete:
+        if result.written == 0:
+            return Resp(400, io_error("EOF").body(""))
+        session.filesize = result.written
+    _after_body(ctx, session, result, 0)
+    return Resp(204, headers={**TUS, "Upload-Offset": str(session.offset)})
+
+
+def upload_routes() -> list[Route]:
+    """The upload host's routing table."""
+    return [
+        route("/v2/init", {"POST": init_upload}),
+        route("/v2/video", {"POST": upload_video}),
+        route(
+            "/upload/{secret}",
+            {
+                "HEAD": endpoint_head,
+                "PATCH": endpoint_patch,
+                "POST": endpoint_post,
+                "OPTIONS": endpoint_options,
+            },
+            auth="endpoint",
+        ),
+    ]

@@ -1,0 +1,100 @@
+"""In-memory records of the emulator: workspaces, projects, folders, videos and upload sessions."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from emulator.faults import FaultSet
+from emulator.media import MediaInfo
+
+
+@dataclass
+class Project:
+    """A project: owns videos and folders."""
+
+    id: str
+    folders: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Video:
+    """One video and everything the API shows about it."""
+
+    id: str
+    workspace_id: str
+    project_id: str
+    folder_id: str | None
+    title: str
+    seq: int
+    created_at: datetime
+    short_id: int
+    player_id: str
+    storage_id: str
+    subtitle: str = ""
+    description: str = ""
+    version: int = 1
+    status: str = "pending"
+    progress: float = 0.0
+    message: str | None = None
+    path: Path | None = None  # the stored (complete) file
+    file_size: int = 0
+    md5: str | None = None
+    original_name: str = ""
+    stored_at: datetime | None = None
+    info: MediaInfo | None = None
+    chapters: list[dict[str, Any]] = field(default_factory=list)
+    chapters_enabled: bool = False
+    privacy_type: str = "anywhere"
+    privacy_domains: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    additional_materials: list[dict[str, Any]] = field(default_factory=list)
+    additional_materials_enabled: bool = False
+    updated_at: datetime | None = None
+    generation: int = 0  # bumped whenever processing restarts or is overridden; stale work is dropped
+    processing_since: float | None = None  # monotonic time processing started (timed mode progress)
+    processing_seconds: float = 0.0
+    trim: tuple[float, float | None] | None = None  # X-Video-Trim, applied during processing
+
+
+@dataclass
+class UploadSession:
+    """A tus resource created by POST /v2/init; its secret path is the permission."""
+
+    id: str
+    secret: str
+    workspace_id: str
+    kind: str  # video | attachment | replace
+    video_id: str
+    filesize: int
+    filename: str | None
+    path: Path
+    offset: int = 0
+    busy: bool = False
+    complete: bool = False
+    md5: Any = field(default_factory=hashlib.md5)
+
+
+@dataclass
+class Workspace:
+    """An isolated tenant: its token, limits, processing speed, webhook, faults and objects."""
+
+    id: str
+    token: str
+    rate_per_second: int
+    rate_per_minute: int
+    processing: str
+    processing_seconds: float
+    default_project_id: str
+    default_folder_id: str
+    projects: dict[str, Project] = field(default_factory=dict)
+    folders: dict[str, str] = field(default_factory=dict)  # folder id -> project id
+    videos: dict[str, Video] = field(default_factory=dict)
+    sessions: dict[str, UploadSession] = field(default_factory=dict)  # by secret
+    webhook_url: str | None = None
+    webhook_username: str | None = None
+    webhook_password: str | None = None
+    faults: FaultSet | None = None
