@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import posixpath
 import re
@@ -161,8 +162,8 @@ def normalise(
         ("chapters", parse_chapters, pl.List(CHAPTER_DTYPE)),
         ("privacy_domains", parse_domains, pl.List(pl.String)),
     ):
-        values, bad = _parse_cells(df["row"], df[name], parser)
-        parsed[name] = pl.Series(name, values, dtype=dtype)
+        texts, bad = _parse_cells(df["row"], df[name], parser)
+        parsed[name] = pl.Series(name, texts, dtype=pl.String).str.json_decode(dtype)
         errors.add_rows((row, name, short(text), reason) for row, text, reason in bad)
     df = df.with_columns(
         parsed["tags"].alias("_tags"),
@@ -410,28 +411,31 @@ def _patch(target: pl.Series, mask: pl.Series, inputs: pl.Series, fn: Callable[[
 
 def _parse_cells(
     rows: pl.Series, cells: pl.Series, parser: Callable[[str], Any]
-) -> tuple[list[Any], list[tuple[int, str, str]]]:
-    """Parse the non-null cells of one column (results cached per distinct text)."""
-    values: list[Any] = [None] * len(cells)
+) -> tuple[list[str | None], list[tuple[int, str, str]]]:
+    """Parse the non-null cells of one column into canonical JSON text (cached per distinct cell).
+
+    Returning text lets polars build the typed list column in one vectorised json_decode.
+    """
+    texts: list[str | None] = [None] * len(cells)
     bad: list[tuple[int, str, str]] = []
     if cells.null_count() == len(cells):
-        return values, bad
-    cache: dict[str, tuple[Any, str | None]] = {}
+        return texts, bad
+    cache: dict[str, tuple[str | None, str | None]] = {}
     for i, (row, text) in enumerate(zip(rows.to_list(), cells.to_list(), strict=True)):
         if text is None:
             continue
         hit = cache.get(text)
         if hit is None:
             try:
-                hit = (parser(text), None)
+                hit = (json.dumps(parser(text)), None)
             except FieldError as exc:
                 hit = (None, str(exc))
             cache[text] = hit
         if hit[1] is None:
-            values[i] = hit[0]
+            texts[i] = hit[0]
         else:
             bad.append((row, text, hit[1]))
-    return values, bad
+    return texts, bad
 
 
 def short(text: str) -> str:
