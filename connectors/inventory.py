@@ -34,7 +34,7 @@ from connectors.s3 import (
     parse_s3_uri,
     shared_s3_client,
 )
-from connectors.sources import SourceError, file_uri_to_path, safe_uri
+from connectors.sources import SourceError, file_uri_to_path, safe_uri, scrub_urls
 
 __all__ = [
     "CHAPTER_DTYPE",
@@ -111,8 +111,14 @@ def read_inventory(
             raise InventoryError(f"default parent_id {default_parent_id.strip()[:60]!r} is not a UUID")
     loaded = _load(uri, s3=s3, format=format)
     rows, errors = normalise(loaded.frame, loaded.base, default_parent)
-    errors = sorted([*loaded.errors, *errors], key=lambda e: (e.row, field_rank(e.field), e.field, e.reason))
-    warnings = list(loaded.warnings)
+    errors = sorted(
+        (
+            RowError(e.row, e.field, scrub_urls(e.value), scrub_urls(e.reason))
+            for e in [*loaded.errors, *errors]
+        ),
+        key=lambda e: (e.row, field_rank(e.field), e.field, e.reason),
+    )
+    warnings = [scrub_urls(w) for w in loaded.warnings]
     if loaded.unknown_columns:
         warnings.insert(0, "ignored unknown columns: " + ", ".join(loaded.unknown_columns))
     return Inventory(uri=safe_uri(uri), format=loaded.format, rows=rows, errors=errors, warnings=warnings)
@@ -151,9 +157,11 @@ def _load(uri: str, *, s3: S3Config | None, format: str | None) -> _Loaded:
         path = Path(file_uri_to_path(uri) if uri.startswith("file://") else uri).expanduser()
     except SourceError as exc:
         raise InventoryError(f"cannot read inventory {uri}: {exc.reason}") from None
-    fmt = _detect_format(uri, path.name, format)
     if path.is_dir():
         raise InventoryError(f"inventory {path} is a directory (give a CSV, Parquet or JSON Lines file)")
+    if not path.exists():
+        raise InventoryError(f"inventory not found: {path}")
+    fmt = _detect_format(uri, path.name, format)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -198,7 +206,7 @@ def _parse(label: str, data: bytes, fmt: str, base: SourceBase) -> _Loaded:
         df = pl.DataFrame()
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
         first_line = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-        raise InventoryError(f"cannot parse inventory {label} as {fmt}: {first_line}") from None
+        raise InventoryError(f"cannot parse inventory {label} as {fmt}: {scrub_urls(first_line)}") from None
     return _from_table(label, df, fmt, base)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import posixpath
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,6 +41,16 @@ def safe_uri(uri: str) -> str:
     if parts.port is not None:
         host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+_URL_TAIL_RE = re.compile(
+    r"""(\b[A-Za-z][A-Za-z0-9+.-]*://)(?:[^\s/?#@"'`]*@)?([^\s?#"'`]*)(?:[?#][^\s"'`]*)?"""
+)
+
+
+def scrub_urls(text: str) -> str:
+    """Remove user info, query strings and fragments from every URL inside free text."""
+    return _URL_TAIL_RE.sub(r"\1\2", text)
 
 
 @runtime_checkable

@@ -326,6 +326,21 @@ def test_url_secrets_stay_out_of_errors(tmp_path: Path) -> None:
     assert inv.errors[0].value == "https://cdn.example.test/a b.mp4"
 
 
+def test_url_secrets_stay_out_of_record_and_file_errors(tmp_path: Path) -> None:
+    jsonl = tmp_path / "inv.jsonl"
+    jsonl.write_text('{"source": "https://h.test/a.mp4?X-Amz-Signature=TOPSECRET", oops}\n', encoding="utf-8")
+    inv = read_inventory(str(jsonl), default_parent_id=PARENT)
+    assert [(e.row, e.field) for e in inv.errors] == [(1, "record")]
+    assert "https://h.test/a.mp4" in inv.errors[0].value
+    assert "TOPSECRET" not in inv.errors[0].value + str(inv.errors[0])
+
+    broken = tmp_path / "inv.csv"
+    broken.write_text('source,title\n"https://h.test/a.mp4?X-Amz-Signature=TOPSECRET,x\n', encoding="utf-8")
+    with pytest.raises(InventoryError) as exc:
+        read_inventory(str(broken), default_parent_id=PARENT)
+    assert "TOPSECRET" not in str(exc.value)
+
+
 def test_long_titles_are_kept_and_sources_of_all_kinds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -376,6 +391,11 @@ def test_unreadable_inventories_raise_naming_the_file(tmp_path: Path, s3_server:
     with pytest.raises(InventoryError, match="not found") as exc:
         read_inventory(str(missing), default_parent_id=PARENT)
     assert str(missing) in str(exc.value)
+
+    with pytest.raises(InventoryError, match="not found"):
+        read_inventory(str(tmp_path / "missing.xlsx"), default_parent_id=PARENT)
+    with pytest.raises(InventoryError, match="is a directory"):
+        read_inventory(str(tmp_path), default_parent_id=PARENT)
 
     (tmp_path / "inv.xlsx").write_bytes(b"PK")
     with pytest.raises(InventoryError, match=r"\.xlsx"):
