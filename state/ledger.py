@@ -176,8 +176,9 @@ class Ledger:
             if schema.stored_version(conn) != schema.SCHEMA_VERSION:
                 with self._transaction():
                     schema.upgrade(conn)
-            check = conn.execute("PRAGMA quick_check").fetchone()[0]
+            check = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
             if check != "ok":
+                check = " ".join(str(check).replace("***", "").split())[:200]
                 raise LedgerError(
                     f"ledger {self.path} is not a valid videoferry ledger: integrity check: {check}"
                 )

@@ -1,0 +1,129 @@
+"""Reports never show the endpoint; summary, reconcile queries, batch statuses and operations."""
+
+from __future__ import annotations
+
+import pytest
+
+from state import InvalidTransition, Ledger, LedgerError
+from tests.state.helpers import ENDPOINT, drive, endpoint_for, failed_from, row
+
+
+def test_report_rows_never_contain_the_endpoint(ledger: Ledger, run_id: str) -> None:
+    drive(ledger, "up", "uploading", run_id)
+    failed_from(ledger, "fl", "uploading", run_id)
+    rows = ledger.report_rows()
+    assert len(rows) == 2
+    assert all("upload_endpoint" not in r for r in rows)
+    assert ENDPOINT not in repr(rows)
+    assert ENDPOINT in (ledger.get("up").upload_endpoint or "")  # type: ignore[union-attr]  # kept for resume
+    assert ENDPOINT not in repr(ledger.get("up"))
+    assert ENDPOINT not in repr(ledger.items()) and ENDPOINT not in repr(ledger.events())
+    assert ENDPOINT not in repr(ledger.summary())
+
+
+def test_messages_are_scrubbed_of_the_endpoint(ledger: Ledger, run_id: str) -> None:
+    drive(ledger, "k", "uploading", run_id)
+    ledger.note("k", run_id, f"PATCH {endpoint_for('k')} timed out", kind="retry", error_code="timeout")
+    ledger.fail("k", run_id, "tus_409", f"offset mismatch at {endpoint_for('k')}")
+    item = ledger.get("k")
+    assert item is not None and item.error_message is not None
+    assert ENDPOINT not in item.error_message and "<upload endpoint>" in item.error_message
+    assert all(ENDPOINT not in (e.message or "") for e in ledger.events("k"))
+
+
+def test_summary(ledger: Ledger, run_id: str) -> None:
+    ledger.plan([row(k, n, via="tus", source_size=1000) for n, k in enumerate("abcde")], run_id)
+    drive(ledger, "a", "finished", run_id)
+    drive(ledger, "b", "uploading", run_id)
+    ledger.record_offset("b", 400)
+    drive(ledger, "c", "error", run_id)
+    ledger.fail("d", run_id, 400400, "bad title")
+    ledger.note("b", run_id, "PATCH retried", kind="retry", error_code=500500)
+    summary = ledger.summary(run_id)
+    assert summary["items"] == 5
+    assert summary["counts"]["finished"] == 1 and summary["counts"]["planned"] == 1
+    assert summary["complete"] == 1
+    assert summary["bytes_total"] == 5000
+    assert summary["bytes_uploaded"] == 1000 + 400 + 1000  # finished, partial, uploaded-then-error
+    assert summary["error_codes"] == {"400400": 1, "video_error": 1}
+    assert summary["attempts"] == 3 and summary["retries"] == 1
+    assert summary["first_event_at"] <= summary["last_event_at"]
+    assert summary["throughput_bytes_per_second"] is not None and summary["throughput_bytes_per_second"] > 0
+    assert ledger.summary("no-such-run")["retries"] == 0
+
+
+def test_counts_list_every_state(ledger: Ledger, run_id: str) -> None:
+    drive(ledger, "k", "creating", run_id)
+    counts = ledger.counts()
+    assert counts["creating"] == 1 and sum(counts.values()) == 1 and "aborted" in counts
+
+
+def test_creating_items_and_claimed_videos(ledger: Ledger, run_id: str) -> None:
+    drive(ledger, "late", "planned", run_id)
+    drive(ledger, "early", "creating", run_id)
+    ledger.begin_create("late", run_id, "Late")
+    drive(ledger, "owner", "uploading", run_id)
+    assert [i.key for i in ledger.creating_items()] == ["early", "late"]
+    assert ledger.keys_for_videos(["vid-owner", "v-unknown"]) == {"vid-owner": "owner"}
+    with pytest.raises(LedgerError, match="already belongs"):
+        ledger.adopt("early", run_id, "vid-owner", "done")
+    assert ledger.get("early").state == "creating"  # type: ignore[union-attr]
+    ledger.reconcile_none("late", run_id)
+    late = ledger.get("late")
+    assert late is not None and late.state == "planned" and late.created_intent_at is None
+
+
+def test_apply_statuses_touches_only_watched_items(ledger: Ledger, run_id: str) -> None:
+    drive(ledger, "up", "uploaded", run_id)
+    drive(ledger, "pr", "processing", run_id)
+    drive(ledger, "dn", "done", run_id)
+    drive(ledger, "ing", "uploading", run_id)
+    changes = ledger.apply_statuses(
+        run_id,
+        {
+            "vid-up": "processing",
+            "vid-pr": "done",
+            "vid-dn": "error",
+            "vid-ing": "uploading",
+            "stranger": "done",
+        },
+    )
+    assert sorted(changes) == [("pr", "processing", "done"), ("up", "uploaded", "processing")]
+    assert ledger.get("dn").state == "done"  # type: ignore[union-attr]
+    assert ledger.get("ing").state == "uploading"  # type: ignore[union-attr]
+
+
+def test_operations_intent_then_outcome(ledger: Ledger, run_id: str) -> None:
+    drive(ledger, "k", "done", run_id)
+    op = ledger.record_op_intent(
+        "k", "copy", {"parent_id": "p1", "token": "T"}, run_id=run_id, op_key="copy-k"
+    )
+    stored = ledger.get_op(op)
+    assert stored is not None and stored.status == "intent" and stored.params == {"parent_id": "p1"}
+    assert [o.op_id for o in ledger.pending_ops()] == [op]
+    with pytest.raises(InvalidTransition, match="unknown outcome"):
+        ledger.record_op_intent("k", "copy", {"parent_id": "p1"}, run_id=run_id, op_key="copy-k")
+    ledger.record_op_outcome(op, "done", {"video_id": "copy-1"}, request_id="req-9")
+    stored = ledger.get_op(op)
+    assert stored is not None and stored.result == {"video_id": "copy-1"} and stored.outcome_at is not None
+    with pytest.raises(InvalidTransition):
+        ledger.record_op_outcome(op, "failed")
+    assert ledger.pending_ops() == []
+    op_events = [e for e in ledger.events("k") if e.kind == "op"]
+    assert [(e.from_state, e.to_state) for e in op_events] == [(None, "intent"), ("intent", "done")]
+    assert op_events[-1].request_id == "req-9"
+
+
+def test_cut_needs_the_before_snapshot(ledger: Ledger, run_id: str) -> None:
+    with pytest.raises(ValueError, match="version"):
+        ledger.record_op_intent("k", "cut", {"trim": [{"start": 0, "length": 5}]}, video_id="v")
+    before = {"version": 3, "updated_at": "2026-01-01T00:00:00Z", "duration": 60.0}
+    op = ledger.record_op_intent(
+        None, "cut", {"trim": [{"start": 0, "length": 5}]}, video_id="v", before=before, run_id=run_id
+    )
+    ledger.record_op_outcome(op, "void", error_code="reconcile_unchanged")
+    stored = ledger.get_op(op)
+    assert stored is not None and stored.before == before and stored.status == "void"
+    assert [o.op_id for o in ledger.ops(kind="cut")] == [op]
+    with pytest.raises(ValueError, match="unknown operation"):
+        ledger.record_op_intent("k", "explode", {})
