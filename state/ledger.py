@@ -478,7 +478,16 @@ class Ledger:
         duplicates: list[str] = []
         seen: set[str] = set()
         fields = ", ".join(
-            ("key", "row", "state", "video_id", "create_title", "create_description", *SPEC_FIELDS)
+            (
+                "key",
+                "row",
+                "state",
+                "video_id",
+                "create_title",
+                "create_description",
+                "last_run",
+                *SPEC_FIELDS,
+            )
         )
         with self._write() as conn:
             now = self._now()
@@ -569,7 +578,8 @@ class Ledger:
                         if not conflict:
                             updated += 1
                         continue
-                    touches.append((item["row"], run_id, item["key"]))
+                    if (item["row"], run_id) != (old["row"], old["last_run"]):
+                        touches.append((item["row"], run_id, item["key"]))
                     if not conflict:
                         unchanged += 1
                 if inserts:
