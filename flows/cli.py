@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
+import sys
+from typing import Any
+
 import typer
 
 app = typer.Typer(
@@ -9,7 +14,168 @@ app = typer.Typer(
     help="Move whole video libraries into the video service and run batch jobs on them.",
     no_args_is_help=True,
     add_completion=False,
+    pretty_exceptions_enable=False,
 )
+
+DEFAULT_LEDGER = "videoferry-ledger.db"  # same as flows.migrate.DEFAULT_LEDGER (kept here: no heavy import)
+VIAS = ("auto", "tus", "url", "single")
+REPORT_FORMATS = ("csv", "parquet", "json", "html")
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
+@app.command()
+def migrate(
+    inventory: str = typer.Argument(
+        ..., help="CSV, Parquet or JSON Lines inventory (path or s3://bucket/key), or s3://bucket/prefix/."
+    ),
+    parent_id: str | None = typer.Option(None, help="Project or folder for rows without parent_id."),
+    ledger: str = typer.Option(DEFAULT_LEDGER, envvar="VIDEOFERRY_LEDGER", help="The ledger file."),
+    transfers: int = typer.Option(4, min=1, max=64, help="Items transferred at once."),
+    via: str = typer.Option(
+        "auto", help="auto (tus for files and S3, URL import for http), tus, url, single."
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan; no API call, no write."),
+    report: str | None = typer.Option(
+        None, "--report", help="Write CSV, Parquet, JSON and HTML reports here."
+    ),
+    webhook_listen: str | None = typer.Option(
+        None, help="HOST:PORT to receive media.update.status webhooks (list polls become a rare safety net)."
+    ),
+    poll_interval: float = typer.Option(5.0, min=5.0, help="Seconds between status polls (at least 5)."),
+    wait_timeout: float | None = typer.Option(
+        None, help="Stop waiting for processing after this many seconds."
+    ),
+    chunk_mib: int = typer.Option(8, min=1, help="tus chunk size in MiB."),
+    prefect: bool = typer.Option(True, "--prefect/--no-prefect", help="Run as a Prefect flow (default)."),
+    api_url: str | None = typer.Option(None, envvar="VIDEOFERRY_API_URL", help="{base_url} of the service."),
+    upload_url: str | None = typer.Option(
+        None, envvar="VIDEOFERRY_UPLOAD_URL", help="{upload_url} of the service."
+    ),
+) -> None:
+    """Migrate every item of an inventory into the service (safe to rerun: done items are skipped)."""
+    if via not in VIAS:
+        raise _fail(f"--via must be one of {', '.join(VIAS)}, not {via!r}")
+    from rich.console import Console
+
+    from connectors.config import ConfigError, Settings
+    from connectors.inventory import InventoryError
+    from flows.migrate import MigrateOptions, run_migration
+    from flows.migrate import dry_run as plan_only
+    from flows.progress import LiveDisplay
+    from state.errors import LedgerError
+
+    console = Console(stderr=True)
+    opts = MigrateOptions(
+        inventory=inventory,
+        parent_id=parent_id,
+        ledger=ledger,
+        transfers=transfers,
+        via=via,
+        dry_run=dry_run,
+        report_dir=report,
+        webhook_listen=webhook_listen,
+        poll_interval=poll_interval,
+        wait_timeout=wait_timeout,
+        chunk_size=chunk_mib * 1024 * 1024,
+    )
+    try:
+        if dry_run:
+            result = plan_only(opts).as_dict()
+        else:
+            settings = Settings.from_env(api_url=api_url, upload_url=upload_url)
+            from connectors.limiter import shared_limiter
+
+            counter = shared_limiter(settings.token, settings.rate_per_second, settings.rate_per_minute)
+            with LiveDisplay(ledger, console, counter):
+                if prefect:
+                    from flows.migrate_flow import run_flow
+
+                    result = run_flow(opts)
+                else:
+                    result = run_migration(opts, settings).as_dict()
+    except (ConfigError, InventoryError, LedgerError) as exc:
+        raise _fail(str(exc)) from None
+    _print_outcome(result)
+    raise typer.Exit(int(result["exit_code"]))
+
+
+def _print_outcome(result: dict[str, Any]) -> None:
+    from tasks.report import summary_lines
+
+    if result.get("summary"):
+        for line in summary_lines(result["summary"]):
+            typer.echo(line)
+    for line in result.get("reasons", []):
+        typer.echo(line)
+    if result.get("report_files"):
+        typer.echo("report: " + ", ".join(result["report_files"]))
+    typer.echo("ok: every item is done" if result["exit_code"] == 0 else f"exit status {result['exit_code']}")
+
+
+@app.command()
+def status(
+    ledger: str = typer.Option(DEFAULT_LEDGER, envvar="VIDEOFERRY_LEDGER", help="The ledger file."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    failures: int = typer.Option(20, help="How many failed items to list."),
+) -> None:
+    """Show where every item stands (reads the ledger only; no API call, no Prefect)."""
+    from state.errors import LedgerError
+    from state.ledger import Ledger
+    from tasks.report import summary_lines
+
+    try:
+        book = Ledger.open(ledger, create=False)
+    except LedgerError as exc:
+        raise _fail(str(exc)) from None
+    try:
+        summary = book.summary()
+        bad = book.items(["failed", "error", "aborted"], limit=failures)
+        runs = book.runs()
+    finally:
+        book.close()
+    if as_json:
+        typer.echo(json.dumps(summary, default=str, indent=2))
+        return
+    for line in summary_lines(summary):
+        typer.echo(line)
+    if runs:
+        last = runs[-1]
+        typer.echo(f"last run: {last.run_id} {last.status}")
+    for item in bad:
+        typer.echo(f"  {item.key} (row {item.row}): {item.state} {item.error_code}: {item.error_message}")
+    counts = summary.get("counts", {})
+    complete = counts.get("done", 0) + counts.get("finished", 0)
+    raise typer.Exit(0 if complete == summary.get("items", 0) else 1)
+
+
+@app.command("report")
+def report_cmd(
+    ledger: str = typer.Option(DEFAULT_LEDGER, envvar="VIDEOFERRY_LEDGER", help="The ledger file."),
+    fmt: list[str] = typer.Option(  # noqa: B008 - typer's declaration style
+        list(REPORT_FORMATS), "--format", "-f", help="csv, parquet, json or html (repeatable)."
+    ),
+    out: str = typer.Option("videoferry-report", help="Directory for the report files."),
+) -> None:
+    """Write the per-item table and the summary of a ledger (reads the ledger only)."""
+    bad = [f for f in fmt if f not in REPORT_FORMATS]
+    if bad:
+        raise _fail(f"unknown format {bad[0]!r} (use {', '.join(REPORT_FORMATS)})")
+    from flows.migrate import report_only
+    from state.errors import LedgerError
+    from tasks.report import summary_lines
+
+    try:
+        report, files = report_only(ledger, out, tuple(fmt))
+    except LedgerError as exc:
+        raise _fail(str(exc)) from None
+    for line in summary_lines(report.summary):
+        typer.echo(line)
+    for path in files:
+        typer.echo(f"wrote {path}")
 
 
 @app.command()
@@ -24,9 +190,29 @@ def emulator(
     serve_forever(host=host, port=port, upload_port=upload_port)
 
 
+@app.command()
+def demo(
+    items: int = typer.Option(30, min=1, max=500, help="How many clips to make and migrate."),
+    workdir: str | None = typer.Option(
+        None, help="Where to put clips, ledger and report (default: a temp dir)."
+    ),
+    transfers: int = typer.Option(4, min=1, max=32, help="Items transferred at once."),
+) -> None:
+    """Start the emulator, make short real clips and migrate them through the real Prefect engine."""
+    from flows.demo import run_demo
+
+    raise typer.Exit(run_demo(items=items, workdir=workdir, transfers=transfers))
+
+
 def main() -> None:
     """Entry point of the `videoferry` console script."""
-    app()
+    # This workplace, like many migration hosts, has no route out: Prefect's telemetry would only log errors.
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    try:
+        app()
+    except KeyboardInterrupt:
+        typer.echo("interrupted; rerun the same command to resume", err=True)
+        sys.exit(130)
 
 
 if __name__ == "__main__":

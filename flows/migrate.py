@@ -1,0 +1,237 @@
+"""The migrate flow: inventory -> ledger plan -> transfers -> readiness -> finish -> report."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from connectors.client import VideoClient
+from connectors.config import Settings
+from connectors.errors import AuthError, VideoApiError
+from connectors.s3 import S3Config
+from connectors.tus import TusUpload
+from state.ledger import Ledger
+from state.machine import COMPLETE_STATES
+from tasks.context import RunContext, register, unregister
+from tasks.pipeline import Handle, drive
+from tasks.plan import Plan, apply_plan, preview, read_plan
+from tasks.readiness import start_webhooks
+from tasks.report import Report, build_report, summary_lines, write_report
+from tasks.transfer import transfer_batch
+
+log = logging.getLogger(__name__)
+
+DEFAULT_LEDGER = "videoferry-ledger.db"
+
+
+@dataclass
+class MigrateOptions:
+    """What a migration is asked to do (the CLI options and the flow's parameters)."""
+
+    inventory: str
+    parent_id: str | None = None
+    ledger: str = DEFAULT_LEDGER
+    transfers: int = 4
+    via: str = "auto"
+    dry_run: bool = False
+    report_dir: str | None = None
+    webhook_listen: str | None = None
+    poll_interval: float = 5.0
+    wait_timeout: float | None = None
+    chunk_size: int = 8 * 1024 * 1024
+    retry_failed: bool = True
+
+
+@dataclass
+class MigrateOutcome:
+    """How a migration ended: exit code, the reason lines, the summary and where the report went."""
+
+    exit_code: int
+    reasons: list[str]
+    summary: dict[str, Any] = field(default_factory=dict)
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+    report_files: list[str] = field(default_factory=list)
+    preview: dict[str, int] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-friendly form (the flow's return value)."""
+        return asdict(self)
+
+
+SubmitFactory = Callable[[RunContext], Callable[[list[str]], Handle]]
+
+
+def _thread_submit(pool: concurrent.futures.ThreadPoolExecutor) -> SubmitFactory:
+    def factory(ctx: RunContext) -> Callable[[list[str]], Handle]:
+        return lambda keys: pool.submit(transfer_batch, ctx, keys)
+
+    return factory
+
+
+def dry_run(opts: MigrateOptions, s3: S3Config | None = None) -> MigrateOutcome:
+    """Read and route the inventory, compare with the ledger; no API call and no write anywhere."""
+    plan = read_plan(opts.inventory, parent_id=opts.parent_id, via=opts.via, s3=s3)
+    ledger = Ledger.open(opts.ledger, create=False) if Path(opts.ledger).exists() else None
+    try:
+        counts = preview(plan, ledger, opts.via)
+    finally:
+        if ledger is not None:
+            ledger.close()
+    rejected = plan.rejected_rows
+    reasons = [
+        f"dry run: {counts['new']} new, {counts['pending']} to resume, {counts['done']} already done",
+        *(f"rejected row {r['row']}, field {r['field']}: {r['reason']}" for r in rejected),
+    ]
+    return MigrateOutcome(exit_code=1 if rejected else 0, reasons=reasons, rejected=rejected, preview=counts)
+
+
+def run_migration(
+    opts: MigrateOptions,
+    settings: Settings,
+    *,
+    submit_factory: SubmitFactory | None = None,
+    on_start: Callable[[RunContext], None] | None = None,
+    on_tick: Callable[[RunContext], None] | None = None,
+    s3: S3Config | None = None,
+) -> MigrateOutcome:
+    """Run one migration to its end (plain function; the Prefect flow passes its own submit_factory)."""
+    if opts.dry_run:
+        return dry_run(opts, s3)
+    s3 = s3 or S3Config.from_env()
+    plan = read_plan(opts.inventory, parent_id=opts.parent_id, via=opts.via, s3=s3)
+    ledger = Ledger.open(opts.ledger)
+    params = {k: v for k, v in asdict(opts).items() if k != "dry_run"}
+    run_id = ledger.start_run("migrate", params)
+    client = VideoClient.from_settings(settings)
+    tus = TusUpload(chunk_size=opts.chunk_size)
+    ctx = RunContext(
+        client=client,
+        tus=tus,
+        ledger=ledger,
+        run_id=run_id,
+        via=opts.via,  # type: ignore[arg-type]
+        s3=s3,
+        chunk_size=opts.chunk_size,
+        poll_interval=opts.poll_interval,
+    )
+    register(ctx)
+    pool: concurrent.futures.ThreadPoolExecutor | None = None
+    receiver = None
+    status = "failed"
+    try:
+        apply_plan(plan, ledger, run_id, opts.via)
+        if opts.retry_failed:
+            ledger.requeue_failed(run_id)
+        ctx.progress.items_total = sum(ledger.counts().values())
+        ctx.progress.bytes_total = int(ledger.summary().get("bytes_total") or 0)
+        _preflight(ctx)
+        if opts.webhook_listen and not ctx.abort.is_set():
+            receiver = start_webhooks(
+                ctx,
+                opts.webhook_listen,
+                os.environ.get("VIDEOFERRY_WEBHOOK_USERNAME"),
+                os.environ.get("VIDEOFERRY_WEBHOOK_PASSWORD"),
+            )
+            ctx.poll_interval = max(
+                ctx.poll_interval, 60.0
+            )  # webhooks carry the news; polls are a safety net
+        if on_start is not None:
+            on_start(ctx)
+        if submit_factory is None:
+            pool = concurrent.futures.ThreadPoolExecutor(
+                max_workers=opts.transfers, thread_name_prefix="xfer"
+            )
+            submit_factory = _thread_submit(pool)
+        if not ctx.abort.is_set():
+            drive(
+                ctx,
+                submit_factory(ctx),
+                transfers=opts.transfers,
+                wait_timeout=opts.wait_timeout,
+                on_tick=(lambda: on_tick(ctx)) if on_tick is not None else None,
+            )
+        outcome = _outcome(ctx, plan)
+        status = "succeeded" if outcome.exit_code == 0 else "incomplete"
+        if opts.report_dir:
+            report = build_report(ledger, rejected=plan.rejected_rows)
+            outcome.report_files = [str(p) for p in write_report(report, Path(opts.report_dir))]
+        return outcome
+    except KeyboardInterrupt:
+        ctx.stop("interrupted by the user")
+        status = "interrupted"
+        raise
+    finally:
+        if receiver is not None:
+            receiver.stop()
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        try:
+            ledger.finish_run(run_id, status, ledger.summary(run_id))
+        finally:
+            unregister(run_id)
+            tus.close()
+            client.close()
+            ledger.close()
+
+
+def _preflight(ctx: RunContext) -> None:
+    """One cheap read so a bad token stops the run before any item is touched."""
+    try:
+        ctx.client.list_videos(page=1, per_page=1)
+    except AuthError as exc:
+        ctx.stop(str(exc), config_error=True)
+    except VideoApiError as exc:
+        log.warning("preflight list failed (%s); going on", exc.code or exc.status)
+
+
+def _outcome(ctx: RunContext, plan: Plan) -> MigrateOutcome:
+    summary = ctx.ledger.summary()
+    rejected = plan.rejected_rows
+    if rejected:
+        summary["rejected_rows"] = len(rejected)
+    counts: dict[str, int] = summary.get("counts", {})
+    not_done = {s: n for s, n in counts.items() if n and s not in COMPLETE_STATES}
+    reasons: list[str] = []
+    if ctx.abort.is_set():
+        reasons.append(f"stopped: {ctx.abort_reason}")
+    if not_done:
+        reasons.append("not done: " + ", ".join(f"{n} {s}" for s, n in not_done.items()))
+        failures = [i for i in ctx.ledger.items(["failed", "error", "aborted"], limit=20)]
+        reasons += [f"  {i.key} (row {i.row}): {i.state} {i.error_code}: {i.error_message}" for i in failures]
+    if rejected:
+        reasons.append(f"{len(rejected)} inventory rows rejected")
+        reasons += [f"  row {r['row']}, field {r['field']}: {r['reason']}" for r in rejected[:20]]
+    if not counts or sum(counts.values()) == 0:
+        reasons.append("the inventory has no items")
+    if plan.result is not None and plan.result.conflicts:
+        reasons.append(f"{len(plan.result.conflicts)} rows changed source/parent after upload: not applied")
+    code = 0 if not not_done and not rejected and not ctx.abort.is_set() else 1
+    if ctx.config_error:
+        code = 2
+    return MigrateOutcome(exit_code=code, reasons=reasons, summary=summary, rejected=rejected)
+
+
+def report_only(ledger_path: str, report_dir: str, formats: tuple[str, ...]) -> tuple[Report, list[Path]]:
+    """Write the report of an existing ledger (no run, no lock, no API call)."""
+    ledger = Ledger.open(ledger_path, create=False)
+    try:
+        report = build_report(ledger)
+        return report, write_report(report, Path(report_dir), formats)
+    finally:
+        ledger.close()
+
+
+__all__ = [
+    "DEFAULT_LEDGER",
+    "MigrateOptions",
+    "MigrateOutcome",
+    "dry_run",
+    "report_only",
+    "run_migration",
+    "summary_lines",
+]

@@ -1,0 +1,151 @@
+"""The Prefect flow around run_migration: batches become task runs, results become artifacts."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from prefect import flow, get_run_logger
+from prefect.artifacts import (
+    create_markdown_artifact,
+    create_progress_artifact,
+    create_table_artifact,
+    update_progress_artifact,
+)
+from prefect.futures import PrefectFuture
+from prefect.task_runners import ThreadPoolTaskRunner
+
+from connectors.config import Settings
+from flows.migrate import DEFAULT_LEDGER, MigrateOptions, run_migration
+from tasks.context import RunContext
+from tasks.pipeline import Handle
+from tasks.prefect_tasks import transfer_batch_task
+from tasks.report import Report, build_report, markdown
+
+#: Rows of the table artifact (the full table is in the report files).
+ARTIFACT_ROWS = 500
+
+
+class _FutureHandle:
+    """Adapts a Prefect future to the pipeline's Handle (done() without blocking)."""
+
+    def __init__(self, future: PrefectFuture[Any]) -> None:
+        self.future = future
+
+    def done(self) -> bool:
+        return self.future.state.is_final()
+
+
+def _submit(ctx: RunContext) -> Callable[[list[str]], Handle]:
+    return lambda keys: _FutureHandle(transfer_batch_task.submit(ctx.run_id, keys))
+
+
+@flow(
+    name="videoferry-migrate",
+    task_runner=ThreadPoolTaskRunner(max_workers=4),  # type: ignore[arg-type]
+    log_prints=False,
+)
+def migrate_flow(
+    inventory: str,
+    parent_id: str | None = None,
+    ledger: str = DEFAULT_LEDGER,
+    transfers: int = 4,
+    via: str = "auto",
+    dry_run: bool = False,
+    report_dir: str | None = None,
+    webhook_listen: str | None = None,
+    poll_interval: float = 5.0,
+    wait_timeout: float | None = None,
+    chunk_size: int = 8 * 1024 * 1024,
+) -> dict[str, Any]:
+    """Migrate an inventory into the service; per-item truth is in the ledger, not in Prefect."""
+    logger = get_run_logger()
+    opts = MigrateOptions(
+        inventory=inventory,
+        parent_id=parent_id,
+        ledger=ledger,
+        transfers=transfers,
+        via=via,
+        dry_run=dry_run,
+        report_dir=report_dir,
+        webhook_listen=webhook_listen,
+        poll_interval=poll_interval,
+        wait_timeout=wait_timeout,
+        chunk_size=chunk_size,
+    )
+    settings = None if dry_run else Settings.from_env()
+    progress: dict[str, Any] = {"id": None, "last": 0.0}
+
+    def on_start(ctx: RunContext) -> None:
+        progress["id"] = create_progress_artifact(
+            0.0, key="videoferry-progress", description="Items complete (%)"
+        )
+        logger.info(
+            "run %s: %d items, %d bytes", ctx.run_id, ctx.progress.items_total, ctx.progress.bytes_total
+        )
+
+    def on_tick(ctx: RunContext) -> None:
+        now = time.monotonic()
+        if progress["id"] is None or now - progress["last"] < 5.0:
+            return
+        progress["last"] = now
+        counts = ctx.ledger.counts()
+        total = max(sum(counts.values()), 1)
+        complete = counts.get("done", 0) + counts.get("finished", 0)
+        update_progress_artifact(progress["id"], 100.0 * complete / total)
+
+    outcome = run_migration(
+        opts,
+        settings,  # type: ignore[arg-type]
+        submit_factory=_submit,
+        on_start=on_start,
+        on_tick=on_tick,
+    )
+    if progress["id"] is not None:
+        counts = outcome.summary.get("counts", {})
+        total = max(sum(counts.values()), 1)
+        update_progress_artifact(
+            progress["id"], 100.0 * (counts.get("done", 0) + counts.get("finished", 0)) / total
+        )
+    if not dry_run:
+        _artifacts(opts)
+    for line in outcome.reasons:
+        logger.info(line)
+    return outcome.as_dict()
+
+
+def _artifacts(opts: MigrateOptions) -> None:
+    """The table and markdown artifacts, read from the ledger (no secrets: report rows omit endpoints)."""
+    from state.ledger import Ledger
+
+    ledger = Ledger.open(opts.ledger, create=False)
+    try:
+        report: Report = build_report(ledger)
+    finally:
+        ledger.close()
+    columns = [c for c in ("row", "key", "title", "state", "video_id", "error_code", "error_message")]
+    rows = report.items.select([c for c in columns if c in report.items.columns]).head(ARTIFACT_ROWS)
+    create_table_artifact(rows.to_dicts(), key="videoferry-items", description="Items (first 500)")
+    create_markdown_artifact(markdown(report), key="videoferry-summary", description="Migration summary")
+
+
+def run_flow(opts: MigrateOptions) -> dict[str, Any]:
+    """Run migrate_flow in this process with `opts.transfers` worker threads."""
+    runner: ThreadPoolTaskRunner[Any] = ThreadPoolTaskRunner(max_workers=max(1, opts.transfers))
+    configured = migrate_flow.with_options(task_runner=runner)  # type: ignore[arg-type]
+    result = configured(
+        inventory=opts.inventory,
+        parent_id=opts.parent_id,
+        ledger=opts.ledger,
+        transfers=opts.transfers,
+        via=opts.via,
+        dry_run=opts.dry_run,
+        report_dir=opts.report_dir,
+        webhook_listen=opts.webhook_listen,
+        poll_interval=opts.poll_interval,
+        wait_timeout=opts.wait_timeout,
+        chunk_size=opts.chunk_size,
+    )
+    assert isinstance(result, dict)
+    return result

@@ -1,0 +1,110 @@
+"""The per-run context every migration step receives: settings, client, ledger, counters."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from connectors.client import VideoClient
+    from connectors.s3 import S3Config
+    from connectors.tus import TusUpload
+    from state.ledger import Ledger
+
+Via = Literal["auto", "tus", "url", "single"]
+
+
+@dataclass
+class Progress:
+    """Thread-safe live counters for the progress display and the Prefect progress artifact."""
+
+    items_total: int = 0
+    bytes_total: int = 0
+    bytes_sent: int = 0
+    started: float = field(default_factory=time.monotonic)
+    states: Counter[str] = field(default_factory=Counter)
+    _api_calls: deque[float] = field(default_factory=deque)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add_bytes(self, n: int) -> None:
+        """Count n more bytes acknowledged by an upload endpoint."""
+        with self._lock:
+            self.bytes_sent += n
+
+    def api_call(self) -> None:
+        """Count one API call (for the calls-per-minute figure)."""
+        now = time.monotonic()
+        with self._lock:
+            self._api_calls.append(now)
+            while self._api_calls and self._api_calls[0] < now - 60:
+                self._api_calls.popleft()
+
+    def api_calls_last_minute(self) -> int:
+        """API calls made in the last 60 seconds."""
+        now = time.monotonic()
+        with self._lock:
+            while self._api_calls and self._api_calls[0] < now - 60:
+                self._api_calls.popleft()
+            return len(self._api_calls)
+
+    def set_states(self, counts: dict[str, int]) -> None:
+        """Replace the per-state item counts (read from the ledger)."""
+        with self._lock:
+            self.states = Counter(counts)
+
+    def rate(self) -> float:
+        """Average upload rate in bytes per second since the start."""
+        elapsed = max(time.monotonic() - self.started, 1e-6)
+        return self.bytes_sent / elapsed
+
+
+@dataclass
+class RunContext:
+    """Everything one migration run shares between its steps (never serialised, never logged)."""
+
+    client: VideoClient
+    tus: TusUpload
+    ledger: Ledger
+    run_id: str
+    via: Via = "auto"
+    s3: S3Config | None = None
+    chunk_size: int = 8 * 1024 * 1024
+    poll_interval: float = 5.0
+    max_create_attempts: int = 3
+    progress: Progress = field(default_factory=Progress)
+    abort: threading.Event = field(default_factory=threading.Event)
+    abort_reason: str = ""
+    #: True when the stop was caused by configuration (a rejected token): the user must fix it first.
+    config_error: bool = False
+
+    def stop(self, reason: str, *, config_error: bool = False) -> None:
+        """Ask every worker to stop taking new items (auth failure, user interrupt)."""
+        if not self.abort.is_set():
+            self.abort_reason = reason
+            self.config_error = config_error
+            self.abort.set()
+
+
+_REGISTRY: dict[str, RunContext] = {}
+_REGISTRY_LOCK = threading.Lock()
+
+
+def register(ctx: RunContext) -> None:
+    """Make a run's context findable by run id (Prefect tasks receive only the id)."""
+    with _REGISTRY_LOCK:
+        _REGISTRY[ctx.run_id] = ctx
+
+
+def lookup(run_id: str) -> RunContext:
+    """The context of a run started in this process."""
+    with _REGISTRY_LOCK:
+        return _REGISTRY[run_id]
+
+
+def unregister(run_id: str) -> None:
+    """Forget a finished run's context."""
+    with _REGISTRY_LOCK:
+        _REGISTRY.pop(run_id, None)

@@ -1,0 +1,67 @@
+"""The finish step: once a video is done, apply what could not travel with the create (idempotent calls)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from connectors.errors import AuthError, VideoApiError
+from state.machine import DONE, FAILED, FINISHED
+from state.models import Item
+from tasks.context import RunContext
+
+log = logging.getLogger(__name__)
+
+
+def owed_update(item: Item) -> dict[str, Any]:
+    """The update fields the video still needs: exact title/description, tags, privacy."""
+    fields: dict[str, Any] = {}
+    if item.title and item.title != item.create_title:
+        fields["title"] = item.title
+    if item.description and item.description != (item.create_description or ""):
+        fields["description"] = item.description
+    if item.tags:
+        fields["tags"] = list(item.tags)
+    if item.privacy_type:
+        fields["privacy_type"] = item.privacy_type
+    if item.privacy_domains:
+        fields["privacy_domains"] = list(item.privacy_domains)
+    return fields
+
+
+def finish_item(ctx: RunContext, item: Item) -> str:
+    """Apply metadata and chapters to a done item's video, then mark it finished; returns the new state."""
+    assert item.video_id is not None
+    ledger = ctx.ledger
+    fields = owed_update(item)
+    steps: list[tuple[str, dict[str, Any]]] = []
+    if fields:
+        steps.append(("update", fields))
+    if item.chapters:
+        steps.append(("chapters", {"items": [[c.time, c.title] for c in item.chapters], "enabled": True}))
+    for kind, params in steps:
+        op_id = ledger.record_op_intent(item.key, kind, params, run_id=ctx.run_id, video_id=item.video_id)
+        try:
+            if kind == "update":
+                ctx.client.update_video(item.video_id, **params)
+            else:
+                ctx.client.set_chapters(item.video_id, [(t, s) for t, s in params["items"]], enabled=True)
+        except VideoApiError as exc:
+            ledger.record_op_outcome(
+                op_id,
+                "failed",
+                error_code=exc.code,
+                error_message=str(exc),
+                request_id=exc.request_id,
+                run_id=ctx.run_id,
+            )
+            if isinstance(exc, AuthError):
+                ctx.stop(str(exc), config_error=True)
+                return DONE
+            code = exc.code or f"http_{exc.status}"
+            ledger.fail(item.key, ctx.run_id, code, f"{kind}: {exc}", exc.request_id)
+            return FAILED
+        ledger.record_op_outcome(op_id, "done", run_id=ctx.run_id)
+    ledger.finished(item.key, ctx.run_id)
+    return FINISHED
+

@@ -1,0 +1,120 @@
+"""Readiness: learn many videos' statuses per list call (or by webhook) and move items to done/error."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from typing import Literal
+
+from connectors.errors import NotFoundError
+from connectors.webhook import WebhookReceiver
+from state.machine import PROCESSING, UPLOADED
+from state.models import Item
+from tasks.context import RunContext
+
+log = logging.getLogger(__name__)
+
+#: The list's page size: one call covers up to this many videos.
+PAGE_SIZE = 100
+#: Items the service reports on after their upload is complete.
+WATCH_STATES = (UPLOADED, PROCESSING)
+
+Scope = Literal["project_id", "folder_id"]
+
+
+class Watcher:
+    """Polls the destination lists at most once per poll interval and records terminal statuses."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        self.scopes: dict[str, Scope | None] = {}
+        self.polls = 0
+        self.list_calls = 0
+        self.last_poll = 0.0
+
+    def watched(self) -> list[Item]:
+        """Items whose upload is complete and whose video is not yet terminal."""
+        return [i for i in self.ctx.ledger.items(WATCH_STATES) if i.video_id]
+
+    def poll_once(self) -> list[tuple[str, str, str]]:
+        """One round: list each destination (newest first) until every watched video is seen."""
+        items = self.watched()
+        self.polls += 1
+        self.last_poll = time.monotonic()
+        by_parent: dict[str, dict[str, Item]] = defaultdict(dict)
+        for item in items:
+            by_parent[item.parent_id or ""][item.video_id or ""] = item
+        statuses: dict[str, str] = {}
+        missing: list[Item] = []
+        for parent, wanted in by_parent.items():
+            found = self._list_parent(parent, set(wanted))
+            statuses.update(found)
+            missing.extend(item for vid, item in wanted.items() if vid not in found)
+        changed = self.ctx.ledger.apply_statuses(self.ctx.run_id, statuses) if statuses else []
+        for item in missing:
+            changed.extend(self._get_one(item))
+        return changed
+
+    def _list_parent(self, parent: str, wanted: set[str]) -> dict[str, str]:
+        scope = self.scopes.get(parent)
+        order: list[Scope] = [scope] if scope else ["project_id", "folder_id"]
+        for candidate in order:
+            found = self._list_scope(candidate, parent, wanted)
+            if found:
+                self.scopes[parent] = candidate
+                return found
+        return {}
+
+    def _list_scope(self, scope: Scope, parent: str, wanted: set[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        page = 1
+        while True:
+            filters = {scope: parent} if parent else {}
+            result = self.ctx.client.list_videos(
+                order="created_at.desc", page=page, per_page=PAGE_SIZE, **filters
+            )
+            self.list_calls += 1
+            for video in result.items:
+                if video.id in wanted and video.status:
+                    found[video.id] = video.status
+            total = result.pagination.total or 0
+            if len(found) == len(wanted) or not result.items or page * PAGE_SIZE >= total:
+                return found
+            if page == 1 and not found:
+                return found  # newest page holds none of ours: wrong scope (or not listed yet)
+            page += 1
+
+    def _get_one(self, item: Item) -> list[tuple[str, str, str]]:
+        """Fallback for a video no list showed: one GET (still at most one per video per poll)."""
+        assert item.video_id is not None
+        try:
+            video = self.ctx.client.get_video(item.video_id)
+        except NotFoundError as exc:
+            self.ctx.ledger.fail(item.key, self.ctx.run_id, exc.code or 400404, "video vanished (404)")
+            return [(item.key, item.state, "failed")]
+        if not video.status:
+            return []
+        return self.ctx.ledger.apply_statuses(self.ctx.run_id, {video.id: video.status})
+
+
+def apply_webhook(ctx: RunContext, video_id: str, status: str, message: str | None) -> None:
+    """Record one media.update.status event (videos not in this ledger are ignored)."""
+    ctx.ledger.apply_statuses(ctx.run_id, {video_id: status}, {video_id: message} if message else None)
+
+
+def start_webhooks(
+    ctx: RunContext, listen: str, username: str | None = None, password: str | None = None
+) -> WebhookReceiver:
+    """Start the webhook receiver on HOST:PORT; events update the ledger as they arrive."""
+    host, _, port = listen.rpartition(":")
+    receiver = WebhookReceiver(
+        host or "127.0.0.1",
+        int(port),
+        username=username,
+        password=password,
+        on_event=lambda vid, status, message: apply_webhook(ctx, vid, status, message),
+    )
+    receiver.start()
+    return receiver
+

@@ -1,0 +1,279 @@
+"""Reports from the ledger with polars: per-item table and summary as CSV, Parquet, JSON and one HTML page."""
+
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import polars as pl
+
+from state.ledger import Ledger
+from state.machine import FINISHED, STATES
+
+FORMATS = ("csv", "parquet", "json", "html")
+#: Colours of the status chart (end states stand out).
+_COLOURS = {
+    "finished": "#2e7d32",
+    "done": "#66bb6a",
+    "failed": "#c62828",
+    "error": "#e53935",
+    "aborted": "#8e24aa",
+}
+
+
+def redact_url(source: str) -> str:
+    """A source as it may appear in a report: query and fragment of http(s) URLs dropped (signed links)."""
+    if source.lower().startswith(("http://", "https://")):
+        parts = urlsplit(source)
+        netloc = parts.hostname or ""
+        if parts.port:
+            netloc += f":{parts.port}"
+        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    return source
+
+
+@dataclass
+class Report:
+    """What a run produced: the per-item table, the summary, rejected rows and a completion timeline."""
+
+    items: pl.DataFrame
+    summary: dict[str, Any]
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+    timeline: pl.DataFrame = field(default_factory=pl.DataFrame)
+
+
+def build_report(ledger: Ledger, *, rejected: list[dict[str, Any]] | None = None) -> Report:
+    """Read the ledger into a Report (never the upload endpoint: report rows do not carry it)."""
+    rows = ledger.report_rows()
+    for row in rows:
+        row["source"] = redact_url(str(row.get("source") or ""))
+    items = pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
+    summary = ledger.summary()
+    if rejected:
+        summary["rejected_rows"] = len(rejected)
+    timeline = _timeline(ledger)
+    return Report(items=items, summary=summary, rejected=list(rejected or []), timeline=timeline)
+
+
+def _timeline(ledger: Ledger) -> pl.DataFrame:
+    """Per-minute counts of items that became done and bytes whose upload completed."""
+    records: list[dict[str, Any]] = []
+    sizes = {r["key"]: (r.get("bytes_total") or r.get("source_size") or 0) for r in ledger.report_rows()}
+    for event in ledger.events():
+        if event.kind != "transition" or event.key is None:
+            continue
+        if event.to_state == "done":
+            records.append({"time": event.time, "done": 1, "bytes": 0})
+        elif event.to_state == "uploaded":
+            records.append({"time": event.time, "done": 0, "bytes": int(sizes.get(event.key, 0))})
+    if not records:
+        return pl.DataFrame(schema={"minute": pl.Datetime("us", "UTC"), "done": pl.Int64, "bytes": pl.Int64})
+    frame = pl.DataFrame(records).with_columns(pl.col("time").dt.truncate("1m").alias("minute"))
+    return frame.group_by("minute").agg(pl.col("done").sum(), pl.col("bytes").sum()).sort("minute")
+
+
+def summary_frame(summary: dict[str, Any]) -> pl.DataFrame:
+    """The summary as a two-column table (metric, value) for CSV / Parquet."""
+    flat: list[tuple[str, str]] = []
+    for name, value in summary.items():
+        if isinstance(value, dict):
+            flat.extend((f"{name}.{k}", str(v)) for k, v in value.items())
+        else:
+            flat.append((name, "" if value is None else str(value)))
+    return pl.DataFrame(flat, schema=["metric", "value"], orient="row")
+
+
+def write_report(report: Report, out_dir: Path, formats: tuple[str, ...] = FORMATS) -> list[Path]:
+    """Write the report in each format into out_dir; returns the files written."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for fmt in formats:
+        if fmt not in FORMATS:
+            raise ValueError(f"unknown report format {fmt!r} (use {', '.join(FORMATS)})")
+        if fmt == "csv":
+            written += [out_dir / "items.csv", out_dir / "summary.csv"]
+            _flat(report.items).write_csv(written[-2])
+            summary_frame(report.summary).write_csv(written[-1])
+        elif fmt == "parquet":
+            written += [out_dir / "items.parquet", out_dir / "summary.parquet"]
+            report.items.write_parquet(written[-2])
+            summary_frame(report.summary).write_parquet(written[-1])
+        elif fmt == "json":
+            path = out_dir / "report.json"
+            document = {
+                "summary": report.summary,
+                "rejected": report.rejected,
+                "items": report.items.to_dicts(),
+            }
+            path.write_text(json.dumps(document, indent=2, default=str, ensure_ascii=False), encoding="utf-8")
+            written.append(path)
+        else:
+            path = out_dir / "report.html"
+            path.write_text(render_html(report), encoding="utf-8")
+            written.append(path)
+    return written
+
+
+def _flat(frame: pl.DataFrame) -> pl.DataFrame:
+    """CSV cannot hold nested columns: encode any list/struct column as JSON text."""
+    nested = [n for n, t in frame.schema.items() if isinstance(t, pl.List | pl.Struct)]
+    if not nested:
+        return frame
+    return frame.with_columns(
+        pl.col(n).map_elements(lambda v: json.dumps(v, default=str), return_dtype=pl.String) for n in nested
+    )
+
+
+def summary_lines(summary: dict[str, Any]) -> list[str]:
+    """The summary as plain lines for the terminal and the markdown artifact."""
+    counts = {k: v for k, v in summary.get("counts", {}).items() if v}
+    lines = [
+        f"items: {summary.get('items', 0)} ({', '.join(f'{k} {v}' for k, v in counts.items()) or 'none'})",
+        f"complete: {summary.get('complete', 0)}",
+        f"bytes uploaded: {summary.get('bytes_uploaded', 0)} of {summary.get('bytes_total', 0)}",
+    ]
+    rate = summary.get("throughput_bytes_per_second")
+    if rate:
+        lines.append(f"throughput: {rate / 1e6:.2f} MB/s")
+    lines.append(f"retries: {summary.get('retries', 0)}")
+    if summary.get("error_codes"):
+        lines.append("error codes: " + ", ".join(f"{k} x{v}" for k, v in summary["error_codes"].items()))
+    if summary.get("rejected_rows"):
+        lines.append(f"rejected inventory rows: {summary['rejected_rows']}")
+    return lines
+
+
+def markdown(report: Report) -> str:
+    """A short markdown summary (Prefect artifact)."""
+    out = ["# videoferry migration", ""]
+    out += [f"- {line}" for line in summary_lines(report.summary)]
+    if report.rejected:
+        out += ["", "## Rejected rows", ""]
+        out += [f"- row {r['row']}, {r['field']}: {r['reason']}" for r in report.rejected[:200]]
+    return "\n".join(out)
+
+
+def _bar_chart(counts: dict[str, int]) -> str:
+    shown = [(s, counts.get(s, 0)) for s in STATES if counts.get(s, 0)]
+    if not shown:
+        return "<p>No items.</p>"
+    top = max(v for _, v in shown)
+    height = 26 * len(shown) + 10
+    bars = []
+    for i, (state, value) in enumerate(shown):
+        width = 0 if top == 0 else 360 * value / top
+        colour = _COLOURS.get(state, "#1e88e5")
+        y = 5 + 26 * i
+        bars.append(
+            f'<text x="0" y="{y + 15}" font-size="13">{html.escape(state)}</text>'
+            f'<rect x="90" y="{y}" width="{width:.1f}" height="20" fill="{colour}"/>'
+            f'<text x="{96 + width:.1f}" y="{y + 15}" font-size="13">{value}</text>'
+        )
+    return f'<svg role="img" aria-label="items by state" width="520" height="{height}">{"".join(bars)}</svg>'
+
+
+def _line_chart(timeline: pl.DataFrame) -> str:
+    if timeline.is_empty():
+        return "<p>No completions yet.</p>"
+    minutes: list[datetime] = timeline["minute"].to_list()
+    done = timeline["done"].cum_sum().to_list()
+    mbytes = [b / 1e6 for b in timeline["bytes"].to_list()]
+    width, height, pad = 560, 220, 40
+    start = minutes[0].timestamp()
+    span = max(minutes[-1].timestamp() - start, 60.0)
+    top_done = max(max(done), 1)
+    top_mb = max(max(mbytes), 1e-9)
+
+    def point(i: int, value: float, top: float) -> str:
+        x = pad + (width - 2 * pad) * (minutes[i].timestamp() - start) / span
+        y = height - pad - (height - 2 * pad) * value / top
+        return f"{x:.1f},{y:.1f}"
+
+    done_line = " ".join(point(i, v, top_done) for i, v in enumerate(done))
+    rate_line = " ".join(point(i, v, top_mb) for i, v in enumerate(mbytes))
+    return (
+        f'<svg role="img" aria-label="throughput over time" width="{width}" height="{height}">'
+        f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="#999"/>'
+        f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="#999"/>'
+        f'<polyline fill="none" stroke="#2e7d32" stroke-width="2" points="{done_line}"/>'
+        f'<polyline fill="none" stroke="#1e88e5" stroke-width="2" points="{rate_line}"/>'
+        f'<text x="{pad}" y="{pad - 10}" font-size="12" fill="#2e7d32">'
+        f"items done (cumulative, max {top_done})</text>"
+        f'<text x="{pad + 260}" y="{pad - 10}" font-size="12" fill="#1e88e5">MB uploaded per minute '
+        f"(max {top_mb:.1f})</text>"
+        f'<text x="{pad}" y="{height - 12}" font-size="11">{minutes[0]:%H:%M} UTC</text>'
+        f'<text x="{width - pad - 60}" y="{height - 12}" font-size="11">{minutes[-1]:%H:%M} UTC</text>'
+        "</svg>"
+    )
+
+
+def _table(frame: pl.DataFrame, columns: tuple[str, ...], limit: int = 5000) -> str:
+    present = [c for c in columns if c in frame.columns]
+    if frame.is_empty() or not present:
+        return "<p>No items.</p>"
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in present)
+    body = []
+    for row in frame.select(present).head(limit).iter_rows():
+        cells = "".join(f"<td>{html.escape('' if v is None else str(v))}</td>" for v in row)
+        body.append(f"<tr>{cells}</tr>")
+    more = f"<p>First {limit} of {frame.height} items; the CSV has all.</p>" if frame.height > limit else ""
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{more}"
+
+
+_ITEM_COLUMNS = (
+    "row",
+    "key",
+    "title",
+    "state",
+    "status",
+    "video_id",
+    "via",
+    "bytes_total",
+    "error_code",
+    "error_message",
+    "request_id",
+    "attempts",
+)
+
+
+def render_html(report: Report) -> str:
+    """One self-contained HTML page: summary, status chart, throughput chart, rejected rows, item table."""
+    summary = report.summary
+    ok = summary.get("counts", {}).get(FINISHED, 0)
+    lines = "".join(f"<li>{html.escape(line)}</li>" for line in summary_lines(summary))
+    rejected = ""
+    if report.rejected:
+        rows = "".join(
+            f"<tr><td>{r['row']}</td><td>{html.escape(str(r['field']))}</td>"
+            f"<td>{html.escape(str(r['reason']))}</td></tr>"
+            for r in report.rejected
+        )
+        rejected = (
+            "<h2>Rejected inventory rows</h2><table><thead><tr><th>row</th><th>field</th><th>reason</th>"
+            f"</tr></thead><tbody>{rows}</tbody></table>"
+        )
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>videoferry report</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2em; color: #222; }}
+table {{ border-collapse: collapse; font-size: 13px; }}
+th, td {{ border: 1px solid #ddd; padding: 3px 6px; text-align: left; }}
+th {{ background: #f4f4f4; }}
+.charts {{ display: flex; gap: 3em; flex-wrap: wrap; }}
+</style></head>
+<body>
+<h1>videoferry migration report</h1>
+<p>{ok} of {summary.get("items", 0)} items finished.</p>
+<ul>{lines}</ul>
+<div class="charts"><div><h2>Items by state</h2>{_bar_chart(summary.get("counts", {}))}</div>
+<div><h2>Throughput over time</h2>{_line_chart(report.timeline)}</div></div>
+{rejected}
+<h2>Items</h2>
+{_table(report.items, _ITEM_COLUMNS)}
+</body></html>
+"""

@@ -1,0 +1,328 @@
+"""Per-item transfer: create the video (intent first), upload its bytes, reconcile unknown outcomes."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from connectors.errors import AuthError, NotFoundError, UnknownOutcomeError, VideoApiError
+from connectors.models import Video
+from connectors.s3 import parse_s3_uri, presign_get, shared_s3_client
+from connectors.sources import ByteSource, SourceError, open_source
+from connectors.titles import header_exact, header_safe_title
+from connectors.tus import TusEndpointGoneError, TusError
+from state.errors import LedgerError
+from state.machine import CREATING, FAILED, PLANNED, UPLOADING
+from state.models import Item
+from tasks.context import RunContext
+from tasks.routing import source_kind
+
+log = logging.getLogger(__name__)
+
+#: How far a server's creation time may lag our intent time (clock skew) and still match.
+CLOCK_SKEW = timedelta(minutes=5)
+
+
+def item_title(item: Item) -> str:
+    """The title a new video gets: the inventory's, else the file name without extension."""
+    if item.title:
+        return item.title
+    name = item.source.rstrip("/").rsplit("/", 1)[-1]
+    stem = name.rsplit(".", 1)[0] if "." in name else name
+    return stem or name or item.key
+
+
+def _fail(ctx: RunContext, item: Item, code: str | int, message: str, request_id: str | None = None) -> None:
+    ctx.ledger.fail(item.key, ctx.run_id, code, message, request_id=request_id)
+
+
+def _api_failure(ctx: RunContext, item: Item, exc: VideoApiError) -> None:
+    """Record a definitive API refusal; an auth error stops the whole run (it would fail every item)."""
+    if isinstance(exc, AuthError):
+        ctx.stop(str(exc), config_error=True)
+        return
+    _fail(ctx, item, exc.code if exc.code is not None else f"http_{exc.status}", str(exc), exc.request_id)
+
+
+def transfer_item(ctx: RunContext, key: str) -> str:
+    """Bring one item as far as the upload goes (uploaded / processing / failed); returns its state."""
+    ledger = ctx.ledger
+    item = ledger.get(key)
+    if item is None:
+        raise LedgerError(f"item {key!r} is not in the ledger")
+    creates = 0
+    while not ctx.abort.is_set():
+        if item.state == CREATING:
+            reconcile_item(ctx, item)
+        elif item.state == PLANNED:
+            if creates >= ctx.max_create_attempts:
+                _fail(ctx, item, "create_attempts", f"no video after {creates} create attempts")
+            else:
+                creates += 1
+                create_item(ctx, item)
+        elif item.state == UPLOADING:
+            upload_item(ctx, item)
+            current = ledger.get(key)
+            assert current is not None
+            if current.state == UPLOADING:  # stopped without a verdict (abort): leave it for the next run
+                return current.state
+        else:
+            return item.state
+        refreshed = ledger.get(key)
+        assert refreshed is not None
+        item = refreshed
+    return item.state
+
+
+def _open(ctx: RunContext, item: Item) -> ByteSource | None:
+    try:
+        return open_source(item.source, s3=ctx.s3)
+    except SourceError as exc:
+        _fail(ctx, item, "source", str(exc))
+        return None
+
+
+def create_item(ctx: RunContext, item: Item) -> None:
+    """Create the item's video by its upload mode, writing the intent before the call."""
+    mode = item.via or "tus"
+    title = item_title(item)
+    if mode == "url":
+        _create_by_url(ctx, item, title)
+        return
+    source = _open(ctx, item)
+    if source is None:
+        return
+    if mode == "single":
+        _create_single(ctx, item, title, source)
+    else:
+        _create_tus(ctx, item, title, source)
+
+
+def _create_tus(ctx: RunContext, item: Item, title: str, source: ByteSource) -> None:
+    ledger = ctx.ledger
+    ledger.begin_create(item.key, ctx.run_id, title, create_description=item.description)
+    try:
+        session = ctx.client.init_upload(
+            parent_id=item.parent_id or "",
+            title=title,
+            filesize=source.size,
+            filename=source.name,
+            description=item.description,
+        )
+    except UnknownOutcomeError:
+        log.info("item %s: init outcome unknown; reconciling", item.key)
+        reconcile_item(ctx, _reload(ctx, item.key))
+        return
+    except VideoApiError as exc:
+        ledger.reconcile_none(item.key, ctx.run_id, f"create refused ({exc.code})")
+        _api_failure(ctx, _reload(ctx, item.key), exc)
+        return
+    ledger.create_started_upload(item.key, ctx.run_id, session.id, session.endpoint, source.size)
+
+
+def _header_description(description: str | None) -> str | None:
+    return description if description and header_exact(description) else None
+
+
+def _create_by_url(ctx: RunContext, item: Item, title: str) -> None:
+    kind = source_kind(item.source)
+    if kind == "http":
+        url = item.source
+    elif kind == "s3":
+        try:
+            bucket, key = parse_s3_uri(item.source)
+            url = presign_get(shared_s3_client(ctx.s3), bucket, key)
+        except Exception as exc:  # boto raises many shapes; the message never holds the presigned URL
+            _fail(ctx, item, "source", f"cannot presign {item.source}: {type(exc).__name__}")
+            return
+    else:
+        _fail(ctx, item, "source", "a local file cannot be imported by URL")
+        return
+    sent_title, _ = header_safe_title(title, item.key)
+    ctx.ledger.begin_create(
+        item.key, ctx.run_id, sent_title, create_description=_header_description(item.description)
+    )
+    name = item.source.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] or None
+    try:
+        result = ctx.client.import_url(
+            parent_id=item.parent_id or "",
+            title=title,
+            url=url,
+            filename=name,
+            description=item.description,
+            title_key=item.key,
+        )
+    except UnknownOutcomeError:
+        reconcile_item(ctx, _reload(ctx, item.key))
+        return
+    except VideoApiError as exc:
+        ctx.ledger.reconcile_none(item.key, ctx.run_id, f"create refused ({exc.code})")
+        _api_failure(ctx, _reload(ctx, item.key), exc)
+        return
+    ctx.ledger.create_accepted(item.key, ctx.run_id, result.id, status=result.status)
+
+
+def _create_single(ctx: RunContext, item: Item, title: str, source: ByteSource) -> None:
+    sent_title, _ = header_safe_title(title, item.key)
+    ctx.ledger.begin_create(
+        item.key, ctx.run_id, sent_title, create_description=_header_description(item.description)
+    )
+    try:
+        result = ctx.client.upload_single(
+            parent_id=item.parent_id or "",
+            title=title,
+            source=source,
+            filename=source.name,
+            description=item.description,
+            title_key=item.key,
+        )
+    except UnknownOutcomeError:
+        reconcile_item(ctx, _reload(ctx, item.key))
+        return
+    except VideoApiError as exc:
+        ctx.ledger.reconcile_none(item.key, ctx.run_id, f"create refused ({exc.code})")
+        _api_failure(ctx, _reload(ctx, item.key), exc)
+        return
+    ctx.progress.add_bytes(source.size)
+    ctx.ledger.create_accepted(item.key, ctx.run_id, result.id, status=result.status)
+
+
+def _reload(ctx: RunContext, key: str) -> Item:
+    item = ctx.ledger.get(key)
+    if item is None:
+        raise LedgerError(f"item {key!r} vanished from the ledger")
+    return item
+
+
+def _original_size(video: Video) -> int | None:
+    for asset in video.assets or []:
+        if asset.quality == "original" and asset.file_size is not None:
+            return asset.file_size
+    return None
+
+
+def _plausible(video: Video, item: Item) -> bool:
+    """Does a listed video fit the item: same parent, created after the intent, same size when known."""
+    if item.parent_id and item.parent_id not in (video.project_id, video.folder_id):
+        return False
+    intent = item.created_intent_at
+    if intent is not None and video.created_at is not None and video.created_at < intent - CLOCK_SKEW:
+        return False
+    size = _original_size(video)
+    return size is None or item.source_size is None or size == item.source_size
+
+
+def find_match(ctx: RunContext, item: Item) -> Video | None:
+    """The video an unknown create made for this item, if any (listed by title, oldest first)."""
+    title = item.create_title or item_title(item)
+    candidates = [
+        v for v in ctx.client.iter_videos(title=title, order="created_at.asc") if _plausible(v, item)
+    ]
+    if not candidates:
+        return None
+    claimed = ctx.ledger.keys_for_videos([v.id for v in candidates])
+    for video in candidates:
+        if claimed.get(video.id, item.key) == item.key:
+            return video
+    return None
+
+
+def reconcile_item(ctx: RunContext, item: Item) -> None:
+    """Resolve an item left in creating: adopt the video the create made, or allow a new create."""
+    try:
+        match = find_match(ctx, item)
+    except VideoApiError as exc:
+        if isinstance(exc, AuthError):
+            ctx.stop(str(exc), config_error=True)
+        else:  # cannot tell yet: leave it in creating for the next run, never create blindly
+            log.warning("item %s: reconcile listing failed (%s); left for the next run", item.key, exc.code)
+            ctx.ledger.note(item.key, ctx.run_id, f"reconcile postponed: {exc}")
+        raise _Postponed(item.key) from None
+    if match is None:
+        ctx.ledger.reconcile_none(item.key, ctx.run_id)
+        return
+    state = ctx.ledger.adopt(item.key, ctx.run_id, match.id, match.status or "pending")
+    if state == UPLOADING and (item.via or "tus") == "tus":
+        # The init answer (and its endpoint) was lost: the video holds no bytes of ours. Delete that empty
+        # video and create again, so the item still ends with exactly one video.
+        try:
+            ctx.client.delete_video(match.id)
+        except NotFoundError:
+            pass
+        except VideoApiError as exc:
+            _api_failure(ctx, _reload(ctx, item.key), exc)
+            return
+        ctx.ledger.restart(item.key, ctx.run_id, "init answer lost; the empty video was deleted")
+
+
+class _Postponed(Exception):
+    """Internal: reconcile could not decide now; the item stays in creating."""
+
+
+def upload_item(ctx: RunContext, item: Item) -> None:
+    """Send the item's bytes to its tus endpoint, resuming from the server's offset."""
+    if not item.upload_endpoint:
+        _fail(ctx, item, "no_endpoint", "upload endpoint unknown; rerun to recreate the upload")
+        return
+    source = _open(ctx, item)
+    if source is None:
+        return
+    last = [item.upload_offset]
+
+    def on_progress(offset: int) -> None:
+        if offset > last[0]:
+            ctx.progress.add_bytes(offset - last[0])
+        last[0] = offset
+        ctx.ledger.record_offset(item.key, offset)
+
+    try:
+        ctx.tus.upload(
+            item.upload_endpoint,
+            source,
+            chunk_size=ctx.chunk_size,
+            on_progress=on_progress,
+            offset=item.upload_offset,
+        )
+    except TusEndpointGoneError as exc:
+        _fail(ctx, item, f"tus_{exc.status}", "upload endpoint expired or unknown; rerun to upload again")
+        return
+    except TusError as exc:
+        _fail(ctx, item, f"tus_{exc.status}" if exc.status else "tus", str(exc))
+        return
+    except SourceError as exc:
+        _fail(ctx, item, "source", str(exc))
+        return
+    ctx.ledger.upload_complete(item.key, ctx.run_id)
+
+
+def transfer_batch(ctx: RunContext, keys: list[str]) -> dict[str, int]:
+    """Transfer a batch of items one after another; one item's failure never stops the others."""
+    outcome: dict[str, int] = {}
+    for key in keys:
+        if ctx.abort.is_set():
+            break
+        try:
+            state = transfer_item(ctx, key)
+        except _Postponed:
+            state = CREATING
+        except AuthError as exc:
+            ctx.stop(str(exc), config_error=True)
+            break
+        except Exception as exc:  # a surprise in one item is recorded on it; the batch goes on
+            log.exception("item %s: transfer crashed", key)
+            state = _record_crash(ctx, key, exc)
+        outcome[state] = outcome.get(state, 0) + 1
+    return outcome
+
+
+def _record_crash(ctx: RunContext, key: str, exc: Exception) -> str:
+    item = ctx.ledger.get(key)
+    if item is None or item.state in (FAILED, CREATING):
+        return item.state if item is not None else FAILED  # creating is reconciled by the next run
+    code = exc.code if isinstance(exc, VideoApiError) and exc.code is not None else "internal"
+    message = str(exc) if isinstance(exc, VideoApiError) else f"internal error: {type(exc).__name__}"
+    try:
+        ctx.ledger.fail(key, ctx.run_id, code, message)
+    except LedgerError:
+        log.exception("item %s: could not record the failure", key)
+    return FAILED
