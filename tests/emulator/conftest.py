@@ -16,13 +16,16 @@ import pytest
 
 from emulator.control import EmulatorControl, Workspace
 
-ROOMY = {"rate_per_second": 100_000, "rate_per_minute": 1_000_000}
+
+def roomy_workspace(emu_control: EmulatorControl) -> Workspace:
+    """A fresh workspace whose rate limit never gets in the way of a test."""
+    return emu_control.create_workspace(rate_per_second=100_000, rate_per_minute=1_000_000)
 
 
 @pytest.fixture()
 def ws(emu_control: EmulatorControl) -> Workspace:
     """A fresh workspace whose rate limit never gets in the way of a test."""
-    return emu_control.create_workspace(**ROOMY)
+    return roomy_workspace(emu_control)
 
 
 @pytest.fixture()
@@ -51,8 +54,12 @@ def wait_for(check: Callable[[], Any], timeout: float = 20.0, interval: float = 
         time.sleep(interval)
 
 
-def wait_status(api: httpx.Client, video_id: str, statuses: tuple[str, ...] = ("done", "error", "aborted"),
-                timeout: float = 20.0) -> dict[str, Any]:
+def wait_status(
+    api: httpx.Client,
+    video_id: str,
+    statuses: tuple[str, ...] = ("done", "error", "aborted"),
+    timeout: float = 20.0,
+) -> dict[str, Any]:
     """Poll GET /v1/videos/:id until its status is one of statuses; returns the video."""
 
     def check() -> dict[str, Any] | None:
@@ -71,7 +78,9 @@ def upload_single(up: httpx.Client, ws: Workspace, path: Path, title: str = "cli
 
 
 @pytest.fixture()
-def done_video(api: httpx.Client, up: httpx.Client, ws: Workspace, clip_factory: Callable[..., Path]) -> dict[str, Any]:
+def done_video(
+    api: httpx.Client, up: httpx.Client, ws: Workspace, clip_factory: Callable[..., Path]
+) -> dict[str, Any]:
     """A 2-second 160x120 video in status done."""
     video_id = upload_single(up, ws, clip_factory(2.0), title="base")
     return wait_status(api, video_id)

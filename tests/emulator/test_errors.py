@@ -63,8 +63,12 @@ def test_404_and_405_carry_no_request_id(api: httpx.Client) -> None:
     assert "x-request-id" not in missing.headers
     unknown_path = api.get("/v1/nothing-here")
     assert unknown_path.status_code == 404 and "x-request-id" not in unknown_path.headers
-    for method, path in (("POST", "/v1/videos"), ("PUT", f"/v1/videos/{uuid.uuid4()}"),
-                         ("GET", f"/v1/videos/{uuid.uuid4()}/copy"), ("POST", f"/v1/videos/{uuid.uuid4()}/chapters")):
+    for method, path in (
+        ("POST", "/v1/videos"),
+        ("PUT", f"/v1/videos/{uuid.uuid4()}"),
+        ("GET", f"/v1/videos/{uuid.uuid4()}/copy"),
+        ("POST", f"/v1/videos/{uuid.uuid4()}/chapters"),
+    ):
         response = api.request(method, path)
         assert response.status_code == 405, (method, path)
         assert _error(response)["code"] == 400405

@@ -28,7 +28,9 @@ def test_small_values_are_padded_with_zeros() -> None:
     assert parse_id("0" * 20 + "z") == value
 
 
-@pytest.mark.parametrize("bad", ["", "abc", "not-a-uuid", "g" * 32, "1" * 23, "0123456789-abcdef-0123-4567-89abcdef"])
+@pytest.mark.parametrize(
+    "bad", ["", "abc", "not-a-uuid", "g" * 32, "1" * 23, "0123456789-abcdef-0123-4567-89abcdef"]
+)
 def test_unparseable_is_400301(bad: str) -> None:
     with pytest.raises(ApiError) as err:
         parse_id(bad)

@@ -1,9 +1,10 @@
-"""Uploads (4.2): /v2/init per type, the tus endpoint, plain POST, /v2/video with body or URL, replace, trim."""
+"""Uploads (4.2): /v2/init per type, tus endpoint, plain POST, /v2/video with body or URL, replace, trim."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import httpx
@@ -18,6 +19,10 @@ TUS = {"Tus-Resumable": "1.0.0", "Content-Type": "application/offset+octet-strea
 
 def _error(response: httpx.Response) -> dict:
     return dict(response.json()["error"])
+
+
+def _error_events(receiver: Receiver, video_id: str) -> list[dict]:
+    return [e for e in receiver.events(video_id) if e["data"]["status"] == "error"]
 
 
 def _init(up: httpx.Client, ws: Workspace, size: int, **extra: object) -> dict:
@@ -38,7 +43,11 @@ def test_init_creates_a_pending_video(api: httpx.Client, up: httpx.Client, ws: W
     assert ws.token not in data["endpoint"]
     video = api.get(f"/v1/videos/{data['id']}").json()["data"]
     assert (video["status"], video["folder_id"], video["description"], video["subtitle"]) == (
-        "pending", ws.folder_id, "desc", "sub")
+        "pending",
+        ws.folder_id,
+        "desc",
+        "sub",
+    )
     assert video["assets"] == []
 
 
@@ -53,18 +62,26 @@ def test_init_validation_per_type(up: httpx.Client, ws: Workspace) -> None:
     assert names({"type": "attachment", "filesize": 1}) == {"video_id"}
     assert names({"type": "replace", "filesize": 1}) == {"video_id"}
     assert names({"type": "video", "parent_id": ws.project_id, "title": "t", "filesize": 0}) == {"filesize"}
-    preview = {"type": "video", "parent_id": ws.project_id, "title": "t", "filesize": 5,
-               "preview": {"quality": "4k"}}
+    preview = {
+        "type": "video",
+        "parent_id": ws.project_id,
+        "title": "t",
+        "filesize": 5,
+        "preview": {"quality": "4k"},
+    }
     assert names(preview) == {"preview.quality"}
     assert names({"type": "attachment", "video_id": str(uuid.uuid4()), "filesize": 3}) == {"video_id"}
-    missing_parent = up.post("/v2/init", json={"type": "video", "parent_id": str(uuid.uuid4()), "title": "t",
-                                               "filesize": 1})
+    missing_parent = up.post(
+        "/v2/init", json={"type": "video", "parent_id": str(uuid.uuid4()), "title": "t", "filesize": 1}
+    )
     assert _error(missing_parent)["code"] == 400236
     assert _error(up.post("/v2/init", json={"type": "video", "filesize": "1"}))["code"] == 400102
     assert _error(up.post("/v2/init", content=b""))["code"] == 1
 
 
-def test_tus_resource(api: httpx.Client, up: httpx.Client, ws: Workspace, clip_factory: Callable[..., Path]) -> None:
+def test_tus_resource(
+    api: httpx.Client, up: httpx.Client, ws: Workspace, clip_factory: Callable[..., Path]
+) -> None:
     data = clip_factory(1.0).read_bytes()
     session = _init(up, ws, len(data))
     endpoint = session["endpoint"]
@@ -96,8 +113,14 @@ def test_endpoint_needs_no_token_and_is_not_an_api_call(
     up: httpx.Client, ws: Workspace, emu_control: EmulatorControl
 ) -> None:
     session = _init(up, ws, 3)
-    assert httpx.patch(session["endpoint"], content=b"abc", headers={**TUS, "Upload-Offset": "0",
-                                                                      "Authorization": "Bearer wrong"}).status_code == 204
+    assert (
+        httpx.patch(
+            session["endpoint"],
+            content=b"abc",
+            headers={**TUS, "Upload-Offset": "0", "Authorization": "Bearer wrong"},
+        ).status_code
+        == 204
+    )
     entries = [e for e in emu_control.requests(ws.workspace_id) if e["host"] == "upload"]
     assert [(e["method"], e["api"]) for e in entries] == [("POST", True), ("PATCH", False)]
 
@@ -108,8 +131,9 @@ def test_unknown_endpoint_is_404(ws: Workspace) -> None:
     assert httpx.post(f"{ws.upload_url}/upload/nope", content=b"x").json()["error"]["code"] == 400404
 
 
-def test_plain_post_to_the_endpoint(api: httpx.Client, up: httpx.Client, ws: Workspace,
-                                    clip_factory: Callable[..., Path]) -> None:
+def test_plain_post_to_the_endpoint(
+    api: httpx.Client, up: httpx.Client, ws: Workspace, clip_factory: Callable[..., Path]
+) -> None:
     data = clip_factory(1.0).read_bytes()
     session = _init(up, ws, len(data))
     _patch(session["endpoint"], 0, data[:500])
@@ -119,8 +143,9 @@ def test_plain_post_to_the_endpoint(api: httpx.Client, up: httpx.Client, ws: Wor
     assert httpx.post(session["endpoint"], content=data).status_code == 409
 
 
-def test_non_media_ends_in_error_with_the_reason(api: httpx.Client, up: httpx.Client, ws: Workspace,
-                                                 emu_control: EmulatorControl, receiver: Receiver) -> None:
+def test_non_media_ends_in_error_with_the_reason(
+    api: httpx.Client, up: httpx.Client, ws: Workspace, emu_control: EmulatorControl, receiver: Receiver
+) -> None:
     emu_control.set_webhook(ws, receiver.url + "/hook")
     session = _init(up, ws, 11)
     httpx.post(session["endpoint"], content=b"hello world")
@@ -129,27 +154,44 @@ def test_non_media_ends_in_error_with_the_reason(api: httpx.Client, up: httpx.Cl
     assert "not a playable video" in events[0]["message"]
 
 
-def test_single_request_upload(api: httpx.Client, up: httpx.Client, ws: Workspace,
-                               clip_factory: Callable[..., Path]) -> None:
+def test_single_request_upload(
+    api: httpx.Client, up: httpx.Client, ws: Workspace, clip_factory: Callable[..., Path]
+) -> None:
     clip = clip_factory(1.0)
-    response = up.post("/v2/video", content=clip.read_bytes(), headers={
-        "X-Parent-ID": to_base58(ws.folder_id), "X-Video-Title": "Caf\u00e9".encode("latin-1"),
-        "X-Video-Description": "d", "X-File-Name": "movie.mp4", "Content-Type": "video/mp4"})
+    response = up.post(
+        "/v2/video",
+        content=clip.read_bytes(),
+        headers=[
+            (b"X-Parent-ID", to_base58(ws.folder_id).encode()),
+            (b"X-Video-Title", "Caf\u00e9".encode("latin-1")),
+            (b"X-Video-Description", b"d"),
+            (b"X-File-Name", b"movie.mp4"),
+            (b"Content-Type", b"video/mp4"),
+        ],
+    )
     assert response.status_code == 200
     data = response.json()["data"]
     assert set(data) == {"id", "project_id", "title", "status", "progress", "play_link"}
     assert (data["status"], data["progress"], data["title"], data["project_id"]) == (
-        "uploading", 0, "Caf\u00e9", ws.project_id)
+        "uploading",
+        0,
+        "Caf\u00e9",
+        ws.project_id,
+    )
     video = wait_status(api, data["id"])
     assert video["status"] == "done" and video["folder_id"] == ws.folder_id and video["description"] == "d"
     assert video["assets"][0]["original_name"] == "movie.mp4"
 
 
-def test_header_values_are_latin_1(api: httpx.Client, up: httpx.Client, ws: Workspace,
-                                   clip_factory: Callable[..., Path]) -> None:
+def test_header_values_are_latin_1(
+    api: httpx.Client, up: httpx.Client, ws: Workspace, clip_factory: Callable[..., Path]
+) -> None:
     utf8_title = "\u65e5\u672c".encode()
-    response = up.post("/v2/video", content=clip_factory(0.5).read_bytes(),
-                       headers=[(b"X-Parent-ID", ws.project_id.encode()), (b"X-Video-Title", utf8_title)])
+    response = up.post(
+        "/v2/video",
+        content=clip_factory(0.5).read_bytes(),
+        headers=[(b"X-Parent-ID", ws.project_id.encode()), (b"X-Video-Title", utf8_title)],
+    )
     assert response.status_code == 200
     assert response.json()["data"]["title"] == utf8_title.decode("latin-1")
 
@@ -157,23 +199,36 @@ def test_header_values_are_latin_1(api: httpx.Client, up: httpx.Client, ws: Work
 def test_single_request_validation(up: httpx.Client, ws: Workspace) -> None:
     response = up.post("/v2/video", content=b"x")
     assert {p["name"] for p in _error(response)["invalid_params"]} == {"X-Parent-ID", "X-Video-Title"}
-    trim = up.post("/v2/video", content=b"x", headers={"X-Parent-ID": ws.project_id, "X-Video-Title": "t",
-                                                        "X-Video-Trim": "{start"})
+    trim = up.post(
+        "/v2/video",
+        content=b"x",
+        headers={"X-Parent-ID": ws.project_id, "X-Video-Title": "t", "X-Video-Trim": "{start"},
+    )
     assert _error(trim)["invalid_params"][0]["name"] == "X-Video-Trim"
-    assert _error(up.post("/v2/video", content=b"x", headers={"X-Parent-ID": "zz", "X-Video-Title": "t"}))[
-        "code"] == 400301
-    ghost = up.post("/v2/video", content=b"x", headers={"X-Parent-ID": str(uuid.uuid4()), "X-Video-Title": "t"})
+    assert (
+        _error(up.post("/v2/video", content=b"x", headers={"X-Parent-ID": "zz", "X-Video-Title": "t"}))[
+            "code"
+        ]
+        == 400301
+    )
+    ghost = up.post(
+        "/v2/video", content=b"x", headers={"X-Parent-ID": str(uuid.uuid4()), "X-Video-Title": "t"}
+    )
     assert _error(ghost)["code"] == 400236
     empty = up.post("/v2/video", content=b"", headers={"X-Parent-ID": ws.project_id, "X-Video-Title": "t"})
     assert _error(empty)["code"] == 1
-    replace_ghost = up.post("/v2/video", content=b"x", headers={
-        "X-Parent-ID": ws.project_id, "X-Video-Title": "t", "X-Replace-Video-ID": str(uuid.uuid4())})
+    replace_ghost = up.post(
+        "/v2/video",
+        content=b"x",
+        headers={"X-Parent-ID": ws.project_id, "X-Video-Title": "t", "X-Replace-Video-ID": str(uuid.uuid4())},
+    )
     assert _error(replace_ghost)["invalid_params"][0]["name"] == "X-Replace-Video-ID"
     assert up.get("/v2/video").status_code == 405
 
 
-def test_repeated_post_creates_a_second_video(api: httpx.Client, up: httpx.Client, ws: Workspace,
-                                              clip_factory: Callable[..., Path]) -> None:
+def test_repeated_post_creates_a_second_video(
+    api: httpx.Client, up: httpx.Client, ws: Workspace, clip_factory: Callable[..., Path]
+) -> None:
     clip = clip_factory(0.5)
     first = upload_single(up, ws, clip, title="same", **{"Idempotency-Key": "k1"})
     second = upload_single(up, ws, clip, title="same", **{"Idempotency-Key": "k1"})
@@ -181,7 +236,9 @@ def test_repeated_post_creates_a_second_video(api: httpx.Client, up: httpx.Clien
     assert api.get("/v1/videos", params={"title": "same"}).json()["meta"]["pagination"]["total"] == 2
 
 
-def test_trim_header(api: httpx.Client, up: httpx.Client, ws: Workspace, clip_factory: Callable[..., Path]) -> None:
+def test_trim_header(
+    api: httpx.Client, up: httpx.Client, ws: Workspace, clip_factory: Callable[..., Path]
+) -> None:
     video_id = upload_single(up, ws, clip_factory(2.0), **{"X-Video-Trim": '{"start": 0.5, "length": 1}'})
     assert wait_status(api, video_id)["duration"] == pytest.approx(1.0, abs=0.1)
     to_end = upload_single(up, ws, clip_factory(2.0), **{"X-Video-Trim": '{"start": 1.5}'})
@@ -190,8 +247,9 @@ def test_trim_header(api: httpx.Client, up: httpx.Client, ws: Workspace, clip_fa
     assert wait_status(api, past)["status"] == "error"
 
 
-def test_replace_video_id(api: httpx.Client, up: httpx.Client, ws: Workspace, done_video: dict,
-                          clip_factory: Callable[..., Path]) -> None:
+def test_replace_video_id(
+    api: httpx.Client, up: httpx.Client, ws: Workspace, done_video: dict, clip_factory: Callable[..., Path]
+) -> None:
     new_id = upload_single(up, ws, clip_factory(1.0), title="v2", **{"X-Replace-Video-ID": done_video["id"]})
     assert new_id == done_video["id"]
     video = wait_status(api, new_id)
@@ -200,26 +258,43 @@ def test_replace_video_id(api: httpx.Client, up: httpx.Client, ws: Workspace, do
     assert api.get("/v1/videos").json()["meta"]["pagination"]["total"] == 1
 
 
-def test_init_replace_and_attachment(api: httpx.Client, up: httpx.Client, done_video: dict,
-                                     clip_factory: Callable[..., Path]) -> None:
+def test_init_replace_and_attachment(
+    api: httpx.Client, up: httpx.Client, done_video: dict, clip_factory: Callable[..., Path]
+) -> None:
     data = clip_factory(1.5).read_bytes()
-    replace = up.post("/v2/init", json={"type": "replace", "video_id": done_video["id"], "filesize": len(data)})
+    replace = up.post(
+        "/v2/init", json={"type": "replace", "video_id": done_video["id"], "filesize": len(data)}
+    )
     assert replace.json()["data"]["id"] == done_video["id"]
     assert _patch(replace.json()["data"]["endpoint"], 0, data).status_code == 204
-    video = wait_for(lambda: (v := api.get(f"/v1/videos/{done_video['id']}").json()["data"])["version"] == 2
-                     and v["status"] == "done" and v)
+    video = wait_for(
+        lambda: (
+            (v := api.get(f"/v1/videos/{done_video['id']}").json()["data"])["version"] == 2
+            and v["status"] == "done"
+            and v
+        )
+    )
     assert video["duration"] == pytest.approx(1.5, abs=0.1)
-    attachment = up.post("/v2/init", json={"type": "attachment", "video_id": done_video["id"], "filesize": 4,
-                                           "filename": "notes.txt"}).json()["data"]
+    attachment = up.post(
+        "/v2/init",
+        json={"type": "attachment", "video_id": done_video["id"], "filesize": 4, "filename": "notes.txt"},
+    ).json()["data"]
     assert attachment["id"] != done_video["id"]
     assert httpx.post(attachment["endpoint"], content=b"abcd").status_code == 204
     materials = api.get(f"/v1/videos/{done_video['id']}").json()["data"]["additional_materials"]
     assert [(m["id"], m["original_name"], m["file_size"]) for m in materials] == [
-        (attachment["id"], "notes.txt", 4)]
+        (attachment["id"], "notes.txt", 4)
+    ]
 
 
-def test_url_import(api: httpx.Client, up: httpx.Client, ws: Workspace, receiver: Receiver,
-                    emu_control: EmulatorControl, clip_factory: Callable[..., Path]) -> None:
+def test_url_import(
+    api: httpx.Client,
+    up: httpx.Client,
+    ws: Workspace,
+    receiver: Receiver,
+    emu_control: EmulatorControl,
+    clip_factory: Callable[..., Path],
+) -> None:
     receiver.files["/media/clip.mp4"] = clip_factory(1.0).read_bytes()
     emu_control.set_webhook(ws, receiver.url + "/hook")
     headers = {"X-Parent-ID": ws.project_id, "X-Video-Title": "from url"}
@@ -229,14 +304,18 @@ def test_url_import(api: httpx.Client, up: httpx.Client, ws: Workspace, receiver
     assert video["status"] == "done"
     assert video["assets"][0]["original_name"] == "clip.mp4"
     assert video["assets"][0]["file_size"] == len(receiver.files["/media/clip.mp4"])
-    wait_for(lambda: receiver.events(video["id"])[-1:] == [
-        {"event": "media.update.status", "data": {"id": video["id"], "status": "done"}}])
+    wait_for(
+        lambda: (
+            receiver.events(video["id"])[-1:]
+            == [{"event": "media.update.status", "data": {"id": video["id"], "status": "done"}}]
+        )
+    )
     missing = up.post("/v2/video", headers={**headers, "X-Video-URL": receiver.url + "/media/none.mp4"})
     unreachable = up.post("/v2/video", headers={**headers, "X-Video-URL": "http://127.0.0.1:9/x.mp4"})
     for response, reason in ((missing, "HTTP 404"), (unreachable, "could not be fetched")):
         video_id = response.json()["data"]["id"]
         assert wait_status(api, video_id)["status"] == "error"
-        events = wait_for(lambda vid=video_id: [e for e in receiver.events(vid) if e["data"]["status"] == "error"])
+        events = wait_for(partial(_error_events, receiver, video_id))
         assert reason in events[0]["message"]
         assert set(events[0]) == {"event", "data", "message"}
     bad_scheme = up.post("/v2/video", headers={**headers, "X-Video-URL": "ftp://x/y"})

@@ -18,7 +18,9 @@ def _error(response: httpx.Response) -> dict:
 
 
 @pytest.fixture()
-def three(api: httpx.Client, up: httpx.Client, ws: Workspace, clip_factory: Callable[..., Path]) -> list[dict]:
+def three(
+    api: httpx.Client, up: httpx.Client, ws: Workspace, clip_factory: Callable[..., Path]
+) -> list[dict]:
     """Three done videos: 'b' 1 s, 'a' 2 s (in the folder), 'c' 1.5 s, created in that order."""
     made = []
     for title, seconds, extra in (("b", 1.0, {}), ("a", 2.0, {"X-Parent-ID": ws.folder_id}), ("c", 1.5, {})):
@@ -27,7 +29,7 @@ def three(api: httpx.Client, up: httpx.Client, ws: Workspace, clip_factory: Call
     return made
 
 
-def _titles(api: httpx.Client, **params: object) -> list[str]:
+def _titles(api: httpx.Client, **params: str | int) -> list[str]:
     response = api.get("/v1/videos", params=params)
     assert response.status_code == 200, response.text
     return [v["title"] for v in response.json()["data"]]
@@ -54,7 +56,9 @@ def test_updated_at_desc_puts_the_changed_video_first(api: httpx.Client, three: 
     assert _titles(api, order="updated_at.desc")[0] == "b"
 
 
-@pytest.mark.parametrize("order", ["title.DESC", "title.Asc", "status.asc", "title", "title.up", ".asc", "id.desc"])
+@pytest.mark.parametrize(
+    "order", ["title.DESC", "title.Asc", "status.asc", "title", "title.up", ".asc", "id.desc"]
+)
 def test_bad_order_is_400216(api: httpx.Client, order: str) -> None:
     response = api.get("/v1/videos", params={"order": order})
     assert response.status_code == 400
@@ -84,7 +88,9 @@ def test_views_differ_in_optional_fields(api: httpx.Client, done_video: dict) ->
     updated = api.patch(f"/v1/videos/{video_id}", json={"tags": ["x"]}).json()["data"]
     assert "tags" not in listed and "subtitle" not in listed and "player_id" not in listed
     assert got["tags"] == [] and "subtitle" in got and "privacy_share" in got and "short_id" not in got
-    assert updated["tags"] == ["x"] and {"deleted_at", "workspace_id", "storage_id", "short_id"} <= set(updated)
+    assert updated["tags"] == ["x"] and {"deleted_at", "workspace_id", "storage_id", "short_id"} <= set(
+        updated
+    )
     assert "show_on_load" in listed["chapters"] and "show_on_load" not in got["chapters"]
 
 
@@ -119,9 +125,21 @@ def test_update_changes_only_passed_fields(api: httpx.Client, done_video: dict) 
     first = api.patch(path, json={"description": "d1"}).json()["data"]
     assert first["title"] == "base" and first["description"] == "d1"
     assert first["updated_at"] is not None
-    second = api.patch(path, json={"privacy_type": "custom", "privacy_domains": ["a.example"], "tags": ["t"],
-                                   "additional_materials_enabled": True, "title": "new"}).json()["data"]
-    assert (second["privacy_type"], second["privacy_domains"], second["tags"]) == ("custom", ["a.example"], ["t"])
+    second = api.patch(
+        path,
+        json={
+            "privacy_type": "custom",
+            "privacy_domains": ["a.example"],
+            "tags": ["t"],
+            "additional_materials_enabled": True,
+            "title": "new",
+        },
+    ).json()["data"]
+    assert (second["privacy_type"], second["privacy_domains"], second["tags"]) == (
+        "custom",
+        ["a.example"],
+        ["t"],
+    )
     assert second["additional_materials_enabled"] is True and second["description"] == "d1"
     assert second["updated_at"] >= first["updated_at"]
     unchanged = api.patch(path, json={}).json()["data"]
@@ -135,7 +153,11 @@ def test_update_validation(api: httpx.Client, done_video: dict) -> None:
     assert _error(oneof)["invalid_params"][0]["message"] == "anywhere nowhere custom"
     custom = api.patch(path, json={"privacy_type": "custom"})
     assert _error(custom)["invalid_params"][0] == {
-        "index": 0, "name": "privacy_domains", "reason": "notempty_if", "message": "privacy_type custom"}
+        "index": 0,
+        "name": "privacy_domains",
+        "reason": "notempty_if",
+        "message": "privacy_type custom",
+    }
     empty_title = api.patch(path, json={"title": " "})
     assert _error(empty_title)["invalid_params"][0]["name"] == "title"
     assert api.get(path).json()["data"]["updated_at"] is None
@@ -183,9 +205,14 @@ def test_move(api: httpx.Client, emu_control: EmulatorControl, ws: Workspace, do
     back = api.post(path, json={"project_id": ws.project_id}).json()["data"]
     assert (back["project_id"], back["folder_id"]) == (ws.project_id, None)
     assert _error(api.post(path, json={}))["invalid_params"][0] == {
-        "index": 0, "name": "project_id", "reason": "required", "message": "string"}
+        "index": 0,
+        "name": "project_id",
+        "reason": "required",
+        "message": "string",
+    }
     assert _error(api.post(path, json={"project_id": str(uuid.uuid4())}))["invalid_params"][0]["reason"] == (
-        "not exists")
+        "not exists"
+    )
     wrong_folder = api.post(path, json={"project_id": ws.project_id, "folder_id": folder_id})
     assert _error(wrong_folder)["code"] == 400236
 
@@ -209,12 +236,19 @@ def test_chapters_replace_and_clear(api: httpx.Client, done_video: dict) -> None
     assert _error(no_title)["invalid_params"][0]["name"] == "items[0].title"
 
 
-def test_cut_writes_back_to_the_same_id(api: httpx.Client, emu_control: EmulatorControl, ws: Workspace,
-                                        done_video: dict) -> None:
+def test_cut_writes_back_to_the_same_id(
+    api: httpx.Client, emu_control: EmulatorControl, ws: Workspace, done_video: dict
+) -> None:
     video_id = done_video["id"]
     before = {a["quality"]: a for a in done_video["assets"]}["original"]
-    response = api.post(f"/v1/videos/{video_id}/cut", json={
-        "trim": [{"start": 0.5, "length": 1.0}], "crop": {"w": 80, "h": 60, "x": 10, "y": 10}, "title": "cut"})
+    response = api.post(
+        f"/v1/videos/{video_id}/cut",
+        json={
+            "trim": [{"start": 0.5, "length": 1.0}],
+            "crop": {"w": 80, "h": 60, "x": 10, "y": 10},
+            "title": "cut",
+        },
+    )
     assert response.status_code == 200, response.text
     cut = response.json()["data"]
     assert cut["id"] == video_id and cut["version"] == 2 and cut["title"] == "cut"
@@ -242,11 +276,14 @@ def test_cut_validation(api: httpx.Client, done_video: dict) -> None:
     assert api.get(f"/v1/videos/{done_video['id']}").json()["data"]["version"] == 1
 
 
-def test_concat_makes_a_new_video(api: httpx.Client, up: httpx.Client, ws: Workspace, done_video: dict,
-                                  clip_factory: Callable[..., Path]) -> None:
+def test_concat_makes_a_new_video(
+    api: httpx.Client, up: httpx.Client, ws: Workspace, done_video: dict, clip_factory: Callable[..., Path]
+) -> None:
     other = wait_status(api, upload_single(up, ws, clip_factory(1.0), title="other"))
-    response = api.post(f"/v1/videos/{done_video['id']}/concat",
-                        json={"prepend": [{"video_id": other["id"]}], "append": [{"video_id": other["id"]}]})
+    response = api.post(
+        f"/v1/videos/{done_video['id']}/concat",
+        json={"prepend": [{"video_id": other["id"]}], "append": [{"video_id": other["id"]}]},
+    )
     assert response.status_code == 201, response.text
     joined = response.json()["data"]
     assert joined["id"] not in (done_video["id"], other["id"])
@@ -261,19 +298,30 @@ def test_concat_validation(api: httpx.Client, done_video: dict) -> None:
     path = f"/v1/videos/{done_video['id']}/concat"
     assert _error(api.post(path, json={}))["invalid_params"][0]["reason"] == "required_without"
     ghost = _error(api.post(path, json={"append": [{"video_id": str(uuid.uuid4())}]}))
-    assert ghost["invalid_params"][0] == {"index": 0, "name": "append[0].video_id", "reason": "not exists",
-                                          "message": "existing video id"}
+    assert ghost["invalid_params"][0] == {
+        "index": 0,
+        "name": "append[0].video_id",
+        "reason": "not exists",
+        "message": "existing video id",
+    }
     assert _error(api.post(path, json={"append": [{}]}))["invalid_params"][0]["name"] == "append[0].video_id"
-    assert _error(api.post(path, json={"append": [{"video_id": done_video["id"]}], "replace": "no"}))["code"] == (
-        400102)
+    assert _error(api.post(path, json={"append": [{"video_id": done_video["id"]}], "replace": "no"}))[
+        "code"
+    ] == (400102)
 
 
-def test_operations_need_a_processed_video(api: httpx.Client, up: httpx.Client, ws: Workspace,
-                                           emu_control: EmulatorControl) -> None:
-    init = up.post("/v2/init", json={"type": "video", "parent_id": ws.project_id, "title": "p", "filesize": 10})
+def test_operations_need_a_processed_video(
+    api: httpx.Client, up: httpx.Client, ws: Workspace, emu_control: EmulatorControl
+) -> None:
+    init = up.post(
+        "/v2/init", json={"type": "video", "parent_id": ws.project_id, "title": "p", "filesize": 10}
+    )
     video_id = init.json()["data"]["id"]
-    for op, body in (("cut", {"trim": [{"start": 0}]}), ("concat", {"append": [{"video_id": video_id}]}),
-                     ("copy", {})):
+    for op, body in (
+        ("cut", {"trim": [{"start": 0}]}),
+        ("concat", {"append": [{"video_id": video_id}]}),
+        ("copy", {}),
+    ):
         response = api.post(f"/v1/videos/{video_id}/{op}", json=body)
         assert response.status_code == 400, op
         assert _error(response)["invalid_params"][0]["reason"] == "not ready"
