@@ -1,0 +1,21 @@
+"""`python -m emulator [--host H] [--port P] [--upload-port Q]`: the same as `videoferry emulator`."""
+
+from __future__ import annotations
+
+import argparse
+
+from emulator.server import serve_forever
+
+
+def main() -> None:
+    """Parse the options and serve until interrupted."""
+    parser = argparse.ArgumentParser(prog="python -m emulator", description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--upload-port", type=int, default=8081)
+    args = parser.parse_args()
+    serve_forever(args.host, args.port, args.upload_port)
+
+
+if __name__ == "__main__":
+    main()
