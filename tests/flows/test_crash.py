@@ -1,0 +1,92 @@
+"""kill -9 of the runner mid-run, then a rerun: every item done exactly once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from emulator.control import EmulatorControl, Workspace
+from state.ledger import Ledger
+from tests.flows.helpers import clip_rows, write_inventory
+
+
+def _cli(ws: Workspace, inventory: Path, ledger: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "flows.cli",
+        "migrate",
+        str(inventory),
+        "--no-prefect",
+        "--parent-id",
+        ws.project_id,
+        "--ledger",
+        str(ledger),
+        "--transfers",
+        "3",
+        "--chunk-mib",
+        "1",
+        "--wait-timeout",
+        "120",
+    ]
+
+
+def _env(ws: Workspace) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(VIDEOFERRY_API_URL=ws.base_url, VIDEOFERRY_UPLOAD_URL=ws.upload_url, VIDEOFERRY_TOKEN=ws.token)
+    return env
+
+
+def _counts(path: Path) -> dict[str, int]:
+    if not path.exists():
+        return {}
+    try:
+        ledger = Ledger.open(path, create=False)
+    except Exception:
+        return {}
+    try:
+        return ledger.counts()
+    finally:
+        ledger.close()
+
+
+def test_kill_9_mid_run_then_rerun_finishes_each_item_once(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory
+) -> None:
+    rows = clip_rows(clip_factory, 8)
+    inventory = write_inventory(tmp_path / "inv.csv", rows)
+    ledger = tmp_path / "ledger.db"
+    # Slow uploads down so the kill lands while items are in flight.
+    emu_control.set_faults(emu, [{"kind": "bandwidth", "bytes_per_second": 40_000}], seed=1)
+    proc = subprocess.Popen(
+        _cli(emu, inventory, ledger), env=_env(emu), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 60
+    in_flight: dict[str, int] = {}
+    while time.monotonic() < deadline:
+        in_flight = _counts(ledger)
+        if in_flight.get("uploading", 0) + in_flight.get("creating", 0) >= 1 and proc.poll() is None:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run ended before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    assert proc.returncode == -signal.SIGKILL
+    killed_at = _counts(ledger)
+    assert killed_at.get("finished", 0) < len(rows)
+
+    emu_control.clear_faults(emu)
+    rerun = subprocess.run(
+        _cli(emu, inventory, ledger), env=_env(emu), capture_output=True, text=True, timeout=240
+    )
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    final = _counts(ledger)
+    assert final["finished"] == len(rows)
+    videos = emu_control.videos(emu)
+    assert sorted(v["title"] for v in videos) == sorted(r["title"] for r in rows)  # exactly one each
+    assert all(v["status"] == "done" for v in videos)
+    assert emu.token not in rerun.stdout + rerun.stderr
