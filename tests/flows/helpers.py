@@ -48,7 +48,7 @@ def clip_rows(make: Callable[..., Path], n: int, *, metadata: bool = True) -> li
     return rows
 
 
-def options(inventory: Path, ws: Workspace, tmp: Path, **changes: Any) -> MigrateOptions:
+def options(inventory: Path | str, ws: Workspace, tmp: Path, **changes: Any) -> MigrateOptions:
     """Options for a fast test run: short polls, a ledger in tmp."""
     base: dict[str, Any] = {
         "inventory": str(inventory),

@@ -121,7 +121,7 @@ def test_s3_sources(
         client.upload_file(str(clip_factory(1.0, name=f"s3-{i}.mp4")), s3_bucket, f"videos/clip-{i}.mp4")
     outcome = run_migration(
         options(f"s3://{s3_bucket}/videos/", emu, tmp_path, via=via),
-        settings_for(emu),  # type: ignore[arg-type]
+        settings_for(emu),
     )
     assert outcome.exit_code == 0, outcome.reasons
     assert sorted(v["title"] for v in emu_control.videos(emu)) == ["clip-0", "clip-1"]
