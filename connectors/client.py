@@ -85,6 +85,7 @@ class VideoClient:
         timeout: float = 30.0,
         retry: RetryPolicy | None = None,
         max_connections: int = 32,
+        auth_scheme: str | None = "Bearer",
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         if not token:
@@ -97,7 +98,9 @@ class VideoClient:
         self.timeout = timeout
         timeouts = httpx.Timeout(timeout, connect=min(timeout, 10.0))
         pool = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
-        headers = {"Authorization": token, "Accept": "application/json", "User-Agent": "videoferry"}
+        # The spec leaves the scheme unnamed; "Bearer <token>" unless the value already names a scheme.
+        authorization = token if " " in token.strip() or not auth_scheme else f"{auth_scheme} {token}"
+        headers = {"Authorization": authorization, "Accept": "application/json", "User-Agent": "videoferry"}
         self._api = httpx.Client(
             base_url=self.api_url, headers=headers, timeout=timeouts, limits=pool, transport=transport
         )

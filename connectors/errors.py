@@ -428,7 +428,13 @@ STATUS_CLASSES: dict[int, type[VideoApiError]] = {
 
 
 def error_class_for(code: int | None, status: int | None) -> type[VideoApiError]:
-    """The one place that picks the error class: error.code first, then the HTTP status."""
+    """The one place that picks the error class: error.code first, then the HTTP status.
+
+    Exception: HTTP 429 is always RateLimitedError, whatever the code (the emulator, and plausibly the
+    service, send 429 with code 100106; that code with any other status is a quota, LimitReachedError).
+    """
+    if status == 429:
+        return RateLimitedError
     if code is not None and code in CODE_CLASSES:
         return CODE_CLASSES[code]
     if status is not None:

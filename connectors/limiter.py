@@ -50,10 +50,15 @@ def limiter_rates(
         raise ValueError("rates must be at least 1")
     if second_margin < 0 or minute_margin < 0:
         raise ValueError("margins must not be negative")
-    return [
-        Rate(per_second, 1000 + round(second_margin * 1000)),
-        Rate(per_minute, 60_000 + round(minute_margin * 1000)),
-    ]
+    second = Rate(per_second, 1000 + round(second_margin * 1000))
+    minute = Rate(per_minute, 60_000 + round(minute_margin * 1000))
+    # pyrate wants strictly increasing limits and non-increasing density; a window that can never bind
+    # under the other one is dropped.
+    if minute.limit <= second.limit:
+        return [minute]
+    if minute.limit * second.interval > second.limit * minute.interval:
+        return [second]
+    return [second, minute]
 
 
 def _key_digest(key: str) -> str:
@@ -310,6 +315,17 @@ class ApiRateLimiter:
         with self._stats_lock:
             self.stats.acquired += 1
             self.stats.waited_seconds += time.monotonic() - started
+
+    def try_acquire(self) -> bool:
+        """Take one slot if it is free now (not paused, both windows have room); waits at most ~50 ms."""
+        if self.pause_remaining() > 0:
+            return False
+        # Not blocking=False: pyrate then calls lock.acquire(False), which filelock 4 reads as a bad timeout.
+        ok = bool(self._limiter.try_acquire("api", 1, blocking=True, timeout=0.05))
+        if ok:
+            with self._stats_lock:
+                self.stats.acquired += 1
+        return ok
 
     def pause(self, seconds: float | None = None) -> None:
         """After a 429: nobody sharing this limiter sends for at least `seconds` (default pause_seconds)."""

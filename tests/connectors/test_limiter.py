@@ -1,0 +1,203 @@
+"""The shared API rate limiter: exact windows across threads, processes (SQLite), machines (Redis); pause."""
+
+from __future__ import annotations
+
+import multiprocessing
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from connectors.limiter import ApiRateLimiter, limiter_from_url, limiter_rates, shared_limiter
+
+
+def max_in_window(stamps: list[float], window: float) -> int:
+    """Most stamps inside any half-open window [t, t + window) (how the server counts arrivals)."""
+    stamps = sorted(stamps)
+    best = 0
+    j = 0
+    for i, start in enumerate(stamps):
+        while j < len(stamps) and stamps[j] < start + window:
+            j += 1
+        best = max(best, j - i)
+    return best
+
+
+def hammer(limiters: list[ApiRateLimiter], threads_per_limiter: int, each: int) -> list[float]:
+    stamps: list[float] = []
+    lock = threading.Lock()
+
+    def worker(limiter: ApiRateLimiter) -> None:
+        for _ in range(each):
+            limiter.acquire()
+            now = time.time()
+            with lock:
+                stamps.append(now)
+
+    workers = [
+        threading.Thread(target=worker, args=(lim,)) for lim in limiters for _ in range(threads_per_limiter)
+    ]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(timeout=60)
+    return stamps
+
+
+def test_rates_carry_the_margins() -> None:
+    second, minute = limiter_rates(10, 300, 0.1, 1.0)
+    assert (second.limit, second.interval) == (10, 1100)
+    assert (minute.limit, minute.interval) == (300, 61_000)
+    with pytest.raises(ValueError):
+        limiter_rates(0, 300)
+    with pytest.raises(ValueError):
+        limiter_rates(10, 300, -0.1)
+
+
+def test_threads_share_the_per_second_window() -> None:
+    with ApiRateLimiter.memory(10, 1000, second_margin=0.2) as limiter:
+        stamps = hammer([limiter], threads_per_limiter=8, each=3)
+    assert len(stamps) == 24
+    assert max_in_window(stamps, 1.0) <= 10
+    assert limiter.stats.acquired == 24
+
+
+def test_per_minute_window_refuses_once_full() -> None:
+    with ApiRateLimiter.memory(1000, 5) as limiter:
+        assert all(limiter.try_acquire() for _ in range(5))
+        assert not limiter.try_acquire()
+
+
+def test_pause_holds_every_caller() -> None:
+    with ApiRateLimiter.memory(100, 1000, pause_seconds=0.4) as limiter:
+        limiter.pause()
+        until = time.time() + limiter.pause_remaining()
+        assert limiter.pause_remaining() > 0
+        assert not limiter.try_acquire()
+        stamps = hammer([limiter], threads_per_limiter=3, each=1)
+        assert min(stamps) >= until - 0.01
+        assert limiter.stats.pauses == 1
+
+
+def test_shared_limiter_is_one_per_token() -> None:
+    a = shared_limiter("token-a-test", 7, 70)
+    assert shared_limiter("token-a-test", 7, 70) is a
+    assert shared_limiter("token-b-test", 7, 70) is not a
+    assert "token-a" not in repr(a)
+
+
+def test_limiter_urls() -> None:
+    assert limiter_from_url(None, key="k").backend == "memory"
+    assert limiter_from_url("memory", key="k").backend == "memory"
+    with pytest.raises(ValueError):
+        limiter_from_url("mysql://x", key="k")
+    with pytest.raises(ValueError):
+        limiter_from_url("sqlite://", key="k")
+
+
+def _sqlite_worker(path: str, each: int, queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+    limiter = ApiRateLimiter.sqlite(path, "tok", per_second=5, per_minute=1000, second_margin=0.2)
+    out = []
+    for _ in range(each):
+        limiter.acquire()
+        out.append(time.time())
+    limiter.close()
+    queue.put(out)
+
+
+def test_sqlite_backend_shares_the_window_between_processes(tmp_path: Path) -> None:
+    path = str(tmp_path / "limiter.db")
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=_sqlite_worker, args=(path, 5, queue)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    stamps: list[float] = []
+    for _ in procs:
+        stamps.extend(queue.get(timeout=60))
+    for p in procs:
+        p.join(timeout=30)
+    assert len(stamps) == 10
+    assert max_in_window(stamps, 1.0) <= 5
+
+
+def test_sqlite_pause_is_seen_by_another_limiter(tmp_path: Path) -> None:
+    url = f"sqlite://{tmp_path / 'limiter.db'}"
+    a = limiter_from_url(url, key="tok", per_second=100, per_minute=1000, pause_seconds=30)
+    b = limiter_from_url(url, key="tok", per_second=100, per_minute=1000)
+    other = limiter_from_url(url, key="another-token", per_second=100, per_minute=1000)
+    try:
+        assert b.try_acquire()
+        a.pause()
+        assert b.pause_remaining() > 20
+        assert not b.try_acquire()
+        assert other.try_acquire()  # a different token has its own budget and pause
+    finally:
+        for lim in (a, b, other):
+            lim.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def redis_url() -> Iterator[str]:
+    server = shutil.which("redis-server")
+    if server is None:
+        pytest.skip("redis-server not installed (construction needs a server; see connectors/README.md)")
+    import redis
+
+    port = _free_port()
+    proc = subprocess.Popen(
+        [server, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    client = redis.Redis.from_url(url)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            client.ping()
+            break
+        except redis.ConnectionError:
+            if time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail("redis-server did not start")
+            time.sleep(0.05)
+    yield url
+    client.close()
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def test_redis_backend_shares_window_and_pause(redis_url: str) -> None:
+    # Two limiter objects with their own connections stand for two machines.
+    a = limiter_from_url(
+        redis_url, key="tok", per_second=5, per_minute=1000, second_margin=0.2, pause_seconds=0.3
+    )
+    b = limiter_from_url(redis_url, key="tok", per_second=5, per_minute=1000, second_margin=0.2)
+    try:
+        assert a.backend == "redis"
+        stamps = hammer([a, b], threads_per_limiter=2, each=3)
+        assert len(stamps) == 12
+        assert max_in_window(stamps, 1.0) <= 5
+        a.pause()
+        assert b.pause_remaining() > 0
+        assert not b.try_acquire()
+    finally:
+        a.close()
+        b.close()
+
+
+def test_windows_that_cannot_bind_are_dropped() -> None:
+    assert [r.limit for r in limiter_rates(5, 1000)] == [5]
+    assert [r.limit for r in limiter_rates(10, 5)] == [5]

@@ -1,0 +1,36 @@
+"""Header-safe titles: latin-1 travels as is, anything else becomes a deterministic placeholder."""
+
+from __future__ import annotations
+
+from connectors.titles import PLACEHOLDER_PREFIX, header_exact, header_safe_filename, header_safe_title
+
+
+def test_latin1_titles_travel_unchanged() -> None:
+    for title in ("Plain title", "Café crème à la carte", "Ærø og Æble ½", "ÿ"):
+        assert header_safe_title(title, "k") == (title, False)
+
+
+def test_non_latin1_titles_get_a_deterministic_placeholder() -> None:
+    for title in ("Привет мир", "東京の夜", "party 🎉", "en–dash"):
+        sent, pending = header_safe_title(title, "item-1")
+        assert pending
+        assert sent.startswith(PLACEHOLDER_PREFIX)
+        assert sent.isascii()
+        assert header_safe_title(title, "item-1")[0] == sent
+    assert header_safe_title("Привет", "item-1")[0] != header_safe_title("Привет", "item-2")[0]
+
+
+def test_titles_that_http_would_alter_are_pending() -> None:
+    assert not header_exact(" leading space")
+    assert not header_exact("trailing space ")
+    assert not header_exact("line\nbreak")
+    assert not header_exact("tab\there")
+    assert header_safe_title("a\r\nX-Evil: 1", "k")[1]
+    assert header_exact("inner  spaces ok")
+
+
+def test_filenames_keep_their_extension() -> None:
+    assert header_safe_filename("видео.mp4") == "_____.mp4"
+    assert header_safe_filename("clip.mp4") == "clip.mp4"
+    assert header_safe_filename("café.mov") == "café.mov"
+    assert header_safe_filename("") == "upload"
