@@ -518,8 +518,8 @@ class Emulator:
 
     def processing_started(
         self, ws: Workspace, video_id: str, generation: int, info: MediaInfo
-    ) -> str | None:
-        """Record the probe result and enter processing; returns the workspace's mode, None when stale."""
+    ) -> tuple[str, float] | None:
+        """Record the probe result and enter processing: (mode, seconds) of the workspace, None when stale."""
         with self.lock:
             video = ws.videos.get(video_id)
             if video is None or video.generation != generation:
@@ -530,7 +530,7 @@ class Emulator:
             video.processing_since = time.monotonic()
             video.progress = 100.0 if mode == "manual" else 0.0
             self.set_status(ws, video, "processing")
-            return mode
+            return mode, video.processing_seconds
 
     def processing_finished(
         self, ws: Workspace, video_id: str, generation: int, status: str, message: str | None = None

@@ -97,11 +97,11 @@ class Processor:
             if info is None:
                 emu.processing_finished(ws, video_id, generation, "error", NOT_MEDIA)
                 return
-            mode = emu.processing_started(ws, video_id, generation, info)
-            if mode is None or mode == "manual":
+            started = emu.processing_started(ws, video_id, generation, info)
+            if started is None or started[0] == "manual":
                 return
-            if mode == "timed":
-                await asyncio.sleep(ws.processing_seconds)
+            if started[0] == "timed":
+                await asyncio.sleep(started[1])
             emu.processing_finished(ws, video_id, generation, "done")
         except asyncio.CancelledError:
             raise
