@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import timedelta
+from typing import TypeVar
 
 from connectors.errors import AuthError, NotFoundError, UnknownOutcomeError, VideoApiError
 from connectors.models import Video
@@ -98,26 +100,41 @@ def create_item(ctx: RunContext, item: Item) -> None:
         _create_tus(ctx, item, title, source)
 
 
-def _create_tus(ctx: RunContext, item: Item, title: str, source: ByteSource) -> None:
-    ledger = ctx.ledger
-    ledger.begin_create(item.key, ctx.run_id, title, create_description=item.description)
+T = TypeVar("T")
+
+
+def _guarded_create(
+    ctx: RunContext, item: Item, sent_title: str, sent_description: str | None, call: Callable[[], T]
+) -> T | None:
+    """Write the create intent, make the call; settle an unknown outcome or a refusal. None: no result."""
+    ctx.ledger.begin_create(item.key, ctx.run_id, sent_title, create_description=sent_description)
     try:
-        session = ctx.client.init_upload(
+        return call()
+    except UnknownOutcomeError:
+        log.info("item %s: create outcome unknown; reconciling", item.key)
+        reconcile_item(ctx, _reload(ctx, item.key))
+    except VideoApiError as exc:  # a definitive refusal: nothing was created
+        ctx.ledger.reconcile_none(item.key, ctx.run_id, f"create refused ({exc.code})")
+        _api_failure(ctx, _reload(ctx, item.key), exc)
+    return None
+
+
+def _create_tus(ctx: RunContext, item: Item, title: str, source: ByteSource) -> None:
+    session = _guarded_create(
+        ctx,
+        item,
+        title,
+        item.description,
+        lambda: ctx.client.init_upload(
             parent_id=item.parent_id or "",
             title=title,
             filesize=source.size,
             filename=source.name,
             description=item.description,
-        )
-    except UnknownOutcomeError:
-        log.info("item %s: init outcome unknown; reconciling", item.key)
-        reconcile_item(ctx, _reload(ctx, item.key))
-        return
-    except VideoApiError as exc:
-        ledger.reconcile_none(item.key, ctx.run_id, f"create refused ({exc.code})")
-        _api_failure(ctx, _reload(ctx, item.key), exc)
-        return
-    ledger.create_started_upload(item.key, ctx.run_id, session.id, session.endpoint, source.size)
+        ),
+    )
+    if session is not None:
+        ctx.ledger.create_started_upload(item.key, ctx.run_id, session.id, session.endpoint, source.size)
 
 
 def _header_description(description: str | None) -> str | None:
@@ -138,53 +155,43 @@ def _create_by_url(ctx: RunContext, item: Item, title: str) -> None:
     else:
         _fail(ctx, item, "source", "a local file cannot be imported by URL")
         return
-    sent_title, _ = header_safe_title(title, item.key)
-    ctx.ledger.begin_create(
-        item.key, ctx.run_id, sent_title, create_description=_header_description(item.description)
-    )
     name = item.source.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] or None
-    try:
-        result = ctx.client.import_url(
+    result = _guarded_create(
+        ctx,
+        item,
+        header_safe_title(title, item.key)[0],
+        _header_description(item.description),
+        lambda: ctx.client.import_url(
             parent_id=item.parent_id or "",
             title=title,
             url=url,
             filename=name,
             description=item.description,
             title_key=item.key,
-        )
-    except UnknownOutcomeError:
-        reconcile_item(ctx, _reload(ctx, item.key))
-        return
-    except VideoApiError as exc:
-        ctx.ledger.reconcile_none(item.key, ctx.run_id, f"create refused ({exc.code})")
-        _api_failure(ctx, _reload(ctx, item.key), exc)
-        return
-    ctx.ledger.create_accepted(item.key, ctx.run_id, result.id, status=result.status)
+        ),
+    )
+    if result is not None:
+        ctx.ledger.create_accepted(item.key, ctx.run_id, result.id, status=result.status)
 
 
 def _create_single(ctx: RunContext, item: Item, title: str, source: ByteSource) -> None:
-    sent_title, _ = header_safe_title(title, item.key)
-    ctx.ledger.begin_create(
-        item.key, ctx.run_id, sent_title, create_description=_header_description(item.description)
-    )
-    try:
-        result = ctx.client.upload_single(
+    result = _guarded_create(
+        ctx,
+        item,
+        header_safe_title(title, item.key)[0],
+        _header_description(item.description),
+        lambda: ctx.client.upload_single(
             parent_id=item.parent_id or "",
             title=title,
             source=source,
             filename=source.name,
             description=item.description,
             title_key=item.key,
-        )
-    except UnknownOutcomeError:
-        reconcile_item(ctx, _reload(ctx, item.key))
-        return
-    except VideoApiError as exc:
-        ctx.ledger.reconcile_none(item.key, ctx.run_id, f"create refused ({exc.code})")
-        _api_failure(ctx, _reload(ctx, item.key), exc)
-        return
-    ctx.progress.add_bytes(source.size)
-    ctx.ledger.create_accepted(item.key, ctx.run_id, result.id, status=result.status)
+        ),
+    )
+    if result is not None:
+        ctx.progress.add_bytes(source.size)
+        ctx.ledger.create_accepted(item.key, ctx.run_id, result.id, status=result.status)
 
 
 def _reload(ctx: RunContext, key: str) -> Item:
