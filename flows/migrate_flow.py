@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any
 
 from prefect import flow, get_run_logger
@@ -134,18 +136,7 @@ def run_flow(opts: MigrateOptions) -> dict[str, Any]:
     """Run migrate_flow in this process with `opts.transfers` worker threads."""
     runner: ThreadPoolTaskRunner[Any] = ThreadPoolTaskRunner(max_workers=max(1, opts.transfers))
     configured = migrate_flow.with_options(task_runner=runner)  # type: ignore[arg-type]
-    result = configured(
-        inventory=opts.inventory,
-        parent_id=opts.parent_id,
-        ledger=opts.ledger,
-        transfers=opts.transfers,
-        via=opts.via,
-        dry_run=opts.dry_run,
-        report_dir=opts.report_dir,
-        webhook_listen=opts.webhook_listen,
-        poll_interval=opts.poll_interval,
-        wait_timeout=opts.wait_timeout,
-        chunk_size=opts.chunk_size,
-    )
+    accepted = inspect.signature(migrate_flow.fn).parameters
+    result = configured(**{k: v for k, v in asdict(opts).items() if k in accepted})
     assert isinstance(result, dict)
     return result
