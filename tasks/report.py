@@ -56,25 +56,40 @@ def build_report(ledger: Ledger, *, rejected: list[dict[str, Any]] | None = None
     summary = ledger.summary()
     if rejected:
         summary["rejected_rows"] = len(rejected)
-    timeline = _timeline(ledger)
+    timeline = _timeline(ledger, rows)
     return Report(items=items, summary=summary, rejected=list(rejected or []), timeline=timeline)
 
 
-def _timeline(ledger: Ledger) -> pl.DataFrame:
-    """Per-minute counts of items that became done and bytes whose upload completed."""
+def _bucket(span_seconds: float) -> str:
+    """A bucket size that gives a readable number of points for a run of this length."""
+    for limit, every in ((120, "2s"), (600, "10s"), (3600, "1m"), (6 * 3600, "5m")):
+        if span_seconds <= limit:
+            return every
+    return "30m"
+
+
+def _timeline(ledger: Ledger, rows: list[dict[str, Any]]) -> pl.DataFrame:
+    """Items that became done and bytes whose upload completed, per time bucket (cumulative columns)."""
     records: list[dict[str, Any]] = []
-    sizes = {r["key"]: (r.get("bytes_total") or r.get("source_size") or 0) for r in ledger.report_rows()}
+    sizes = {r["key"]: (r.get("bytes_total") or r.get("source_size") or 0) for r in rows}
     for event in ledger.events():
         if event.kind != "transition" or event.key is None:
             continue
         if event.to_state == "done":
             records.append({"time": event.time, "done": 1, "bytes": 0})
-        elif event.to_state == "uploaded":
+        elif event.to_state == "uploaded" or (
+            event.from_state == "creating" and event.to_state == "processing"
+        ):
             records.append({"time": event.time, "done": 0, "bytes": int(sizes.get(event.key, 0))})
+    schema = pl.Schema({"time": pl.Datetime("us", "UTC"), "done": pl.Int64(), "bytes": pl.Int64()})
     if not records:
-        return pl.DataFrame(schema={"minute": pl.Datetime("us", "UTC"), "done": pl.Int64, "bytes": pl.Int64})
-    frame = pl.DataFrame(records).with_columns(pl.col("time").dt.truncate("1m").alias("minute"))
-    return frame.group_by("minute").agg(pl.col("done").sum(), pl.col("bytes").sum()).sort("minute")
+        return pl.DataFrame(schema=schema)
+    frame = pl.DataFrame(records).with_columns(pl.col("time").dt.replace_time_zone("UTC"))
+    start, end = frame["time"].min(), frame["time"].max()
+    span = (end - start).total_seconds() if isinstance(start, datetime) and isinstance(end, datetime) else 0
+    binned = frame.with_columns(pl.col("time").dt.truncate(_bucket(span)))
+    per_bucket = binned.group_by("time").agg(pl.col("done").sum(), pl.col("bytes").sum()).sort("time")
+    return per_bucket.with_columns(pl.col("done").cum_sum(), pl.col("bytes").cum_sum())
 
 
 def summary_frame(summary: dict[str, Any]) -> pl.DataFrame:
@@ -178,36 +193,43 @@ def _bar_chart(counts: dict[str, int]) -> str:
 
 
 def _line_chart(timeline: pl.DataFrame) -> str:
+    """Cumulative items done and MB uploaded over time, each scaled to its own maximum."""
     if timeline.is_empty():
         return "<p>No completions yet.</p>"
-    minutes: list[datetime] = timeline["minute"].to_list()
-    done = timeline["done"].cum_sum().to_list()
+    times: list[datetime] = timeline["time"].to_list()
+    done: list[int] = timeline["done"].to_list()
     mbytes = [b / 1e6 for b in timeline["bytes"].to_list()]
     width, height, pad = 560, 220, 40
-    start = minutes[0].timestamp()
-    span = max(minutes[-1].timestamp() - start, 60.0)
+    start = times[0].timestamp()
+    span = max(times[-1].timestamp() - start, 1.0)
     top_done = max(max(done), 1)
     top_mb = max(max(mbytes), 1e-9)
 
-    def point(i: int, value: float, top: float) -> str:
-        x = pad + (width - 2 * pad) * (minutes[i].timestamp() - start) / span
-        y = height - pad - (height - 2 * pad) * value / top
-        return f"{x:.1f},{y:.1f}"
+    def points(values: list[float], top: float) -> list[tuple[float, float]]:
+        out = [(float(pad), float(height - pad))]
+        for when, value in zip(times, values, strict=True):
+            x = pad + (width - 2 * pad) * (when.timestamp() - start) / span
+            out.append((x, height - pad - (height - 2 * pad) * value / top))
+        return out
 
-    done_line = " ".join(point(i, v, top_done) for i, v in enumerate(done))
-    rate_line = " ".join(point(i, v, top_mb) for i, v in enumerate(mbytes))
+    def line(values: list[float], top: float, colour: str) -> str:
+        pts = points(values, top)
+        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in pts)
+        dots = "".join(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{colour}"/>' for x, y in pts[1:])
+        return f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>{dots}'
+
+    seconds = times[-1].timestamp() - start
     return (
         f'<svg role="img" aria-label="throughput over time" width="{width}" height="{height}">'
         f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="#999"/>'
         f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="#999"/>'
-        f'<polyline fill="none" stroke="#2e7d32" stroke-width="2" points="{done_line}"/>'
-        f'<polyline fill="none" stroke="#1e88e5" stroke-width="2" points="{rate_line}"/>'
-        f'<text x="{pad}" y="{pad - 10}" font-size="12" fill="#2e7d32">'
-        f"items done (cumulative, max {top_done})</text>"
-        f'<text x="{pad + 260}" y="{pad - 10}" font-size="12" fill="#1e88e5">MB uploaded per minute '
-        f"(max {top_mb:.1f})</text>"
-        f'<text x="{pad}" y="{height - 12}" font-size="11">{minutes[0]:%H:%M} UTC</text>'
-        f'<text x="{width - pad - 60}" y="{height - 12}" font-size="11">{minutes[-1]:%H:%M} UTC</text>'
+        + line([float(d) for d in done], top_done, "#2e7d32")
+        + line(mbytes, top_mb, "#1e88e5")
+        + f'<text x="{pad}" y="{pad - 10}" font-size="12" fill="#2e7d32">items done (of {top_done})</text>'
+        f'<text x="{pad + 200}" y="{pad - 10}" font-size="12" fill="#1e88e5">MB uploaded (of {top_mb:.1f})'
+        "</text>"
+        f'<text x="{pad}" y="{height - 12}" font-size="11">{times[0]:%H:%M:%S} UTC</text>'
+        f'<text x="{width - pad - 120}" y="{height - 12}" font-size="11">+{seconds:.0f} s</text>'
         "</svg>"
     )
 

@@ -1,0 +1,78 @@
+"""Reports from a real ledger: every format written, secrets and signed URLs kept out, charts drawn."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+
+from state.ledger import Ledger
+from tasks.report import FORMATS, build_report, redact_url, render_html, write_report
+
+ENDPOINT = "http://127.0.0.1:9/upload/abc/SECRET-CAPABILITY"
+
+
+def _ledger(tmp_path: Path) -> Ledger:
+    ledger = Ledger.open(tmp_path / "l.db")
+    run = ledger.start_run("migrate", {})
+    rows = [
+        {"key": "a", "row": 1, "source": "/v/a.mp4", "title": "Лекция", "via": "tus", "source_size": 10},
+        {"key": "b", "row": 2, "source": "https://cdn.example/b.mp4?X-Amz-Signature=deadbeef", "via": "url"},
+    ]
+    ledger.plan(rows, run)
+    ledger.begin_create("a", run, "Лекция")
+    ledger.create_started_upload("a", run, "11111111-1111-1111-1111-111111111111", ENDPOINT, 10)
+    ledger.upload_complete("a", run)
+    ledger.set_status("a", run, "done")
+    ledger.finished("a", run)
+    ledger.begin_create("b", run, "b")
+    ledger.create_accepted("b", run, "22222222-2222-2222-2222-222222222222")
+    ledger.set_status("b", run, "error", "file unreachable")
+    ledger.finish_run(run, "incomplete", {})
+    return ledger
+
+
+def test_every_format_without_secrets(tmp_path: Path) -> None:
+    ledger = _ledger(tmp_path)
+    try:
+        report = build_report(
+            ledger, rejected=[{"row": 3, "field": "source", "value": "", "reason": "missing"}]
+        )
+    finally:
+        ledger.close()
+    files = write_report(report, tmp_path / "out", FORMATS)
+    assert {p.name for p in files} == {
+        "items.csv",
+        "summary.csv",
+        "items.parquet",
+        "summary.parquet",
+        "report.json",
+        "report.html",
+    }
+    for path in files:
+        data = path.read_bytes()
+        assert b"SECRET-CAPABILITY" not in data
+        assert b"deadbeef" not in data
+    items = pl.read_parquet(tmp_path / "out" / "items.parquet")
+    assert dict(zip(items["key"], items["state"], strict=True)) == {"a": "finished", "b": "error"}
+    document = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert document["summary"]["counts"]["error"] == 1
+    assert document["rejected"][0]["row"] == 3
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "Лекция" in page and "<svg" in page and "Rejected inventory rows" in page
+    assert "items done (of 1)" in page
+
+
+def test_redact_url_drops_query_and_credentials() -> None:
+    assert redact_url("https://user:pw@h.example:8443/p/v.mp4?sig=1#x") == "https://h.example:8443/p/v.mp4"
+    assert redact_url("s3://bucket/key.mp4") == "s3://bucket/key.mp4"
+
+
+def test_empty_report_renders(tmp_path: Path) -> None:
+    ledger = Ledger.open(tmp_path / "empty.db")
+    try:
+        page = render_html(build_report(ledger))
+    finally:
+        ledger.close()
+    assert "No items." in page
