@@ -13,7 +13,7 @@ from connectors.s3 import parse_s3_uri, presign_get, shared_s3_client
 from connectors.sources import ByteSource, SourceError, open_source
 from connectors.titles import header_exact, header_safe_title
 from connectors.tus import TusEndpointGoneError, TusError
-from state.errors import LedgerError
+from state.errors import InvalidTransition, LedgerError
 from state.machine import CREATING, FAILED, PLANNED, UPLOADING
 from state.models import Item
 from tasks.context import RunContext
@@ -299,7 +299,13 @@ def upload_item(ctx: RunContext, item: Item) -> None:
     except SourceError as exc:
         _fail(ctx, item, "source", str(exc))
         return
-    ctx.ledger.upload_complete(item.key, ctx.run_id)
+    try:
+        ctx.ledger.upload_complete(item.key, ctx.run_id)
+    except InvalidTransition:
+        # A webhook already moved the item on (the service finished processing before we recorded the
+        # last chunk): the upload is complete either way.
+        if _reload(ctx, item.key).state == UPLOADING:
+            raise
 
 
 def transfer_batch(ctx: RunContext, keys: list[str]) -> dict[str, int]:
