@@ -1,0 +1,51 @@
+"""The live display draws items, bytes, rate, ETA and API calls per minute from the ledger."""
+
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+
+from rich.console import Console
+
+from flows.progress import LiveDisplay
+from state.ledger import Ledger
+
+
+class _Counter:
+    class stats:  # noqa: N801 - mimics ApiRateLimiter.stats
+        acquired = 0
+
+
+def test_live_display_draws_from_the_ledger(tmp_path: Path) -> None:
+    path = tmp_path / "l.db"
+    ledger = Ledger.open(path)
+    run = ledger.start_run("migrate", {})
+    ledger.plan(
+        [{"key": k, "row": i, "source": f"/v/{k}.mp4", "via": "tus"} for i, k in enumerate("abc")], run
+    )
+    ledger.begin_create("a", run, "a")
+    ledger.create_started_upload("a", run, "11111111-1111-1111-1111-111111111111", "http://x/e", 1000)
+    ledger.record_offset("a", 400)
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=140, color_system=None)
+    counter = _Counter()
+    with LiveDisplay(str(path), console, counter):
+        deadline = time.monotonic() + 10
+        while "API calls" not in out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        counter.stats.acquired = 7  # seven calls made after the display started
+        while "API calls in the last minute: 7" not in out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    ledger.close()
+    text = out.getvalue()
+    assert "API calls in the last minute: 7" in text
+    assert "planned 2" in text and "uploading 1" in text
+    assert "items" in text and "bytes" in text
+
+
+def test_no_display_without_a_terminal(tmp_path: Path) -> None:
+    out = io.StringIO()
+    with LiveDisplay(str(tmp_path / "none.db"), Console(file=out, force_terminal=False), None):
+        pass
+    assert out.getvalue() == ""
