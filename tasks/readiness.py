@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
+from datetime import datetime
 from typing import Literal
 
 from connectors.errors import NotFoundError
@@ -12,6 +13,7 @@ from connectors.webhook import WebhookReceiver
 from state.machine import PROCESSING, UPLOADED
 from state.models import Item
 from tasks.context import RunContext
+from tasks.transfer import CLOCK_SKEW
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +50,9 @@ class Watcher:
         statuses: dict[str, str] = {}
         missing: list[Item] = []
         for parent, wanted in by_parent.items():
-            found = self._list_parent(parent, set(wanted))
+            intents = [i.created_intent_at for i in wanted.values() if i.created_intent_at is not None]
+            oldest = min(intents) - CLOCK_SKEW if intents else None
+            found = self._list_parent(parent, set(wanted), oldest)
             statuses.update(found)
             missing.extend(item for vid, item in wanted.items() if vid not in found)
         changed = self.ctx.ledger.apply_statuses(self.ctx.run_id, statuses) if statuses else []
@@ -56,21 +60,31 @@ class Watcher:
             changed.extend(self._get_one(item))
         return changed
 
-    def _list_parent(self, parent: str, wanted: set[str]) -> dict[str, str]:
+    def _list_parent(self, parent: str, wanted: set[str], oldest: datetime | None) -> dict[str, str]:
+        if not parent:
+            return self._list_scope(None, parent, wanted, oldest)
         scope = self.scopes.get(parent)
-        order: list[Scope] = [scope] if scope else ["project_id", "folder_id"]
-        for candidate in order:
-            found = self._list_scope(candidate, parent, wanted)
-            if found:
-                self.scopes[parent] = candidate
-                return found
-        return {}
+        if scope is None:
+            scope = self._scope_of(parent, next(iter(sorted(wanted))))
+            self.scopes[parent] = scope
+        return self._list_scope(scope, parent, wanted, oldest)
 
-    def _list_scope(self, scope: Scope, parent: str, wanted: set[str]) -> dict[str, str]:
+    def _scope_of(self, parent: str, video_id: str) -> Scope:
+        """Whether a parent id is a folder or a project, learned once from one of its videos."""
+        try:
+            video = self.ctx.client.get_video(video_id)
+        except NotFoundError:
+            return "project_id"  # that video is gone; _get_one reports it
+        return "folder_id" if video.folder_id == parent and video.project_id != parent else "project_id"
+
+    def _list_scope(
+        self, scope: Scope | None, parent: str, wanted: set[str], oldest: datetime | None
+    ) -> dict[str, str]:
+        """Page newest-first until every wanted video is seen or the pages are older than our creates."""
         found: dict[str, str] = {}
         page = 1
         while True:
-            filters = {scope: parent} if parent else {}
+            filters = {scope: parent} if scope else {}
             result = self.ctx.client.list_videos(
                 order="created_at.desc", page=page, per_page=PAGE_SIZE, **filters
             )
@@ -81,8 +95,9 @@ class Watcher:
             total = result.pagination.total or 0
             if len(found) == len(wanted) or not result.items or page * PAGE_SIZE >= total:
                 return found
-            if page == 1 and not found:
-                return found  # newest page holds none of ours: wrong scope (or not listed yet)
+            last = result.items[-1].created_at
+            if oldest is not None and last is not None and last < oldest:
+                return found  # older than every create of ours: the rest are not in this listing
             page += 1
 
     def _get_one(self, item: Item) -> list[tuple[str, str, str]]:

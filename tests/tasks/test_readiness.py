@@ -1,0 +1,67 @@
+"""Readiness by listing: folders as parents, and a watched video behind a page of newer ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from connectors.client import VideoClient
+from connectors.limiter import ApiRateLimiter
+from connectors.tus import TusUpload
+from emulator.control import EmulatorControl, Workspace
+from flows.migrate import run_migration
+from state.ledger import Ledger
+from tasks.context import RunContext
+from tasks.readiness import Watcher
+from tasks.transfer import transfer_item
+from tests.flows.helpers import clip_rows, options, settings_for, write_inventory
+
+
+def test_a_folder_as_parent(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory
+) -> None:
+    inventory = write_inventory(tmp_path / "inv.csv", clip_rows(clip_factory, 3, metadata=False))
+    outcome = run_migration(options(inventory, emu, tmp_path, parent_id=emu.folder_id), settings_for(emu))
+    assert outcome.exit_code == 0, outcome.reasons
+    assert {v["folder_id"] for v in emu_control.videos(emu)} == {emu.folder_id}
+
+
+def test_watched_video_behind_a_full_page_of_newer_ones(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory
+) -> None:
+    emu_control.set_limits(emu, rate_per_second=0, rate_per_minute=0)
+    emu_control.set_processing(emu, "manual")
+    limiter = ApiRateLimiter.memory(per_second=1000, per_minute=100000)
+    client = VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=limiter)
+    ledger = Ledger.open(tmp_path / "l.db")
+    run_id = ledger.start_run("test", {})
+    clip = clip_factory(1.0)
+    ledger.plan(
+        [
+            {
+                "key": "ours",
+                "row": 1,
+                "source": str(clip),
+                "title": "ours",
+                "parent_id": emu.project_id,
+                "via": "tus",
+            }
+        ],
+        run_id,
+    )
+    ctx = RunContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id, poll_interval=0)
+    try:
+        assert transfer_item(ctx, "ours") == "uploaded"
+        ours = ledger.get("ours")
+        assert ours is not None and ours.video_id
+        for n in range(120):  # newer videos of someone else in the same project
+            client.init_upload(parent_id=emu.project_id, title=f"other {n}", filesize=10)
+        emu_control.set_video_status(emu, ours.video_id, "done")
+        watcher = Watcher(ctx)
+        changed = watcher.poll_once()
+        assert changed == [("ours", "uploaded", "done")]
+        assert watcher.list_calls == 2  # the newest page, then the one holding ours
+        assert watcher.scopes == {emu.project_id: "project_id"}
+    finally:
+        ledger.finish_run(run_id, "done")
+        ledger.close()
+        client.close()
