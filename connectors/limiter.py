@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import random
 import sqlite3
 import threading
 import time
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from pyrate_limiter import AbstractBucket, InMemoryBucket, Limiter, Rate, RedisBucket, SQLiteBucket
+from pyrate_limiter import AbstractBucket, InMemoryBucket, Limiter, Rate, RateItem, RedisBucket, SQLiteBucket
 
 __all__ = [
     "DEFAULT_SECOND_MARGIN",
@@ -206,6 +207,8 @@ class ApiRateLimiter:
         # buffer_ms: pyrate adds it to every blocking wait; the margins above already cover jitter.
         self._limiter = Limiter(bucket, buffer_ms=5)
         self._closed = False
+        #: Stamp every try with the current clock (see _take_slot); False uses pyrate's blocking wait.
+        self.fresh_clock = True
 
     # -- constructors ---------------------------------------------------------------------------------
 
@@ -305,9 +308,7 @@ class ApiRateLimiter:
         started = time.monotonic()
         while True:
             self._wait_out_pause()
-            ok = self._limiter.try_acquire("api", 1, blocking=True)
-            if not ok:  # only when weight can never fit; not possible with weight 1 and limits >= 1
-                raise RuntimeError("rate limiter refused a single request")
+            self._take_slot()
             # A 429 seen while we waited for a slot: that slot was reserved before the pause, so it is not
             # used; take a fresh one after the pause.
             if self.pause_remaining() <= 0:
@@ -315,6 +316,32 @@ class ApiRateLimiter:
         with self._stats_lock:
             self.stats.acquired += 1
             self.stats.waited_seconds += time.monotonic() - started
+
+    def _take_slot(self) -> None:
+        """Wait for a slot; every try is stamped with the clock at that moment.
+
+        pyrate's own blocking wait (blocking=True, no timeout) records the slot at "first try + planned
+        sleeps", which is earlier than the real admission when the sleep overshoots or the lock is
+        contended (many threads, a file lock): the next caller is then admitted early by that drift. Here a
+        failed try (timeout=0: no wait inside pyrate) is followed by a sleep until the blocking entry leaves
+        its window, and the next try takes a fresh timestamp.
+        """
+        if not self.fresh_clock:
+            if not self._limiter.try_acquire("api", 1, blocking=True):
+                raise RuntimeError("rate limiter refused a single request")
+            return
+        while not self._limiter.try_acquire("api", 1, blocking=True, timeout=0):
+            time.sleep(self._wait_hint() + random.uniform(0, 0.002))
+
+    def _wait_hint(self) -> float:
+        """Seconds until the oldest entry that blocks a window leaves it (bounded to [1 ms, 1 s])."""
+        now = self._bucket.now()
+        wait_ms = 0
+        for rate in self._bucket.rates:
+            blocking = self._bucket.peek(rate.limit - 1)
+            if isinstance(blocking, RateItem):
+                wait_ms = max(wait_ms, blocking.timestamp + rate.interval - int(now) + 1)
+        return min(max(wait_ms, 1), 1000) / 1000.0
 
     def try_acquire(self) -> bool:
         """Take one slot if it is free now (not paused, both windows have room); waits at most ~50 ms."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -143,7 +144,6 @@ def test_429_pauses_every_caller_then_retries(
 
     def other_caller() -> None:
         client.limiter.acquire()  # any other thread's next API call waits for the pause too
-        import time
 
         others.append(time.time())
 
@@ -164,7 +164,6 @@ def test_429_pauses_every_caller_then_retries(
     creator = threading.Thread(target=create)
     creator.start()
     # Start the other caller once the 429 has been seen (poll with a bound).
-    import time
 
     deadline = time.monotonic() + 10
     while client.limiter.stats.pauses < 2 and time.monotonic() < deadline:
@@ -209,3 +208,42 @@ def test_tus_bytes_do_not_pass_the_api_limiter(
     assert client.limiter.stats.acquired == acquired
     endpoint_rows = [r for r in log_of(emu_control, emu) if r["method"] in ("HEAD", "PATCH")]
     assert len(endpoint_rows) > 3 and not any(r["api"] for r in endpoint_rows)
+
+
+def test_timeout_after_sending(emu: Workspace, emu_control: EmulatorControl) -> None:
+    limiter = ApiRateLimiter.memory()
+    with VideoClient(
+        emu.base_url, emu.upload_url, emu.token, limiter=limiter, retry=FAST, timeout=0.5
+    ) as slow:
+        emu_control.set_faults(emu, [{"kind": "latency", "ms": 1500, "path": "^/v2/init$", "times": 1}])
+        with pytest.raises(E.UnknownOutcomeError) as info:
+            slow.init_upload(parent_id=emu.project_id, title="slow", filesize=10)
+        assert info.value.cause_kind == "timeout"
+        emu_control.set_faults(emu, [{"kind": "latency", "ms": 1500, "method": "GET", "times": 1}])
+        assert slow.list_videos(project_id=emu.project_id).pagination.total is not None  # retried
+    limiter.close()
+    deadline = time.monotonic() + 10  # the slow requests finish on the server after the client gave up
+    while len(log_of(emu_control, emu, path="/v1/videos")) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(log_of(emu_control, emu, path="/v2/init")) == 1
+    assert len(log_of(emu_control, emu, path="/v1/videos")) == 2
+    # Either outcome is possible after a timeout (here the emulator dropped the request when the client
+    # went away); what matters is that it was never sent twice.
+    assert len(emu_control.videos(emu)) <= 1
+
+
+def test_client_from_settings_with_sqlite_limiter(emu: Workspace, tmp_path: Path) -> None:
+    from connectors.config import Settings
+
+    settings = Settings(
+        api_url=emu.base_url,
+        upload_url=emu.upload_url,
+        token=emu.token,
+        limiter_url=f"sqlite://{tmp_path / 'limiter.db'}",
+    )
+    with VideoClient.from_settings(settings) as c:
+        assert c.limiter.backend == "sqlite"
+        assert c.list_videos().items == []
+        assert c.limiter.stats.acquired == 1
+        c.limiter.close()
+    assert emu.token not in repr(settings)
