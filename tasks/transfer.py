@@ -250,16 +250,24 @@ def reconcile_item(ctx: RunContext, item: Item) -> None:
         return
     state = ctx.ledger.adopt(item.key, ctx.run_id, match.id, match.status or "pending")
     if state == UPLOADING and (item.via or "tus") == "tus":
-        # The init answer (and its endpoint) was lost: the video holds no bytes of ours. Delete that empty
-        # video and create again, so the item still ends with exactly one video.
+        replace_empty_video(ctx, _reload(ctx, item.key))
+
+
+def replace_empty_video(ctx: RunContext, item: Item) -> None:
+    """A tus item whose init answer (and endpoint) was lost: delete its empty video, then create again.
+
+    Its video can hold no bytes of ours (nobody ever knew the endpoint), so the item still ends with exactly
+    one video. Also the way out for an item a crash left between adopt and that delete.
+    """
+    if item.video_id:
         try:
-            ctx.client.delete_video(match.id)
+            ctx.client.delete_video(item.video_id)
         except NotFoundError:
             pass
         except VideoApiError as exc:
-            _api_failure(ctx, _reload(ctx, item.key), exc)
+            _api_failure(ctx, item, exc)
             return
-        ctx.ledger.restart(item.key, ctx.run_id, "init answer lost; the empty video was deleted")
+    ctx.ledger.restart(item.key, ctx.run_id, "init answer lost; the empty video was deleted")
 
 
 class _Postponed(Exception):
@@ -269,7 +277,7 @@ class _Postponed(Exception):
 def upload_item(ctx: RunContext, item: Item) -> None:
     """Send the item's bytes to its tus endpoint, resuming from the server's offset."""
     if not item.upload_endpoint:
-        _fail(ctx, item, "no_endpoint", "upload endpoint unknown; rerun to recreate the upload")
+        replace_empty_video(ctx, item)
         return
     source = _open(ctx, item)
     if source is None:
