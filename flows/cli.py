@@ -87,9 +87,9 @@ def migrate(
             result = plan_only(opts).as_dict()
         else:
             settings = Settings.from_env(api_url=api_url, upload_url=upload_url)
-            from connectors.limiter import shared_limiter
+            from flows.migrate import run_limiter
 
-            counter = shared_limiter(settings.token, settings.rate_per_second, settings.rate_per_minute)
+            counter = run_limiter(settings, ledger)
             with LiveDisplay(ledger, console, counter):
                 if prefect:
                     from flows.migrate_flow import run_flow

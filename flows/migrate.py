@@ -13,6 +13,7 @@ from typing import Any
 from connectors.client import VideoClient
 from connectors.config import Settings
 from connectors.errors import AuthError, VideoApiError
+from connectors.limiter import ApiRateLimiter, shared_limiter
 from connectors.s3 import S3Config
 from connectors.tus import TusUpload
 from state.ledger import Ledger
@@ -27,6 +28,9 @@ from tasks.transfer import transfer_batch
 log = logging.getLogger(__name__)
 
 DEFAULT_LEDGER = "videoferry-ledger.db"
+#: The rate limiter's default store, beside the ledger: a run restarted right after a crash (or a second run
+#: with ledgers in the same directory) shares the budget and the 429 pause with the runs before it.
+LIMITER_FILE = "videoferry-limiter.db"
 
 
 @dataclass
@@ -90,6 +94,23 @@ def dry_run(opts: MigrateOptions, s3: S3Config | None = None) -> MigrateOutcome:
     return MigrateOutcome(exit_code=1 if rejected else 0, reasons=reasons, rejected=rejected, preview=counts)
 
 
+def run_limiter(settings: Settings, ledger_path: str) -> ApiRateLimiter:
+    """The rate limiter of a run: VIDEOFERRY_LIMITER_URL when set, else a SQLite file beside the ledger.
+
+    An in-process limiter would forget the calls of a run killed a moment ago: its successor would start with
+    a full budget while the service still counts them (and would ignore a 429 pause the killed run was in).
+    """
+    url = settings.limiter_url
+    if not url:
+        folder = Path(ledger_path).resolve().parent
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / LIMITER_FILE
+        if not path.exists():
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        url = f"sqlite://{path}"
+    return shared_limiter(settings.token, settings.rate_per_second, settings.rate_per_minute, url=url)
+
+
 def run_migration(
     opts: MigrateOptions,
     settings: Settings,
@@ -107,7 +128,7 @@ def run_migration(
     ledger = Ledger.open(opts.ledger)
     params = {k: v for k, v in asdict(opts).items() if k != "dry_run"}
     run_id = ledger.start_run("migrate", params)
-    client = VideoClient.from_settings(settings)
+    client = VideoClient.from_settings(settings, limiter=run_limiter(settings, opts.ledger))
     tus = TusUpload(chunk_size=opts.chunk_size)
     ctx = RunContext(
         client=client,
@@ -232,6 +253,7 @@ __all__ = [
     "MigrateOutcome",
     "dry_run",
     "report_only",
+    "run_limiter",
     "run_migration",
     "summary_lines",
 ]
