@@ -264,6 +264,15 @@ class VideoClient:
             return body["data"]
         raise ResponseFormatError("answer has no data", operation=operation)
 
+    def _created_video(self, body: Any, operation: str) -> Video:
+        """A video from a create's 2xx answer; an unusable answer means the outcome is unknown."""
+        try:
+            return self._video(body, operation)
+        except ResponseFormatError as exc:
+            raise UnknownOutcomeError(
+                exc.message, cause_kind="bad_response", status=exc.status, operation=operation
+            ) from None
+
     def _video(self, body: Any, operation: str) -> Video:
         data = self._data(body, operation)
         try:
@@ -340,8 +349,15 @@ class VideoClient:
                 if video.id not in seen:
                     seen.add(video.id)
                     yield video
+            # The server's page size wins (it may cap per_page); total, when sent, decides the end.
+            size = result.pagination.per_page or per_page
             total = result.pagination.total
-            if len(result.items) < per_page or (total is not None and page * per_page >= total):
+            if not result.items:
+                return
+            if total is not None:
+                if page * size >= total:
+                    return
+            elif len(result.items) < size:
                 return
             page += 1
 
@@ -420,7 +436,7 @@ class VideoClient:
             kind=CallKind.CREATE,
             json_body=payload,
         )
-        return self._video(body, "copy_video")
+        return self._created_video(body, "copy_video")
 
     def move_video(self, video_id: str, project_id: str, folder_id: str | None = None) -> Video:
         """POST /v1/videos/:id/move: same id, new project/folder. Idempotent (same target): retried."""
@@ -473,7 +489,7 @@ class VideoClient:
             kind=CallKind.IN_PLACE,
             json_body=payload,
         )
-        return self._video(body, "cut_video")
+        return self._created_video(body, "cut_video")
 
     def concat_video(
         self, video_id: str, *, prepend: Sequence[str] = (), append: Sequence[str] = (), replace: bool = False
@@ -493,7 +509,7 @@ class VideoClient:
             kind=CallKind.CREATE,
             json_body=payload,
         )
-        return self._video(body, "concat_video")
+        return self._created_video(body, "concat_video")
 
     def set_chapters(self, video_id: str, items: Sequence[ChapterInput], enabled: bool = True) -> Chapters:
         """PUT /v1/videos/:id/chapters: replace all markers; times in seconds, sent as integer ms."""
