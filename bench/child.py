@@ -1,0 +1,123 @@
+"""The measured process: `python -m bench.child` runs one job read from stdin and prints its peak RSS.
+
+Jobs (JSON on stdin): {"job": "migrate", "options": {MigrateOptions fields}} (settings from VIDEOFERRY_*
+in the environment, S3 endpoint from AWS_ENDPOINT_URL) or {"job": "plan", "inventory", "ledger"}.
+The last stdout line is JSON: peak_rss and baseline_rss in bytes (baseline: after imports, before the
+job), seconds, and what the job reports.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from typing import Any
+
+
+def _rss_now() -> int:
+    """Resident set size now, in bytes (Linux /proc)."""
+    with open("/proc/self/statm") as f:
+        pages = int(f.read().split()[1])
+    return pages * resource.getpagesize()
+
+
+def _peak_rss() -> int:
+    """Peak resident set size of this process so far, in bytes (VmHWM of its own memory map).
+
+    Not ru_maxrss: Linux carries the parent's peak into it across fork + exec, so a child of a big parent
+    would report the parent's size.
+    """
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _migrate(spec: dict[str, Any]) -> dict[str, Any]:
+    from connectors.config import Settings
+    from flows.migrate import MigrateOptions, run_migration
+
+    opts = MigrateOptions(**spec["options"])
+    settings = Settings.from_env()
+    baseline = _rss_now()
+    started = time.perf_counter()
+    outcome = run_migration(opts, settings)
+    seconds = time.perf_counter() - started
+    summary = outcome.summary
+    return {
+        "baseline_rss": baseline,
+        "seconds": seconds,
+        "bytes_uploaded": int(summary.get("bytes_uploaded") or 0),
+        "counts": summary.get("counts", {}),
+        "reasons": outcome.reasons[:5],
+    }
+
+
+def _plan(spec: dict[str, Any]) -> dict[str, Any]:
+    from state.ledger import Ledger
+    from tasks.plan import apply_plan, read_plan
+
+    baseline = _rss_now()
+    started = time.perf_counter()
+    plan = read_plan(spec["inventory"], parent_id=spec.get("parent_id"), via="auto", s3=None)
+    ledger = Ledger.open(spec["ledger"])
+    try:
+        run_id = ledger.start_run("plan", {})
+        result = apply_plan(plan, ledger, run_id, "auto")
+        ledger.finish_run(run_id, "succeeded", {})
+    finally:
+        ledger.close()
+    seconds = time.perf_counter() - started
+    return {
+        "baseline_rss": baseline,
+        "seconds": seconds,
+        "added": result.added,
+        "rejected": len(plan.rejected_rows),
+    }
+
+
+JOBS = {"migrate": _migrate, "plan": _plan}
+
+
+def measure(
+    spec: dict[str, Any], env: dict[str, str] | None = None, timeout: float = 900.0
+) -> dict[str, Any]:
+    """Run one job in a fresh child process (the caller's side) and return its JSON result."""
+    import os
+    import subprocess
+
+    from bench.services import REPO
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.child"],
+        input=json.dumps(spec),
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, **(env or {})},
+        timeout=timeout,
+        check=False,
+    )
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        tail = proc.stderr.strip().splitlines()[-5:]
+        raise RuntimeError(f"bench.child {spec['job']} failed ({proc.returncode}): {' | '.join(tail)}")
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
+
+
+def main() -> None:
+    """Run the job from stdin and print the JSON result as the last line."""
+    import logging
+
+    logging.basicConfig(level=logging.ERROR)
+    spec = json.loads(sys.stdin.read())
+    result = JOBS[spec["job"]](spec)
+    result["peak_rss"] = _peak_rss()
+    print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()

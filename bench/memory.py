@@ -1,0 +1,124 @@
+"""Peak RSS of a process migrating one big file by tus, from local disk and from the moto S3 server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from bench.child import measure
+from bench.figures import Figure
+from bench.services import EmulatorProcess, MotoProcess
+from bench.workload import MIB, BenchConfig, fit_size, write_inventory, write_random_file
+from emulator.control import Workspace
+
+#: (reference size, big size) per source. moto answers every ranged GET by reading the whole object, so an
+#: S3 migration costs O(size^2) inside moto: the S3 file is smaller to keep `make bench` under 10 minutes.
+FULL = {"local": (64 * MIB, 2048 * MIB), "s3": (64 * MIB, 512 * MIB)}
+QUICK = {"local": (4 * MIB, 8 * MIB), "s3": (4 * MIB, 8 * MIB)}
+BUCKET = "videoferry-bench"
+
+
+def _env(ws: Workspace) -> dict[str, str]:
+    return {
+        "VIDEOFERRY_API_URL": ws.base_url,
+        "VIDEOFERRY_UPLOAD_URL": ws.upload_url,
+        "VIDEOFERRY_TOKEN": ws.token,
+    }
+
+
+def _migrate(ws: Workspace, source: str, size: int, workdir: Path, env: dict[str, str]) -> dict[str, Any]:
+    """Migrate one source by tus in a child process, stopping once its bytes are in; the child's result."""
+    name = f"mem-{len(list(workdir.glob('mem-*.csv')))}"
+    inventory = write_inventory(workdir / f"{name}.csv", [source], [name])
+    spec = {
+        "job": "migrate",
+        "options": {
+            "inventory": str(inventory),
+            "parent_id": ws.project_id,
+            "ledger": str(workdir / f"{name}.db"),
+            "transfers": 1,
+            "via": "tus",
+            "wait_timeout": 0.0,
+        },
+    }
+    result = measure(spec, env)
+    if result["bytes_uploaded"] != size:
+        raise RuntimeError(
+            f"migration of {size} bytes uploaded {result['bytes_uploaded']}: {result['reasons']}"
+        )
+    return result
+
+
+def _figures(kind: str, results: list[tuple[int, dict[str, Any]]]) -> Iterator[Figure]:
+    (ref_size, ref), (size, big) = results
+    peak, ref_peak = big["peak_rss"] / MIB, ref["peak_rss"] / MIB
+    yield Figure(
+        f"peak_rss_migrate_{kind}",
+        peak,
+        "MiB",
+        f"{size // MIB} MiB file by tus (8 MiB chunks): {big['peak_rss'] / size:.3f} x the file size; "
+        f"after imports {big['baseline_rss'] / MIB:.0f} MiB; {size / MIB / big['seconds']:.0f} MiB/s",
+    )
+    yield Figure(
+        f"peak_rss_growth_{kind}",
+        peak - ref_peak,
+        "MiB",
+        f"peak with the {size // MIB} MiB file minus peak with a {ref_size // MIB} MiB file "
+        f"({ref_peak:.0f} MiB); flat memory = about 0",
+    )
+
+
+def _local(cfg: BenchConfig, ws: Workspace, root: Path, sizes: tuple[int, int]) -> Iterator[Figure]:
+    results = []
+    for wanted in sizes:
+        size = fit_size(cfg, wanted, copies=2, what="local memory file", minimum=sizes[0])
+        path = write_random_file(root / f"local-{size // MIB}.bin", size)
+        try:
+            results.append((size, _migrate(ws, str(path), size, root, _env(ws))))
+        finally:
+            path.unlink(missing_ok=True)
+    yield from _figures("local", results)
+
+
+def _s3(cfg: BenchConfig, ws: Workspace, root: Path, sizes: tuple[int, int]) -> Iterator[Figure]:
+    import boto3
+    from boto3.s3.transfer import TransferConfig
+
+    results = []
+    with MotoProcess(root) as moto:
+        s3 = boto3.session.Session().client(
+            "s3",
+            endpoint_url=moto.endpoint,
+            region_name="us-east-1",
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+        )
+        s3.create_bucket(Bucket=BUCKET)
+        for wanted in sizes:
+            size = fit_size(cfg, wanted, copies=4, what="S3 memory object", minimum=sizes[0])
+            path = write_random_file(root / f"s3-{size // MIB}.bin", size)
+            try:
+                s3.upload_file(
+                    str(path), BUCKET, path.name, Config=TransferConfig(multipart_chunksize=64 * MIB)
+                )
+            finally:
+                path.unlink(missing_ok=True)
+            source = f"s3://{BUCKET}/{path.name}"
+            results.append((size, _migrate(ws, source, size, root, {**_env(ws), **moto.env})))
+            s3.delete_object(Bucket=BUCKET, Key=path.name)
+    yield from _figures("s3", results)
+
+
+def run(cfg: BenchConfig) -> Iterator[Figure]:
+    """Migrate a small and a big random file (local, then S3) in child processes and compare their peaks.
+
+    The bytes are random, the workspace's processing is manual: the emulator probes the file, finds no
+    video in it and ends it in status error; each run stops once the upload is complete (wait_timeout=0).
+    """
+    size = QUICK if cfg.quick else FULL
+    root = cfg.subdir("memory")
+    with EmulatorProcess(root) as emu:
+        ws = emu.ctl().create_workspace(processing="manual")
+        yield from _local(cfg, ws, root, size["local"])
+        yield from _s3(cfg, ws, root, size["s3"])
