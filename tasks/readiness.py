@@ -55,7 +55,11 @@ class Watcher:
             found = self._list_parent(parent, set(wanted), oldest)
             statuses.update(found)
             missing.extend(item for vid, item in wanted.items() if vid not in found)
-        changed = self.ctx.ledger.apply_statuses(self.ctx.run_id, statuses) if statuses else []
+        changed = (
+            self.ctx.ledger.apply_statuses(self.ctx.run_id, statuses, failure_messages(statuses))
+            if statuses
+            else []
+        )
         for item in missing:
             changed.extend(self._get_one(item))
         return changed
@@ -110,12 +114,23 @@ class Watcher:
             return [(item.key, item.state, "failed")]
         if not video.status:
             return []
-        return self.ctx.ledger.apply_statuses(self.ctx.run_id, {video.id: video.status})
+        found = {video.id: video.status}
+        return self.ctx.ledger.apply_statuses(self.ctx.run_id, found, failure_messages(found))
+
+
+def failure_messages(statuses: dict[str, str]) -> dict[str, str]:
+    """A reason for every video found in error/aborted (lists and gets carry none; webhooks do)."""
+    return {
+        vid: f"the service ended the video in status {status} (its reason comes only by webhook)"
+        for vid, status in statuses.items()
+        if status in ("error", "aborted")
+    }
 
 
 def apply_webhook(ctx: RunContext, video_id: str, status: str, message: str | None) -> None:
     """Record one media.update.status event (videos not in this ledger are ignored)."""
-    ctx.ledger.apply_statuses(ctx.run_id, {video_id: status}, {video_id: message} if message else None)
+    found = {video_id: status}
+    ctx.ledger.apply_statuses(ctx.run_id, found, {video_id: message} if message else failure_messages(found))
 
 
 def start_webhooks(
@@ -132,4 +147,3 @@ def start_webhooks(
     )
     receiver.start()
     return receiver
-
