@@ -74,6 +74,9 @@ class RunContext:
     chunk_size: int = 8 * 1024 * 1024
     poll_interval: float = 5.0
     max_create_attempts: int = 3
+    #: parent ids the service refused on a create (400236: unknown, or another workspace's) -> the reason;
+    #: later items with that parent fail at once instead of repeating the same refused call.
+    refused_parents: dict[str, str] = field(default_factory=dict)
     progress: Progress = field(default_factory=Progress)
     abort: threading.Event = field(default_factory=threading.Event)
     abort_reason: str = ""

@@ -7,7 +7,13 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import TypeVar
 
-from connectors.errors import AuthError, NotFoundError, UnknownOutcomeError, VideoApiError
+from connectors.errors import (
+    AuthError,
+    FolderNotFoundError,
+    NotFoundError,
+    UnknownOutcomeError,
+    VideoApiError,
+)
 from connectors.models import Video
 from connectors.s3 import parse_s3_uri, presign_get, shared_s3_client
 from connectors.sources import ByteSource, SourceError, open_source
@@ -21,6 +27,8 @@ from tasks.routing import source_kind
 
 log = logging.getLogger(__name__)
 
+#: error.code of a create whose parent_id the service does not know (spec section 7).
+PARENT_REFUSED_CODE = 400236
 #: How far a server's creation time may lag our intent time (clock skew) and still match.
 CLOCK_SKEW = timedelta(minutes=5)
 
@@ -88,6 +96,10 @@ def create_item(ctx: RunContext, item: Item) -> None:
     """Create the item's video by its upload mode, writing the intent before the call."""
     mode = item.via or "tus"
     title = item_title(item)
+    refused = ctx.refused_parents.get(item.parent_id or "")
+    if refused is not None:
+        _fail(ctx, item, PARENT_REFUSED_CODE, f"{refused} (refused earlier in this run; not sent again)")
+        return
     if mode == "url":
         _create_by_url(ctx, item, title)
         return
@@ -113,6 +125,14 @@ def _guarded_create(
     except UnknownOutcomeError:
         log.info("item %s: create outcome unknown; reconciling", item.key)
         reconcile_item(ctx, _reload(ctx, item.key))
+    except FolderNotFoundError as exc:  # the parent is unknown to this token: every item under it would fail
+        ctx.ledger.reconcile_none(item.key, ctx.run_id, f"create refused ({exc.code})")
+        reason = (
+            f"parent_id {item.parent_id} does not exist or belongs to another workspace (check --parent-id or"
+            " the row's parent_id, or use a token of the workspace that owns it)"
+        )
+        ctx.refused_parents[item.parent_id or ""] = reason
+        _fail(ctx, _reload(ctx, item.key), exc.code or 400236, f"{reason}: {exc}", exc.request_id)
     except VideoApiError as exc:  # a definitive refusal: nothing was created
         ctx.ledger.reconcile_none(item.key, ctx.run_id, f"create refused ({exc.code})")
         _api_failure(ctx, _reload(ctx, item.key), exc)
