@@ -127,7 +127,11 @@ def run_migration(
     plan = read_plan(opts.inventory, parent_id=opts.parent_id, via=opts.via, s3=s3)
     ledger = Ledger.open(opts.ledger)
     params = {k: v for k, v in asdict(opts).items() if k != "dry_run"}
-    run_id = ledger.start_run("migrate", params)
+    try:
+        run_id = ledger.start_run("migrate", params)
+    except BaseException:  # e.g. another run holds the ledger: give the connection back before saying so
+        ledger.close()
+        raise
     client = VideoClient.from_settings(settings, limiter=run_limiter(settings, opts.ledger))
     tus = TusUpload(chunk_size=opts.chunk_size)
     ctx = RunContext(
@@ -176,7 +180,7 @@ def run_migration(
                 wait_timeout=opts.wait_timeout,
                 on_tick=(lambda: on_tick(ctx)) if on_tick is not None else None,
             )
-        outcome = _outcome(ctx, plan)
+        outcome = _outcome(ctx, plan, opts.inventory)
         status = "succeeded" if outcome.exit_code == 0 else "incomplete"
         if opts.report_dir:
             report = build_report(ledger, rejected=plan.rejected_rows)
@@ -210,7 +214,7 @@ def _preflight(ctx: RunContext) -> None:
         log.warning("preflight list failed (%s); going on", exc.code or exc.status)
 
 
-def _outcome(ctx: RunContext, plan: Plan) -> MigrateOutcome:
+def _outcome(ctx: RunContext, plan: Plan, inventory: str) -> MigrateOutcome:
     summary = ctx.ledger.summary()
     rejected = plan.rejected_rows
     if rejected:
@@ -227,11 +231,12 @@ def _outcome(ctx: RunContext, plan: Plan) -> MigrateOutcome:
     if rejected:
         reasons.append(f"{len(rejected)} inventory rows rejected")
         reasons += [f"  row {r['row']}, field {r['field']}: {r['reason']}" for r in rejected[:20]]
-    if not counts or sum(counts.values()) == 0:
-        reasons.append("the inventory has no items")
+    empty = not rejected and sum(counts.values()) == 0
+    if empty:
+        reasons.append(f"the inventory {inventory} has no rows: nothing was migrated")
     if plan.result is not None and plan.result.conflicts:
         reasons.append(f"{len(plan.result.conflicts)} rows changed source/parent after upload: not applied")
-    code = 0 if not not_done and not rejected and not ctx.abort.is_set() else 1
+    code = 0 if not not_done and not rejected and not empty and not ctx.abort.is_set() else 1
     if ctx.config_error:
         code = 2
     return MigrateOutcome(exit_code=code, reasons=reasons, summary=summary, rejected=rejected)
