@@ -143,6 +143,7 @@ def run_migration(
         s3=s3,
         chunk_size=opts.chunk_size,
         poll_interval=opts.poll_interval,
+        default_parent_id=opts.parent_id,
     )
     register(ctx)
     pool: concurrent.futures.ThreadPoolExecutor | None = None

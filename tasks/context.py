@@ -77,6 +77,8 @@ class RunContext:
     #: parent ids the service refused on a create (400236: unknown, or another workspace's) -> the reason;
     #: later items with that parent fail at once instead of repeating the same refused call.
     refused_parents: dict[str, str] = field(default_factory=dict)
+    #: --parent-id: when the service refuses it, the whole run stops (a configuration error, exit 2).
+    default_parent_id: str | None = None
     progress: Progress = field(default_factory=Progress)
     abort: threading.Event = field(default_factory=threading.Event)
     abort_reason: str = ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Callable
 from datetime import timedelta
 from typing import TypeVar
@@ -133,6 +134,13 @@ def _guarded_create(
         )
         ctx.refused_parents[item.parent_id or ""] = reason
         _fail(ctx, _reload(ctx, item.key), exc.code or 400236, f"{reason}: {exc}", exc.request_id)
+        if _same_id(item.parent_id, ctx.default_parent_id):
+            ctx.stop(
+                f"--parent-id {ctx.default_parent_id} was refused (code {exc.code}): it does not exist or"
+                " belongs to another workspace; check --parent-id, or set VIDEOFERRY_TOKEN to a token of the"
+                " workspace that owns it",
+                config_error=True,
+            )
     except VideoApiError as exc:  # a definitive refusal: nothing was created
         ctx.ledger.reconcile_none(item.key, ctx.run_id, f"create refused ({exc.code})")
         _api_failure(ctx, _reload(ctx, item.key), exc)
@@ -155,6 +163,16 @@ def _create_tus(ctx: RunContext, item: Item, title: str, source: ByteSource) -> 
     )
     if session is not None:
         ctx.ledger.create_started_upload(item.key, ctx.run_id, session.id, session.endpoint, source.size)
+
+
+def _same_id(a: str | None, b: str | None) -> bool:
+    """Whether two UUIDs are the same whatever their notation (dashes, case)."""
+    if not a or not b:
+        return False
+    try:
+        return uuid.UUID(a) == uuid.UUID(b)
+    except ValueError:
+        return a == b
 
 
 def _header_description(description: str | None) -> str | None:
