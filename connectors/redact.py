@@ -8,7 +8,14 @@ import threading
 
 import httpx
 
-__all__ = ["API_PATH", "redact_url", "install_httpx_redaction"]
+__all__ = [
+    "API_PATH",
+    "BOTO_LOGGERS",
+    "redact_url",
+    "scrub_aws",
+    "install_httpx_redaction",
+    "install_boto_redaction",
+]
 
 #: Paths of plain API calls (safe to log). Any other path (an upload endpoint) is logged as its origin only.
 API_PATH = re.compile(r"^/(v1/|v2/(init|video|poster)$|v2/live/|_emulator/)")
@@ -48,3 +55,58 @@ def install_httpx_redaction() -> None:
             return
         logging.getLogger("httpx").addFilter(_HttpxUrlFilter())
         _installed = True
+
+
+#: Loggers of boto's stack whose DEBUG records print signed requests (signatures, keys, session tokens).
+BOTO_LOGGERS = (
+    "botocore.auth",
+    "botocore.endpoint",
+    "botocore.httpsession",
+    "botocore.parsers",
+    "botocore.hooks",
+    "botocore.regions",
+    "urllib3.connectionpool",
+)
+_AWS_SECRET = re.compile(
+    r"(?i)(x-amz-security-token|x-amz-signature|x-amz-credential|signature|credential|authorization)"
+    r"(['\"]?\s*[:=]\s*b?['\"]?\n?)([^&\s'\",;}]+)"
+)
+
+
+_SIGNING_STEPS = ("CanonicalRequest", "StringToSign", "Signature", "String to sign")
+
+
+def scrub_aws(text: str) -> str:
+    """Blank the values of signatures, credentials, session tokens and Authorization headers in a text."""
+    return _AWS_SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}<redacted>", text)
+
+
+class _BotoSecretFilter(logging.Filter):
+    """Rewrites boto's DEBUG records so no signature, access key id or session token is ever logged."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name == "botocore.auth" and str(record.msg).startswith(_SIGNING_STEPS):
+            return False  # the canonical request, string to sign and signature: signing internals only
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a record that cannot be formatted is dropped, not risked
+            return False
+        scrubbed = scrub_aws(message)
+        if scrubbed != message:
+            record.msg, record.args = scrubbed, None
+        return True
+
+
+_boto_installed = False
+
+
+def install_boto_redaction() -> None:
+    """Install the filter on boto's and urllib3's loggers once per process (idempotent)."""
+    global _boto_installed
+    with _lock:
+        if _boto_installed:
+            return
+        secret_filter = _BotoSecretFilter()
+        for name in BOTO_LOGGERS:
+            logging.getLogger(name).addFilter(secret_filter)
+        _boto_installed = True

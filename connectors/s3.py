@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 import boto3
 from botocore.config import Config
 
+from connectors.redact import install_boto_redaction
+
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
@@ -43,6 +45,7 @@ class S3UriError(ValueError):
 def make_s3_client(cfg: S3Config | None = None) -> S3Client:
     """Make a new thread-safe S3 client; path-style addressing when a custom endpoint is set (MinIO, moto)."""
     cfg = cfg or S3Config.from_env()
+    install_boto_redaction()
     config = Config(
         retries={"mode": "standard", "max_attempts": 5},
         max_pool_connections=32,
