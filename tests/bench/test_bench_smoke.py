@@ -1,0 +1,87 @@
+"""Every benchmark runs in --quick mode and prints its figure lines (the figures are not judged)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+#: The figure names each benchmark prints in --quick mode (sizes are part of some names).
+EXPECTED = {
+    "help_time": ["help_wall_seconds"],
+    "api_calls": ["api_calls_per_video_tus", "api_calls_per_video_url"],
+    "rate_cap": ["rate_cap_share", "rate_cap_peak_second", "rate_cap_peak_minute", "rate_cap_429s"],
+    "throughput": [
+        "raw_single_request_throughput",
+        "tus_throughput",
+        "tus_connector_throughput",
+        "tus_vs_raw_throughput",
+    ],
+    "memory": [
+        "peak_rss_migrate_local",
+        "peak_rss_growth_local",
+        "peak_rss_migrate_s3",
+        "peak_rss_growth_s3",
+    ],
+    "plan": ["plan_1k_rows_seconds", "peak_rss_plan_1k_rows", "rerun_finished_1k_seconds"],
+    "end_to_end": [
+        "e2e_5_videoferry_seconds",
+        "e2e_5_naive_seconds",
+        "e2e_naive_vs_videoferry",
+        "e2e_videoferry_vs_floor",
+    ],
+}
+#: `name: number [unit] [(note)]`
+LINE = re.compile(r"^(?P<name>[a-z0-9_]+): (?P<value>-?[0-9]+(?:\.[0-9]+)?)(?: [A-Za-z/]+)?(?: \(.*\))?$")
+
+
+def run_bench(*args: str, workdir: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bench", *args, "--quick", "--workdir", str(workdir)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("name", list(EXPECTED))
+def test_benchmark_prints_its_figures(name: str, tmp_path: Path) -> None:
+    proc = run_bench(name, workdir=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.strip().splitlines()
+    names = []
+    for line in lines:
+        match = LINE.match(line)
+        assert match, f"not a figure line: {line!r}"
+        names.append(match["name"])
+    assert names == EXPECTED[name]
+    assert list(tmp_path.iterdir()) == [], "the work directory was not cleaned up"
+
+
+def test_results_file_has_the_command_and_the_figures(tmp_path: Path) -> None:
+    results = tmp_path / "RESULTS.md"
+    results.write_text(
+        "old figures\n<!-- hand-written notes below: kept when `python -m bench --results` "
+        "rewrites this file -->\nmy notes\n"
+    )
+    work = tmp_path / "work"
+    proc = run_bench("help_time", "--results", str(results), workdir=work)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    text = results.read_text()
+    assert f"`.venv/bin/python -m bench help_time --results {results} --quick" in text
+    assert proc.stdout.strip() in text
+    assert "old figures" not in text
+    assert text.endswith("\nmy notes\n")
+
+
+def test_unknown_benchmark_is_refused(tmp_path: Path) -> None:
+    proc = run_bench("no_such_bench", workdir=tmp_path)
+    assert proc.returncode == 2
+    assert "unknown benchmark 'no_such_bench'" in proc.stderr
