@@ -46,7 +46,7 @@ class Item:
 
     key: str
     row: int | None
-    source: str
+    source: str = field(repr=False)  # may be a signed URL: a capability, like the endpoint
     source_size: int | None
     title: str | None
     description: str | None

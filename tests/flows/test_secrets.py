@@ -399,10 +399,6 @@ def test_the_search_finds_a_planted_secret(tmp_path: Path) -> None:
     assert_clean({"log": "nothing to see"}, secrets)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="state/models.py Item.__repr__ shows an http(s) source with its signed query (a fix for state/)",
-)
 def test_an_items_repr_hides_a_signed_source_query(tmp_path: Path) -> None:
     book = Ledger.open(tmp_path / "ledger.db")
     try:
