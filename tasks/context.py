@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from connectors.client import VideoClient
+    from connectors.errors import VideoApiError
     from connectors.s3 import S3Config
     from connectors.tus import TusUpload
     from state.ledger import Ledger
@@ -113,3 +114,10 @@ def unregister(run_id: str) -> None:
     """Forget a finished run's context."""
     with _REGISTRY_LOCK:
         _REGISTRY.pop(run_id, None)
+
+
+def error_code(exc: VideoApiError) -> str | int:
+    """The code a failure is recorded under: error.code, else http_<status>, else the error's kind."""
+    if exc.code is not None:
+        return exc.code
+    return f"http_{exc.status}" if exc.status is not None else type(exc).__name__

@@ -8,7 +8,7 @@ from typing import Any
 from connectors.errors import AuthError, VideoApiError
 from state.machine import DONE, FAILED, FINISHED
 from state.models import Item
-from tasks.context import RunContext
+from tasks.context import RunContext, error_code
 
 log = logging.getLogger(__name__)
 
@@ -58,10 +58,9 @@ def finish_item(ctx: RunContext, item: Item) -> str:
             if isinstance(exc, AuthError):
                 ctx.stop(str(exc), config_error=True)
                 return DONE
-            code = exc.code or f"http_{exc.status}"
+            code = error_code(exc)
             ledger.fail(item.key, ctx.run_id, code, f"{kind}: {exc}", exc.request_id)
             return FAILED
         ledger.record_op_outcome(op_id, "done", run_id=ctx.run_id)
     ledger.finished(item.key, ctx.run_id)
     return FINISHED
-

@@ -23,7 +23,7 @@ from connectors.tus import TusEndpointGoneError, TusError
 from state.errors import InvalidTransition, LedgerError
 from state.machine import CREATING, FAILED, PLANNED, UPLOADING
 from state.models import Item
-from tasks.context import RunContext
+from tasks.context import RunContext, error_code
 from tasks.routing import source_kind
 
 log = logging.getLogger(__name__)
@@ -52,7 +52,7 @@ def _api_failure(ctx: RunContext, item: Item, exc: VideoApiError) -> None:
     if isinstance(exc, AuthError):
         ctx.stop(str(exc), config_error=True)
         return
-    _fail(ctx, item, exc.code if exc.code is not None else f"http_{exc.status}", str(exc), exc.request_id)
+    _fail(ctx, item, error_code(exc), str(exc), exc.request_id)
 
 
 def transfer_item(ctx: RunContext, key: str) -> str:
