@@ -169,6 +169,7 @@ def ledger_texts(path: Path) -> dict[str, str]:
         report = build_report(book)
         texts["report rows"] = json.dumps(report.items.to_dicts(), default=str, ensure_ascii=False)
         texts["artifact markdown"] = markdown(report)
+        texts["item reprs"] = "\n".join(repr(i) for i in book.items())
         texts["summary"] = json.dumps(book.summary(), default=str)
     finally:
         book.close()
