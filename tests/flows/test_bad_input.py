@@ -24,7 +24,7 @@ from tests.flows.helpers import clip_rows, creates, options, settings_for, write
 def _items(ledger: Path) -> dict[int, Item]:
     book = Ledger.open(ledger, create=False)
     try:
-        return {item.row: item for item in book.items()}
+        return {item.row or 0: item for item in book.items()}
     finally:
         book.close()
 

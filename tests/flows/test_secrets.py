@@ -79,7 +79,10 @@ class _FakeS3(BaseHTTPRequestHandler):
 @pytest.fixture()
 def fake_s3(clip_factory, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, list[str]]]:
     """An "S3 endpoint" on loopback serving a clip; presigning is offline, so only the fetch reaches it."""
-    handler = type("Handler", (_FakeS3,), {"clip": clip_factory(0.5, name="s3.mp4").read_bytes(), "seen": []})
+    seen: list[str] = []
+    handler = type(
+        "Handler", (_FakeS3,), {"clip": clip_factory(0.5, name="s3.mp4").read_bytes(), "seen": seen}
+    )
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -91,7 +94,7 @@ def fake_s3(clip_factory, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str
     for name in ("AWS_SECURITY_TOKEN", "AWS_PROFILE"):
         monkeypatch.delenv(name, raising=False)
     try:
-        yield endpoint, handler.seen
+        yield endpoint, seen
     finally:
         server.shutdown()
         server.server_close()
