@@ -1,0 +1,49 @@
+"""Chaos fixtures: the emulator in its own process (like the real service), a fresh workspace per test.
+
+In the test process the emulator would share the GIL with the migration under test: its event loop would then
+stamp arrivals late whenever the client's threads hold the interpreter, which no real service does.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from emulator.control import EmulatorControl, Workspace
+
+
+@pytest.fixture(scope="session")
+def chaos_control() -> Iterator[EmulatorControl]:
+    """`python -m emulator` on free loopback ports for the session, and its control client."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "emulator", "--port", "0", "--upload-port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()  # printed once both hosts accept connections
+        assert first, "the emulator process ended before it printed its workspace"
+        control = EmulatorControl(json.loads(first)["base_url"])
+        try:
+            yield control
+        finally:
+            control.close()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=15)
+
+
+@pytest.fixture()
+def chaos_ws(chaos_control: EmulatorControl) -> Workspace:
+    """A fresh workspace with the service's published limits (10/s, 300/min) and immediate processing."""
+    return chaos_control.create_workspace(rate_per_second=10, rate_per_minute=300)

@@ -1,0 +1,124 @@
+"""The runner killed with SIGKILL at seed-chosen points under faults, restarted, then one clean run."""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from emulator.control import EmulatorControl, Workspace
+from tests.chaos.harness import (
+    FaultScript,
+    assert_exactly_one_each,
+    assert_no_duplicates,
+    chaos_items,
+    chaos_rounds,
+    chaos_rows,
+    chaos_seeds,
+    rate_figures,
+    write_rows,
+)
+
+pytestmark = [pytest.mark.chaos, pytest.mark.timeout(900)]
+
+log = logging.getLogger(__name__)
+
+
+def _cli(ws: Workspace, inventory: Path, ledger: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "flows.cli",
+        "migrate",
+        str(inventory),
+        "--no-prefect",
+        "--parent-id",
+        ws.project_id,
+        "--ledger",
+        str(ledger),
+        "--transfers",
+        "4",
+        "--chunk-mib",
+        "1",
+        "--wait-timeout",
+        "300",
+    ]
+
+
+def _env(ws: Workspace) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(VIDEOFERRY_API_URL=ws.base_url, VIDEOFERRY_UPLOAD_URL=ws.upload_url, VIDEOFERRY_TOKEN=ws.token)
+    return env
+
+
+def _transitions(ledger: Path) -> int:
+    """Transitions journaled so far (read-only; 0 while the ledger does not exist yet)."""
+    if not ledger.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{ledger}?mode=ro", uri=True, timeout=5) as conn:
+            return int(conn.execute("SELECT count(*) FROM events WHERE kind = 'transition'").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def _run_and_kill(cmd: list[str], env: dict[str, str], ledger: Path, rng: random.Random, n: int) -> str:
+    """Start the runner; SIGKILL it after a seed-chosen number of new transitions or delay. How it ended."""
+    before = _transitions(ledger)
+    target = before + rng.randint(1, 4 * n)
+    delay = rng.uniform(2.0, 20.0)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    started = time.monotonic()
+    try:
+        while proc.poll() is None:
+            if _transitions(ledger) >= target or time.monotonic() - started >= delay:
+                proc.send_signal(signal.SIGKILL)
+                proc.wait(timeout=30)
+                return f"killed after {_transitions(ledger) - before} transitions"
+            time.sleep(0.02)
+        return f"ended by itself with {proc.returncode}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize("seed", chaos_seeds())
+def test_killed_runs_then_clean_rerun(
+    seed: int, tmp_path: Path, chaos_ws: Workspace, chaos_control: EmulatorControl, clip_factory
+) -> None:
+    rows = chaos_rows(clip_factory, chaos_items(seed), seed)
+    inventory = write_rows(tmp_path / "inv.csv", rows)
+    ledger = tmp_path / "ledger.db"
+    cmd, env = _cli(chaos_ws, inventory, ledger), _env(chaos_ws)
+    rng = random.Random(seed * 31 + 1)
+    started = time.time()
+    endings = []
+    with FaultScript(chaos_control, chaos_ws, seed):
+        for _ in range(chaos_rounds()):
+            endings.append(_run_and_kill(cmd, env, ledger, rng, len(rows)))
+            assert_no_duplicates(chaos_control, chaos_ws, ledger, rows)
+    final = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert final.returncode == 0, final.stdout[-3000:] + final.stderr[-3000:]
+    assert_exactly_one_each(chaos_control, chaos_ws, ledger, rows)
+    figures = rate_figures(chaos_control, chaos_ws)
+    log.warning(
+        "chaos kill seed %d: %d items, %s, total %.1f s, %d API calls, max %d/s, %d/min, %d answered 429",
+        seed,
+        len(rows),
+        endings,
+        time.time() - started,
+        figures.calls,
+        figures.per_second,
+        figures.per_minute,
+        figures.refused_429,
+    )
+    figures.assert_inside_limits()
