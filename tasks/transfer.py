@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Callable
 from datetime import timedelta
@@ -30,6 +31,8 @@ log = logging.getLogger(__name__)
 
 #: error.code of a create whose parent_id the service does not know (spec section 7).
 PARENT_REFUSED_CODE = 400236
+#: How often an upload's acknowledged offset is written to the ledger.
+OFFSET_SAVE_SECONDS = 1.0
 #: How far a server's creation time may lag our intent time (clock skew) and still match.
 CLOCK_SKEW = timedelta(minutes=5)
 
@@ -321,12 +324,18 @@ def upload_item(ctx: RunContext, item: Item) -> None:
     if source is None:
         return
     last = [item.upload_offset]
+    saved = [0.0]
 
     def on_progress(offset: int) -> None:
         if offset > last[0]:
             ctx.progress.add_bytes(offset - last[0])
         last[0] = offset
-        ctx.ledger.record_offset(item.key, offset)
+        # The offset is only a hint (a resume asks the server with HEAD), so it is saved at most once per
+        # OFFSET_SAVE_SECONDS rather than a synced commit per chunk; the last one is always saved.
+        now = time.monotonic()
+        if now - saved[0] >= OFFSET_SAVE_SECONDS or (item.bytes_total and offset >= item.bytes_total):
+            saved[0] = now
+            ctx.ledger.record_offset(item.key, offset)
 
     try:
         ctx.tus.upload(
