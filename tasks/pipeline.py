@@ -20,6 +20,11 @@ log = logging.getLogger(__name__)
 TRANSFER_STATES = (PLANNED, CREATING, UPLOADING)
 #: Largest batch a transfer task gets.
 MAX_BATCH = 25
+#: Extra rounds for items whose create outcome could not be reconciled yet (the listing kept failing),
+#: each after a pause of RECONCILE_PAUSE x the round number; after them an item stays in creating for the
+#: next run (never failed: that could allow a second create of a video that exists).
+RECONCILE_ROUNDS = 3
+RECONCILE_PAUSE = 5.0
 
 
 class Handle(Protocol):
@@ -60,6 +65,8 @@ def drive(
     watcher = Watcher(ctx)
     finish_tried: set[str] = set()
     started = time.monotonic()
+    rounds = 0
+    next_round: float | None = None
     while True:
         running = [h for h in handles if not h.done()]
         while queue and len(running) < transfers and not ctx.abort.is_set():
@@ -76,7 +83,20 @@ def drive(
                 _poll(ctx, watcher)
                 _finish_done(ctx, finish_tried)
                 watched = watcher.watched()
-            if not running and not queue and not watched:
+            unsettled: list[str] = []
+            if not running and not queue and rounds < RECONCILE_ROUNDS:
+                unsettled = ctx.ledger.pending_keys([CREATING])
+            if unsettled:
+                if next_round is None:
+                    next_round = time.monotonic() + RECONCILE_PAUSE * (rounds + 1)
+                    log.info("%d items with an unknown create outcome; reconciling again", len(unsettled))
+                elif time.monotonic() >= next_round:
+                    rounds += 1
+                    next_round = None
+                    queue = make_batches(unsettled, transfers)
+                    queue.reverse()
+                    continue
+            elif not running and not queue and not watched:
                 return True
             if not running and wait_timeout is not None and time.monotonic() - started > wait_timeout:
                 log.warning("stopped waiting for processing after %.0f s; rerun to go on", wait_timeout)
