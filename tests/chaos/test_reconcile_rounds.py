@@ -1,0 +1,38 @@
+"""A create whose outcome stays unknown through a failing listing is reconciled again in the same run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from emulator.control import EmulatorControl, Workspace
+from flows.migrate import run_migration
+from state.ledger import Ledger
+from tests.flows.helpers import clip_rows, options, settings_for, write_inventory
+
+
+def test_a_postponed_reconcile_settles_before_the_run_ends(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory
+) -> None:
+    rows = clip_rows(clip_factory, 1, metadata=False)
+    inventory = write_inventory(tmp_path / "inv.csv", rows)
+    # The init is committed but its answer lost; then every listing fails: the preflight's five attempts
+    # and the reconcile's five, so the item is left in creating once. Then the service recovers.
+    emu_control.set_faults(
+        emu,
+        [
+            {"kind": "drop_after_commit", "method": "POST", "path": "^/v2/init$", "times": 1},
+            {"kind": "error", "status": 503, "method": "GET", "path": "^/v1/videos$", "times": 10},
+        ],
+    )
+    outcome = run_migration(options(inventory, emu, tmp_path), settings_for(emu))
+    assert outcome.exit_code == 0, outcome.reasons
+    ledger = Ledger.open(tmp_path / "ledger.db", create=False)
+    try:
+        (item,) = ledger.items()
+        notes = [e.message or "" for e in ledger.events(item.key)]
+    finally:
+        ledger.close()
+    assert any("reconcile postponed" in n for n in notes), notes  # it was left in creating once
+    assert item.state == "finished"
+    videos = emu_control.videos(emu)
+    assert [(v["id"], v["title"], v["status"]) for v in videos] == [(item.video_id, rows[0]["title"], "done")]
