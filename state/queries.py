@@ -9,22 +9,14 @@ from sqlite_utils import Database
 
 from state.machine import CREATING, DONE, FINISHED, PROCESSING, STATES, UPLOADED, UPLOADING
 from state.models import Event, Item, Op, Run, parse_time
+from state.rows import SPEC_FIELDS
 
 # The per-item report: every column but the secret upload_endpoint. This tuple is the only list report and
 # export code reads from; tests assert the endpoint never appears.
 REPORT_COLUMNS: tuple[str, ...] = (
     "key",
     "row",
-    "source",
-    "source_size",
-    "title",
-    "description",
-    "parent_id",
-    "tags",
-    "chapters",
-    "privacy_type",
-    "privacy_domains",
-    "via",
+    *SPEC_FIELDS,
     "create_title",
     "state",
     "failed_from",
