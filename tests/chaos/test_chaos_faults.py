@@ -63,7 +63,7 @@ def test_faulted_migration_then_clean_rerun(
         faulted = run_migration(_options(inventory, chaos_ws, ledger, seed), settings_for(chaos_ws))
     faulted_seconds = time.time() - started
     # Under faults: never a duplicate, every item accounted for with a reason.
-    assert_no_duplicates(chaos_control, chaos_ws, ledger, rows)
+    assert_no_duplicates(chaos_control, chaos_ws, ledger)
     counts = assert_settled(ledger)
     codes = Counter(
         f"{i.error_code}: {(i.error_message or '')[:90]}" for i in ledger_items(ledger) if i.error_code
