@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pyrate_limiter import AbstractBucket, InMemoryBucket, Limiter, Rate, RateItem, RedisBucket, SQLiteBucket
+from pyrate_limiter.buckets.redis_bucket import LuaScript
 
 __all__ = [
     "DEFAULT_SECOND_MARGIN",
@@ -165,6 +166,28 @@ class RedisPause:
         return None
 
 
+_COUNT_UP_TO_NOW = "redis.call('ZCOUNT', bucket, window_start, now)"
+_COUNT_EVERYTHING_SINCE = "redis.call('ZCOUNT', bucket, window_start, '+inf')"
+
+
+class OrderFreeRedisBucket(RedisBucket):
+    """pyrate's Redis bucket, counting every entry from the window start on, later stamps included.
+
+    pyrate's script counts entries stamped up to the caller's own "now". Two machines (or two limiter
+    objects) stamp before they reach Redis, so a caller stamped at t can arrive after another stamped at
+    t + 1 ms has been admitted, and would not count it: seen here as 6 admitted in 6 ms with a limit of 5.
+    An entry stamped later than "now" was admitted before this call, so it counts.
+    """
+
+    @classmethod
+    def init_sync(cls, rates: list[Rate], redis: Any, bucket_key: str) -> OrderFreeRedisBucket:
+        """Load the script into Redis and make the bucket (sync client only)."""
+        if _COUNT_UP_TO_NOW not in LuaScript.PUT_ITEM:
+            raise RuntimeError("pyrate-limiter's Redis script changed; review OrderFreeRedisBucket")
+        script = LuaScript.PUT_ITEM.replace(_COUNT_UP_TO_NOW, _COUNT_EVERYTHING_SINCE)
+        return cls(rates, redis, bucket_key, redis.script_load(script))
+
+
 @dataclass
 class LimiterStats:
     """Counters for reports and benchmarks."""
@@ -284,12 +307,11 @@ class ApiRateLimiter:
 
             redis = redis_lib.Redis.from_url(redis)
         digest = _key_digest(key)
-        bucket = RedisBucket.init(
+        bucket = OrderFreeRedisBucket.init_sync(
             limiter_rates(per_second, per_minute, second_margin, minute_margin),
             redis,
             f"videoferry:rate:{digest}",
         )
-        assert isinstance(bucket, RedisBucket)  # a sync client gives a sync bucket
         return cls(
             bucket,
             RedisPause(redis, f"videoferry:pause:{digest}"),
@@ -344,15 +366,32 @@ class ApiRateLimiter:
         return min(max(wait_ms, 1), 1000) / 1000.0
 
     def try_acquire(self) -> bool:
-        """Take one slot if it is free now (not paused, both windows have room); waits at most ~50 ms."""
-        if self.pause_remaining() > 0:
-            return False
-        # Not blocking=False: pyrate then calls lock.acquire(False), which filelock 4 reads as a bad timeout.
-        ok = bool(self._limiter.try_acquire("api", 1, blocking=True, timeout=0.05))
-        if ok:
-            with self._stats_lock:
-                self.stats.acquired += 1
-        return ok
+        """Take one slot if it is free now (not paused, both windows have room); never waits for a slot.
+
+        A try can also fail because another thread or process holds the lock (SQLite's file lock): while
+        the windows have room, it tries again for up to 2 s instead of answering "full".
+        """
+        deadline = time.monotonic() + 2.0
+        while self.pause_remaining() <= 0:
+            # Not blocking=False: pyrate then calls lock.acquire(False), which filelock 4 reads as a bad
+            # timeout; timeout=0 is "do not wait".
+            if self._limiter.try_acquire("api", 1, blocking=True, timeout=0):
+                with self._stats_lock:
+                    self.stats.acquired += 1
+                return True
+            if not self._windows_have_room() or time.monotonic() > deadline:
+                return False
+            time.sleep(0.005)
+        return False
+
+    def _windows_have_room(self) -> bool:
+        """No window is full right now (a read; the next try may still lose the race)."""
+        now = self._bucket.now()
+        for rate in self._bucket.rates:
+            blocking = self._bucket.peek(rate.limit - 1)
+            if isinstance(blocking, RateItem) and blocking.timestamp + rate.interval > now:
+                return False
+        return True
 
     def pause(self, seconds: float | None = None) -> None:
         """After a 429: nobody sharing this limiter sends for at least `seconds` (default pause_seconds)."""

@@ -198,6 +198,54 @@ def test_redis_backend_shares_window_and_pause(redis_url: str) -> None:
         b.close()
 
 
+def test_redis_bucket_counts_entries_stamped_after_the_caller(redis_url: str) -> None:
+    # Two machines stamp before they reach Redis: the one stamped earlier can arrive last.
+    import redis
+    from pyrate_limiter import Rate, RateItem
+
+    from connectors.limiter import OrderFreeRedisBucket
+
+    client = redis.Redis.from_url(redis_url)
+    bucket = OrderFreeRedisBucket.init_sync([Rate(2, 1100)], client, "videoferry:test:order")
+    try:
+        t = bucket.now()
+        assert bucket.put(RateItem("api", t + 1))
+        assert bucket.put(RateItem("api", t + 2))
+        assert not bucket.put(RateItem("api", t))
+    finally:
+        client.delete("videoferry:test:order")
+        client.close()
+
+
+def test_sqlite_try_acquire_waits_out_a_held_lock(tmp_path: Path) -> None:
+    url = f"sqlite://{tmp_path / 'limiter.db'}"
+    holder = limiter_from_url(url, key="tok", per_second=100, per_minute=1000)
+    taker = limiter_from_url(url, key="tok", per_second=100, per_minute=1000)
+    locks = holder._limiter.lock
+    assert isinstance(locks, tuple)
+    lock = locks[0]  # the file lock every process of the machine takes
+    held = threading.Event()
+    released = threading.Event()
+
+    def hold_briefly() -> None:
+        with lock:
+            held.set()
+            released.wait(timeout=5)
+
+    try:
+        holding = threading.Thread(target=hold_briefly)
+        holding.start()
+        assert held.wait(timeout=5)
+        timer = threading.Timer(0.3, released.set)
+        timer.start()
+        assert taker.try_acquire()  # free windows: a held lock is waited for, not taken for "full"
+        holding.join(timeout=5)
+        timer.join(timeout=5)
+    finally:
+        holder.close()
+        taker.close()
+
+
 def test_windows_that_cannot_bind_are_dropped() -> None:
     assert [r.limit for r in limiter_rates(5, 1000)] == [5]
     assert [r.limit for r in limiter_rates(10, 5)] == [5]
