@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from connectors.models import Video
 from connectors.retry import RetryPolicy
 from connectors.sources import LocalFileSource
 from emulator.control import EmulatorControl, Workspace
+from tests.connectors.waiting import wait_terminal
 
 FAST = RetryPolicy(max_attempts=5, initial_wait=0.01, max_wait=0.05)
 
@@ -28,22 +28,12 @@ def client(emu: Workspace) -> Iterator[VideoClient]:
     limiter.close()
 
 
-def wait_done(client: VideoClient, video_id: str, timeout: float = 30.0) -> Video:
-    deadline = time.monotonic() + timeout
-    while True:
-        video = client.get_video(video_id)
-        if video.is_terminal:
-            return video
-        if time.monotonic() > deadline:
-            raise AssertionError(f"video still {video.status}")
-        time.sleep(0.2)
-
 
 def upload(client: VideoClient, emu: Workspace, clip: Path, title: str, parent: str | None = None) -> Video:
     result = client.upload_single(
         parent_id=parent or emu.project_id, title=title, source=LocalFileSource(clip)
     )
-    video = wait_done(client, result.id)
+    video = wait_terminal(client, result.id)
     assert video.status == "done"
     return video
 
@@ -165,7 +155,7 @@ def test_cut_trims_in_place(client: VideoClient, emu: Workspace, sample_clip: Pa
     assert video.duration is not None and video.version is not None
     cut = client.cut_video(video.id, trim=[(0.5, 1.0)], title="trimmed")
     assert cut.id == video.id
-    done = wait_done(client, video.id)
+    done = wait_terminal(client, video.id)
     assert done.status == "done" and done.title == "trimmed"
     assert done.version is not None and done.version > video.version
     assert done.duration is not None and done.duration < video.duration - 0.5
@@ -178,7 +168,7 @@ def test_concat_creates_a_new_video(client: VideoClient, emu: Workspace, sample_
     b = upload(client, emu, sample_clip, "b")
     joined = client.concat_video(a.id, append=[b.id])
     assert joined.id not in (a.id, b.id)
-    done = wait_done(client, joined.id)
+    done = wait_terminal(client, joined.id)
     assert done.duration is not None and a.duration is not None and b.duration is not None
     assert done.duration > a.duration + b.duration - 0.5
     assert client.get_video(a.id).duration == a.duration  # the source is unchanged

@@ -16,6 +16,7 @@ from connectors.limiter import ApiRateLimiter
 from connectors.retry import RetryPolicy
 from connectors.sources import LocalFileSource
 from emulator.control import EmulatorControl, Workspace
+from tests.connectors.waiting import wait_terminal
 
 FAST = RetryPolicy(max_attempts=5, initial_wait=0.01, max_wait=0.05)
 
@@ -48,16 +49,19 @@ def max_in_window(stamps: list[float], window: float) -> int:
 
 
 def a_video(client: VideoClient, emu: Workspace, clip: Path) -> str:
-    return client.upload_single(parent_id=emu.project_id, title="v", source=LocalFileSource(clip)).id
+    video_id = client.upload_single(parent_id=emu.project_id, title="v", source=LocalFileSource(clip)).id
+    assert wait_terminal(client, video_id).status == "done"  # cut and concat need a processed video
+    return video_id
 
 
 def test_idempotent_calls_are_retried_through_5xx(
     client: VideoClient, emu: Workspace, emu_control: EmulatorControl, sample_clip: Path
 ) -> None:
     video_id = a_video(client, emu, sample_clip)
+    earlier = len(log_of(emu_control, emu, method="GET"))  # a_video polled until done
     emu_control.set_faults(emu, [{"kind": "error", "status": 503, "method": "GET", "times": 2}])
     assert client.get_video(video_id).id == video_id
-    gets = log_of(emu_control, emu, method="GET")
+    gets = log_of(emu_control, emu, method="GET")[earlier:]
     assert [r["status"] for r in gets] == [503, 503, 200]
     emu_control.set_faults(emu, [{"kind": "error", "status": 502, "method": "PATCH"}])
     with pytest.raises(E.ServerError) as info:

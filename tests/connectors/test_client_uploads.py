@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import http.server
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,12 +12,12 @@ import pytest
 from connectors import errors as E
 from connectors.client import VideoClient
 from connectors.limiter import ApiRateLimiter
-from connectors.models import Video
 from connectors.retry import RetryPolicy
 from connectors.sources import LocalFileSource
 from connectors.titles import PLACEHOLDER_PREFIX, header_safe_title
 from connectors.tus import TusUpload
 from emulator.control import EmulatorControl, Workspace
+from tests.connectors.waiting import wait_terminal
 
 FAST = RetryPolicy(max_attempts=5, initial_wait=0.01, max_wait=0.05)
 
@@ -49,16 +48,6 @@ def file_server(tmp_path: Path) -> Iterator[str]:
     server.shutdown()
     server.server_close()
 
-
-def wait_terminal(client: VideoClient, video_id: str, timeout: float = 30.0) -> Video:
-    deadline = time.monotonic() + timeout
-    while True:
-        video = client.get_video(video_id)
-        if video.is_terminal:
-            return video
-        if time.monotonic() > deadline:
-            raise AssertionError(f"video still {video.status}")
-        time.sleep(0.2)
 
 
 def test_init_then_tus_keeps_any_title_exact(client: VideoClient, emu: Workspace, sample_clip: Path) -> None:
