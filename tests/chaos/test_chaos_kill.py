@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import logging
-import os
 import random
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -26,37 +24,11 @@ from tests.chaos.harness import (
     rate_figures,
     write_rows,
 )
+from tests.flows.helpers import cli_env, migrate_argv
 
 pytestmark = [pytest.mark.chaos, pytest.mark.timeout(900)]
 
 log = logging.getLogger(__name__)
-
-
-def _cli(ws: Workspace, inventory: Path, ledger: Path) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "flows.cli",
-        "migrate",
-        str(inventory),
-        "--no-prefect",
-        "--parent-id",
-        ws.project_id,
-        "--ledger",
-        str(ledger),
-        "--transfers",
-        "4",
-        "--chunk-mib",
-        "1",
-        "--wait-timeout",
-        "300",
-    ]
-
-
-def _env(ws: Workspace) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(VIDEOFERRY_API_URL=ws.base_url, VIDEOFERRY_UPLOAD_URL=ws.upload_url, VIDEOFERRY_TOKEN=ws.token)
-    return env
 
 
 def _transitions(ledger: Path) -> int:
@@ -98,7 +70,8 @@ def test_killed_runs_then_clean_rerun(
     rows = chaos_rows(clip_factory, chaos_items(seed), seed)
     inventory = write_rows(tmp_path / "inv.csv", rows)
     ledger = tmp_path / "ledger.db"
-    cmd, env = _cli(chaos_ws, inventory, ledger), _env(chaos_ws)
+    cmd = migrate_argv(chaos_ws, inventory, ledger, transfers=4, wait_timeout=300)
+    env = cli_env(chaos_ws)
     rng = random.Random(seed * 31 + 1)
     started = time.time()
     endings = []

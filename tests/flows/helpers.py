@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,50 @@ TITLES = ("Plain title {n}", "Лекция №{n}", "第{n}回 東京", "Café {
 def settings_for(ws: Workspace, **overrides: Any) -> Settings:
     """Client settings pointing at an emulator workspace."""
     return Settings(api_url=ws.base_url, upload_url=ws.upload_url, token=ws.token, **overrides)
+
+
+def cli_env(ws: Workspace | None = None, **extra: str) -> dict[str, str]:
+    """This process's environment for a videoferry subprocess, pointed at the workspace when given."""
+    env = dict(os.environ)
+    if ws is not None:
+        env.update(
+            VIDEOFERRY_API_URL=ws.base_url, VIDEOFERRY_UPLOAD_URL=ws.upload_url, VIDEOFERRY_TOKEN=ws.token
+        )
+    env.update(extra)
+    return env
+
+
+def cli_argv(*args: str) -> list[str]:
+    """The command line of `videoferry ARGS...` run from this checkout's interpreter."""
+    return [sys.executable, "-m", "flows.cli", *args]
+
+
+def run_cli(
+    args: Sequence[str], env: dict[str, str], cwd: Path | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """Run `videoferry ARGS...` to its end, output captured as text."""
+    return subprocess.run(cli_argv(*args), env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def migrate_argv(
+    ws: Workspace, inventory: Path, ledger: Path, *, transfers: int, wait_timeout: int
+) -> list[str]:
+    """`videoferry migrate` without Prefect into the workspace's project, 1 MiB chunks."""
+    return cli_argv(
+        "migrate",
+        str(inventory),
+        "--no-prefect",
+        "--parent-id",
+        ws.project_id,
+        "--ledger",
+        str(ledger),
+        "--transfers",
+        str(transfers),
+        "--chunk-mib",
+        "1",
+        "--wait-timeout",
+        str(wait_timeout),
+    )
 
 
 def write_inventory(path: Path, rows: Sequence[dict[str, Any]]) -> Path:

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -18,7 +16,7 @@ from flows.migrate import run_migration
 from state.errors import LedgerError
 from state.ledger import Ledger
 from state.models import Item
-from tests.flows.helpers import clip_rows, creates, options, settings_for, write_inventory
+from tests.flows.helpers import cli_env, clip_rows, creates, options, run_cli, settings_for, write_inventory
 
 
 def _items(ledger: Path) -> dict[int, Item]:
@@ -40,14 +38,7 @@ def _assert_good_rows_finished(
 
 
 def _cli(args: list[str], ws: Workspace | None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    if ws is not None:
-        env.update(
-            VIDEOFERRY_API_URL=ws.base_url, VIDEOFERRY_UPLOAD_URL=ws.upload_url, VIDEOFERRY_TOKEN=ws.token
-        )
-    return subprocess.run(
-        [sys.executable, "-m", "flows.cli", *args], env=env, capture_output=True, text=True, timeout=240
-    )
+    return run_cli(args, cli_env(ws), timeout=240)
 
 
 def test_missing_file_names_the_file_and_its_row(

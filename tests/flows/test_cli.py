@@ -3,31 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 from emulator.control import EmulatorControl, Workspace
-from tests.flows.helpers import clip_rows, write_inventory
+from tests.flows.helpers import cli_env, clip_rows, run_cli, write_inventory
 
 
 def _run(
     args: list[str], ws: Workspace | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    if ws is not None:
-        env.update(
-            VIDEOFERRY_API_URL=ws.base_url, VIDEOFERRY_UPLOAD_URL=ws.upload_url, VIDEOFERRY_TOKEN=ws.token
-        )
-    return subprocess.run(
-        [sys.executable, "-m", "flows.cli", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    return run_cli(args, cli_env(ws), cwd, timeout=240)
 
 
 def test_migrate_status_report(

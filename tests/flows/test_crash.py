@@ -2,43 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 from emulator.control import EmulatorControl, Workspace
 from state.ledger import Ledger
-from tests.flows.helpers import clip_rows, write_inventory
-
-
-def _cli(ws: Workspace, inventory: Path, ledger: Path) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "flows.cli",
-        "migrate",
-        str(inventory),
-        "--no-prefect",
-        "--parent-id",
-        ws.project_id,
-        "--ledger",
-        str(ledger),
-        "--transfers",
-        "3",
-        "--chunk-mib",
-        "1",
-        "--wait-timeout",
-        "120",
-    ]
-
-
-def _env(ws: Workspace) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(VIDEOFERRY_API_URL=ws.base_url, VIDEOFERRY_UPLOAD_URL=ws.upload_url, VIDEOFERRY_TOKEN=ws.token)
-    return env
+from tests.flows.helpers import cli_env, clip_rows, migrate_argv, write_inventory
 
 
 def _counts(path: Path) -> dict[str, int]:
@@ -63,7 +34,10 @@ def test_kill_9_mid_run_then_rerun_finishes_each_item_once(
     # Slow uploads down so the kill lands while items are in flight.
     emu_control.set_faults(emu, [{"kind": "bandwidth", "bytes_per_second": 40_000}], seed=1)
     proc = subprocess.Popen(
-        _cli(emu, inventory, ledger), env=_env(emu), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        migrate_argv(emu, inventory, ledger, transfers=3, wait_timeout=120),
+        env=cli_env(emu),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     deadline = time.monotonic() + 60
     in_flight: dict[str, int] = {}
@@ -81,7 +55,11 @@ def test_kill_9_mid_run_then_rerun_finishes_each_item_once(
 
     emu_control.clear_faults(emu)
     rerun = subprocess.run(
-        _cli(emu, inventory, ledger), env=_env(emu), capture_output=True, text=True, timeout=240
+        migrate_argv(emu, inventory, ledger, transfers=3, wait_timeout=120),
+        env=cli_env(emu),
+        capture_output=True,
+        text=True,
+        timeout=240,
     )
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     final = _counts(ledger)

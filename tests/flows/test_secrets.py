@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import sqlite3
-import subprocess
-import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterator
@@ -37,7 +34,7 @@ from flows.migrate import run_migration
 from state.ledger import Ledger
 from tasks.context import RunContext
 from tasks.report import build_report, markdown
-from tests.flows.helpers import options, settings_for, write_inventory
+from tests.flows.helpers import cli_env, options, run_cli, settings_for, write_inventory
 
 AWS_KEY_ID = "AKIAVFERRYSECRET0042"
 AWS_SECRET = "vf-aws-secret-access-key-never-to-be-seen"
@@ -334,17 +331,6 @@ def test_exceptions_and_reprs_leak_nothing(
     assert_clean(texts, Secrets(emu.token + "x", emu.upload_url))  # nor the rejected token
 
 
-def _cli(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "flows.cli", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
 def test_the_command_line_leaks_nothing(
     tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory, fake_s3: tuple[str, list[str]]
 ) -> None:
@@ -356,19 +342,12 @@ def test_the_command_line_leaks_nothing(
         [{"source": f"s3://media/v/c-{i}.mp4", "title": f"cli presigned {i}"} for i in range(2)],
     )
     ledger = str(tmp_path / "ledger.db")
-    env = dict(os.environ)
-    env.update(
-        VIDEOFERRY_API_URL=emu.base_url,
-        VIDEOFERRY_UPLOAD_URL=emu.upload_url,
-        VIDEOFERRY_TOKEN=emu.token,
-        VIDEOFERRY_S3_ENDPOINT_URL=s3_url,
-        PYTHONWARNINGS="always",
-    )
+    env = cli_env(emu, VIDEOFERRY_S3_ENDPOINT_URL=s3_url, PYTHONWARNINGS="always")
     emu_control.set_faults(emu, FAULTS, seed=9)
     common = ["--no-prefect", "--parent-id", emu.project_id, "--ledger", ledger]
     runs = [
-        _cli(["migrate", str(inventory), *common, "--report", str(tmp_path / "rep-a")], env, tmp_path),
-        _cli(
+        run_cli(["migrate", str(inventory), *common, "--report", str(tmp_path / "rep-a")], env, tmp_path),
+        run_cli(
             ["migrate", str(s3_inventory), *common, "--via", "url", "--report", str(tmp_path / "rep-b")],
             env,
             tmp_path,
@@ -376,9 +355,9 @@ def test_the_command_line_leaks_nothing(
     ]
     emu_control.clear_faults(emu)
     assert [r.returncode for r in runs] == [1, 1], runs[0].stdout + runs[0].stderr  # missing file, dead URL
-    runs.append(_cli(["status", "--ledger", ledger], env, tmp_path))
-    runs.append(_cli(["status", "--ledger", ledger, "--json"], env, tmp_path))
-    runs.append(_cli(["report", "--ledger", ledger, "--out", str(tmp_path / "rep-c")], env, tmp_path))
+    runs.append(run_cli(["status", "--ledger", ledger], env, tmp_path))
+    runs.append(run_cli(["status", "--ledger", ledger, "--json"], env, tmp_path))
+    runs.append(run_cli(["report", "--ledger", ledger, "--out", str(tmp_path / "rep-c")], env, tmp_path))
     assert runs[-1].returncode == 0, runs[-1].stderr
     secrets.harvest(emu_control, emu, s3_seen)
     assert len(secrets.endpoints) >= 4 and len(secrets.presigned_queries) >= 2
