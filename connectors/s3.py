@@ -133,18 +133,16 @@ def read_range(
     kwargs: dict[str, Any] = {"Bucket": bucket, "Key": key, "Range": f"bytes={offset}-{offset + length - 1}"}
     if etag:
         kwargs["IfMatch"] = etag
-    resp = client.get_object(**kwargs)
-    body = resp["Body"]
-    try:
-        data: bytes = body.read()
-    finally:
-        body.close()
-    return data
+    return _read_body(client.get_object(**kwargs))
 
 
 def get_object_bytes(client: S3Client, bucket: str, key: str) -> bytes:
     """Read a whole (small) object, e.g. an inventory file. Never used for video bytes."""
-    resp = client.get_object(Bucket=bucket, Key=key)
+    return _read_body(client.get_object(Bucket=bucket, Key=key))
+
+
+def _read_body(resp: Any) -> bytes:
+    """The bytes of a get_object answer; its stream is closed either way."""
     body = resp["Body"]
     try:
         data: bytes = body.read()
