@@ -83,8 +83,14 @@ def migrate_flow(
         progress["id"] = create_progress_artifact(
             0.0, key="videoferry-progress", description="Items complete (%)"
         )
+        known = ctx.progress.bytes_total
+        # Sizes are known up front only where the inventory gives them (S3 listings, a `size` column);
+        # the others are learned as each upload starts.
         logger.info(
-            "run %s: %d items, %d bytes", ctx.run_id, ctx.progress.items_total, ctx.progress.bytes_total
+            "run %s: %d items%s",
+            ctx.run_id,
+            ctx.progress.items_total,
+            f", {known} bytes known so far" if known else "",
         )
 
     def on_tick(ctx: RunContext) -> None:
