@@ -357,13 +357,17 @@ class ApiRateLimiter:
 
     def _wait_hint(self) -> float:
         """Seconds until the oldest entry that blocks a window leaves it (bounded to [1 ms, 1 s])."""
-        now = self._bucket.now()
-        wait_ms = 0
+        return min(self._blocked_ms() + 1, 1000) / 1000.0
+
+    def _blocked_ms(self) -> int:
+        """Milliseconds until every window has room again, as the bucket reads now (0: room now)."""
+        now = int(self._bucket.now())
+        blocked = 0
         for rate in self._bucket.rates:
             blocking = self._bucket.peek(rate.limit - 1)
             if isinstance(blocking, RateItem):
-                wait_ms = max(wait_ms, blocking.timestamp + rate.interval - int(now) + 1)
-        return min(max(wait_ms, 1), 1000) / 1000.0
+                blocked = max(blocked, blocking.timestamp + rate.interval - now)
+        return blocked
 
     def try_acquire(self) -> bool:
         """Take one slot if it is free now (not paused, both windows have room); never waits for a slot.
@@ -379,19 +383,11 @@ class ApiRateLimiter:
                 with self._stats_lock:
                     self.stats.acquired += 1
                 return True
-            if not self._windows_have_room() or time.monotonic() > deadline:
+            # The windows are full (a read: the next try may still lose the race), or the lock stayed held.
+            if self._blocked_ms() > 0 or time.monotonic() > deadline:
                 return False
             time.sleep(0.005)
         return False
-
-    def _windows_have_room(self) -> bool:
-        """No window is full right now (a read; the next try may still lose the race)."""
-        now = self._bucket.now()
-        for rate in self._bucket.rates:
-            blocking = self._bucket.peek(rate.limit - 1)
-            if isinstance(blocking, RateItem) and blocking.timestamp + rate.interval > now:
-                return False
-        return True
 
     def pause(self, seconds: float | None = None) -> None:
         """After a 429: nobody sharing this limiter sends for at least `seconds` (default pause_seconds)."""
