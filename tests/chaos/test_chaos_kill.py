@@ -24,7 +24,7 @@ from tests.chaos.harness import (
     rate_figures,
     write_rows,
 )
-from tests.flows.helpers import cli_env, migrate_argv
+from tests.flows.helpers import cli_argv, cli_env, migrate_args, run_cli
 
 pytestmark = [pytest.mark.chaos, pytest.mark.timeout(900)]
 
@@ -70,16 +70,16 @@ def test_killed_runs_then_clean_rerun(
     rows = chaos_rows(clip_factory, chaos_items(seed), seed)
     inventory = write_rows(tmp_path / "inv.csv", rows)
     ledger = tmp_path / "ledger.db"
-    cmd = migrate_argv(chaos_ws, inventory, ledger, transfers=4, wait_timeout=300)
+    args = migrate_args(chaos_ws, inventory, ledger, transfers=4, wait_timeout=300)
     env = cli_env(chaos_ws)
     rng = random.Random(seed * 31 + 1)
     started = time.time()
     endings = []
     with FaultScript(chaos_control, chaos_ws, seed):
         for _ in range(chaos_rounds()):
-            endings.append(_run_and_kill(cmd, env, ledger, rng, len(rows)))
+            endings.append(_run_and_kill(cli_argv(*args), env, ledger, rng, len(rows)))
             assert_no_duplicates(chaos_control, chaos_ws, ledger)
-    final = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    final = run_cli(args, env, timeout=600)
     assert final.returncode == 0, final.stdout[-3000:] + final.stderr[-3000:]
     assert_exactly_one_each(chaos_control, chaos_ws, ledger, rows)
     figures = rate_figures(chaos_control, chaos_ws)

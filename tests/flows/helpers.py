@@ -46,11 +46,11 @@ def run_cli(
     return subprocess.run(cli_argv(*args), env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 
-def migrate_argv(
+def migrate_args(
     ws: Workspace, inventory: Path, ledger: Path, *, transfers: int, wait_timeout: int
 ) -> list[str]:
-    """`videoferry migrate` without Prefect into the workspace's project, 1 MiB chunks."""
-    return cli_argv(
+    """The arguments of `videoferry migrate` without Prefect into the workspace's project, 1 MiB chunks."""
+    return [
         "migrate",
         str(inventory),
         "--no-prefect",
@@ -64,7 +64,7 @@ def migrate_argv(
         "1",
         "--wait-timeout",
         str(wait_timeout),
-    )
+    ]
 
 
 def write_inventory(path: Path, rows: Sequence[dict[str, Any]]) -> Path:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from emulator.control import EmulatorControl, Workspace
 from state.ledger import Ledger
-from tests.flows.helpers import cli_env, clip_rows, migrate_argv, write_inventory
+from tests.flows.helpers import cli_argv, cli_env, clip_rows, migrate_args, run_cli, write_inventory
 
 
 def _counts(path: Path) -> dict[str, int]:
@@ -31,10 +31,11 @@ def test_kill_9_mid_run_then_rerun_finishes_each_item_once(
     rows = clip_rows(clip_factory, 8)
     inventory = write_inventory(tmp_path / "inv.csv", rows)
     ledger = tmp_path / "ledger.db"
+    args = migrate_args(emu, inventory, ledger, transfers=3, wait_timeout=120)
     # Slow uploads down so the kill lands while items are in flight.
     emu_control.set_faults(emu, [{"kind": "bandwidth", "bytes_per_second": 40_000}], seed=1)
     proc = subprocess.Popen(
-        migrate_argv(emu, inventory, ledger, transfers=3, wait_timeout=120),
+        cli_argv(*args),
         env=cli_env(emu),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -54,13 +55,7 @@ def test_kill_9_mid_run_then_rerun_finishes_each_item_once(
     assert killed_at.get("finished", 0) < len(rows)
 
     emu_control.clear_faults(emu)
-    rerun = subprocess.run(
-        migrate_argv(emu, inventory, ledger, transfers=3, wait_timeout=120),
-        env=cli_env(emu),
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    rerun = run_cli(args, cli_env(emu), timeout=240)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     final = _counts(ledger)
     assert final["finished"] == len(rows)
