@@ -50,6 +50,7 @@ _KEEPS_ENDPOINT = frozenset({UPLOADING, FAILED})
 # Columns reset when an item goes back to planned to be created again.
 _VIDEO_RESET: dict[str, Any] = {
     "video_id": None,
+    "source_version": None,
     "upload_endpoint": None,
     "upload_offset": 0,
     "bytes_total": None,
@@ -612,12 +613,19 @@ class Ledger:
     # ------------------------------------------------------------------ the create / upload path
 
     def begin_create(
-        self, key: str, run_id: str | None, create_title: str, *, create_description: str | None = None
+        self,
+        key: str,
+        run_id: str | None,
+        create_title: str,
+        *,
+        create_description: str | None = None,
+        source_version: str | None = None,
     ) -> None:
         """Record the create intent (planned -> creating) before the non-idempotent create call.
 
-        create_title is the title actually sent (maybe a latin-1-safe placeholder); create_description the
-        description actually sent (None when none travelled). Stamps created_intent_at; counts an attempt.
+        create_title is the title actually sent (maybe a placeholder); create_description the description
+        actually sent (None when none travelled); source_version the source's size and mtime / ETag, so a
+        source changed before a resumed upload is noticed. Stamps created_intent_at; counts an attempt.
         """
         with self._write() as conn:
             row = self._item_row(conn, key)
@@ -631,6 +639,7 @@ class Ledger:
                     "create_title": create_title,
                     "create_description": create_description,
                     "created_intent_at": self._now(),
+                    "source_version": source_version,
                     "attempts": (row["attempts"] or 0) + 1,
                     **_CLEAR_ERROR,
                 },
@@ -641,15 +650,20 @@ class Ledger:
         self,
         key: str,
         run_id: str | None,
-        video_id: str,
+        video_id: str | None,
         endpoint: str,
         bytes_total: int,
         request_id: str | None = None,
     ) -> None:
-        """Init answered (creating -> uploading): video id, endpoint (secret) and size saved with it."""
+        """Init answered (creating -> uploading): video id, endpoint (secret) and size saved with it.
+
+        video_id is None when the service's init answer names an upload session rather than the video: the
+        video is then found by listing (set_video_id) once its bytes are sent.
+        """
         with self._write() as conn:
             row = self._item_row(conn, key)
-            self._check_video_free(conn, key, video_id)
+            if video_id is not None:
+                self._check_video_free(conn, key, video_id)
             self._apply(
                 conn,
                 row,
@@ -665,7 +679,7 @@ class Ledger:
                     "request_id": request_id,
                 },
                 request_id=request_id,
-                message=f"upload session created for video {video_id}",
+                message=f"upload session created for video {video_id or '(id learned later by listing)'}",
             )
 
     def create_accepted(
@@ -715,7 +729,10 @@ class Ledger:
             if row["source_size"] is not None:
                 values["bytes_total"] = row["source_size"]
             if target in (ERROR, ABORTED):
-                values.update(error_code=f"video_{target}")
+                values.update(
+                    error_code=f"video_{target}",
+                    error_message=f"the adopted video {video_id} was already in status {status}",
+                )
             self._apply(
                 conn,
                 row,
@@ -742,6 +759,29 @@ class Ledger:
                 values={"created_intent_at": None},
                 message="reconcile: no matching video; safe to create again"
                 + (f" ({message})" if message else ""),
+            )
+
+    def set_video_id(self, key: str, run_id: str | None, video_id: str) -> None:
+        """Record the video of an item whose create answer named only an upload session (found by listing)."""
+        with self._write() as conn:
+            row = self._item_row(conn, key)
+            if row["video_id"] == video_id:
+                return
+            if row["video_id"] is not None:
+                raise LedgerError(f"item {key!r} already has video {row['video_id']}, not {video_id}")
+            self._check_video_free(conn, key, video_id)
+            conn.execute(
+                "UPDATE items SET video_id = ?, updated_at = ? WHERE key = ?", (video_id, self._now(), key)
+            )
+            self._event(
+                conn,
+                kind="note",
+                run_id=run_id,
+                key=key,
+                from_state=row["state"],
+                to_state=row["state"],
+                message=f"video {video_id} found by listing",
+                time=self._now(),
             )
 
     def _check_video_free(self, conn: sqlite3.Connection, key: str, video_id: str) -> None:
@@ -1145,6 +1185,11 @@ class Ledger:
         """Items whose create outcome is unknown: the flow reconciles each before any new create."""
         with self._read() as db:
             return queries.creating_items(db)
+
+    def title_rows(self) -> list[tuple[str, str | None, str | None, str]]:
+        """(key, parent_id, title, source) of every item (the caller derives titles and finds shared ones)."""
+        with self._read() as db:
+            return queries.title_rows(db)
 
     def keys_for_videos(self, video_ids: Iterable[str]) -> dict[str, str]:
         """video_id -> key for ids already owned by an item (reconcile must not adopt those)."""

@@ -76,6 +76,8 @@ class Item:
     done_at: datetime | None
     finished_at: datetime | None
     meta_pending: bool
+    #: size plus mtime (files) or ETag (S3) of the source when its create was sent; None for URLs.
+    source_version: str | None = None
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Item:
@@ -113,6 +115,7 @@ class Item:
             done_at=parse_time(row["done_at"]),
             finished_at=parse_time(row["finished_at"]),
             meta_pending=bool(row["meta_pending"]),
+            source_version=row["source_version"],
         )
 
 

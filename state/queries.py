@@ -93,6 +93,14 @@ def creating_items(db: Database) -> list[Item]:
     ]
 
 
+def title_rows(db: Database) -> list[tuple[str, str | None, str | None, str]]:
+    """(key, parent_id, title, source) of every item: enough to tell which titles items share."""
+    return [
+        (r["key"], r["parent_id"], r["title"], r["source"])
+        for r in db.query("SELECT key, parent_id, title, source FROM items")
+    ]
+
+
 def keys_for_videos(db: Database, video_ids: Iterable[str]) -> dict[str, str]:
     """video_id -> item key for the given ids that already belong to an item (reconcile must skip those)."""
     found: dict[str, str] = {}

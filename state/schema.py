@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 
 from state.machine import OP_STATUSES, STATES
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 # PRAGMA application_id stamped into the file header: b"vfry".
 APPLICATION_ID = 0x76667279
 TABLES: tuple[str, ...] = ("meta", "runs", "items", "ops", "events")
@@ -42,6 +42,7 @@ DDL: tuple[str, ...] = (
         row INTEGER,
         source TEXT NOT NULL,
         source_size INTEGER,
+        source_version TEXT,
         title TEXT,
         description TEXT,
         parent_id TEXT,
@@ -126,9 +127,16 @@ DDL: tuple[str, ...] = (
     """,
 )
 
+
+
+def _add_source_version(conn: sqlite3.Connection) -> None:
+    """1 -> 2: items.source_version (size plus mtime or ETag of the source when its create was sent)."""
+    conn.execute("ALTER TABLE items ADD COLUMN source_version TEXT")
+
+
 # Upgrades from an older schema_version: version -> function run inside the upgrade transaction that brings
-# the file from that version to the next. Empty while there is only version 1.
-MIGRATIONS: Mapping[int, Callable[[sqlite3.Connection], None]] = {}
+# the file from that version to the next.
+MIGRATIONS: Mapping[int, Callable[[sqlite3.Connection], None]] = {1: _add_source_version}
 
 
 def user_tables(conn: sqlite3.Connection) -> set[str]:
