@@ -66,6 +66,12 @@ class ByteSource(Protocol):
         ...
 
 
+def source_version(source: ByteSource) -> str | None:
+    """Size plus mtime or ETag of a source (None when it has no such identity, e.g. bytes in memory)."""
+    version = getattr(source, "version", None)
+    return version if isinstance(version, str) else None
+
+
 def _check_range(source: ByteSource, offset: int, length: int) -> int:
     if offset < 0 or length < 0:
         raise ValueError(f"negative offset or length ({offset}, {length})")
@@ -92,6 +98,8 @@ class LocalFileSource:
         if not os.access(self.path, os.R_OK):
             raise SourceError(self.uri, "not readable (permission denied)")
         self.size = st.st_size
+        #: What identifies these bytes: size and modification time (a changed file gets another version).
+        self.version = f"{st.st_size}:{st.st_mtime_ns}"
 
     def read_range(self, offset: int, length: int) -> bytes:
         """Read up to ``length`` bytes at ``offset``."""
@@ -143,6 +151,8 @@ class S3ObjectSource:
             raise SourceError(self.uri, f"S3 request failed ({type(exc).__name__})") from None
         self.size = info.size
         self.etag = info.etag
+        #: What identifies these bytes: size and ETag (a rewritten object gets another version).
+        self.version = f"{info.size}:{info.etag}"
 
     def read_range(self, offset: int, length: int) -> bytes:
         """Read up to ``length`` bytes at ``offset`` with one ranged GET (retried if the stream breaks)."""
