@@ -157,15 +157,13 @@ def run_migration(
         ctx.progress.bytes_total = int(ledger.summary().get("bytes_total") or 0)
         _preflight(ctx)
         if opts.webhook_listen and not ctx.abort.is_set():
+            # Polls drop to one a minute only once a valid webhook has arrived (tasks/context.poll_every).
             receiver = start_webhooks(
                 ctx,
                 opts.webhook_listen,
                 os.environ.get("VIDEOFERRY_WEBHOOK_USERNAME"),
                 os.environ.get("VIDEOFERRY_WEBHOOK_PASSWORD"),
             )
-            ctx.poll_interval = max(
-                ctx.poll_interval, 60.0
-            )  # webhooks carry the news; polls are a safety net
         if on_start is not None:
             on_start(ctx)
         if submit_factory is None:

@@ -145,6 +145,10 @@ def normalize(row: Mapping[str, Any]) -> dict[str, Any]:
         raise RowError(f"{where}: a list column is not valid JSON ({exc.msg})") from None
 
 
+#: The prefix of placeholder titles (connectors/titles.py; state/ imports nothing of connectors/).
+PLACEHOLDER_PREFIX = "videoferry-pending-"
+
+
 def meta_pending(values: Mapping[str, Any]) -> bool:
     """Whether the finish step owes this item metadata (stored form: JSON text lists, create_* columns)."""
     if (
@@ -159,6 +163,8 @@ def meta_pending(values: Mapping[str, Any]) -> bool:
         return False
     title = values.get("title")
     if title is not None and title != create_title:
+        return True
+    if title is None and create_title.startswith(PLACEHOLDER_PREFIX):  # a derived title sent as a placeholder
         return True
     description = values.get("description")
     return bool(description) and description != (values.get("create_description") or "")

@@ -13,9 +13,12 @@ if TYPE_CHECKING:
     from connectors.errors import VideoApiError
     from connectors.s3 import S3Config
     from connectors.tus import TusUpload
+    from connectors.webhook import WebhookReceiver
     from state.ledger import Ledger
 
 Via = Literal["auto", "tus", "url", "single"]
+#: Poll interval once webhooks carry the news (polls remain a safety net).
+WEBHOOK_POLL_SECONDS = 60.0
 
 
 @dataclass
@@ -85,6 +88,20 @@ class RunContext:
     abort_reason: str = ""
     #: True when the stop was caused by configuration (a rejected token): the user must fix it first.
     config_error: bool = False
+    #: (parent, title) pairs several items share (reconcile.shared_titles, learned once per run).
+    shared_titles: frozenset[tuple[str, str]] | None = None
+    #: Whether init answers name the video (True) or an upload session (False); learned once per run.
+    init_id_is_video: bool | None = None
+    #: The webhook receiver when --webhook-listen is on (polls slow down only once a valid webhook came).
+    webhooks: WebhookReceiver | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    init_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def poll_every(self) -> float:
+        """Seconds between status polls: a minute once webhooks have proved to work, else poll_interval."""
+        if self.webhooks is not None and getattr(self.webhooks, "valid_events", 1) > 0:
+            return max(self.poll_interval, WEBHOOK_POLL_SECONDS)
+        return self.poll_interval
 
     def stop(self, reason: str, *, config_error: bool = False) -> None:
         """Ask every worker to stop taking new items (auth failure, user interrupt)."""

@@ -9,6 +9,7 @@ from connectors.errors import AuthError, VideoApiError
 from state.machine import DONE, FAILED, FINISHED
 from state.models import Item
 from tasks.context import RunContext, error_code
+from tasks.reconcile import item_title
 
 log = logging.getLogger(__name__)
 
@@ -16,8 +17,9 @@ log = logging.getLogger(__name__)
 def owed_update(item: Item) -> dict[str, Any]:
     """The update fields the video still needs: exact title/description, tags, privacy."""
     fields: dict[str, Any] = {}
-    if item.title and item.title != item.create_title:
-        fields["title"] = item.title
+    title = item_title(item)
+    if item.create_title is not None and title != item.create_title:  # a placeholder travelled
+        fields["title"] = title
     if item.description and item.description != (item.create_description or ""):
         fields["description"] = item.description
     if item.tags:

@@ -58,10 +58,17 @@ def drive(
     Returns True when nothing is left in flight (every item reached an end state this run), False when the
     wait timed out or the run was stopped (the ledger keeps everything for the next run).
     """
-    keys = ctx.ledger.pending_keys(TRANSFER_STATES)
+    # Items a crash or a lost answer left in creating are reconciled first, before any new create: one of
+    # them may own the video a new create would otherwise duplicate.
+    unsettled_first = ctx.ledger.pending_keys([CREATING])
+    held = set(unsettled_first)
+    keys = [k for k in ctx.ledger.pending_keys(TRANSFER_STATES) if k not in held]
+    first: list[Handle] = []
+    if unsettled_first:
+        first = [submit(batch) for batch in make_batches(unsettled_first, transfers)]
     queue = make_batches(keys, transfers)
     queue.reverse()
-    handles: list[Handle] = []
+    handles: list[Handle] = list(first)
     watcher = Watcher(ctx)
     finish_tried: set[str] = set()
     started = time.monotonic()
@@ -69,7 +76,8 @@ def drive(
     next_round: float | None = None
     while True:
         running = [h for h in handles if not h.done()]
-        while queue and len(running) < transfers and not ctx.abort.is_set():
+        gate_open = all(h.done() for h in first)
+        while gate_open and queue and len(running) < transfers and not ctx.abort.is_set():
             handle = submit(queue.pop())
             handles.append(handle)
             running.append(handle)
@@ -79,7 +87,7 @@ def drive(
         else:
             _finish_done(ctx, finish_tried)
             watched = watcher.watched()
-            if watched and time.monotonic() - watcher.last_poll >= ctx.poll_interval:
+            if watched and time.monotonic() - watcher.last_poll >= ctx.poll_every():
                 _poll(ctx, watcher)
                 _finish_done(ctx, finish_tried)
                 watched = watcher.watched()

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections import defaultdict
 from datetime import datetime
 from typing import Literal
 
 from connectors.errors import NotFoundError
+from connectors.ids import same_id
+from connectors.models import Video
 from connectors.webhook import WebhookReceiver
+from state.errors import LedgerError
 from state.machine import PROCESSING, UPLOADED
 from state.models import Item
 from tasks.context import RunContext
-from tasks.transfer import CLOCK_SKEW
+from tasks.reconcile import item_title, lower_bound
 
 log = logging.getLogger(__name__)
 
@@ -36,25 +40,26 @@ class Watcher:
         self.last_poll = 0.0
 
     def watched(self) -> list[Item]:
-        """Items whose upload is complete and whose video is not yet terminal."""
-        return [i for i in self.ctx.ledger.items(WATCH_STATES) if i.video_id]
+        """Items whose upload is complete and whose video is not yet terminal (some without a known id)."""
+        return self.ctx.ledger.items(WATCH_STATES)
 
     def poll_once(self) -> list[tuple[str, str, str]]:
         """One round: list each destination (newest first) until every watched video is seen."""
         items = self.watched()
         self.polls += 1
         self.last_poll = time.monotonic()
-        by_parent: dict[str, dict[str, Item]] = defaultdict(dict)
+        by_parent: dict[str, list[Item]] = defaultdict(list)
         for item in items:
-            by_parent[item.parent_id or ""][item.video_id or ""] = item
+            by_parent[item.parent_id or ""].append(item)
         statuses: dict[str, str] = {}
         missing: list[Item] = []
-        for parent, wanted in by_parent.items():
-            intents = [i.created_intent_at for i in wanted.values() if i.created_intent_at is not None]
-            oldest = min(intents) - CLOCK_SKEW if intents else None
-            found = self._list_parent(parent, set(wanted), oldest)
+        for parent, group in by_parent.items():
+            bounds = [lower_bound(self.ctx, i)[0] for i in group]
+            known = [b for b in bounds if b is not None]
+            oldest = min(known) if known and len(known) == len(bounds) else None
+            found = self._list_parent(parent, group, oldest)
             statuses.update(found)
-            missing.extend(item for vid, item in wanted.items() if vid not in found)
+            missing.extend(i for i in group if i.video_id and i.video_id not in found)
         changed = (
             self.ctx.ledger.apply_statuses(self.ctx.run_id, statuses, failure_messages(statuses))
             if statuses
@@ -64,14 +69,13 @@ class Watcher:
             changed.extend(self._get_one(item))
         return changed
 
-    def _list_parent(self, parent: str, wanted: set[str], oldest: datetime | None) -> dict[str, str]:
-        if not parent:
-            return self._list_scope(None, parent, wanted, oldest)
+    def _list_parent(self, parent: str, group: list[Item], oldest: datetime | None) -> dict[str, str]:
+        ids = sorted(i.video_id for i in group if i.video_id)
         scope = self.scopes.get(parent)
-        if scope is None:
-            scope = self._scope_of(parent, next(iter(sorted(wanted))))
+        if parent and scope is None and ids:
+            scope = self._scope_of(parent, ids[0])
             self.scopes[parent] = scope
-        return self._list_scope(scope, parent, wanted, oldest)
+        return self._list_scope(scope if parent else None, parent, group, oldest)
 
     def _scope_of(self, parent: str, video_id: str) -> Scope:
         """Whether a parent id is a folder or a project, learned once from one of its videos."""
@@ -82,9 +86,15 @@ class Watcher:
         return "folder_id" if video.folder_id == parent and video.project_id != parent else "project_id"
 
     def _list_scope(
-        self, scope: Scope | None, parent: str, wanted: set[str], oldest: datetime | None
+        self, scope: Scope | None, parent: str, group: list[Item], oldest: datetime | None
     ) -> dict[str, str]:
-        """Page newest-first until every wanted video is seen or the pages are older than our creates."""
+        """Page newest-first until every watched video is seen, the pages end, or they predate our creates.
+
+        The page size is the server's (it may cap per_page), a missing `total` is not an end, and a video
+        whose id the create answer did not give (init named a session) is recognised by its unique title.
+        """
+        wanted = {i.video_id for i in group if i.video_id}
+        unknown = {i.create_title or item_title(i): i for i in group if not i.video_id}
         found: dict[str, str] = {}
         page = 1
         while True:
@@ -94,15 +104,36 @@ class Watcher:
             )
             self.list_calls += 1
             for video in result.items:
+                if video.id not in wanted and video.title in unknown:
+                    self._learn_id(unknown, video, parent)
                 if video.id in wanted and video.status:
                     found[video.id] = video.status
-            total = result.pagination.total or 0
-            if len(found) == len(wanted) or not result.items or page * PAGE_SIZE >= total:
+            size = result.pagination.per_page or len(result.items)
+            total = result.pagination.total
+            if len(found) == len(wanted) and not unknown:
+                return found
+            if not result.items or len(result.items) < size or (total is not None and page * size >= total):
                 return found
             last = result.items[-1].created_at
             if oldest is not None and last is not None and last < oldest:
                 return found  # older than every create of ours: the rest are not in this listing
             page += 1
+
+    def _learn_id(self, unknown: dict[str, Item], video: Video, parent: str) -> None:
+        """Record the id of a video found by its item's unique create title (init answered a session id)."""
+        item = unknown[video.title or ""]
+        if parent and not (same_id(parent, video.project_id) or same_id(parent, video.folder_id)):
+            return
+        bound = lower_bound(self.ctx, item)[0]
+        if video.deleted_at is not None or (bound and video.created_at and video.created_at < bound):
+            return
+        try:
+            self.ctx.ledger.set_video_id(item.key, self.ctx.run_id, video.id)
+        except LedgerError:
+            return  # another item owns that video: not this item's
+        del unknown[video.title or ""]
+        if video.status:
+            self.ctx.ledger.apply_statuses(self.ctx.run_id, {video.id: video.status})
 
     def _get_one(self, item: Item) -> list[tuple[str, str, str]]:
         """Fallback for a video no list showed: one GET (still at most one per video per poll)."""
@@ -136,14 +167,31 @@ def apply_webhook(ctx: RunContext, video_id: str, status: str, message: str | No
 def start_webhooks(
     ctx: RunContext, listen: str, username: str | None = None, password: str | None = None
 ) -> WebhookReceiver:
-    """Start the webhook receiver on HOST:PORT; events update the ledger as they arrive."""
+    """Start the webhook receiver on HOST:PORT; events update the ledger as they arrive.
+
+    A payload of a shape we do not know is warned about once; polls keep their normal interval until a valid
+    webhook has arrived (ctx.poll_every), so a service that sends another shape still gets its items done.
+    """
     host, _, port = listen.rpartition(":")
+    warned = threading.Event()
+
+    def on_invalid(shape: str) -> None:
+        if not warned.is_set():
+            warned.set()
+            log.warning(
+                "a webhook of an unknown shape arrived (%s); statuses are learned by polling every %.0f s",
+                shape,
+                ctx.poll_interval,
+            )
+
     receiver = WebhookReceiver(
         host or "127.0.0.1",
         int(port),
         username=username,
         password=password,
         on_event=lambda vid, status, message: apply_webhook(ctx, vid, status, message),
+        on_invalid=on_invalid,
     )
     receiver.start()
+    ctx.webhooks = receiver
     return receiver

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections.abc import Callable
-from datetime import timedelta
 from typing import TypeVar
 
 from connectors.errors import (
@@ -16,15 +14,24 @@ from connectors.errors import (
     UnknownOutcomeError,
     VideoApiError,
 )
-from connectors.models import Video
+from connectors.ids import same_id
 from connectors.s3 import parse_s3_uri, presign_get, shared_s3_client
-from connectors.sources import ByteSource, SourceError, open_source
-from connectors.titles import header_exact, header_safe_title
+from connectors.sources import ByteSource, SourceError, open_source, source_version
+from connectors.titles import header_exact
 from connectors.tus import TusEndpointGoneError, TusError
 from state.errors import InvalidTransition, LedgerError
 from state.machine import CREATING, FAILED, PLANNED, UPLOADING
 from state.models import Item
 from tasks.context import RunContext, error_code
+from tasks.reconcile import (
+    WAITING_FOR_BYTES,
+    Postponed,
+    create_title,
+    learn_init_ids,
+    reconcile_item,
+    reload,
+    replace_empty_video,
+)
 from tasks.routing import source_kind
 
 log = logging.getLogger(__name__)
@@ -33,17 +40,6 @@ log = logging.getLogger(__name__)
 PARENT_REFUSED_CODE = 400236
 #: How often an upload's acknowledged offset is written to the ledger.
 OFFSET_SAVE_SECONDS = 1.0
-#: How far a server's creation time may lag our intent time (clock skew) and still match.
-CLOCK_SKEW = timedelta(minutes=5)
-
-
-def item_title(item: Item) -> str:
-    """The title a new video gets: the inventory's, else the file name without extension."""
-    if item.title:
-        return item.title
-    name = item.source.rstrip("/").rsplit("/", 1)[-1]
-    stem = name.rsplit(".", 1)[0] if "." in name else name
-    return stem or name or item.key
 
 
 def _fail(ctx: RunContext, item: Item, code: str | int, message: str, request_id: str | None = None) -> None:
@@ -99,7 +95,7 @@ def _open(ctx: RunContext, item: Item) -> ByteSource | None:
 def create_item(ctx: RunContext, item: Item) -> None:
     """Create the item's video by its upload mode, writing the intent before the call."""
     mode = item.via or "tus"
-    title = item_title(item)
+    title = create_title(ctx, item, mode)
     refused = ctx.refused_parents.get(item.parent_id or "")
     if refused is not None:
         _fail(ctx, item, PARENT_REFUSED_CODE, f"{refused} (refused earlier in this run; not sent again)")
@@ -120,15 +116,26 @@ T = TypeVar("T")
 
 
 def _guarded_create(
-    ctx: RunContext, item: Item, sent_title: str, sent_description: str | None, call: Callable[[], T]
+    ctx: RunContext,
+    item: Item,
+    sent_title: str,
+    sent_description: str | None,
+    call: Callable[[], T],
+    source: ByteSource | None = None,
 ) -> T | None:
     """Write the create intent, make the call; settle an unknown outcome or a refusal. None: no result."""
-    ctx.ledger.begin_create(item.key, ctx.run_id, sent_title, create_description=sent_description)
+    ctx.ledger.begin_create(
+        item.key,
+        ctx.run_id,
+        sent_title,
+        create_description=sent_description,
+        source_version=source_version(source) if source is not None else None,
+    )
     try:
         return call()
     except UnknownOutcomeError:
         log.info("item %s: create outcome unknown; reconciling", item.key)
-        reconcile_item(ctx, _reload(ctx, item.key))
+        reconcile_item(ctx, reload(ctx, item.key))
     except FolderNotFoundError as exc:  # the parent is unknown to this token: every item under it would fail
         ctx.ledger.reconcile_none(item.key, ctx.run_id, f"create refused ({exc.code})")
         reason = (
@@ -136,8 +143,8 @@ def _guarded_create(
             " the row's parent_id, or use a token of the workspace that owns it)"
         )
         ctx.refused_parents[item.parent_id or ""] = reason
-        _fail(ctx, _reload(ctx, item.key), exc.code or 400236, f"{reason}: {exc}", exc.request_id)
-        if _same_id(item.parent_id, ctx.default_parent_id):
+        _fail(ctx, reload(ctx, item.key), exc.code or 400236, f"{reason}: {exc}", exc.request_id)
+        if same_id(item.parent_id, ctx.default_parent_id):
             ctx.stop(
                 f"--parent-id {ctx.default_parent_id} was refused (code {exc.code}): it does not exist or"
                 " belongs to another workspace; check --parent-id, or set VIDEOFERRY_TOKEN to a token of the"
@@ -146,7 +153,7 @@ def _guarded_create(
             )
     except VideoApiError as exc:  # a definitive refusal: nothing was created
         ctx.ledger.reconcile_none(item.key, ctx.run_id, f"create refused ({exc.code})")
-        _api_failure(ctx, _reload(ctx, item.key), exc)
+        _api_failure(ctx, reload(ctx, item.key), exc)
     return None
 
 
@@ -163,19 +170,11 @@ def _create_tus(ctx: RunContext, item: Item, title: str, source: ByteSource) -> 
             filename=source.name,
             description=item.description,
         ),
+        source,
     )
     if session is not None:
-        ctx.ledger.create_started_upload(item.key, ctx.run_id, session.id, session.endpoint, source.size)
-
-
-def _same_id(a: str | None, b: str | None) -> bool:
-    """Whether two UUIDs are the same whatever their notation (dashes, case)."""
-    if not a or not b:
-        return False
-    try:
-        return uuid.UUID(a) == uuid.UUID(b)
-    except ValueError:
-        return a == b
+        video_id = learn_init_ids(ctx, session.id, title)
+        ctx.ledger.create_started_upload(item.key, ctx.run_id, video_id, session.endpoint, source.size)
 
 
 def _header_description(description: str | None) -> str | None:
@@ -200,7 +199,7 @@ def _create_by_url(ctx: RunContext, item: Item, title: str) -> None:
     result = _guarded_create(
         ctx,
         item,
-        header_safe_title(title, item.key)[0],
+        title,
         _header_description(item.description),
         lambda: ctx.client.import_url(
             parent_id=item.parent_id or "",
@@ -219,7 +218,7 @@ def _create_single(ctx: RunContext, item: Item, title: str, source: ByteSource) 
     result = _guarded_create(
         ctx,
         item,
-        header_safe_title(title, item.key)[0],
+        title,
         _header_description(item.description),
         lambda: ctx.client.upload_single(
             parent_id=item.parent_id or "",
@@ -229,102 +228,30 @@ def _create_single(ctx: RunContext, item: Item, title: str, source: ByteSource) 
             description=item.description,
             title_key=item.key,
         ),
+        source,
     )
     if result is not None:
         ctx.progress.add_bytes(source.size)
         ctx.ledger.create_accepted(item.key, ctx.run_id, result.id, status=result.status)
 
 
-def _reload(ctx: RunContext, key: str) -> Item:
-    item = ctx.ledger.get(key)
-    if item is None:
-        raise LedgerError(f"item {key!r} vanished from the ledger")
-    return item
-
-
-def _original_size(video: Video) -> int | None:
-    for asset in video.assets or []:
-        if asset.quality == "original" and asset.file_size is not None:
-            return asset.file_size
-    return None
-
-
-def _plausible(video: Video, item: Item) -> bool:
-    """Does a listed video fit the item: same parent, created after the intent, same size when known."""
-    if item.parent_id and item.parent_id not in (video.project_id, video.folder_id):
-        return False
-    intent = item.created_intent_at
-    if intent is not None and video.created_at is not None and video.created_at < intent - CLOCK_SKEW:
-        return False
-    size = _original_size(video)
-    return size is None or item.source_size is None or size == item.source_size
-
-
-def find_match(ctx: RunContext, item: Item) -> Video | None:
-    """The video an unknown create made for this item, if any (listed by title, oldest first)."""
-    title = item.create_title or item_title(item)
-    candidates = [
-        v for v in ctx.client.iter_videos(title=title, order="created_at.asc") if _plausible(v, item)
-    ]
-    if not candidates:
-        return None
-    claimed = ctx.ledger.keys_for_videos([v.id for v in candidates])
-    for video in candidates:
-        if claimed.get(video.id, item.key) == item.key:
-            return video
-    return None
-
-
-def reconcile_item(ctx: RunContext, item: Item) -> None:
-    """Resolve an item left in creating: adopt the video the create made, or allow a new create."""
-    try:
-        match = find_match(ctx, item)
-    except VideoApiError as exc:
-        if isinstance(exc, AuthError):
-            ctx.stop(str(exc), config_error=True)
-        else:  # cannot tell yet: leave it in creating for the next run, never create blindly
-            log.warning("item %s: reconcile listing failed (%s); left for the next run", item.key, exc.code)
-            ctx.ledger.note(item.key, ctx.run_id, f"reconcile postponed: {exc}")
-        raise _Postponed(item.key) from None
-    if match is None:
-        ctx.ledger.reconcile_none(item.key, ctx.run_id)
-        return
-    state = ctx.ledger.adopt(item.key, ctx.run_id, match.id, match.status or "pending")
-    if state == UPLOADING and (item.via or "tus") == "tus":
-        replace_empty_video(ctx, _reload(ctx, item.key))
-
-
-def replace_empty_video(ctx: RunContext, item: Item) -> None:
-    """A tus item whose init answer (and endpoint) was lost: delete its empty video, then create again.
-
-    Its video can hold no bytes of ours (nobody ever knew the endpoint), so the item still ends with exactly
-    one video. Also the way out for an item a crash left between adopt and that delete.
-    """
-    if item.video_id:
-        try:
-            ctx.client.delete_video(item.video_id)
-        except NotFoundError:
-            pass
-        except VideoApiError as exc:
-            _api_failure(ctx, item, exc)
-            return
-    ctx.ledger.restart(item.key, ctx.run_id, "init answer lost; the empty video was deleted")
-
-
-class _Postponed(Exception):
-    """Internal: reconcile could not decide now; the item stays in creating."""
-
-
 def upload_item(ctx: RunContext, item: Item) -> None:
     """Send the item's bytes to its tus endpoint, resuming from the server's offset."""
     if not item.upload_endpoint:
-        replace_empty_video(ctx, item)
+        replace_empty_video(ctx, item, "init answer lost")
         return
     source = _open(ctx, item)
     if source is None:
         return
+    current = source_version(source)
+    if item.source_version and current and current != item.source_version:
+        # The service holds bytes of the old version: resuming would mix both. Start over with the new one.
+        ctx.ledger.note(item.key, ctx.run_id, "the source changed since its upload began; uploading it again")
+        replace_empty_video(ctx, item, "the source changed since its upload began")
+        return
     last = [item.upload_offset]
     saved = [0.0]
+    moved_on = [False]
 
     def on_progress(offset: int) -> None:
         if offset > last[0]:
@@ -333,9 +260,14 @@ def upload_item(ctx: RunContext, item: Item) -> None:
         # The offset is only a hint (a resume asks the server with HEAD), so it is saved at most once per
         # OFFSET_SAVE_SECONDS rather than a synced commit per chunk; the last one is always saved.
         now = time.monotonic()
+        if moved_on[0]:
+            return
         if now - saved[0] >= OFFSET_SAVE_SECONDS or (item.bytes_total and offset >= item.bytes_total):
             saved[0] = now
-            ctx.ledger.record_offset(item.key, offset)
+            try:
+                ctx.ledger.record_offset(item.key, offset)
+            except InvalidTransition:  # a webhook already moved the item on: the service has every byte
+                moved_on[0] = True
 
     try:
         ctx.tus.upload(
@@ -346,7 +278,7 @@ def upload_item(ctx: RunContext, item: Item) -> None:
             offset=item.upload_offset,
         )
     except TusEndpointGoneError as exc:
-        _fail(ctx, item, f"tus_{exc.status}", "upload endpoint expired or unknown; rerun to upload again")
+        _endpoint_gone(ctx, item, exc.status)
         return
     except TusError as exc:
         _fail(ctx, item, f"tus_{exc.status}" if exc.status else "tus", str(exc))
@@ -359,8 +291,30 @@ def upload_item(ctx: RunContext, item: Item) -> None:
     except InvalidTransition:
         # A webhook already moved the item on (the service finished processing before we recorded the
         # last chunk): the upload is complete either way.
-        if _reload(ctx, item.key).state == UPLOADING:
+        if reload(ctx, item.key).state == UPLOADING:
             raise
+
+
+def _endpoint_gone(ctx: RunContext, item: Item, status: int | None) -> None:
+    """The upload address stopped answering (404/410: it expired). Finish, or start the video over.
+
+    When the service already has every byte (the video is past uploading) the upload is complete; otherwise
+    the unfinished video is deleted and the item planned again: a new init gives a new address (chosen over a
+    `type: replace` session, whose parameters the spec does not show).
+    """
+    if item.video_id is not None:
+        try:
+            video = ctx.client.get_video(item.video_id)
+        except NotFoundError:
+            video = None
+        except VideoApiError as exc:
+            _api_failure(ctx, item, exc)
+            return
+        if video is not None and video.status not in (None, *WAITING_FOR_BYTES):
+            ctx.ledger.upload_complete(item.key, ctx.run_id)
+            return
+    ctx.ledger.note(item.key, ctx.run_id, f"upload address gone (tus {status}); creating the video again")
+    replace_empty_video(ctx, reload(ctx, item.key), f"upload address gone (tus {status})")
 
 
 def transfer_batch(ctx: RunContext, keys: list[str]) -> dict[str, int]:
@@ -371,7 +325,7 @@ def transfer_batch(ctx: RunContext, keys: list[str]) -> dict[str, int]:
             break
         try:
             state = transfer_item(ctx, key)
-        except _Postponed:
+        except Postponed:
             state = CREATING
         except AuthError as exc:
             ctx.stop(str(exc), config_error=True)

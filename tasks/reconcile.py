@@ -1,0 +1,251 @@
+"""Reconcile: find the video a create made when its answer was lost, adopting only what is provably ours."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+
+from connectors.errors import AuthError, NotFoundError, VideoApiError
+from connectors.ids import same_id, try_normal_id
+from connectors.models import Video
+from connectors.titles import header_safe_title, placeholder_title
+from state.machine import UPLOADING
+from state.models import Item
+from tasks.context import RunContext
+
+log = logging.getLogger(__name__)
+
+#: A "no video" verdict needs the create intent to be at least this old: a service whose lists are fed by an
+#: index shows a new video only some seconds after its create (the emulator's list-lag variant: 3 s).
+SETTLE_SECONDS = 15.0
+#: Added to the learned clock uncertainty: whole-second created_at values and the service's own jitter.
+CLOCK_MARGIN = timedelta(seconds=5)
+#: How far back a lookup reaches when the service's clock is not known yet (then only a unique match counts).
+UNKNOWN_CLOCK_REACH = timedelta(days=1)
+#: Statuses of a video whose bytes the service still waits for.
+WAITING_FOR_BYTES = ("pending", "uploading")
+#: Statuses that end a video's processing without a playable result.
+FAILED_STATUSES = ("error", "aborted")
+
+
+class Postponed(Exception):
+    """Not decided now (listing failed, or too early to say "none"): the item stays creating."""
+
+
+def item_title(item: Item) -> str:
+    """The title a new video gets: the inventory's, else the file name without extension."""
+    return item_title_of(item.title, item.source, item.key)
+
+
+def shared_titles(ctx: RunContext) -> frozenset[tuple[str, str]]:
+    """(parent, title) pairs more than one item of the ledger would create: learned once per run."""
+    with ctx.lock:
+        if ctx.shared_titles is None:
+            counts: Counter[tuple[str, str]] = Counter()
+            for _key, parent, title, source in ctx.ledger.title_rows():
+                derived = item_title_of(title, source, _key)
+                counts[(try_normal_id(parent) or "", derived)] += 1
+            ctx.shared_titles = frozenset(pair for pair, n in counts.items() if n > 1)
+        return ctx.shared_titles
+
+
+def item_title_of(title: str | None, source: str, key: str) -> str:
+    """The title for bare columns: the given one, else the source's file name without extension or query."""
+    if title:
+        return title
+    name = source.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+    stem = name.rsplit(".", 1)[0] if "." in name else name
+    return stem or name or key
+
+
+def create_title(ctx: RunContext, item: Item, mode: str) -> str:
+    """The title the create sends: unique per parent in this run, and ASCII in headers.
+
+    Items that share their (parent, title) with another item get a placeholder derived from their key (set to
+    the real title by the finish step), so a lost create answer can only ever match its own item's video.
+    Header uploads send titles that are not plain ASCII as the same placeholder.
+    """
+    title = item_title(item)
+    if (try_normal_id(item.parent_id) or "", title) in shared_titles(ctx):
+        return placeholder_title(item.key)
+    if mode in ("url", "single"):
+        return header_safe_title(title, item.key)[0]
+    return title
+
+
+def lower_bound(ctx: RunContext, item: Item) -> tuple[datetime | None, bool]:
+    """The earliest service-clock creation time the item's video can have, and whether the clock is known.
+
+    Our intent time is converted to the service's clock (learned from its Date headers), minus the estimate's
+    uncertainty and a margin, so a service whose clock is minutes off is handled like one that agrees.
+    """
+    intent = item.created_intent_at
+    if intent is None:
+        return None, True
+    clock = getattr(ctx.client, "clock", None)  # TEMP until the client's ServiceClock lands
+    if clock is None:
+        return intent - timedelta(minutes=5), True
+    if clock.offset() is None:
+        return intent - UNKNOWN_CLOCK_REACH, False
+    return clock.to_service(intent) - timedelta(seconds=clock.uncertainty()) - CLOCK_MARGIN, True
+
+
+def original_size(video: Video) -> int | None:
+    """The size of the video's original asset, when the service kept one (spec convention 7)."""
+    for asset in video.assets or []:
+        if asset.quality == "original" and asset.file_size is not None:
+            return asset.file_size
+    return None
+
+
+def _fits(video: Video, item: Item, title: str, bound: datetime | None) -> bool:
+    """Everything we can check locally: exact title, parent, not deleted, created after the bound, size."""
+    if video.title != title or video.deleted_at is not None:
+        return False
+    parent = item.parent_id
+    if parent and not (same_id(parent, video.project_id) or same_id(parent, video.folder_id)):
+        return False
+    if bound is not None and (video.created_at is None or video.created_at < bound):
+        return False
+    size = original_size(video)
+    return size is None or item.source_size is None or size == item.source_size
+
+
+def locate(ctx: RunContext, item: Item) -> Video | None:
+    """The video a create sent for this item made, if the service shows it; never another item's.
+
+    Scans newest first down to the lower bound (one call per page), checking every filter locally: the
+    service may ignore the title filter, cap pages, answer ids in another notation or run its clock off ours.
+    With the service's clock unknown, only a single candidate counts; several postpone the decision.
+    """
+    title = item.create_title or item_title(item)
+    bound, clock_known = lower_bound(ctx, item)
+    scan = getattr(ctx.client, "scan_videos", None)  # TEMP until the client's scan_videos lands
+    listed = scan(title=title, newer_than=bound) if scan else ctx.client.iter_videos(title=title)
+    candidates = [v for v in listed if _fits(v, item, title, bound)]
+    if not candidates:
+        return None
+    claimed = ctx.ledger.keys_for_videos([v.id for v in candidates])
+    mine = [v for v in candidates if claimed.get(v.id, item.key) == item.key]
+    if not clock_known and len(mine) > 1:
+        raise Postponed(item.key)
+    mine.sort(key=lambda v: v.created_at or datetime.min.replace(tzinfo=UTC))
+    return mine[0] if mine else None
+
+
+def _too_early(item: Item) -> bool:
+    intent = item.created_intent_at
+    return intent is not None and (datetime.now(UTC) - intent).total_seconds() < SETTLE_SECONDS
+
+
+def reconcile_item(ctx: RunContext, item: Item) -> None:
+    """Resolve an item left in creating: adopt the video its create made, or allow a new create.
+
+    A found video that our own broken transfer left in error/aborted (a cut single upload) is deleted and the
+    item created again. A lookup that cannot decide leaves the item in creating (Postponed).
+    """
+    try:
+        match = locate(ctx, item)
+    except VideoApiError as exc:
+        if isinstance(exc, AuthError):
+            ctx.stop(str(exc), config_error=True)
+        else:
+            log.warning("item %s: reconcile listing failed (%s); left for later", item.key, exc.code)
+            ctx.ledger.note(item.key, ctx.run_id, f"reconcile postponed: {exc}")
+        raise Postponed(item.key) from None
+    if match is None:
+        if _too_early(item):
+            raise Postponed(item.key)
+        ctx.ledger.reconcile_none(item.key, ctx.run_id)
+        return
+    status = match.status or "pending"
+    if status in FAILED_STATUSES:
+        if delete_video(ctx, item, match.id):
+            why = f"its video {match.id} was in status {status} (a broken transfer): deleted"
+            ctx.ledger.reconcile_none(item.key, ctx.run_id, why)
+        return
+    state = ctx.ledger.adopt(item.key, ctx.run_id, match.id, status)
+    if state == UPLOADING and (item.via or "tus") == "tus":
+        replace_empty_video(ctx, reload(ctx, item.key), "init answer lost")
+
+
+def delete_video(ctx: RunContext, item: Item, video_id: str) -> bool:
+    """Delete a video of this item (gone already counts); False when the service refused (item failed)."""
+    try:
+        ctx.client.delete_video(video_id)
+    except NotFoundError:
+        pass
+    except VideoApiError as exc:
+        if isinstance(exc, AuthError):
+            ctx.stop(str(exc), config_error=True)
+        else:
+            why = f"could not delete video {video_id}: {exc}"
+            ctx.ledger.fail(item.key, ctx.run_id, exc.code or "delete", why)
+        return False
+    return True
+
+
+def replace_empty_video(ctx: RunContext, item: Item, why: str) -> None:
+    """Delete an item's video whose bytes cannot be completed, then plan the item again (a new create).
+
+    For a tus item whose init answer (and endpoint) was lost, whose upload address stopped working, or whose
+    source changed since its upload began. Nobody else can complete that video, so the item still ends with
+    exactly one video. A video id not known yet (init named a session) is looked up first.
+    """
+    video_id = item.video_id
+    if video_id is None and item.created_intent_at is not None:
+        found = locate(ctx, item)
+        video_id = found.id if found is not None else None
+        if video_id is None and _too_early(item):
+            raise Postponed(item.key)
+    if video_id is not None and not delete_video(ctx, item, video_id):
+        return
+    ctx.ledger.restart(item.key, ctx.run_id, f"{why}; the unfinished video was deleted")
+
+
+def retry_service_errors(ctx: RunContext) -> int:
+    """--retry-errors: delete the video of every item the service ended in error/aborted, plan it again."""
+    done = 0
+    for item in ctx.ledger.items(list(FAILED_STATUSES)):
+        if ctx.abort.is_set():
+            break
+        if item.video_id is None or delete_video(ctx, item, item.video_id):
+            why = f"--retry-errors: the video in status {item.state} was deleted"
+            ctx.ledger.restart(item.key, ctx.run_id, why)
+            done += 1
+    return done
+
+
+def reload(ctx: RunContext, key: str) -> Item:
+    """The item as the ledger has it now."""
+    item = ctx.ledger.get(key)
+    if item is None:
+        raise LookupError(f"item {key!r} vanished from the ledger")
+    return item
+
+
+def learn_init_ids(ctx: RunContext, init_id: str, sent_title: str) -> str | None:
+    """The video id an init answer names, or None when the service's init id is an upload session's.
+
+    Learned once per run with one GET of the first answer's id (spec 2.14 calls the answer a session): a 404
+    means init ids are not video ids, and every item's video is then found by listing after its upload.
+    """
+    with ctx.init_lock:
+        if ctx.init_id_is_video is None:
+            started = time.monotonic()
+            try:
+                video = ctx.client.get_video(init_id)
+                ctx.init_id_is_video = video.title == sent_title or video.title is None
+            except NotFoundError:
+                ctx.init_id_is_video = False
+            except VideoApiError as exc:
+                log.warning("could not learn what init ids name (%s); listing instead", exc.code)
+                return None
+            log.info(
+                "init answers name %s (learned in %.2f s)",
+                "the video" if ctx.init_id_is_video else "an upload session; videos are found by listing",
+                time.monotonic() - started,
+            )
+    return init_id if ctx.init_id_is_video else None

@@ -1,0 +1,225 @@
+"""Recovery holes: shared titles, cut single uploads, changed sources, service errors, soft-deleted videos."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from connectors.client import VideoClient
+from connectors.limiter import ApiRateLimiter
+from connectors.models import Video
+from connectors.titles import PLACEHOLDER_PREFIX
+from connectors.tus import TusUpload
+from emulator.control import EmulatorControl, Workspace
+from flows.migrate import run_migration
+from state.ledger import Ledger
+from state.models import Item
+from tasks.context import RunContext
+from tasks.reconcile import _fits, create_title, locate
+from tasks.transfer import create_item, transfer_item
+from tests.flows.helpers import options, settings_for, write_inventory
+
+
+def _md5(path: Path) -> str:
+    return hashlib.md5(path.read_bytes()).hexdigest()
+
+
+def _clips(make: Any, n: int) -> list[Path]:
+    """n real clips of n different sizes (the checks below tell videos apart by their bytes)."""
+    clips = [make(0.5 + 0.25 * i, width=160 + 16 * (i % 3), name=f"c{i}.mp4") for i in range(n)]
+    assert len({c.stat().st_size for c in clips}) == n
+    return clips
+
+
+def _videos_by_size(control: EmulatorControl, ws: Workspace) -> dict[int, dict[str, Any]]:
+    videos = control.videos(ws)
+    by_size = {v["file_size"]: v for v in videos}
+    assert len(by_size) == len(videos), "two videos hold the same bytes: a duplicate"
+    return by_size
+
+
+def test_shared_titles_never_adopt_each_others_video(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory: Any
+) -> None:
+    clips = _clips(clip_factory, 6)
+    cards = [tmp_path / "card1", tmp_path / "card2"]
+    rows = []
+    for n, clip in enumerate(clips):
+        if n < 2:  # camera files of two cards: the derived title is the same
+            cards[n].mkdir()
+            target = cards[n] / "GOPR0001.MP4"
+            clip.rename(target)
+            rows.append({"source": str(target), "title": ""})
+        else:
+            rows.append({"source": str(clip), "title": "Introduction" if n < 5 else "Summary"})
+    inventory = write_inventory(tmp_path / "inv.csv", rows)
+    # Half the create answers are lost after the service committed them, and some answer 503 first.
+    emu_control.set_faults(
+        emu,
+        [
+            {"kind": "error", "status": 503, "method": "POST", "path": "^/v2/video$", "rate": 0.3},
+            {"kind": "drop_after_commit", "method": "POST", "path": "^/v2/video$", "rate": 0.5},
+        ],
+        seed=7,
+    )
+    outcome = run_migration(options(inventory, emu, tmp_path, via="single", transfers=6), settings_for(emu))
+    emu_control.clear_faults(emu)
+    if outcome.exit_code != 0:  # a create that failed three times: the rerun finishes it
+        outcome = run_migration(options(inventory, emu, tmp_path, via="single"), settings_for(emu))
+    assert outcome.exit_code == 0, outcome.reasons
+    by_size = _videos_by_size(emu_control, emu)
+    assert len(by_size) == len(rows)
+    for row in rows:
+        source = Path(row["source"])
+        video = by_size[source.stat().st_size]
+        assert video["title"] == (row["title"] or "GOPR0001")
+        assert video["status"] == "done"
+
+
+def test_create_titles_are_unique_per_parent(tmp_path: Path, emu: Workspace, clip_factory: Any) -> None:
+    ledger = Ledger.open(tmp_path / "l.db")
+    run_id = ledger.start_run("test", {})
+    clip = clip_factory(0.5)
+    ledger.plan(
+        [
+            {"key": "a", "row": 1, "source": str(clip), "title": "Intro", "parent_id": emu.project_id},
+            {"key": "b", "row": 2, "source": str(clip), "title": "Intro", "parent_id": emu.project_id},
+            {"key": "c", "row": 3, "source": str(clip), "title": "Intro", "parent_id": emu.folder_id},
+            {"key": "d", "row": 4, "source": str(clip), "title": "Café", "parent_id": emu.folder_id},
+        ],
+        run_id,
+    )
+    ctx = _ctx(emu, ledger, run_id)
+    try:
+        titles = {key: create_title(ctx, _item(ledger, key), "tus") for key in "abcd"}
+        assert titles["a"].startswith(PLACEHOLDER_PREFIX) and titles["b"].startswith(PLACEHOLDER_PREFIX)
+        assert titles["a"] != titles["b"]
+        # Unique in their parent, and JSON carries any title; headers carry ASCII only.
+        assert titles["c"] == "Intro" and titles["d"] == "Café"
+        assert create_title(ctx, _item(ledger, "d"), "single").startswith(PLACEHOLDER_PREFIX)
+    finally:
+        ctx.client.close()
+        ledger.close()
+
+
+def test_a_cut_single_upload_is_deleted_and_sent_again(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory: Any
+) -> None:
+    clip = clip_factory(1.0)
+    inventory = write_inventory(tmp_path / "inv.csv", [{"source": str(clip), "title": "cut once"}])
+    emu_control.set_faults(
+        emu, [{"kind": "truncate_body", "method": "POST", "path": "^/v2/video$", "fraction": 0.5, "times": 1}]
+    )
+    outcome = run_migration(options(inventory, emu, tmp_path, via="single"), settings_for(emu))
+    assert outcome.exit_code == 0, outcome.reasons
+    videos = emu_control.videos(emu)
+    assert [(v["status"], v["file_size"]) for v in videos] == [("done", clip.stat().st_size)]
+    ledger = Ledger.open(tmp_path / "ledger.db", create=False)
+    try:
+        item = ledger.items()[0]
+        journal = " | ".join(e.message or "" for e in ledger.events(item.key))
+    finally:
+        ledger.close()
+    assert item.state == "finished"
+    assert "deleted" in journal, journal  # the half-uploaded video was removed, not left beside the new one
+
+
+def test_a_source_changed_before_a_resumed_upload_is_sent_whole_again(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory: Any
+) -> None:
+    first, second = _clips(clip_factory, 2)
+    source = tmp_path / "talk.mp4"
+    source.write_bytes(first.read_bytes())
+    ledger = Ledger.open(tmp_path / "l.db")
+    run_id = ledger.start_run("test", {})
+    ledger.plan(
+        [{"key": "talk", "row": 1, "source": str(source), "title": "talk", "parent_id": emu.project_id}],
+        run_id,
+    )
+    ctx = _ctx(emu, ledger, run_id)
+    try:
+        create_item(ctx, _item(ledger, "talk"))
+        item = _item(ledger, "talk")
+        assert item.state == "uploading" and item.upload_endpoint
+        # A first run sent some bytes of the old version, then stopped.
+        response = httpx.patch(
+            item.upload_endpoint,
+            content=first.read_bytes()[:4096],
+            headers={
+                "Tus-Resumable": "1.0.0",
+                "Upload-Offset": "0",
+                "Content-Type": "application/offset+octet-stream",
+            },
+        )
+        assert response.status_code == 204
+        ledger.record_offset("talk", 4096)
+        # The file is replaced before the rerun (another size and mtime).
+        source.write_bytes(second.read_bytes())
+        os.utime(source, ns=(1, 2))
+        assert transfer_item(ctx, "talk") == "uploaded"
+    finally:
+        ctx.client.close()
+        ledger.close()
+    videos = emu_control.videos(emu)
+    assert len(videos) == 1
+    assert videos[0]["file_size"] == second.stat().st_size
+    if "md5" in videos[0]:
+        assert videos[0]["md5"] == _md5(second)
+
+
+def test_retry_errors_deletes_the_failed_video_and_uploads_again(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory: Any
+) -> None:
+    clip = clip_factory(1.0)
+    inventory = write_inventory(tmp_path / "inv.csv", [{"source": str(clip), "title": "fails once"}])
+    emu_control.set_processing(emu, "manual")
+    opts = options(inventory, emu, tmp_path, wait_timeout=3.0)
+    run_migration(opts, settings_for(emu))
+    (failed,) = emu_control.videos(emu)
+    emu_control.set_video_status(emu, failed["id"], "error", "transcoder crashed")
+    emu_control.set_processing(emu, "immediate")
+    plain = run_migration(opts, settings_for(emu))
+    assert plain.exit_code == 1  # a service-side error is not retried by default
+    assert [v["id"] for v in emu_control.videos(emu)] == [failed["id"]]
+    retried = run_migration(options(inventory, emu, tmp_path, retry_errors=True), settings_for(emu))
+    assert retried.exit_code == 0, retried.reasons
+    (video,) = emu_control.videos(emu)
+    assert video["id"] != failed["id"] and video["status"] == "done"
+
+
+def test_a_soft_deleted_video_is_never_adopted(tmp_path: Path, emu: Workspace) -> None:
+    ledger = Ledger.open(tmp_path / "l.db")
+    run_id = ledger.start_run("test", {})
+    row = {"key": "k", "row": 1, "source": "/x.mp4", "title": "T", "parent_id": emu.project_id}
+    ledger.plan([row], run_id)
+    ledger.begin_create("k", run_id, "T")
+    ctx = _ctx(emu, ledger, run_id)
+    client = ctx.client
+    try:
+        session = client.init_upload(parent_id=emu.project_id, title="T", filesize=10)
+        assert locate(ctx, _item(ledger, "k")) is not None
+        listed = client.get_video(session.id)
+        gone = Video.model_validate({**listed.model_dump(), "deleted_at": datetime.now(UTC) + timedelta(1)})
+        assert gone.deleted_at is not None
+        assert not _fits(gone, _item(ledger, "k"), "T", None)
+        assert _fits(listed, _item(ledger, "k"), "T", None)
+    finally:
+        client.close()
+        ledger.close()
+
+
+def _ctx(emu: Workspace, ledger: Ledger, run_id: str) -> RunContext:
+    limiter = ApiRateLimiter.memory(per_second=10, per_minute=300)
+    client = VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=limiter)
+    return RunContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id, poll_interval=0)
+
+
+def _item(ledger: Ledger, key: str) -> Item:
+    item = ledger.get(key)
+    assert item is not None
+    return item
