@@ -903,10 +903,14 @@ class Ledger:
         message: str,
         request_id: str | None = None,
     ) -> None:
-        """Our-side or non-retryable failure -> failed (remembering where, so requeue can resume there)."""
+        """Our-side or non-retryable failure -> failed (remembering where, so requeue can resume there).
+
+        A failed item always carries a message: an empty one is replaced by one naming the code.
+        """
         with self._write() as conn:
             row = self._item_row(conn, key)
             code = str(error_code)
+            message = message.strip() or f"failed with code {code} (no further detail was given)"
             self._apply(
                 conn,
                 row,

@@ -105,6 +105,32 @@ def test_newer_schema_refused(ledger_path: Path) -> None:
         Ledger.open(ledger_path)
 
 
+def test_schema_1_is_upgraded_with_source_versions(ledger_path: Path) -> None:
+    ledger = Ledger.open(ledger_path)
+    run_id = ledger.start_run("test", {})
+    ledger.plan([row("a")], run_id)
+    ledger.close()
+    conn = sqlite3.connect(ledger_path)  # make it the file an older videoferry wrote
+    conn.execute("ALTER TABLE items DROP COLUMN source_version")
+    conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    ledger = Ledger.open(ledger_path)
+    try:
+        item = ledger.get("a")
+        assert item is not None and item.source_version is None
+        run_id = ledger.start_run("test", {})
+        ledger.begin_create("a", run_id, "title", source_version="10:123")
+        item = ledger.get("a")
+        assert item is not None and item.source_version == "10:123"
+    finally:
+        ledger.close()
+    conn = sqlite3.connect(ledger_path)
+    version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+    conn.close()
+    assert version == str(SCHEMA_VERSION) == "2"
+
+
 def test_missing_ledger_without_create(tmp_path: Path) -> None:
     path = tmp_path / "none.db"
     with pytest.raises(LedgerError, match="does not exist"):
