@@ -54,7 +54,7 @@ class Watcher:
         statuses: dict[str, str] = {}
         missing: list[Item] = []
         for parent, group in by_parent.items():
-            bounds = [lower_bound(self.ctx, i)[0] for i in group]
+            bounds = [lower_bound(self.ctx, i) for i in group]
             known = [b for b in bounds if b is not None]
             oldest = min(known) if known and len(known) == len(bounds) else None
             found = self._list_parent(parent, group, oldest)
@@ -124,7 +124,7 @@ class Watcher:
         item = unknown[video.title or ""]
         if parent and not (same_id(parent, video.project_id) or same_id(parent, video.folder_id)):
             return
-        bound = lower_bound(self.ctx, item)[0]
+        bound = lower_bound(self.ctx, item)
         if video.deleted_at is not None or (bound and video.created_at and video.created_at < bound):
             return
         try:
@@ -190,7 +190,7 @@ def start_webhooks(
         username=username,
         password=password,
         on_event=lambda vid, status, message: apply_webhook(ctx, vid, status, message),
-        on_invalid=on_invalid,
+        **({"on_invalid": on_invalid} if "on_invalid" in WebhookReceiver.__init__.__code__.co_varnames else {}),  # TEMP
     )
     receiver.start()
     ctx.webhooks = receiver

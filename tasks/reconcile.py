@@ -5,33 +5,23 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
 from connectors.errors import AuthError, NotFoundError, VideoApiError
-from connectors.ids import same_id, try_normal_id
+from connectors.ids import try_normal_id
 from connectors.models import Video
 from connectors.titles import header_safe_title, placeholder_title
 from state.machine import UPLOADING
 from state.models import Item
 from tasks.context import RunContext
+from tasks.lookup import Postponed, SentCreate, find_created, service_bound, settled
 
 log = logging.getLogger(__name__)
 
-#: A "no video" verdict needs the create intent to be at least this old: a service whose lists are fed by an
-#: index shows a new video only some seconds after its create (the emulator's list-lag variant: 3 s).
-SETTLE_SECONDS = 15.0
-#: Added to the learned clock uncertainty: whole-second created_at values and the service's own jitter.
-CLOCK_MARGIN = timedelta(seconds=5)
-#: How far back a lookup reaches when the service's clock is not known yet (then only a unique match counts).
-UNKNOWN_CLOCK_REACH = timedelta(days=1)
 #: Statuses of a video whose bytes the service still waits for.
 WAITING_FOR_BYTES = ("pending", "uploading")
 #: Statuses that end a video's processing without a playable result.
 FAILED_STATUSES = ("error", "aborted")
-
-
-class Postponed(Exception):
-    """Not decided now (listing failed, or too early to say "none"): the item stays creating."""
 
 
 def item_title(item: Item) -> str:
@@ -75,69 +65,29 @@ def create_title(ctx: RunContext, item: Item, mode: str) -> str:
     return title
 
 
-def lower_bound(ctx: RunContext, item: Item) -> tuple[datetime | None, bool]:
-    """The earliest service-clock creation time the item's video can have, and whether the clock is known.
-
-    Our intent time is converted to the service's clock (learned from its Date headers), minus the estimate's
-    uncertainty and a margin, so a service whose clock is minutes off is handled like one that agrees.
-    """
-    intent = item.created_intent_at
-    if intent is None:
-        return None, True
-    clock = getattr(ctx.client, "clock", None)  # TEMP until the client's ServiceClock lands
-    if clock is None:
-        return intent - timedelta(minutes=5), True
-    if clock.offset() is None:
-        return intent - UNKNOWN_CLOCK_REACH, False
-    return clock.to_service(intent) - timedelta(seconds=clock.uncertainty()) - CLOCK_MARGIN, True
+def sent_create(item: Item) -> SentCreate:
+    """What the item's create sent, for a lookup."""
+    return SentCreate(
+        owner=item.key,
+        title=item.create_title or item_title(item),
+        parent_id=item.parent_id,
+        intent_at=item.created_intent_at,
+        size=item.source_size,
+    )
 
 
-def original_size(video: Video) -> int | None:
-    """The size of the video's original asset, when the service kept one (spec convention 7)."""
-    for asset in video.assets or []:
-        if asset.quality == "original" and asset.file_size is not None:
-            return asset.file_size
-    return None
-
-
-def _fits(video: Video, item: Item, title: str, bound: datetime | None) -> bool:
-    """Everything we can check locally: exact title, parent, not deleted, created after the bound, size."""
-    if video.title != title or video.deleted_at is not None:
-        return False
-    parent = item.parent_id
-    if parent and not (same_id(parent, video.project_id) or same_id(parent, video.folder_id)):
-        return False
-    if bound is not None and (video.created_at is None or video.created_at < bound):
-        return False
-    size = original_size(video)
-    return size is None or item.source_size is None or size == item.source_size
+def lower_bound(ctx: RunContext, item: Item) -> datetime | None:
+    """The earliest service-clock creation time the item's video can have (None: no intent recorded)."""
+    return service_bound(ctx.client, item.created_intent_at)[0]
 
 
 def locate(ctx: RunContext, item: Item) -> Video | None:
-    """The video a create sent for this item made, if the service shows it; never another item's.
-
-    Scans newest first down to the lower bound (one call per page), checking every filter locally: the
-    service may ignore the title filter, cap pages, answer ids in another notation or run its clock off ours.
-    With the service's clock unknown, only a single candidate counts; several postpone the decision.
-    """
-    title = item.create_title or item_title(item)
-    bound, clock_known = lower_bound(ctx, item)
-    scan = getattr(ctx.client, "scan_videos", None)  # TEMP until the client's scan_videos lands
-    listed = scan(title=title, newer_than=bound) if scan else ctx.client.iter_videos(title=title)
-    candidates = [v for v in listed if _fits(v, item, title, bound)]
-    if not candidates:
-        return None
-    claimed = ctx.ledger.keys_for_videos([v.id for v in candidates])
-    mine = [v for v in candidates if claimed.get(v.id, item.key) == item.key]
-    if not clock_known and len(mine) > 1:
-        raise Postponed(item.key)
-    mine.sort(key=lambda v: v.created_at or datetime.min.replace(tzinfo=UTC))
-    return mine[0] if mine else None
+    """The video a create sent for this item made, if the service shows it; never another item's."""
+    return find_created(ctx.client, sent_create(item), ctx.ledger.keys_for_videos)
 
 
 def _too_early(item: Item) -> bool:
-    intent = item.created_intent_at
-    return intent is not None and (datetime.now(UTC) - intent).total_seconds() < SETTLE_SECONDS
+    return not settled(sent_create(item))
 
 
 def reconcile_item(ctx: RunContext, item: Item) -> None:

@@ -20,7 +20,8 @@ from flows.migrate import run_migration
 from state.ledger import Ledger
 from state.models import Item
 from tasks.context import RunContext
-from tasks.reconcile import _fits, create_title, locate
+from tasks.lookup import fits
+from tasks.reconcile import create_title, locate, sent_create
 from tasks.transfer import create_item, transfer_item
 from tests.flows.helpers import options, settings_for, write_inventory
 
@@ -206,8 +207,9 @@ def test_a_soft_deleted_video_is_never_adopted(tmp_path: Path, emu: Workspace) -
         listed = client.get_video(session.id)
         gone = Video.model_validate({**listed.model_dump(), "deleted_at": datetime.now(UTC) + timedelta(1)})
         assert gone.deleted_at is not None
-        assert not _fits(gone, _item(ledger, "k"), "T", None)
-        assert _fits(listed, _item(ledger, "k"), "T", None)
+        sent = sent_create(_item(ledger, "k"))
+        assert not fits(gone, sent, None)
+        assert fits(listed, sent, None)
     finally:
         client.close()
         ledger.close()

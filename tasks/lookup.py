@@ -1,0 +1,113 @@
+"""Finding the object a create made when its answer was lost: the rules every job that creates shares.
+
+The service has no Idempotency-Key, so a create whose outcome is unknown is looked up before anything is
+sent again (spec 7, rule 4). Whatever the service chose where the spec is silent, a lookup here trusts only
+what it can check itself: it lists newest first down to the intent time converted to the service's clock,
+verifies locally every filter it asked the server for (exact title, parent in any id notation, not deleted,
+created after the bound, size when known), never takes an object another ledger entry owns, and says "not
+there" only once the listing has had time to show it. Migrate items use it now; copies, concats and the
+later jobs' creates describe what they sent as a SentCreate and inherit the same rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from connectors.ids import same_id
+from connectors.models import Video
+
+if TYPE_CHECKING:
+    from connectors.client import VideoClient
+
+#: A "not there" verdict needs the intent to be at least this old: a service whose lists are fed by an index
+#: shows a new object only some seconds after its create (the emulator's list-lag variant: 3 s).
+SETTLE_SECONDS = 15.0
+#: Added to the learned clock uncertainty: whole-second created_at values and the service's own jitter.
+CLOCK_MARGIN = timedelta(seconds=5)
+#: How far back a lookup reaches while the service's clock is unknown (then only a single match counts).
+UNKNOWN_CLOCK_REACH = timedelta(days=1)
+
+
+class Postponed(Exception):
+    """A lookup could not decide now (listing failed, several candidates, or too early to say "none")."""
+
+
+@dataclass(frozen=True)
+class SentCreate:
+    """What one create sent, as far as a lookup can check it."""
+
+    owner: str  #: the ledger key the created object belongs to
+    title: str  #: the exact title sent (unique per parent within a ledger)
+    parent_id: str | None
+    intent_at: datetime | None  #: our clock, when the intent was written
+    size: int | None = None  #: bytes of the source, when known
+
+
+def service_bound(client: VideoClient, intent_at: datetime | None) -> tuple[datetime | None, bool]:
+    """The earliest service-clock creation time of what a create sent at intent_at made; clock known?
+
+    Our intent time is converted to the service's clock (learned from its Date headers), minus the
+    estimate's uncertainty and a margin, so a service whose clock is minutes off is handled like one that
+    agrees. While the clock is unknown, the bound reaches back a day and only a single match is taken.
+    """
+    if intent_at is None:
+        return None, True
+    clock = getattr(client, "clock", None)  # TEMP until the client's ServiceClock lands
+    if clock is None:
+        return intent_at - timedelta(minutes=5), True
+    if clock.offset() is None:
+        return intent_at - UNKNOWN_CLOCK_REACH, False
+    return clock.to_service(intent_at) - timedelta(seconds=clock.uncertainty()) - CLOCK_MARGIN, True
+
+
+def original_size(video: Video) -> int | None:
+    """The size of the video's original asset, when the service kept one (spec convention 7)."""
+    for asset in video.assets or []:
+        if asset.quality == "original" and asset.file_size is not None:
+            return asset.file_size
+    return None
+
+
+def fits(video: Video, sent: SentCreate, bound: datetime | None) -> bool:
+    """Everything checkable locally: exact title, parent, not deleted, created after the bound, size."""
+    if video.title != sent.title or video.deleted_at is not None:
+        return False
+    parent = sent.parent_id
+    if parent and not (same_id(parent, video.project_id) or same_id(parent, video.folder_id)):
+        return False
+    if bound is not None and (video.created_at is None or video.created_at < bound):
+        return False
+    size = original_size(video)
+    return size is None or sent.size is None or size == sent.size
+
+
+def find_created(
+    client: VideoClient, sent: SentCreate, owners: Callable[[Sequence[str]], dict[str, str]]
+) -> Video | None:
+    """The video this create made, if the service shows it; never one another owner holds.
+
+    owners maps video ids to the keys that already own them (the ledger). Scans newest first down to the
+    bound (one call per page). Several unowned matches with the clock unknown: Postponed.
+    """
+    bound, clock_known = service_bound(client, sent.intent_at)
+    scan = getattr(client, "scan_videos", None)  # TEMP until the client's scan_videos lands
+    listed = scan(title=sent.title, newer_than=bound) if scan else client.iter_videos(title=sent.title)
+    candidates = [v for v in listed if fits(v, sent, bound)]
+    if not candidates:
+        return None
+    owned = owners([v.id for v in candidates])
+    mine = [v for v in candidates if owned.get(v.id, sent.owner) == sent.owner]
+    if not clock_known and len(mine) > 1:
+        raise Postponed(sent.owner)
+    mine.sort(key=lambda v: v.created_at or datetime.min.replace(tzinfo=UTC))
+    return mine[0] if mine else None
+
+
+def settled(sent: SentCreate) -> bool:
+    """Whether "not found" can be believed: the intent is old enough for any listing to show the object."""
+    if sent.intent_at is None:
+        return True
+    return (datetime.now(UTC) - sent.intent_at).total_seconds() >= SETTLE_SECONDS
