@@ -1,10 +1,11 @@
-"""Every benchmark runs in --quick mode and prints its figure lines (the figures are not judged)."""
+"""Every benchmark runs in --quick mode, prints its figures and keeps the invariants that hold at any size."""
 
 from __future__ import annotations
 
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,56 @@ EXPECTED = {
     ],
 }
 #: `name: number [unit] [(note)]`
-LINE = re.compile(r"^(?P<name>[a-z0-9_]+): (?P<value>-?[0-9]+(?:\.[0-9]+)?)(?: [A-Za-z/]+)?(?: \(.*\))?$")
+LINE = re.compile(
+    r"^(?P<name>[a-z0-9_]+): (?P<value>-?[0-9]+(?:\.[0-9]+)?)(?: [A-Za-z/]+)?(?: \((?P<note>.*)\))?$"
+)
+
+#: name -> (value, note) of one benchmark's printed figures.
+Figures = dict[str, tuple[float, str]]
+
+
+def _found(pattern: str, note: str) -> re.Match[str]:
+    match = re.search(pattern, note)
+    assert match, f"{pattern!r} not in the note {note!r}"
+    return match
+
+
+def _no_429(figures: Figures, *names: str) -> None:
+    for name in names:
+        assert _found(r"\b(\d+) 429s\b", figures[name][1])[1] == "0", (name, figures[name][1])
+
+
+def _all_done(figures: Figures, name: str, noun: str) -> None:
+    match = _found(rf"\b(\d+) {noun}, (\d+) done\b", figures[name][1])
+    assert int(match[1]) > 0 and match[1] == match[2], (name, figures[name][1])
+
+
+def _rate_cap(figures: Figures) -> None:
+    assert figures["rate_cap_429s"][0] == 0
+    for name in ("rate_cap_peak_second", "rate_cap_peak_minute"):
+        value, note = figures[name]
+        peak, limit = (int(g) for g in _found(r": (\d+) calls / (\d+)$", note).groups())
+        assert 0 < peak <= limit, (name, note)  # exact counts: the printed ratio is rounded
+        assert value <= 1.0
+    _all_done(figures, "rate_cap_share", "items")
+
+
+def _api_calls(figures: Figures) -> None:
+    for name in ("api_calls_per_video_tus", "api_calls_per_video_url"):
+        _no_429(figures, name)
+        _all_done(figures, name, "videos")
+
+
+def _end_to_end(figures: Figures) -> None:
+    _no_429(figures, *(n for n in figures if re.fullmatch(r"e2e_\d+_videoferry(_prefect)?_seconds", n)))
+
+
+#: Invariants that hold in --quick mode too, read from each benchmark's printed figures.
+INVARIANTS: dict[str, Callable[[Figures], None]] = {
+    "rate_cap": _rate_cap,
+    "api_calls": _api_calls,
+    "end_to_end": _end_to_end,
+}
 
 
 def run_bench(*args: str, workdir: Path) -> subprocess.CompletedProcess[str]:
@@ -57,11 +107,15 @@ def test_benchmark_prints_its_figures(name: str, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.strip().splitlines()
     names = []
+    figures: Figures = {}
     for line in lines:
         match = LINE.match(line)
         assert match, f"not a figure line: {line!r}"
         names.append(match["name"])
+        figures[match["name"]] = (float(match["value"]), match["note"] or "")
     assert names == EXPECTED[name]
+    if name in INVARIANTS:
+        INVARIANTS[name](figures)
     assert list(tmp_path.iterdir()) == [], "the work directory was not cleaned up"
 
 
