@@ -13,14 +13,13 @@ from typing import Any
 import polars as pl
 from botocore.exceptions import BotoCoreError, ClientError
 
-from connectors.inventory_fields import normalise_uuid
+from connectors.ids import normal_id
+from connectors.inventory_fields import SourceBase, derive_key
 from connectors.inventory_normalise import (
     CHAPTER_DTYPE,
     INPUT_COLUMNS,
     OUTPUT_SCHEMA,
     RowError,
-    SourceBase,
-    derive_key,
     empty_rows,
     field_rank,
     normalise,
@@ -106,9 +105,10 @@ def read_inventory(
     """
     default_parent = None
     if default_parent_id is not None and default_parent_id.strip():
-        default_parent = normalise_uuid(default_parent_id)
-        if default_parent is None:
-            raise InventoryError(f"default parent_id {default_parent_id.strip()[:60]!r} is not a UUID")
+        try:
+            default_parent = normal_id(default_parent_id)
+        except ValueError as exc:
+            raise InventoryError(f"--parent-id {default_parent_id.strip()[:60]!r} is {exc}") from None
     loaded = _load(uri, s3=s3, format=format)
     rows, errors = normalise(loaded.frame, loaded.base, default_parent)
     errors = sorted(

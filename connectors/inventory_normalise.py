@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import posixpath
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -14,16 +10,18 @@ from urllib.parse import unquote
 
 import polars as pl
 
+from connectors.ids import normal_id
 from connectors.inventory_fields import (
     PRIVACY_TYPES,
-    UUID_DASHED_RE,
-    UUID_PLAIN_RE,
+    SCHEME_RE,
     FieldError,
+    SourceBase,
+    derive_key,
     parse_chapters,
     parse_domains,
+    parse_source,
     parse_tags,
 )
-from connectors.sources import SourceError, file_uri_to_path, safe_uri
 
 #: Columns a user may give, in report order.
 INPUT_COLUMNS = (
@@ -61,7 +59,6 @@ OUTPUT_SCHEMA = pl.Schema(
 
 VALUE_MAX = 200
 ERROR_SCHEMA = {"row": pl.Int64, "field": pl.String, "value": pl.String, "reason": pl.String}
-SCHEME_RE = r"^([A-Za-z][A-Za-z0-9+.\-]*)://"
 _NEEDS_NORMPATH_RE = r"(^|/)\.{1,2}(/|$)|//"
 
 
@@ -78,23 +75,9 @@ class RowError:
         return f"row {self.row}, field {self.field}: {self.reason}"
 
 
-@dataclass(frozen=True)
-class SourceBase:
-    """What relative local paths in the inventory resolve against: a directory, or an S3 'directory'."""
-
-    local_dir: str | None = None
-    s3_bucket: str | None = None
-    s3_dir: str = ""
-
-
 def empty_rows() -> pl.DataFrame:
     """A zero-row frame with OUTPUT_SCHEMA."""
     return pl.DataFrame(schema=OUTPUT_SCHEMA)
-
-
-def derive_key(source: str, parent_id: str) -> str:
-    """The default item key: first 32 hex of sha256(source + "\\n" + parent_id)."""
-    return hashlib.sha256(f"{source}\n{parent_id}".encode()).hexdigest()[:32]
 
 
 # ---------------------------------------------------------------------------------------------- normalising
@@ -236,7 +219,7 @@ def _normalise_sources(df: pl.DataFrame, base: SourceBase) -> pl.DataFrame:
     slow = df.select(pl.col("source").is_not_null() & pl.col("_source_type").is_null()).to_series()
     idx = slow.arg_true()
     if idx.len():
-        results = [_normalise_source_one(v, base) for v in df["source"].gather(idx).to_list()]
+        results = [parse_source(v, base) for v in df["source"].gather(idx).to_list()]
         columns = {
             "_source": df["_source"].clone().scatter(idx, [r[0] for r in results]),
             "_source_type": df["_source_type"].clone().scatter(idx, [r[1] for r in results]),
@@ -245,49 +228,6 @@ def _normalise_sources(df: pl.DataFrame, base: SourceBase) -> pl.DataFrame:
         }
         df = df.with_columns([s.alias(name) for name, s in columns.items()])
     return df
-
-
-def _normalise_source_one(value: str, base: SourceBase) -> tuple[str | None, str | None, str | None, str]:
-    """(source, type, error, safe value) for one source cell that the polars fast path did not take."""
-    safe = safe_uri(value)
-    match = re.match(SCHEME_RE, value)
-    if match:
-        scheme, rest = match.group(1).lower(), value[match.end() :]
-        if scheme == "s3":
-            bucket, _, key = rest.partition("/")
-            if not bucket or not key or key.endswith("/"):
-                return None, None, "an s3 source must be s3://bucket/key naming one object", safe
-            return f"s3://{rest}", "s3", None, safe
-        if scheme in ("http", "https"):
-            netloc = re.split(r"[/?#]", rest, maxsplit=1)[0]
-            host = netloc.rpartition("@")[2]
-            if not host:
-                return None, None, "URL has no host", safe
-            if re.search(r"\s", value):
-                return None, None, "URL contains whitespace (percent-encode it)", safe
-            return value, "url", None, safe
-        if scheme == "file":
-            try:
-                return os.path.normpath(file_uri_to_path(value)), "file", None, safe
-            except SourceError as exc:
-                return None, None, exc.reason, safe
-        return (
-            None,
-            None,
-            f"unknown scheme {scheme!r} (expected a local path, file://, s3:// or http(s)://)",
-            safe,
-        )
-    path = os.path.expanduser(value)
-    if os.path.isabs(path):
-        return os.path.normpath(path), "file", None, safe
-    if base.local_dir is not None:
-        return os.path.normpath(os.path.join(base.local_dir, path)), "file", None, safe
-    if base.s3_bucket is not None:
-        key = posixpath.normpath(posixpath.join(base.s3_dir, path))
-        if key in (".", "..") or key.startswith("../") or value.endswith("/"):
-            return None, None, "relative path does not name an object in the inventory's bucket", safe
-        return f"s3://{base.s3_bucket}/{key}", "s3", None, safe
-    return None, None, "relative path with nothing to resolve it against", safe
 
 
 def _with_filenames(df: pl.DataFrame) -> pl.DataFrame:
@@ -309,33 +249,33 @@ def _with_filenames(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def _normalise_parent(df: pl.DataFrame, default_parent: str | None, errors: _Errors) -> pl.DataFrame:
-    """Add _parent: the row's parent_id as a lowercase dashed UUID, else the default; null when invalid."""
-    pid = pl.col("parent_id").str.to_lowercase()
-    hex32 = pid.str.replace_all("-", "")
-    is_uuid = (pid.str.contains(UUID_DASHED_RE) | pid.str.contains(UUID_PLAIN_RE)).fill_null(False)
-    canonical = pl.concat_str(
-        [
-            hex32.str.slice(0, 8),
-            hex32.str.slice(8, 4),
-            hex32.str.slice(12, 4),
-            hex32.str.slice(16, 4),
-            hex32.str.slice(20, 12),
-        ],
-        separator="-",
-    )
+    """Add _parent: the row's parent_id in normal form (ids.normal_id: any notation of spec convention 5 ->
+    lowercase dashed UUID), else the default; null when invalid. Each distinct cell is converted once.
+    """
     given = pl.col("parent_id").is_not_null()
     if default_parent is None:
         errors.add(
             df, ~given, "parent_id", "missing (no parent_id in the row and no --parent-id given)", pl.lit("")
         )
-    errors.add(df, given & ~is_uuid, "parent_id", "not a UUID", pl.col("_raw_parent_id"))
+    normal: dict[str, str | None] = {}
+    reasons: dict[str, str] = {}
+    for value in df["parent_id"].drop_nulls().unique().to_list():
+        try:
+            normal[value] = normal_id(value)
+        except ValueError as exc:
+            normal[value] = None
+            reasons[value] = str(exc)
+    converted = pl.col("parent_id").replace_strict(normal, default=None, return_dtype=pl.String)
+    if reasons:
+        errors.add(
+            df,
+            pl.col("parent_id").is_in(list(reasons)),
+            "parent_id",
+            pl.col("parent_id").replace_strict(reasons, default="", return_dtype=pl.String),
+            pl.col("_raw_parent_id"),
+        )
     return df.with_columns(
-        pl.when(given & is_uuid)
-        .then(canonical)
-        .when(given)
-        .then(None)
-        .otherwise(pl.lit(default_parent, dtype=pl.String))
-        .alias("_parent")
+        pl.when(given).then(converted).otherwise(pl.lit(default_parent, dtype=pl.String)).alias("_parent")
     )
 
 
@@ -344,8 +284,8 @@ def _with_keys(df: pl.DataFrame, errors: _Errors) -> pl.DataFrame:
     derive = df.select(
         pl.col("key").is_null() & pl.col("_source").is_not_null() & pl.col("_parent").is_not_null()
     ).to_series()
-    inputs = df.select(pl.concat_str([pl.col("_source"), pl.col("_parent")], separator="\n")).to_series()
-    keys = _patch(df["key"], derive, inputs, lambda s: hashlib.sha256(s.encode()).hexdigest()[:32])
+    inputs = df.select(pl.struct("_source", "_parent")).to_series()
+    keys = _patch(df["key"], derive, inputs, lambda v: derive_key(v["_source"], v["_parent"]))
     df = df.with_columns(keys.alias("_key"), pl.col("key").is_not_null().alias("_key_given"))
     first = df.filter(pl.col("_key").is_not_null()).group_by("_key").agg(pl.col("row").min().alias("_first"))
     df = df.join(first, on="_key", how="left", maintain_order="left")
@@ -356,6 +296,12 @@ def _with_keys(df: pl.DataFrame, errors: _Errors) -> pl.DataFrame:
         "key",
         pl.when(pl.col("_key_given"))
         .then(pl.lit("duplicate key (first used at row ") + first_at + pl.lit(")"))
+        .when(pl.col("_source_type") == "url")
+        .then(
+            pl.lit("duplicate source for the same parent_id (first at row ")
+            + first_at
+            + pl.lit("; a URL's query string is not part of its derived key); give each a distinct key")
+        )
         .otherwise(
             pl.lit("duplicate source for the same parent_id (first at row ")
             + first_at

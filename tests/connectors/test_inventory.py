@@ -245,8 +245,8 @@ BAD_CASES: list[tuple[dict, str, str]] = [
         "host",
     ),
     ({"source": "a.mp4", "privacy_domains": "[bad"}, "privacy_domains", "invalid JSON"),
-    ({"source": "a.mp4", "parent_id": "project-42"}, "parent_id", "not a UUID"),
-    ({"source": "a.mp4", "parent_id": "0f8fad5b-d9cb-469f-a165-70867728950"}, "parent_id", "not a UUID"),
+    ({"source": "a.mp4", "parent_id": "project-42"}, "parent_id", "not an identifier"),
+    ({"source": "a.mp4", "parent_id": "0f8fad5b-d9cb-469f-a165-70867728950"}, "parent_id", "identifier"),
 ]
 
 
@@ -417,7 +417,7 @@ def test_unreadable_inventories_raise_naming_the_file(tmp_path: Path, s3_server:
     with pytest.raises(InventoryError, match="appears twice"):
         read_inventory(str(tmp_path / "twice.csv"), default_parent_id=PARENT)
 
-    with pytest.raises(InventoryError, match="not a UUID"):
+    with pytest.raises(InventoryError, match="--parent-id .proj-1. is not an identifier"):
         read_inventory(str(write_csv(tmp_path / "ok.csv", [{"source": "a.mp4"}])), default_parent_id="proj-1")
 
     cfg = S3Config(endpoint_url=s3_server)
