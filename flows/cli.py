@@ -18,6 +18,7 @@ app = typer.Typer(
 )
 
 DEFAULT_LEDGER = "videoferry-ledger.db"  # same as flows.migrate.DEFAULT_LEDGER (kept here: no heavy import)
+DEFAULT_WAIT_TIMEOUT = 3600.0  # same as flows.migrate.DEFAULT_WAIT_TIMEOUT (tests/flows/test_cli.py checks)
 VIAS = ("auto", "tus", "url", "single")
 REPORT_FORMATS = ("csv", "parquet", "json", "html")
 
@@ -46,8 +47,15 @@ def migrate(
         None, help="HOST:PORT to receive media.update.status webhooks (list polls become a rare safety net)."
     ),
     poll_interval: float = typer.Option(5.0, min=5.0, help="Seconds between status polls (at least 5)."),
-    wait_timeout: float | None = typer.Option(
-        None, help="Stop waiting for processing after this many seconds."
+    wait_timeout: float = typer.Option(
+        DEFAULT_WAIT_TIMEOUT,
+        min=0.0,
+        help="Stop waiting for processing after this many seconds (0: no bound); a rerun keeps waiting.",
+    ),
+    retry_errors: bool = typer.Option(
+        False,
+        "--retry-errors",
+        help="Also migrate again items the service failed (processing error/aborted).",
     ),
     chunk_mib: int = typer.Option(8, min=1, help="tus chunk size in MiB."),
     prefect: bool = typer.Option(True, "--prefect/--no-prefect", help="Run as a Prefect flow (default)."),
@@ -79,8 +87,9 @@ def migrate(
         report_dir=report,
         webhook_listen=webhook_listen,
         poll_interval=poll_interval,
-        wait_timeout=wait_timeout,
+        wait_timeout=wait_timeout or None,  # 0: no bound
         chunk_size=chunk_mib * 1024 * 1024,
+        retry_errors=retry_errors,
     )
     try:
         if dry_run:
@@ -94,7 +103,8 @@ def migrate(
                 if prefect:
                     from flows.migrate_flow import run_flow
 
-                    result = run_flow(opts)
+                    # The URLs travel as flow parameters; the token stays in this process's environment.
+                    result = run_flow(opts, api_url=settings.api_url, upload_url=settings.upload_url)
                 else:
                     result = run_migration(opts, settings).as_dict()
     except (ConfigError, InventoryError, LedgerError) as exc:

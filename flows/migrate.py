@@ -31,11 +31,19 @@ DEFAULT_LEDGER = "videoferry-ledger.db"
 #: The rate limiter's default store, beside the ledger: a run restarted right after a crash (or a second run
 #: with ledgers in the same directory) shares the budget and the 429 pause with the runs before it.
 LIMITER_FILE = "videoferry-limiter.db"
+#: How long a run waits for the service to finish processing by default (seconds). A long video can take tens
+#: of minutes to process; one still in uploading/processing after an hour is most likely stuck, and a run that
+#: waits forever never reports. A rerun keeps waiting (nothing is uploaded again).
+DEFAULT_WAIT_TIMEOUT = 3600.0
 
 
 @dataclass
 class MigrateOptions:
-    """What a migration is asked to do (the CLI options and the flow's parameters)."""
+    """What a migration is asked to do (the CLI options and the flow's parameters).
+
+    wait_timeout: seconds after which the run stops waiting for processing (None: no bound; 0: stop once
+    nothing is being transferred). retry_errors: requeue items the service failed (error/aborted).
+    """
 
     inventory: str
     parent_id: str | None = None
@@ -46,9 +54,10 @@ class MigrateOptions:
     report_dir: str | None = None
     webhook_listen: str | None = None
     poll_interval: float = 5.0
-    wait_timeout: float | None = None
+    wait_timeout: float | None = DEFAULT_WAIT_TIMEOUT
     chunk_size: int = 8 * 1024 * 1024
     retry_failed: bool = True
+    retry_errors: bool = False
 
 
 @dataclass
@@ -152,7 +161,7 @@ def run_migration(
     try:
         apply_plan(plan, ledger, run_id, opts.via)
         if opts.retry_failed:
-            ledger.requeue_failed(run_id)
+            ledger.requeue_failed(run_id, include_service_errors=opts.retry_errors)
         ctx.progress.items_total = sum(ledger.counts().values())
         ctx.progress.bytes_total = int(ledger.summary().get("bytes_total") or 0)
         _preflight(ctx)
@@ -171,15 +180,18 @@ def run_migration(
                 max_workers=opts.transfers, thread_name_prefix="xfer"
             )
             submit_factory = _thread_submit(pool)
+        stopped_waiting: float | None = None
         if not ctx.abort.is_set():
-            drive(
+            settled = drive(
                 ctx,
                 submit_factory(ctx),
                 transfers=opts.transfers,
                 wait_timeout=opts.wait_timeout,
                 on_tick=(lambda: on_tick(ctx)) if on_tick is not None else None,
             )
-        outcome = _outcome(ctx, plan, opts.inventory)
+            if not settled and not ctx.abort.is_set():  # drive gives up only on the wait bound or a stop
+                stopped_waiting = opts.wait_timeout
+        outcome = _outcome(ctx, plan, opts.inventory, stopped_waiting)
         status = "succeeded" if outcome.exit_code == 0 else "incomplete"
         if opts.report_dir:
             report = build_report(ledger, rejected=plan.rejected_rows)
@@ -213,7 +225,9 @@ def _preflight(ctx: RunContext) -> None:
         log.warning("preflight list failed (%s); going on", exc.code or exc.status)
 
 
-def _outcome(ctx: RunContext, plan: Plan, inventory: str) -> MigrateOutcome:
+def _outcome(
+    ctx: RunContext, plan: Plan, inventory: str, stopped_waiting: float | None = None
+) -> MigrateOutcome:
     summary = ctx.ledger.summary()
     rejected = plan.rejected_rows
     if rejected:
@@ -223,6 +237,11 @@ def _outcome(ctx: RunContext, plan: Plan, inventory: str) -> MigrateOutcome:
     reasons: list[str] = []
     if ctx.abort.is_set():
         reasons.append(f"stopped: {ctx.abort_reason}")
+    if stopped_waiting is not None:
+        reasons.append(
+            f"stopped waiting for processing after {stopped_waiting:g} s (--wait-timeout);"
+            " rerun to keep waiting"
+        )
     if not_done:
         reasons.append("not done: " + ", ".join(f"{n} {s}" for s, n in not_done.items()))
         failures = [i for i in ctx.ledger.items(["failed", "error", "aborted"], limit=20)]
@@ -258,6 +277,7 @@ def report_only(ledger_path: str, report_dir: str, formats: tuple[str, ...]) -> 
 
 __all__ = [
     "DEFAULT_LEDGER",
+    "DEFAULT_WAIT_TIMEOUT",
     "MigrateOptions",
     "MigrateOutcome",
     "dry_run",

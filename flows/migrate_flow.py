@@ -19,7 +19,7 @@ from prefect.futures import PrefectFuture
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from connectors.config import Settings
-from flows.migrate import DEFAULT_LEDGER, MigrateOptions, run_migration
+from flows.migrate import DEFAULT_LEDGER, DEFAULT_WAIT_TIMEOUT, MigrateOptions, run_migration
 from tasks.context import RunContext
 from tasks.pipeline import Handle
 from tasks.prefect_tasks import transfer_batch_task
@@ -58,10 +58,18 @@ def migrate_flow(
     report_dir: str | None = None,
     webhook_listen: str | None = None,
     poll_interval: float = 5.0,
-    wait_timeout: float | None = None,
+    wait_timeout: float | None = DEFAULT_WAIT_TIMEOUT,
     chunk_size: int = 8 * 1024 * 1024,
+    retry_errors: bool = False,
+    api_url: str | None = None,
+    upload_url: str | None = None,
 ) -> dict[str, Any]:
-    """Migrate an inventory into the service; per-item truth is in the ledger, not in Prefect."""
+    """Migrate an inventory into the service; per-item truth is in the ledger, not in Prefect.
+
+    api_url / upload_url: the service's {base_url} / {upload_url}; None reads VIDEOFERRY_API_URL /
+    VIDEOFERRY_UPLOAD_URL. The token is never a parameter (the Prefect server stores parameters): it comes
+    from VIDEOFERRY_TOKEN in the environment of the process running the flow. wait_timeout None: no bound.
+    """
     logger = get_run_logger()
     opts = MigrateOptions(
         inventory=inventory,
@@ -75,8 +83,9 @@ def migrate_flow(
         poll_interval=poll_interval,
         wait_timeout=wait_timeout,
         chunk_size=chunk_size,
+        retry_errors=retry_errors,
     )
-    settings = None if dry_run else Settings.from_env()
+    settings = None if dry_run else Settings.from_env(api_url=api_url, upload_url=upload_url)
     progress: dict[str, Any] = {"id": None, "last": 0.0}
 
     def on_start(ctx: RunContext) -> None:
@@ -138,11 +147,18 @@ def _artifacts(opts: MigrateOptions) -> None:
     create_markdown_artifact(markdown(report), key="videoferry-summary", description="Migration summary")
 
 
-def run_flow(opts: MigrateOptions) -> dict[str, Any]:
-    """Run migrate_flow in this process with `opts.transfers` worker threads."""
+def run_flow(
+    opts: MigrateOptions, *, api_url: str | None = None, upload_url: str | None = None
+) -> dict[str, Any]:
+    """Run migrate_flow in this process with `opts.transfers` worker threads.
+
+    api_url / upload_url (e.g. the CLI's --api-url / --upload-url) become flow parameters; the token stays in
+    this process's environment (VIDEOFERRY_TOKEN), which the in-process flow reads.
+    """
     runner: ThreadPoolTaskRunner[Any] = ThreadPoolTaskRunner(max_workers=max(1, opts.transfers))
     configured = migrate_flow.with_options(task_runner=runner)  # type: ignore[arg-type]
     accepted = inspect.signature(migrate_flow.fn).parameters
-    result = configured(**{k: v for k, v in asdict(opts).items() if k in accepted})
+    params = {k: v for k, v in asdict(opts).items() if k in accepted}
+    result = configured(**params, api_url=api_url, upload_url=upload_url)
     assert isinstance(result, dict)
     return result

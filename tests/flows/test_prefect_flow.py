@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from emulator.control import EmulatorControl, Workspace
-from tests.flows.helpers import clip_rows, options, write_inventory
+from tests.flows.helpers import cli_env, clip_rows, options, run_cli, write_inventory
 
 
 @pytest.mark.flow
@@ -45,3 +45,34 @@ def test_migrate_flow_runs_on_prefect(
     dumped = "\n".join(str(a["data"]) for a in artifacts)
     assert emu.token not in dumped
     assert os.environ["VIDEOFERRY_TOKEN"] not in dumped
+
+
+@pytest.mark.flow
+def test_cli_through_prefect_honours_url_options(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory
+) -> None:
+    # The default path (no --no-prefect), configured by the command line only: the URLs as options, the
+    # token in the environment, no VIDEOFERRY_API_URL / VIDEOFERRY_UPLOAD_URL anywhere.
+    env = cli_env(VIDEOFERRY_TOKEN=emu.token, PREFECT_HOME=str(tmp_path / "prefect-home"))
+    for name in ("VIDEOFERRY_API_URL", "VIDEOFERRY_UPLOAD_URL", "PREFECT_API_URL"):
+        env.pop(name, None)
+    inventory = write_inventory(tmp_path / "inv.csv", clip_rows(clip_factory, 3))
+    args = [
+        "migrate",
+        str(inventory),
+        "--parent-id",
+        emu.project_id,
+        "--ledger",
+        str(tmp_path / "ledger.db"),
+        "--poll-interval",
+        "5",
+        "--api-url",
+        emu.base_url,
+        "--upload-url",
+        emu.upload_url,
+    ]
+    done = run_cli(args, env, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    assert "ok: every item is done" in done.stdout
+    assert len(emu_control.videos(emu)) == 3
+    assert emu.token not in done.stdout + done.stderr
