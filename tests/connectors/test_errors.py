@@ -17,7 +17,7 @@ SPEC = REPO_ROOT.parent / "shared" / "spec" / "video-api.md"
 
 
 def _spec_codes() -> dict[int, tuple[str, str]]:
-    """(code -> (http, retry column)) from the Codes table of spec section 7; fails when the spec is missing."""
+    """(code -> (http, retry column)) from the Codes table of spec section 7; fails without the spec."""
     if not SPEC.is_file():
         pytest.fail(f"the service spec is missing: expected {SPEC} (shared/ beside the repository)")
     rows: dict[int, tuple[str, str]] = {}
