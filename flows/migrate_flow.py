@@ -68,7 +68,7 @@ def migrate_flow(
 
     api_url / upload_url: the service's {base_url} / {upload_url}; None reads VIDEOFERRY_API_URL /
     VIDEOFERRY_UPLOAD_URL. The token is never a parameter (the Prefect server stores parameters): it comes
-    from VIDEOFERRY_TOKEN in the environment of the process running the flow. wait_timeout None: no bound.
+    from VIDEOFERRY_TOKEN in the environment running the flow. wait_timeout 0 or None: no bound.
     """
     logger = get_run_logger()
     opts = MigrateOptions(
@@ -81,7 +81,7 @@ def migrate_flow(
         report_dir=report_dir,
         webhook_listen=webhook_listen,
         poll_interval=poll_interval,
-        wait_timeout=wait_timeout,
+        wait_timeout=wait_timeout or None,  # 0: no bound, as on the command line
         chunk_size=chunk_size,
         retry_errors=retry_errors,
     )
