@@ -22,6 +22,7 @@ from tasks.context import RunContext, register, unregister
 from tasks.pipeline import Handle, drive
 from tasks.plan import Plan, apply_plan, preview, read_plan
 from tasks.readiness import start_webhooks
+from tasks.reconcile import retry_service_errors
 from tasks.report import Report, build_report, summary_lines, write_report
 from tasks.transfer import transfer_batch
 
@@ -161,10 +162,12 @@ def run_migration(
     try:
         apply_plan(plan, ledger, run_id, opts.via)
         if opts.retry_failed:
-            ledger.requeue_failed(run_id, include_service_errors=opts.retry_errors)
+            ledger.requeue_failed(run_id)
+        _preflight(ctx)
+        if opts.retry_errors and not ctx.abort.is_set():
+            retry_service_errors(ctx)  # deletes each failed video before its item is created again
         ctx.progress.items_total = sum(ledger.counts().values())
         ctx.progress.bytes_total = int(ledger.summary().get("bytes_total") or 0)
-        _preflight(ctx)
         if opts.webhook_listen and not ctx.abort.is_set():
             # Polls drop to one a minute only once a valid webhook has arrived (tasks/context.poll_every).
             receiver = start_webhooks(

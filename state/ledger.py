@@ -72,6 +72,15 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def _same_but_signature(new: Any, old: Any) -> bool:
+    """Whether two http(s) sources differ only in their query string or fragment (a URL signed again)."""
+    if not isinstance(new, str) or not isinstance(old, str):
+        return False
+    if not new.lower().startswith(("http://", "https://")):
+        return False
+    return new.split("#", 1)[0].split("?", 1)[0] == old.split("#", 1)[0].split("?", 1)[0]
+
+
 def _batched(rows: Iterable[Mapping[str, Any]], size: int) -> Iterator[list[Mapping[str, Any]]]:
     batch: list[Mapping[str, Any]] = []
     for row in rows:
@@ -544,6 +553,9 @@ class Ledger:
                     free = old["state"] == PLANNED or (old["state"] == FAILED and old["video_id"] is None)
                     identity = [f for f in IDENTITY_FIELDS if item[f] != old[f]]
                     metadata = [f for f in METADATA_FIELDS if item[f] != old[f]]
+                    if "source" in identity and _same_but_signature(item["source"], old["source"]):
+                        identity.remove("source")  # a URL signed again (new query string): same object
+                        metadata.append("source")
                     conflict = bool(identity) and not free
                     apply = identity + metadata if free else metadata
                     if conflict:

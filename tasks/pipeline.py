@@ -56,7 +56,8 @@ def drive(
     """Transfer every pending item, watch the uploaded ones and finish the done ones.
 
     Returns True when nothing is left in flight (every item reached an end state this run), False when the
-    wait timed out or the run was stopped (the ledger keeps everything for the next run).
+    wait timed out or the run was stopped (the ledger keeps everything for the next run). wait_timeout counts
+    from the moment the last transfer ended: a long migration is not cut short by its own upload time.
     """
     # Items a crash or a lost answer left in creating are reconciled first, before any new create: one of
     # them may own the video a new create would otherwise duplicate.
@@ -71,7 +72,7 @@ def drive(
     handles: list[Handle] = list(first)
     watcher = Watcher(ctx)
     finish_tried: set[str] = set()
-    started = time.monotonic()
+    waiting_since: float | None = None  # when the last transfer ended: the wait bound counts from there
     rounds = 0
     next_round: float | None = None
     while True:
@@ -106,7 +107,13 @@ def drive(
                     continue
             elif not running and not queue and not watched:
                 return True
-            if not running and wait_timeout is not None and time.monotonic() - started > wait_timeout:
+            if running or queue:
+                waiting_since = None
+            elif waiting_since is None:
+                waiting_since = time.monotonic()
+            if waiting_since is not None and wait_timeout is not None and (
+                time.monotonic() - waiting_since > wait_timeout
+            ):
                 log.warning("stopped waiting for processing after %.0f s; rerun to go on", wait_timeout)
                 return False
         if on_tick is not None:
