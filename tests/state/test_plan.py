@@ -133,3 +133,15 @@ def test_hundred_thousand_rows(ledger: Ledger, run_id: str) -> None:
     )
     assert (again.added, again.updated, again.unchanged, again.already_done) == (0, 0, 99_999, 1)
     assert ledger.pending_keys(["planned"], limit=3) == ["k000000", "k000001", "k000002"]
+
+
+def test_a_url_signed_again_updates_the_source_of_an_item_with_a_video(ledger: Ledger, run_id: str) -> None:
+    signed = "https://cdn.example/v/talk.mp4?sig=old&exp=1"
+    ledger.plan([row("u", source=signed, via="url")], run_id)
+    drive(ledger, "u", "processing", run_id, via="url")
+    result = ledger.plan([row("u", source="https://cdn.example/v/talk.mp4?sig=new&exp=2", via="url")], run_id)
+    assert not result.conflicts
+    item = ledger.get("u")
+    assert item is not None and item.source.endswith("sig=new&exp=2") and item.state == "processing"
+    moved = ledger.plan([row("u", source="https://cdn.example/v/other.mp4?sig=new", via="url")], run_id)
+    assert moved.conflicts == ("u",)  # another path is another object: not applied
