@@ -6,11 +6,13 @@ import json
 import logging
 import mimetypes
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 
+from connectors.clock import ServiceClock
 from connectors.config import Settings
 from connectors.errors import (
     InvalidRequestError,
@@ -21,6 +23,7 @@ from connectors.errors import (
     VideoApiError,
     error_from_response,
 )
+from connectors.ids import same_id
 from connectors.limiter import ApiRateLimiter, limiter_from_url, shared_limiter
 from connectors.models import Chapters, Crop, UploadResult, UploadSession, Video, VideoPage
 from connectors.redact import install_httpx_redaction
@@ -96,6 +99,8 @@ class VideoClient:
         self.limiter = limiter if limiter is not None else shared_limiter(token)
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
+        #: The service's clock, learned from the Date header of every answer (lookups never assume ours).
+        self.clock = ServiceClock()
         timeouts = httpx.Timeout(timeout, connect=min(timeout, 10.0))
         pool = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
         # The spec leaves the scheme unnamed; "Bearer <token>" unless the value already names a scheme.
@@ -161,6 +166,7 @@ class VideoClient:
         body: _BodyFactory | None,
     ) -> httpx.Response:
         self.limiter.acquire()
+        sent = datetime.now(UTC)
         try:
             response = http.request(
                 method,
@@ -187,6 +193,7 @@ class VideoClient:
             ) from None
         except httpx.TransportError as exc:
             raise TransportError(f"{type(exc).__name__}", sent=True, operation=operation) from None
+        self.clock.observe_date_header(sent, datetime.now(UTC), response.headers.get("date"))
         if response.status_code == 429:
             self.limiter.pause()
         if not response.is_success:
@@ -350,7 +357,7 @@ class VideoClient:
                     seen.add(video.id)
                     yield video
             # The server's page size wins (it may cap per_page); total, when sent, decides the end.
-            size = result.pagination.per_page or per_page
+            size = result.pagination.per_page or len(result.items)
             total = result.pagination.total
             if not result.items:
                 return
@@ -358,6 +365,63 @@ class VideoClient:
                 if page * size >= total:
                     return
             elif len(result.items) < size:
+                return
+            page += 1
+
+    def scan_videos(
+        self,
+        *,
+        project_id: str | None = None,
+        folder_id: str | None = None,
+        title: str | None = None,
+        newer_than: datetime | None = None,
+        per_page: int = 100,
+    ) -> Iterator[Video]:
+        """Videos newest first, every filter checked here too, down to `newer_than` (the service's clock).
+
+        A service may ignore a filter it does not know (the spec names none), so what comes back is verified
+        locally: exact title, and project or folder in any id notation. Stops at the first page whose last
+        video was created before newer_than (a video without created_at never stops the scan).
+        """
+        seen: set[str] = set()
+        for videos in self._pages_newest_first(project_id, folder_id, title, per_page):
+            for video in videos:
+                if video.id in seen:
+                    continue
+                seen.add(video.id)
+                if newer_than is not None and video.created_at is not None and video.created_at < newer_than:
+                    continue
+                if title is not None and video.title != title:
+                    continue
+                if project_id is not None and not same_id(project_id, video.project_id):
+                    continue
+                if folder_id is not None and not same_id(folder_id, video.folder_id):
+                    continue
+                yield video
+            last = videos[-1].created_at
+            if newer_than is not None and last is not None and last < newer_than:
+                return
+
+    def _pages_newest_first(
+        self, project_id: str | None, folder_id: str | None, title: str | None, per_page: int
+    ) -> Iterator[list[Video]]:
+        """Non-empty pages of the list newest first, until a short page or the total says it was the last."""
+        page = 1
+        while True:
+            result = self.list_videos(
+                project_id=project_id,
+                folder_id=folder_id,
+                title=title,
+                order="created_at.desc",
+                page=page,
+                per_page=per_page,
+            )
+            if not result.items:
+                return
+            yield result.items
+            size = result.pagination.per_page or len(result.items)
+            total = result.pagination.total
+            if len(result.items) < size or (total is not None and page * size >= total):
                 return
             page += 1
 

@@ -7,6 +7,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from connectors.ids import try_normal_id
+
 __all__ = [
     "ApiModel",
     "TERMINAL_STATUSES",
@@ -35,6 +37,16 @@ def _blank_to_none(value: Any) -> Any:
 Timestamp = Annotated[datetime | None, BeforeValidator(_blank_to_none)]
 
 
+def _id(value: Any) -> Any:
+    return try_normal_id(value) if isinstance(value, str) else value
+
+
+#: An identifier in the one normal form (dashed lowercase UUID), whatever notation the service answered in.
+Id = Annotated[str, BeforeValidator(_id)]
+#: The same, optional.
+OptionalId = Annotated[str | None, BeforeValidator(_id)]
+
+
 class ApiModel(BaseModel):
     """Base of every response model: unknown fields are kept (model_extra), optional ones may be missing."""
 
@@ -44,8 +56,8 @@ class ApiModel(BaseModel):
 class Asset(ApiModel):
     """A stored rendition of a video (spec 2.2)."""
 
-    id: str | None = None
-    video_id: str | None = None
+    id: OptionalId = None
+    video_id: OptionalId = None
     original_name: str | None = None
     file_size: int | None = None
     md5: str | None = None
@@ -76,9 +88,9 @@ class Poster(ApiModel):
 
     id: str | None = None
     type: str | None = None
-    media_id: str | None = None
+    media_id: OptionalId = None
     video_id: str | None = None
-    storage_id: str | None = None
+    storage_id: OptionalId = None
     status: str | None = None
     active: bool | None = None
     original: str | None = None
@@ -112,9 +124,9 @@ class Chapters(ApiModel):
 class Video(ApiModel):
     """A video (spec 2.1); list, get and update responses differ in the optional fields."""
 
-    id: str
-    project_id: str | None = None
-    folder_id: str | None = None
+    id: Id
+    project_id: OptionalId = None
+    folder_id: OptionalId = None
     version: int | float | None = None
     title: str | None = None
     subtitle: str | None = None
@@ -145,8 +157,8 @@ class Video(ApiModel):
     subtitles: Any = None
     subtitles_enabled: bool | None = None
     player_id: str | None = None
-    workspace_id: str | None = None
-    storage_id: str | None = None
+    workspace_id: OptionalId = None
+    storage_id: OptionalId = None
     short_id: int | None = None
     chat_preview: bool | None = None
     chat_expand_on_load: bool | None = None
@@ -178,20 +190,20 @@ class VideoPage(ApiModel):
 class UploadSession(ApiModel):
     """Answer of POST /v2/init: the video id and the tus endpoint (a secret capability: hidden from repr)."""
 
-    id: str
+    id: Id
     endpoint: str = Field(repr=False)
 
 
 class UploadResult(ApiModel):
     """Answer of the single-request upload / URL import, plus which metadata could not travel in headers."""
 
-    id: str
-    project_id: str | None = None
+    id: Id
+    project_id: OptionalId = None
     title: str | None = None
     status: str | None = None
     progress: float | None = None
     play_link: str | None = None
-    #: Metadata whose real value could not be sent as a latin-1 header ("title", "description"): set it with
+    #: Metadata whose real value could not be sent as an ASCII header ("title", "description"): set it with
     #: update_video once the video exists.
     pending_fields: list[str] = Field(default_factory=list)
 

@@ -1,9 +1,8 @@
-"""Header-safe metadata for /v2/video: latin-1 values travel exactly, others become placeholders."""
+"""Header-safe metadata for /v2/video: printable ASCII travels exactly, anything else as a placeholder."""
 
 from __future__ import annotations
 
 import hashlib
-import unicodedata
 
 __all__ = [
     "PLACEHOLDER_PREFIX",
@@ -18,14 +17,14 @@ PLACEHOLDER_PREFIX = "videoferry-pending-"
 
 
 def header_exact(value: str) -> bool:
-    """True when `value` arrives exactly as a header value (latin-1, no control chars, no edge spaces)."""
-    try:
-        value.encode("latin-1")
-    except UnicodeEncodeError:
+    """True when `value` arrives exactly as a header value whatever charset the service decodes it with.
+
+    Only printable ASCII qualifies: a service may read header bytes as latin-1 (like most HTTP servers) or as
+    UTF-8 (the spec does not say), and ASCII is the same in both. No edge spaces (HTTP strips them).
+    """
+    if not value.isascii() or value != value.strip(" \t"):
         return False
-    if value != value.strip(" \t"):
-        return False  # HTTP strips leading/trailing whitespace from header values
-    return not any(unicodedata.category(ch) == "Cc" for ch in value)
+    return all(" " <= ch <= "~" for ch in value)
 
 
 def placeholder_title(key: str) -> str:
@@ -46,13 +45,6 @@ def header_safe_title(title: str, key: str) -> tuple[str, bool]:
 
 
 def header_safe_filename(name: str) -> str:
-    """An informational file name that fits a latin-1 header: other characters become "_" (extension kept)."""
-    out = []
-    for ch in name:
-        try:
-            ch.encode("latin-1")
-        except UnicodeEncodeError:
-            out.append("_")
-            continue
-        out.append("_" if unicodedata.category(ch) == "Cc" else ch)
-    return "".join(out).strip(" \t") or "upload"
+    """An informational file name that fits any header charset: all but printable ASCII becomes "_"."""
+    out = "".join(ch if " " <= ch <= "~" else "_" for ch in name)
+    return out.strip(" \t") or "upload"

@@ -55,9 +55,7 @@ def service_bound(client: VideoClient, intent_at: datetime | None) -> tuple[date
     """
     if intent_at is None:
         return None, True
-    clock = getattr(client, "clock", None)  # TEMP until the client's ServiceClock lands
-    if clock is None:
-        return intent_at - timedelta(minutes=5), True
+    clock = client.clock
     if clock.offset() is None:
         return intent_at - UNKNOWN_CLOCK_REACH, False
     return clock.to_service(intent_at) - timedelta(seconds=clock.uncertainty()) - CLOCK_MARGIN, True
@@ -93,8 +91,7 @@ def find_created(
     bound (one call per page). Several unowned matches with the clock unknown: Postponed.
     """
     bound, clock_known = service_bound(client, sent.intent_at)
-    scan = getattr(client, "scan_videos", None)  # TEMP until the client's scan_videos lands
-    listed = scan(title=sent.title, newer_than=bound) if scan else client.iter_videos(title=sent.title)
+    listed = client.scan_videos(title=sent.title, newer_than=bound)
     candidates = [v for v in listed if fits(v, sent, bound)]
     if not candidates:
         return None
