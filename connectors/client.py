@@ -16,6 +16,7 @@ from connectors.clock import ServiceClock
 from connectors.config import Settings
 from connectors.errors import (
     InvalidRequestError,
+    MethodNotAllowedError,
     NotFoundError,
     ResponseFormatError,
     TransportError,
@@ -25,6 +26,7 @@ from connectors.errors import (
 )
 from connectors.ids import same_id
 from connectors.limiter import ApiRateLimiter, limiter_from_url, shared_limiter
+from connectors.methods import MethodBook
 from connectors.models import Chapters, Crop, UploadResult, UploadSession, Video, VideoPage
 from connectors.redact import install_httpx_redaction
 from connectors.retry import CallKind, RetryPolicy, run_with_retries
@@ -101,6 +103,7 @@ class VideoClient:
         self.timeout = timeout
         #: The service's clock, learned from the Date header of every answer (lookups never assume ours).
         self.clock = ServiceClock()
+        self._methods = MethodBook()
         timeouts = httpx.Timeout(timeout, connect=min(timeout, 10.0))
         pool = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
         # The spec leaves the scheme unnamed; "Bearer <token>" unless the value already names a scheme.
@@ -223,19 +226,32 @@ class VideoClient:
     ) -> Any:
         """One API call with retries; returns the decoded JSON body (None for an empty body)."""
         http = self._api if host == "api" else self._upload
+        current = [self._methods.method(operation, method)]
+
+        def send() -> httpx.Response:
+            return self._attempt(
+                http,
+                current[0],
+                path,
+                operation=operation,
+                params=params,
+                json_body=json_body,
+                headers=headers,
+                body=body,
+            )
 
         def attempt(number: int) -> httpx.Response:
             try:
-                return self._attempt(
-                    http,
-                    method,
-                    path,
-                    operation=operation,
-                    params=params,
-                    json_body=json_body,
-                    headers=headers,
-                    body=body,
-                )
+                try:
+                    return send()
+                except MethodNotAllowedError:
+                    other = self._methods.other(operation, current[0])
+                    if other is None:
+                        raise
+                    current[0] = other  # refused before anything happened: the other method is safe
+                    response = send()
+                    self._methods.learn(operation, other)
+                    return response
             except VideoApiError as exc:
                 if on_error is not None:
                     substitute = on_error(exc, number)
@@ -264,6 +280,28 @@ class VideoClient:
                 request_id=error.request_id,
                 operation=operation,
             ) from None
+
+    def methods(self) -> dict[str, str]:
+        """operation -> HTTP method in use, for the operations whose method the spec does not show."""
+        return self._methods.snapshot()
+
+    def _answered_video(self, body: Any, operation: str, video_id: str, *, create: bool) -> Video:
+        """The video an operation's 2xx answer names, whatever the answer's shape (spec: not shown).
+
+        A full video is taken as is; `{data: {id}}` alone is read with one GET. No body: an in-place operation
+        reads video_id again; a create raises UnknownOutcomeError (cause no_body), for the caller to find
+        what it made by listing, never by repeating it.
+        """
+        data = body.get("data") if isinstance(body, dict) else None
+        if isinstance(data, dict) and data.get("id") and len(data) > 1:
+            return self._created_video(body, operation) if create else self._video(body, operation)
+        if isinstance(data, dict) and isinstance(data.get("id"), str):
+            return self.get_video(data["id"])
+        if create:
+            raise UnknownOutcomeError(
+                "the answer named no video", cause_kind="no_body", operation=operation
+            )
+        return self.get_video(video_id)
 
     @staticmethod
     def _data(body: Any, operation: str) -> Any:
@@ -500,7 +538,7 @@ class VideoClient:
             kind=CallKind.CREATE,
             json_body=payload,
         )
-        return self._created_video(body, "copy_video")
+        return self._answered_video(body, "copy_video", video_id, create=True)
 
     def move_video(self, video_id: str, project_id: str, folder_id: str | None = None) -> Video:
         """POST /v1/videos/:id/move: same id, new project/folder. Idempotent (same target): retried."""
@@ -514,7 +552,7 @@ class VideoClient:
             kind=CallKind.IDEMPOTENT,
             json_body=payload,
         )
-        return self._video(body, "move_video")
+        return self._answered_video(body, "move_video", video_id, create=False)
 
     def cut_video(
         self,
@@ -553,7 +591,8 @@ class VideoClient:
             kind=CallKind.IN_PLACE,
             json_body=payload,
         )
-        return self._created_video(body, "cut_video")
+        # A service may write the cut back or make a new video (the spec says both): the answer names which.
+        return self._answered_video(body, "cut_video", video_id, create=False)
 
     def concat_video(
         self, video_id: str, *, prepend: Sequence[str] = (), append: Sequence[str] = (), replace: bool = False
@@ -573,7 +612,7 @@ class VideoClient:
             kind=CallKind.CREATE,
             json_body=payload,
         )
-        return self._created_video(body, "concat_video")
+        return self._answered_video(body, "concat_video", video_id, create=True)
 
     def set_chapters(self, video_id: str, items: Sequence[ChapterInput], enabled: bool = True) -> Chapters:
         """PUT /v1/videos/:id/chapters: replace all markers; times in seconds, sent as integer ms."""
