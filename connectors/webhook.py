@@ -11,6 +11,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from connectors.ids import try_normal_id
+
 log = logging.getLogger(__name__)
 
 STATUS_EVENT = "media.update.status"
@@ -24,7 +26,8 @@ class WebhookReceiver:
 
     ``on_event(video_id, status, message)`` is called for every media.update.status event, from the
     request's thread; other event types are answered 200 and ignored. With username/password set, a
-    request without matching HTTP Basic credentials gets 401. Malformed bodies get 400.
+    request without matching HTTP Basic credentials gets 401. A body we cannot read gets 400, is counted in
+    invalid_events and reported to ``on_invalid(shape)`` (its keys, never its values).
     """
 
     def __init__(
@@ -35,6 +38,7 @@ class WebhookReceiver:
         username: str | None = None,
         password: str | None = None,
         on_event: EventCallback,
+        on_invalid: Callable[[str], None] | None = None,
     ) -> None:
         self.host = host
         self._port = port
@@ -42,8 +46,12 @@ class WebhookReceiver:
         self.on_event = on_event
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.on_invalid = on_invalid
         self.received = 0
         self.ignored = 0
+        #: media.update.status payloads understood / not understood (a service may send another shape).
+        self.valid_events = 0
+        self.invalid_events = 0
 
     @property
     def port(self) -> int:
@@ -109,29 +117,68 @@ class WebhookReceiver:
         try:
             payload = json.loads(body)
         except (json.JSONDecodeError, UnicodeDecodeError):
-            return 400, {"error": "malformed JSON"}
+            return self._invalid("not JSON")
         if not isinstance(payload, dict):
-            return 400, {"error": "expected a JSON object"}
-        event = payload.get("event")
-        if event != STATUS_EVENT:
+            return self._invalid(f"a JSON {type(payload).__name__}, not an object")
+        kind = payload.get("event", payload.get("type"))
+        if kind is not None and kind != STATUS_EVENT:
             self.ignored += 1
             return 200, {"ignored": True}
-        data = payload.get("data")
-        if not isinstance(data, dict):
-            return 400, {"error": "data must be an object"}
-        video_id, status = data.get("id"), data.get("status")
-        if not isinstance(video_id, str) or not video_id or not isinstance(status, str) or not status:
-            return 400, {"error": "data.id and data.status must be non-empty strings"}
-        message = payload.get("message", data.get("message"))
-        if message is not None and not isinstance(message, str):
-            message = json.dumps(message)
+        parsed = parse_status_event(payload)
+        if parsed is None:
+            return self._invalid(describe_shape(payload))
+        video_id, status, message = parsed
         self.received += 1
+        self.valid_events += 1
         try:
             self.on_event(video_id, status, message)
         except Exception:
             log.exception("webhook handler failed for video %s (status %s)", video_id, status)
             return 500, {"error": "handler failed"}
         return 200, {"ok": True}
+
+    def _invalid(self, shape: str) -> tuple[int, dict[str, Any]]:
+        """Count a payload we cannot read, tell on_invalid (keys only, never values), answer 400."""
+        self.invalid_events += 1
+        if self.on_invalid is not None:
+            try:
+                self.on_invalid(shape)
+            except Exception:
+                log.exception("on_invalid failed")
+        return 400, {"error": f"unrecognised media.update.status payload ({shape})"}
+
+
+def parse_status_event(payload: dict[str, Any]) -> tuple[str, str, str | None] | None:
+    """(video id, status, message) from a media.update.status payload of any shape we know, else None.
+
+    Shapes (the spec does not show one): {"event", "data": {"id", "status", "message"?}} (the emulator's),
+    {"type", "object": {"media_id", "status", "reason"?}}, and a flat {"id" | "media_id" | "video_id",
+    "status", "message" | "reason"?}. Ids come back in the one normal form.
+    """
+    for inner in (payload.get("data"), payload.get("object"), payload):
+        if not isinstance(inner, dict):
+            continue
+        ids = [inner[k] for k in ("id", "media_id", "video_id") if isinstance(inner.get(k), str)]
+        video_id = ids[0] if ids else None
+        status = inner.get("status")
+        if not video_id or not isinstance(status, str) or not status:
+            continue
+        message = payload.get("message", inner.get("message", inner.get("reason")))
+        if message is not None and not isinstance(message, str):
+            message = json.dumps(message)
+        return try_normal_id(video_id) or video_id, status, message
+    return None
+
+
+def describe_shape(payload: dict[str, Any]) -> str:
+    """The keys of a payload and of its nested objects (values are never shown: they may be secrets)."""
+    parts = []
+    for key, value in payload.items():
+        if isinstance(value, dict):
+            parts.append(f"{key}{{{', '.join(sorted(map(str, value)))}}}")
+        else:
+            parts.append(str(key))
+    return "keys: " + ", ".join(sorted(parts))
 
 
 def _basic_token(username: str, password: str | None) -> str:

@@ -99,7 +99,7 @@ class RunContext:
 
     def poll_every(self) -> float:
         """Seconds between status polls: a minute once webhooks have proved to work, else poll_interval."""
-        if self.webhooks is not None and getattr(self.webhooks, "valid_events", 1) > 0:
+        if self.webhooks is not None and self.webhooks.valid_events > 0:
             return max(self.poll_interval, WEBHOOK_POLL_SECONDS)
         return self.poll_interval
 

@@ -190,7 +190,7 @@ def start_webhooks(
         username=username,
         password=password,
         on_event=lambda vid, status, message: apply_webhook(ctx, vid, status, message),
-        **({"on_invalid": on_invalid} if "on_invalid" in WebhookReceiver.__init__.__code__.co_varnames else {}),  # TEMP
+        on_invalid=on_invalid,
     )
     receiver.start()
     ctx.webhooks = receiver

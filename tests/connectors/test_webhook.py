@@ -137,3 +137,29 @@ def test_stop_closes_the_socket(recorder: Recorder) -> None:
     receiver.stop()
     with pytest.raises(httpx.ConnectError):
         httpx.post(url, json=status_event("v", "done"), timeout=2)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"type": "media.update.status", "object": {"media_id": "V1", "status": "error", "reason": "bad file"}},
+        {"media_id": "V1", "status": "error", "reason": "bad file"},
+        {"video_id": "V1", "status": "error", "message": "bad file"},
+    ],
+)
+def test_other_plausible_shapes_are_understood(
+    open_receiver: WebhookReceiver, recorder: Recorder, payload: dict[str, object]
+) -> None:
+    assert httpx.post(open_receiver.url, json=payload).status_code == 200
+    assert recorder.events == [("V1", "error", "bad file")]
+    assert open_receiver.valid_events == 1 and open_receiver.invalid_events == 0
+
+
+def test_an_unknown_shape_is_counted_and_described_by_its_keys_only() -> None:
+    shapes: list[str] = []
+    with WebhookReceiver(on_event=lambda *a: None, on_invalid=shapes.append) as receiver:
+        payload = {"event": "media.update.status", "payload": {"uuid": "secret-value", "state": "done"}}
+        assert httpx.post(receiver.url, json=payload).status_code == 400
+        assert receiver.invalid_events == 1 and receiver.valid_events == 0
+    assert shapes == ["keys: event, payload{state, uuid}"]
+    assert "secret-value" not in shapes[0]
