@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 import httpx
 
 from connectors.errors import RetryHint, VideoApiError
+from connectors.limiter import ApiRateLimiter
 from connectors.redact import install_httpx_redaction
 from connectors.sources import ByteSource, iter_chunks
 
@@ -28,6 +30,10 @@ log = logging.getLogger(__name__)
 
 DEFAULT_CHUNK_SIZE = 8 * 1024 * 1024
 TUS_VERSION = "1.0.0"
+#: Seconds to wait after a 429 when no limiter is shared (spec 8: at least 5 s).
+RATE_LIMIT_PAUSE = 5.0
+#: 429 answers one upload may wait out before it gives up (each waits at least 5 s).
+MAX_RATE_LIMITED = 60
 
 #: Called with the number of bytes the server has acknowledged (its Upload-Offset).
 ProgressCallback = Callable[[int], None]
@@ -80,7 +86,8 @@ class TusUpload:
     """A tus client over httpx: HEAD to learn the offset, PATCH chunks, resume from the server's offset.
 
     The endpoint is used exactly as returned by init and needs no token. Requests to it are not API calls
-    and do not pass the API rate limiter; concurrency is bounded by the caller. A failed PATCH (network,
+    and do not pass the API rate limiter, unless the service answers one with 429 (it counts them): from
+    then on every request waits for `limiter`. Concurrency is bounded by the caller. A failed PATCH (network,
     5xx, 409, truncated body) leads to HEAD and a continuation from the server's offset, with exponential
     backoff and jitter, at most max_attempts consecutive failures without progress.
     """
@@ -95,6 +102,7 @@ class TusUpload:
         max_wait: float = 10.0,
         max_connections: int = 32,
         client: httpx.Client | None = None,
+        limiter: ApiRateLimiter | None = None,
     ) -> None:
         if chunk_size < 1:
             raise ValueError("chunk_size must be positive")
@@ -106,6 +114,11 @@ class TusUpload:
         self.initial_wait = initial_wait
         self.max_wait = max_wait
         self._own_client = client is None
+        #: The API rate limiter: tus requests pass it only once the service has shown (a 429 from an upload
+        #: address) that it counts them against the rate limit; never before.
+        self.limiter = limiter
+        self.counted = False
+        self._counted_lock = threading.Lock()
         self._http = client or httpx.Client(
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
             limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
@@ -130,6 +143,7 @@ class TusUpload:
 
     def _head(self, endpoint: str) -> TusStatus:
         try:
+            self._admit()
             response = self._http.head(endpoint, headers={"Tus-Resumable": TUS_VERSION})
         except httpx.TransportError as exc:
             raise _Retry(f"HEAD failed ({type(exc).__name__})") from None
@@ -152,6 +166,7 @@ class TusUpload:
         # only the cyclic GC frees, and bytes passed directly would stay alive with them (tens of chunks at
         # a time, measured in bench/); an exhausted iterator holds nothing.
         try:
+            self._admit()
             response = self._http.patch(endpoint, content=iter((chunk,)), headers=headers)
         except httpx.TransportError as exc:
             raise _Retry(f"PATCH failed ({type(exc).__name__})") from None
@@ -159,6 +174,23 @@ class TusUpload:
             raise _Retry("PATCH offset conflict (409)", status=409)
         self._check_status(response, "PATCH")
         return _int_header(response, "upload-offset")
+
+    def _admit(self) -> None:
+        """Wait for the rate limiter when the service counts upload requests (learned from a 429)."""
+        if self.counted and self.limiter is not None:
+            self.limiter.acquire()
+
+    def _rate_limited(self) -> None:
+        """An upload address answered 429: from now on tus requests pass the limiter; wait at least 5 s."""
+        with self._counted_lock:
+            first = not self.counted
+            self.counted = True
+        if first:
+            log.info("the service counts upload requests against the rate limit; they now pass the limiter")
+        if self.limiter is not None:
+            self.limiter.pause()  # every caller of the limiter waits out the service's 5 s rule
+        else:
+            time.sleep(RATE_LIMIT_PAUSE + random.uniform(0, 1))
 
     @staticmethod
     def _check_status(response: httpx.Response, step: str) -> None:
@@ -180,10 +212,15 @@ class TusUpload:
     def server_status(self, endpoint: str) -> TusStatus:
         """HEAD the endpoint once (retried with backoff on network errors and 5xx)."""
         failures = 0
+        limited = 0
         while True:
             try:
                 return self._head(endpoint)
             except _Retry as exc:
+                if exc.status == 429 and limited < MAX_RATE_LIMITED:
+                    limited += 1
+                    self._rate_limited()
+                    continue
                 failures += 1
                 if failures >= self.max_attempts:
                     raise TusError(f"upload endpoint: {exc.reason}", status=exc.status) from None
@@ -228,6 +265,7 @@ class TusUpload:
         if on_progress is not None:
             on_progress(current)
         failures = 0
+        limited = 0
         need_head = False
         while True:
             try:
@@ -253,6 +291,11 @@ class TusUpload:
                 if on_progress is not None:
                     on_progress(current)
             except _Retry as exc:
+                if exc.status == 429 and limited < MAX_RATE_LIMITED:
+                    limited += 1  # "not now", not a failure: wait as the service asks, then go on
+                    self._rate_limited()
+                    need_head = True
+                    continue
                 failures += 1
                 if failures >= self.max_attempts:
                     raise TusError(

@@ -143,7 +143,7 @@ def run_migration(
         ledger.close()
         raise
     client = VideoClient.from_settings(settings, limiter=run_limiter(settings, opts.ledger))
-    tus = TusUpload(chunk_size=opts.chunk_size)
+    tus = TusUpload(chunk_size=opts.chunk_size, limiter=client.limiter)
     ctx = RunContext(
         client=client,
         tus=tus,
