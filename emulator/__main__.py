@@ -1,4 +1,4 @@
-"""`python -m emulator [--host H] [--port P] [--upload-port Q]`: the same as `videoferry emulator`."""
+"""`python -m emulator [--host H] [--port P] [--upload-port Q] [--variant NAME]...`: `videoferry emulator`."""
 
 from __future__ import annotations
 
@@ -13,8 +13,11 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--upload-port", type=int, default=8081)
+    parser.add_argument(
+        "--variant", action="append", default=[], metavar="NAME", help="a variant (emulator/README.md)"
+    )
     args = parser.parse_args()
-    serve_forever(args.host, args.port, args.upload_port)
+    serve_forever(args.host, args.port, args.upload_port, args.variant)
 
 
 if __name__ == "__main__":

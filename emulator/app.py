@@ -20,6 +20,7 @@ from emulator.models import Emulator, LogEntry
 from emulator.processing import Processor
 from emulator.ratelimit import SlidingWindowLimiter
 from emulator.state import UploadSession, Workspace
+from emulator.variants import METHOD_SWAPS, NONE, Variants
 
 log = logging.getLogger("emulator.app")
 Scope = dict[str, Any]
@@ -61,12 +62,23 @@ class Route:
     pattern: re.Pattern[str]
     methods: dict[str, Handler]
     auth: str = "token"
+    #: The operation whose method the spec does not show (variants.METHOD_SWAPS), if this route serves one.
+    operation: str | None = None
+
+    def handler(self, method: str) -> Handler | None:
+        """The handler for a method: its own, or the swapped-method variant's alternative (checked later)."""
+        if method in self.methods:
+            return self.methods[method]
+        for op, default, other in METHOD_SWAPS.values():
+            if op == self.operation and method == other:
+                return self.methods.get(default)
+        return None
 
 
-def route(path: str, methods: dict[str, Handler], auth: str = "token") -> Route:
+def route(path: str, methods: dict[str, Handler], auth: str = "token", operation: str | None = None) -> Route:
     """Compile a path like /v1/videos/{video_id}/copy into a Route."""
     regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", path)
-    return Route(re.compile(f"^{regex}$"), methods, auth)
+    return Route(re.compile(f"^{regex}$"), methods, auth, operation)
 
 
 def token_of(header: str) -> str:
@@ -82,8 +94,8 @@ def json_bytes(body: Any) -> bytes:
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-async def send_response(send: Send, resp: Resp, *, request_id: bool) -> None:
-    """Write one response; X-Request-ID unless told not to."""
+async def send_response(send: Send, resp: Resp, *, request_id: bool, variants: Variants = NONE) -> None:
+    """Write one response; X-Request-ID unless told not to; the Date header on the service's clock."""
     if resp.raw is not None:
         payload = resp.raw
         content_type = resp.headers.pop("content-type", "text/plain; charset=utf-8")
@@ -100,6 +112,7 @@ async def send_response(send: Send, resp: Resp, *, request_id: bool) -> None:
         headers.append((b"content-length", str(len(payload)).encode()))
     if request_id:
         headers.append((b"x-request-id", uuid.uuid4().hex.encode()))
+    headers.append((b"date", variants.date_header().encode("latin-1")))
     await send({"type": "http.response.start", "status": resp.status, "headers": headers})
     await send({"type": "http.response.body", "body": payload if resp.status not in (204, 304) else b""})
 
@@ -157,10 +170,14 @@ class HostApp:
         except Exception:  # noqa: BLE001 - an emulator bug still answers like a server error
             log.exception("unhandled error on %s %s", method, path)
             resp = error_resp(internal(), path)
+        if outcome.variants.names and resp.raw is None:
+            resp.body = outcome.variants.shape(resp.body, method, path, resp.status)
         if outcome.drop:
             await drop_connection(send)
         else:
-            await send_response(send, resp, request_id=resp.status not in (404, 405))
+            await send_response(
+                send, resp, request_id=resp.status not in (404, 405), variants=outcome.variants
+            )
         self.emu.record(
             LogEntry(
                 started, self.name, method, path, resp.status, outcome.workspace_id, outcome.api, outcome.drop
@@ -179,7 +196,7 @@ class HostApp:
                 break
         if found is None or match is None:
             raise not_found("route")
-        handler = found.methods.get(method)
+        handler = found.handler(method)
         if handler is None:
             raise method_not_allowed()
         request = Request(scope, receive)
@@ -189,6 +206,10 @@ class HostApp:
             if hit is None:
                 raise not_found("upload")
             ws, session = hit
+            if ws.variants.has("endpoint-expiry") and (
+                time.monotonic() - session.opened > ws.variants.endpoint_ttl_seconds
+            ):
+                raise not_found("upload")  # the address expired
         else:
             header = request.headers.get("authorization")
             if header is None:
@@ -198,10 +219,13 @@ class HostApp:
                 raise ApiError(401, 100102, "unauthorized")
             ws = maybe_ws
         outcome.workspace_id = ws.id
+        outcome.variants = ws.variants
+        if found.operation is not None and not ws.variants.method_allowed(found.operation, method):
+            return error_resp(method_not_allowed(), path)
         faults = ws.faults.decide(method, path) if ws.faults is not None else NO_FAULT
         if faults.rate_limit:
             return _too_many()
-        if found.auth == "token":
+        if found.auth == "token" or ws.variants.has("tus-rate-limited"):
             if not self.limiter.try_acquire(ws.token, ws.rate_per_second, ws.rate_per_minute):
                 return _too_many()
             outcome.api = True
@@ -230,6 +254,7 @@ class HostApp:
 @dataclass
 class _Outcome:
     workspace_id: str | None = None
+    variants: Variants = NONE
     api: bool = False
     drop: bool = False
 

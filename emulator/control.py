@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,9 +79,11 @@ class EmulatorControl:
         rate_per_minute: int | None = None,
         processing: str | None = None,
         processing_seconds: float | None = None,
+        variants: Sequence[str] | None = None,
+        **variant_params: float,
     ) -> Workspace:
-        """A new isolated workspace with one project and folder."""
-        body = {
+        """A new isolated workspace with one project and folder (and these variants, if given)."""
+        body: dict[str, Any] = {
             k: v
             for k, v in {
                 "rate_per_second": rate_per_second,
@@ -90,7 +93,18 @@ class EmulatorControl:
             }.items()
             if v is not None
         }
+        if variants is not None:
+            body.update(variants=list(variants), **variant_params)
         return Workspace.from_dict(self._call("POST", "/_emulator/workspaces", body=body))
+
+    def set_variants(self, ws: Workspace | str, variants: Sequence[str], **params: float) -> dict[str, Any]:
+        """Switch the workspace to these variants (replacing the ones before); params as in the README."""
+        answer = self._call("PUT", "/_emulator/variants", ws, body={"variants": list(variants), **params})
+        return dict(answer)
+
+    def variants(self) -> dict[str, str]:
+        """Every variant the emulator knows: name -> what it changes."""
+        return dict(self._call("GET", "/_emulator/variants")["data"])
 
     def create_project(self, ws: Workspace | str) -> tuple[str, str]:
         """A new project with one folder: (project_id, folder_id)."""

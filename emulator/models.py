@@ -19,6 +19,7 @@ from emulator.errors import ApiError, Invalid, folder_missing, not_found, valida
 from emulator.ids import new_id
 from emulator.media import MediaInfo
 from emulator.state import Project, UploadSession, Video, Workspace
+from emulator.variants import NONE, Variants
 
 PROCESSING_MODES = ("immediate", "manual", "timed")
 STATUSES = ("pending", "uploading", "pre-processing", "processing", "aborted", "done", "error")
@@ -92,6 +93,8 @@ class Emulator:
         self._seq = itertools.count(1)
         self.on_status: StatusListener | None = None
         self.on_process: ProcessRequest | None = None
+        #: Variants every new workspace gets unless told otherwise (videoferry emulator --variant NAME).
+        self.default_variants: Variants = NONE
 
     # ------------------------------------------------------------------ workspaces and projects
 
@@ -122,6 +125,7 @@ class Emulator:
                 default_folder_id="",
             )
             ws.default_project_id, ws.default_folder_id = self._add_project(ws, project_id, folder_id)
+            ws.variants = self.default_variants
             self.workspaces[ws.id] = ws
             self.tokens[ws.token] = ws
             return ws
@@ -262,6 +266,7 @@ class Emulator:
         project_id: str | None,
         folder_id: str | None,
         title: str | None,
+        created_before: datetime | None = None,
     ) -> tuple[list[Video], int]:
         """One page of the workspace's videos after filters and ordering, and the total."""
         with self.lock:
@@ -271,6 +276,7 @@ class Emulator:
                 if (project_id is None or v.project_id == project_id)
                 and (folder_id is None or v.folder_id == folder_id)
                 and (title is None or v.title == title)
+                and (created_before is None or v.created_at <= created_before)
             ]
         if order_field == "title":
             rows.sort(key=lambda v: (v.title, v.seq))

@@ -157,9 +157,8 @@ class Processor:
         """Queue a media.update.status webhook when the workspace has a target."""
         if not ws.webhook_url:
             return
-        payload: dict[str, Any] = {"event": "media.update.status", "data": {"id": video_id, "status": status}}
-        if status == "error" and message:
-            payload["message"] = message
+        reason = message if status == "error" and message else None
+        payload = ws.variants.webhook_body(video_id, status, reason)
         auth = None
         if ws.webhook_username is not None:
             auth = (ws.webhook_username, ws.webhook_password or "")

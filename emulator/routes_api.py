@@ -43,6 +43,12 @@ async def list_videos(ctx: Ctx) -> Resp:
     title = query.get("title")
     if page < 1:
         raise internal()
+    variants = ctx.ws.variants
+    if variants.has("ignore-title-filter"):
+        title = None
+    if variants.has("ignore-parent-filter"):
+        project_id = folder_id = None
+    per_page = min(per_page, variants.page_cap() or per_page)
     rows, total = ctx.emu.list_videos(
         ctx.ws,
         page=page,
@@ -52,6 +58,7 @@ async def list_videos(ctx: Ctx) -> Resp:
         project_id=project_id,
         folder_id=folder_id,
         title=title,
+        created_before=variants.listed_before(),
     )
     base = ctx.emu.base_url
     return Resp(
@@ -172,6 +179,9 @@ async def cut_video(ctx: Ctx) -> Resp:
     trim, crop = _cut_body(f)
     f.check()
     emu = ctx.emu
+    if ctx.ws.variants.has("cut-new-video"):  # the result is a new video; the source stays as it was
+        emu.get_video(ctx.ws, video_id)
+        video_id = emu.copy_video(ctx.ws, video_id, None).id
     plan = emu.prepare_cut(
         ctx.ws,
         video_id,
@@ -246,10 +256,14 @@ def api_routes() -> list[Route]:
     """The API host's routing table."""
     return [
         route("/v1/videos", {"GET": list_videos}),
-        route("/v1/videos/{video_id}", {"GET": get_video, "PATCH": update_video, "DELETE": delete_video}),
-        route("/v1/videos/{video_id}/copy", {"POST": copy_video}),
-        route("/v1/videos/{video_id}/move", {"POST": move_video}),
-        route("/v1/videos/{video_id}/cut", {"POST": cut_video}),
-        route("/v1/videos/{video_id}/concat", {"POST": concat_video}),
-        route("/v1/videos/{video_id}/chapters", {"PUT": set_chapters}),
+        route(
+            "/v1/videos/{video_id}",
+            {"GET": get_video, "PATCH": update_video, "DELETE": delete_video},
+            operation="update",
+        ),
+        route("/v1/videos/{video_id}/copy", {"POST": copy_video}, operation="copy"),
+        route("/v1/videos/{video_id}/move", {"POST": move_video}, operation="move"),
+        route("/v1/videos/{video_id}/cut", {"POST": cut_video}, operation="cut"),
+        route("/v1/videos/{video_id}/concat", {"POST": concat_video}, operation="concat"),
+        route("/v1/videos/{video_id}/chapters", {"PUT": set_chapters}, operation="chapters"),
     ]

@@ -17,6 +17,7 @@ from emulator.models import PROCESSING_MODES, STATUSES, Emulator
 from emulator.ratelimit import SlidingWindowLimiter
 from emulator.state import Workspace
 from emulator.validation import Fields, parse_json_bytes
+from emulator.variants import VARIANTS, Variants, make_variants
 from emulator.views import video_json
 
 ControlHandler = Callable[[Request, dict[str, str]], Awaitable[Resp]]
@@ -39,6 +40,7 @@ class ControlApp:
             ("/_emulator/limits", {"PUT": self.set_limits}),
             ("/_emulator/requests", {"GET": self.requests}),
             ("/_emulator/videos", {"GET": self.videos}),
+            ("/_emulator/variants", {"GET": self.list_variants, "PUT": self.set_variants}),
             ("/_emulator/reset", {"POST": self.reset}),
         ]
         self.routes = [
@@ -90,10 +92,24 @@ class ControlApp:
         mode = f.oneof("processing", PROCESSING_MODES)
         seconds = f.number("processing_seconds", minimum=0)
         f.check()
+        body = await self._body(request, optional=True)
+        variants = _variants(body) if "variants" in body else None
         ws = self.emu.create_workspace(
             rate_per_second=rps, rate_per_minute=rpm, processing=mode, processing_seconds=seconds
         )
+        if variants is not None:
+            ws.variants = variants
         return Resp(200, self.emu.workspace_info(ws))
+
+    async def list_variants(self, request: Request, _: dict[str, str]) -> Resp:
+        """GET /_emulator/variants: every variant name and what it changes."""
+        return Resp(200, {"data": dict(VARIANTS)})
+
+    async def set_variants(self, request: Request, _: dict[str, str]) -> Resp:
+        """PUT /_emulator/variants {variants: [names], clock_offset_seconds?, list_lag_seconds?, ...}."""
+        ws = self._workspace(request)
+        ws.variants = _variants(await self._body(request))
+        return Resp(200, ws.variants.as_dict())
 
     async def create_project(self, request: Request, _: dict[str, str]) -> Resp:
         """POST /_emulator/projects: a project with one folder."""
@@ -185,7 +201,10 @@ class ControlApp:
         return Resp(200, {"data": data})
 
     async def videos(self, request: Request, _: dict[str, str]) -> Resp:
-        """GET /_emulator/videos: every video of the workspace with file_size of the stored bytes."""
+        """GET /_emulator/videos: every video of the workspace with file_size and md5 of the stored bytes.
+
+        Canonical ids and real-clock times whatever the workspace's variants (this is the test's view).
+        """
         ws = self._workspace(request)
         with self.emu.lock:
             rows = list(ws.videos.values())
@@ -193,6 +212,7 @@ class ControlApp:
         for video in rows:
             item = video_json(video, self.emu.base_url, "update")
             item["file_size"] = video.file_size
+            item["md5"] = video.md5
             data.append(item)
         return Resp(200, {"data": data})
 
@@ -202,3 +222,15 @@ class ControlApp:
         self.limiter.clear()
         self.on_reset()
         return Resp(200, {"reset": True})
+
+
+def _variants(body: dict[str, Any]) -> Variants:
+    """Variants from a control body; 400400 naming the variant or parameter that is wrong."""
+    names = body.get("variants", [])
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise validation(Invalid("variants", "type", "a list of variant names"))
+    params = {k: body.get(k) for k in ("clock_offset_seconds", "list_lag_seconds", "endpoint_ttl_seconds")}
+    try:
+        return make_variants(names, **params)
+    except ValueError as exc:
+        raise validation(Invalid("variants", "oneof", str(exc))) from None

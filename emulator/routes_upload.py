@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 
 from emulator.app import Ctx, Resp, Route, route
 from emulator.errors import Invalid, io_error, validation
@@ -55,7 +56,11 @@ async def init_upload(ctx: Ctx) -> Resp:
         subtitle=subtitle,
         description=description,
     )
-    return Resp(200, {"data": {"id": session.id, "endpoint": ctx.emu.endpoint_of(session)}})
+    # init-session-id: the answer names the upload session, not the video (spec 2.14 calls it a session).
+    answer_id = session.id
+    if ctx.ws.variants.has("init-session-id"):
+        answer_id = str(uuid.uuid5(uuid.NAMESPACE_URL, session.secret))
+    return Resp(200, {"data": {"id": answer_id, "endpoint": ctx.emu.endpoint_of(session)}})
 
 
 def _trim_header(raw: str) -> tuple[float, float | None] | None:
@@ -75,9 +80,31 @@ def _trim_header(raw: str) -> tuple[float, float | None] | None:
     return float(start), (float(length) if length is not None else None)
 
 
+class _Headers:
+    """Request headers decoded as the workspace's service decodes them (latin-1, or UTF-8 by variant)."""
+
+    def __init__(self, ctx: Ctx) -> None:
+        self._raw = ctx.request.headers
+        self._variants = ctx.ws.variants
+
+    def get(self, name: str, default: str = "") -> str:
+        value = self._raw.get(name)
+        if value is None:
+            return default
+        return self._variants.header_text(value.encode("latin-1"))
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._raw
+
+    def __getitem__(self, name: str) -> str:
+        if name not in self._raw:
+            raise KeyError(name)
+        return self.get(name)
+
+
 async def upload_video(ctx: Ctx) -> Resp:
     """POST /v2/video: metadata in headers, the file as the raw body or fetched from X-Video-URL."""
-    headers = ctx.request.headers
+    headers = _Headers(ctx)
     bad: list[Invalid] = []
     parent_raw = headers.get("x-parent-id", "").strip()
     title = headers.get("x-video-title", "")
@@ -107,7 +134,7 @@ async def upload_video(ctx: Ctx) -> Resp:
         ctx.ws,
         parent_id=parent_id,
         title=title,
-        description=headers.get("x-video-description"),
+        description=headers.get("x-video-description") if "x-video-description" in headers else None,
         filename=filename,
         replace_id=replace_id,
         trim=trim,
@@ -265,7 +292,7 @@ def upload_routes() -> list[Route]:
     """The upload host's routing table."""
     return [
         route("/v2/init", {"POST": init_upload}),
-        route("/v2/video", {"POST": upload_video}),
+        route("/v2/video", {"POST": upload_video}, operation="video"),
         route(
             "/upload/{secret}",
             {

@@ -9,6 +9,7 @@ import socket
 import sys
 import tempfile
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -22,6 +23,7 @@ from emulator.ratelimit import SlidingWindowLimiter
 from emulator.routes_api import api_routes
 from emulator.routes_control import ControlApp
 from emulator.routes_upload import upload_routes
+from emulator.variants import make_variants
 
 START_TIMEOUT = 30.0
 
@@ -55,6 +57,7 @@ class EmulatorServer:
         rate_per_minute: int = 300,
         processing: str = "immediate",
         processing_seconds: float = 0.0,
+        variants: Sequence[str] = (),
     ) -> None:
         self.host = host
         self.port = port
@@ -71,6 +74,7 @@ class EmulatorServer:
             processing=processing,
             processing_seconds=processing_seconds,
         )
+        self.emu.default_variants = make_variants(variants)
         self.limiter = SlidingWindowLimiter()
         self.base_url = ""
         self.upload_url = ""
@@ -143,7 +147,7 @@ class EmulatorServer:
                 access_log=False,
                 proxy_headers=False,
                 server_header=False,
-                date_header=True,
+                date_header=False,  # app.send_response writes Date (on the service's clock under variants)
                 timeout_graceful_shutdown=2,
                 timeout_keep_alive=30,
             )
@@ -181,9 +185,9 @@ class EmulatorServer:
         self.stop()
 
 
-def serve_forever(host: str, port: int, upload_port: int) -> None:
+def serve_forever(host: str, port: int, upload_port: int, variants: Sequence[str] = ()) -> None:
     """Serve until interrupted; the first stdout line is the default workspace as JSON."""
-    server = EmulatorServer(host, port, upload_port)
+    server = EmulatorServer(host, port, upload_port, variants=variants)
     server.start()
     print(json.dumps(server.default), flush=True)
     print(

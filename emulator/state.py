@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 
 from emulator.faults import FaultSet
 from emulator.media import MediaInfo
+from emulator.variants import NONE, Variants
 
 
 @dataclass
@@ -76,6 +78,7 @@ class UploadSession:
     busy: bool = False
     complete: bool = False
     md5: Any = field(default_factory=hashlib.md5)
+    opened: float = field(default_factory=time.monotonic)  # when init made it (endpoint-expiry variant)
 
 
 @dataclass
@@ -98,3 +101,4 @@ class Workspace:
     webhook_username: str | None = None
     webhook_password: str | None = None
     faults: FaultSet | None = None
+    variants: Variants = NONE  # the service's other choices where the spec is silent (emulator/variants.py)

@@ -193,11 +193,20 @@ def emulator(
     host: str = typer.Option("127.0.0.1", help="Address to listen on."),
     port: int = typer.Option(8080, help="Port of the API host ({base_url})."),
     upload_port: int = typer.Option(8081, help="Port of the upload host ({upload_url})."),
+    variant: list[str] | None = typer.Option(  # noqa: B008 - typer's declaration style
+        None,
+        "--variant",
+        help="Make another plausible choice where the spec is silent (repeatable; emulator/README.md).",
+    ),
 ) -> None:
     """Run the local emulator of the video service until interrupted."""
     from emulator.server import serve_forever
 
-    serve_forever(host=host, port=port, upload_port=upload_port)
+    try:
+        serve_forever(host=host, port=port, upload_port=upload_port, variants=variant or ())
+    except ValueError as exc:
+        typer.echo(f"videoferry emulator: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 @app.command()

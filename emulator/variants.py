@@ -1,0 +1,236 @@
+"""Variants: the service's other plausible choices where the spec says "not shown", per workspace."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from typing import Any
+
+from emulator.ids import to_base58, to_hex
+
+#: name -> what the service does differently (emulator/README.md has the table with the defaults).
+VARIANTS: dict[str, str] = {
+    "ignore-title-filter": "the videos list ignores the title query parameter",
+    "ignore-parent-filter": "the videos list ignores project_id and folder_id",
+    "page-cap-25": "lists answer at most 25 items a page whatever per_page asks",
+    "page-cap-10": "lists answer at most 10 items a page whatever per_page asks",
+    "no-total": "meta.pagination has page and per_page but no total",
+    "list-lag": "a new video appears in lists only list_lag_seconds after its create (GET sees it at once)",
+    "update-put": "update takes PUT; PATCH answers 405",
+    "move-put": "move takes PUT; POST answers 405",
+    "copy-put": "copy takes PUT; POST answers 405",
+    "cut-put": "cut takes PUT; POST answers 405",
+    "concat-put": "concat takes PUT; POST answers 405",
+    "chapters-post": "chapters takes POST; PUT answers 405",
+    "video-put": "/v2/video takes PUT; POST answers 405",
+    "empty-bodies": "copy, move, cut and concat answer 200 with an empty body",
+    "id-only-bodies": "copy, move, cut and concat answer {data: {id}} only",
+    "cut-new-video": "cut makes a new video with the result; the source is unchanged",
+    "clock-ahead": "the service's clock (timestamps and Date header) runs clock_offset_seconds ahead",
+    "clock-behind": "the service's clock (timestamps and Date header) runs clock_offset_seconds behind",
+    "whole-seconds": "timestamps carry whole seconds only",
+    "ids-undashed": "identifiers in answers are UUIDs without dashes",
+    "ids-upper": "identifiers in answers are upper-case dashed UUIDs",
+    "ids-base58": "identifiers in answers are base58 (22 characters)",
+    "no-original": "no original asset is kept (spec convention 7)",
+    "headers-utf8": "upload headers are decoded as UTF-8 (invalid bytes become U+FFFD), not latin-1",
+    "init-session-id": "the init answer's id is an upload session's, not the video's",
+    "endpoint-expiry": "upload addresses stop working endpoint_ttl_seconds after their init (404)",
+    "tus-rate-limited": "requests to upload addresses count against the token's rate limit",
+    "webhook-alt-shape": "media.update.status arrives as {type, object: {media_id, status, reason}, sent_at}",
+}
+#: Variants that contradict each other: at most one of each group.
+EXCLUSIVE: tuple[tuple[str, ...], ...] = (
+    ("clock-ahead", "clock-behind"),
+    ("ids-undashed", "ids-upper", "ids-base58"),
+    ("page-cap-25", "page-cap-10"),
+    ("empty-bodies", "id-only-bodies"),
+)
+#: variant -> (operation, our default method, the other plausible one).
+METHOD_SWAPS: dict[str, tuple[str, str, str]] = {
+    "update-put": ("update", "PATCH", "PUT"),
+    "move-put": ("move", "POST", "PUT"),
+    "copy-put": ("copy", "POST", "PUT"),
+    "cut-put": ("cut", "POST", "PUT"),
+    "concat-put": ("concat", "POST", "PUT"),
+    "chapters-post": ("chapters", "PUT", "POST"),
+    "video-put": ("video", "POST", "PUT"),
+}
+#: Keys whose string values are identifiers (rewritten into the variant's notation).
+ID_KEYS = frozenset(
+    {"id", "video_id", "project_id", "folder_id", "media_id", "storage_id", "workspace_id", "event_id"}
+)
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+_BODY_PATHS = re.compile(r"^/v1/videos/[^/]+/(copy|move|cut|concat)$")
+
+
+@dataclass(frozen=True)
+class Variants:
+    """The variants in force for one workspace and their parameters."""
+
+    names: frozenset[str] = field(default_factory=frozenset)
+    clock_offset_seconds: float = 600.0
+    list_lag_seconds: float = 3.0
+    endpoint_ttl_seconds: float = 60.0
+
+    def has(self, name: str) -> bool:
+        """Whether the variant is on."""
+        return name in self.names
+
+    def as_dict(self) -> dict[str, Any]:
+        """The control API's answer."""
+        return {
+            "variants": sorted(self.names),
+            "clock_offset_seconds": self.clock_offset_seconds,
+            "list_lag_seconds": self.list_lag_seconds,
+            "endpoint_ttl_seconds": self.endpoint_ttl_seconds,
+        }
+
+    # -- clock ------------------------------------------------------------------------------------------
+
+    def clock_offset(self) -> float:
+        """Seconds the service's clock runs ahead of the real one (negative: behind)."""
+        if self.has("clock-ahead"):
+            return self.clock_offset_seconds
+        if self.has("clock-behind"):
+            return -self.clock_offset_seconds
+        return 0.0
+
+    def date_header(self) -> str:
+        """The HTTP Date header on the service's clock."""
+        now = datetime.now(UTC) + timedelta(seconds=self.clock_offset())
+        return format_datetime(now, usegmt=True)
+
+    # -- lists ------------------------------------------------------------------------------------------
+
+    def page_cap(self) -> int | None:
+        """The most items a page holds whatever is asked (None: as asked)."""
+        if self.has("page-cap-10"):
+            return 10
+        if self.has("page-cap-25"):
+            return 25
+        return None
+
+    def listed_before(self) -> datetime | None:
+        """Videos created after this (real time) are not in lists yet (list-lag); None: all are."""
+        if not self.has("list-lag"):
+            return None
+        return datetime.now(UTC) - timedelta(seconds=self.list_lag_seconds)
+
+    # -- methods ----------------------------------------------------------------------------------------
+
+    def method_allowed(self, operation: str, method: str) -> bool:
+        """Whether `method` is the one this service takes for an operation whose method the spec hides."""
+        for name, (op, default, other) in METHOD_SWAPS.items():
+            if op == operation and method in (default, other):
+                return method == (other if self.has(name) else default)
+        return True
+
+    # -- answers ----------------------------------------------------------------------------------------
+
+    def shape(self, body: Any, method: str, path: str, status: int) -> Any:
+        """Rewrite an answer's JSON as this service would write it (ids, timestamps, originals, bodies)."""
+        if 200 <= status < 300 and _BODY_PATHS.match(path):
+            if self.has("empty-bodies"):
+                return None
+            if self.has("id-only-bodies") and isinstance(body, dict) and isinstance(body.get("data"), dict):
+                body = {"data": {"id": body["data"].get("id")}}
+        if isinstance(body, dict) and self.has("no-total"):
+            pagination = (body.get("meta") or {}).get("pagination")
+            if isinstance(pagination, dict):
+                pagination.pop("total", None)
+        if not (self.names & _REWRITING):
+            return body
+        return self._rewrite(body, None)
+
+    def _rewrite(self, value: Any, key: str | None) -> Any:
+        if isinstance(value, dict):
+            return {k: self._rewrite(v, k) for k, v in value.items()}
+        if isinstance(value, list):
+            if self.has("no-original") and key == "assets":
+                value = [a for a in value if not (isinstance(a, dict) and a.get("quality") == "original")]
+            return [self._rewrite(v, key) for v in value]
+        if isinstance(value, str) and key is not None:
+            if key in ID_KEYS and _UUID.match(value):
+                return self.id_out(value)
+            if key.endswith("_at") or key == "timestamp":
+                return self.time_out(value)
+        return value
+
+    def id_out(self, value: str) -> str:
+        """A canonical id in the notation this service answers with."""
+        if self.has("ids-undashed"):
+            return to_hex(value)
+        if self.has("ids-upper"):
+            return value.upper()
+        if self.has("ids-base58"):
+            return to_base58(value)
+        return value
+
+    def time_out(self, value: str) -> str:
+        """An RFC 3339 timestamp on this service's clock and precision."""
+        offset = self.clock_offset()
+        if not offset and not self.has("whole-seconds"):
+            return value
+        try:
+            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return value
+        when += timedelta(seconds=offset)
+        if self.has("whole-seconds"):
+            return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+        return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+    def header_text(self, raw: bytes) -> str:
+        """A header value as this service decodes it."""
+        return raw.decode("utf-8", errors="replace") if self.has("headers-utf8") else raw.decode("latin-1")
+
+    def webhook_body(self, video_id: str, status: str, message: str | None) -> dict[str, Any]:
+        """The media.update.status payload in this service's shape."""
+        vid = self.id_out(video_id)
+        if self.has("webhook-alt-shape"):
+            obj: dict[str, Any] = {"media_id": vid, "status": status}
+            if message is not None:
+                obj["reason"] = message
+            sent = self.time_out(datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
+            return {"type": "media.update.status", "object": obj, "sent_at": sent}
+        body: dict[str, Any] = {"event": "media.update.status", "data": {"id": vid, "status": status}}
+        if message is not None:
+            body["message"] = message
+        return body
+
+
+#: Variants that rewrite values inside answers.
+_REWRITING = frozenset(
+    {"clock-ahead", "clock-behind", "whole-seconds", "ids-undashed", "ids-upper", "ids-base58", "no-original"}
+)
+
+NONE = Variants()
+
+
+def make_variants(names: Iterable[str], **params: Any) -> Variants:
+    """Variants from names and optional parameters; ValueError naming an unknown or conflicting name."""
+    chosen = frozenset(names)
+    unknown = sorted(chosen - set(VARIANTS))
+    if unknown:
+        raise ValueError(f"unknown variant {unknown[0]!r} (known: {', '.join(sorted(VARIANTS))})")
+    for group in EXCLUSIVE:
+        both = sorted(chosen & set(group))
+        if len(both) > 1:
+            raise ValueError(f"variants {' and '.join(both)} cannot be combined")
+    numbers: dict[str, float] = {}
+    for name in ("clock_offset_seconds", "list_lag_seconds", "endpoint_ttl_seconds"):
+        value = params.get(name)
+        if value is not None:
+            if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"{name} must be a number >= 0")
+            numbers[name] = float(value)
+    return Variants(
+        names=chosen,
+        clock_offset_seconds=numbers.get("clock_offset_seconds", 600.0),
+        list_lag_seconds=numbers.get("list_lag_seconds", 3.0),
+        endpoint_ttl_seconds=numbers.get("endpoint_ttl_seconds", 60.0),
+    )
