@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from emulator.control import EmulatorControl, Workspace
-from flows.migrate import MigrateOptions, run_migration
+from flows.migrate import MigrateOptions, MigrateOutcome, run_migration
 from tests.chaos.harness import (
     FaultScript,
     assert_exactly_one_each,
@@ -19,6 +19,7 @@ from tests.chaos.harness import (
     chaos_items,
     chaos_rows,
     chaos_seeds,
+    draw_variants,
     ledger_items,
     rate_figures,
     write_rows,
@@ -38,6 +39,11 @@ def _via(seed: int) -> str:
     return "single" if seed % 3 == 0 else "tus"
 
 
+def _prefect(seed: int) -> bool:
+    """Seed 1 runs through the default path (the Prefect flow), the others plainly (time)."""
+    return seed == 1
+
+
 def _options(inventory: Path, ws: Workspace, ledger: Path, seed: int) -> MigrateOptions:
     return MigrateOptions(
         inventory=str(inventory),
@@ -51,16 +57,37 @@ def _options(inventory: Path, ws: Workspace, ledger: Path, seed: int) -> Migrate
     )
 
 
+def _migrate(opts: MigrateOptions, ws: Workspace, seed: int) -> MigrateOutcome:
+    """One run, through the Prefect flow for the Prefect seed (its outcome read back), else plainly."""
+    if not _prefect(seed):
+        return run_migration(opts, settings_for(ws))
+    from flows.migrate_flow import run_flow
+
+    result = run_flow(opts, api_url=ws.base_url, upload_url=ws.upload_url)
+    return MigrateOutcome(exit_code=result["exit_code"], reasons=result["reasons"], summary=result["summary"])
+
+
 @pytest.mark.parametrize("seed", chaos_seeds())
 def test_faulted_migration_then_clean_rerun(
-    seed: int, tmp_path: Path, chaos_ws: Workspace, chaos_control: EmulatorControl, clip_factory
+    seed: int,
+    tmp_path: Path,
+    chaos_ws: Workspace,
+    chaos_control: EmulatorControl,
+    clip_factory,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    if _prefect(seed):
+        request.getfixturevalue("prefect_harness")  # the real engine on a temporary local server
+        monkeypatch.setenv("VIDEOFERRY_TOKEN", chaos_ws.token)  # the flow reads it from the environment
     rows = chaos_rows(clip_factory, chaos_items(seed), seed)
     inventory = write_rows(tmp_path / "inv.csv", rows)
     ledger = tmp_path / "ledger.db"
+    variants, params = draw_variants(seed)
+    chaos_control.set_variants(chaos_ws, variants, **params)
     started = time.time()
     with FaultScript(chaos_control, chaos_ws, seed):
-        faulted = run_migration(_options(inventory, chaos_ws, ledger, seed), settings_for(chaos_ws))
+        faulted = _migrate(_options(inventory, chaos_ws, ledger, seed), chaos_ws, seed)
     faulted_seconds = time.time() - started
     # Under faults: never a duplicate, every item accounted for with a reason.
     assert_no_duplicates(chaos_control, chaos_ws, ledger)
@@ -71,15 +98,17 @@ def test_faulted_migration_then_clean_rerun(
     assert sum(counts.values()) == len(rows)
     assert faulted.exit_code in (0, 1), faulted.reasons
 
-    clean = run_migration(_options(inventory, chaos_ws, ledger, seed), settings_for(chaos_ws))
+    clean = _migrate(_options(inventory, chaos_ws, ledger, seed), chaos_ws, seed)
     assert clean.exit_code == 0, clean.reasons
     assert_exactly_one_each(chaos_control, chaos_ws, ledger, rows)
-    figures = rate_figures(chaos_control, chaos_ws)
+    figures = rate_figures(chaos_control, chaos_ws, uploads="tus-rate-limited" in variants)
     log.warning(
-        "chaos seed %d (%s): %d items, faulted run %.1f s (%s, codes %s), total %.1f s, %d API calls, "
-        "max %d/s, %d/min, %d answered 429",
+        "chaos seed %d (%s%s, variants %s): %d items, faulted run %.1f s (%s, codes %s), total %.1f s, "
+        "%d API calls, max %d/s, %d/min, %d answered 429",
         seed,
         _via(seed),
+        ", Prefect" if _prefect(seed) else "",
+        ",".join(variants) or "none",
         len(rows),
         faulted_seconds,
         counts,

@@ -21,6 +21,7 @@ from tests.chaos.harness import (
     chaos_rounds,
     chaos_rows,
     chaos_seeds,
+    draw_variants,
     rate_figures,
     write_rows,
 )
@@ -70,7 +71,10 @@ def test_killed_runs_then_clean_rerun(
     rows = chaos_rows(clip_factory, chaos_items(seed), seed)
     inventory = write_rows(tmp_path / "inv.csv", rows)
     ledger = tmp_path / "ledger.db"
-    args = migrate_args(chaos_ws, inventory, ledger, transfers=4, wait_timeout=300)
+    variants, params = draw_variants(seed + 1000)
+    chaos_control.set_variants(chaos_ws, variants, **params)
+    prefect = seed == 1  # one seed through the default path (the Prefect flow), the others plainly (time)
+    args = migrate_args(chaos_ws, inventory, ledger, transfers=4, wait_timeout=300, prefect=prefect)
     env = cli_env(chaos_ws)
     rng = random.Random(seed * 31 + 1)
     started = time.time()
@@ -82,10 +86,13 @@ def test_killed_runs_then_clean_rerun(
     final = run_cli(args, env, timeout=600)
     assert final.returncode == 0, final.stdout[-3000:] + final.stderr[-3000:]
     assert_exactly_one_each(chaos_control, chaos_ws, ledger, rows)
-    figures = rate_figures(chaos_control, chaos_ws)
+    figures = rate_figures(chaos_control, chaos_ws, uploads="tus-rate-limited" in variants)
     log.warning(
-        "chaos kill seed %d: %d items, %s, total %.1f s, %d API calls, max %d/s, %d/min, %d answered 429",
+        "chaos kill seed %d (%s, variants %s): %d items, %s, total %.1f s, %d API calls, max %d/s, %d/min, "
+        "%d answered 429",
         seed,
+        "Prefect" if prefect else "plain",
+        ",".join(variants) or "none",
         len(rows),
         endings,
         time.time() - started,

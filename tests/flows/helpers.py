@@ -47,13 +47,13 @@ def run_cli(
 
 
 def migrate_args(
-    ws: Workspace, inventory: Path, ledger: Path, *, transfers: int, wait_timeout: int
+    ws: Workspace, inventory: Path, ledger: Path, *, transfers: int, wait_timeout: int, prefect: bool = False
 ) -> list[str]:
-    """The arguments of `videoferry migrate` without Prefect into the workspace's project, 1 MiB chunks."""
+    """The arguments of `videoferry migrate` (without Prefect unless asked) into the workspace's project."""
     return [
         "migrate",
         str(inventory),
-        "--no-prefect",
+        "--prefect" if prefect else "--no-prefect",
         "--parent-id",
         ws.project_id,
         "--ledger",
