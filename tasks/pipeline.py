@@ -6,12 +6,14 @@ import logging
 import math
 import time
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import Protocol
 
 from connectors.errors import AuthError, VideoApiError
 from state.machine import CREATING, DONE, FAILED, PLANNED, UPLOADING
 from tasks.context import RunContext
 from tasks.finish import finish_item
+from tasks.lookup import SETTLE_SECONDS
 from tasks.readiness import Watcher
 
 log = logging.getLogger(__name__)
@@ -25,6 +27,9 @@ MAX_BATCH = 25
 #: next run (never failed: that could allow a second create of a video that exists).
 RECONCILE_ROUNDS = 3
 RECONCILE_PAUSE = 5.0
+#: Extra rounds for lookups that were only too early to say "no video" (lists that lag): they do not use up
+#: RECONCILE_ROUNDS, but are bounded too (an item whose create keeps failing without an answer).
+SETTLE_ROUNDS = 6
 
 
 class Handle(Protocol):
@@ -93,11 +98,17 @@ def drive(
                 _finish_done(ctx, finish_tried)
                 watched = watcher.watched()
             unsettled: list[str] = []
-            if not running and not queue and rounds < RECONCILE_ROUNDS:
-                unsettled = ctx.ledger.pending_keys([CREATING])
+            young = 0.0
+            if not running and not queue and rounds < RECONCILE_ROUNDS + SETTLE_ROUNDS:
+                unsettled, young = _unsettled(ctx)
+                if not young and rounds >= RECONCILE_ROUNDS:
+                    unsettled = []  # the listing kept failing: leave them in creating for the next run
             if unsettled:
                 if next_round is None:
-                    next_round = time.monotonic() + RECONCILE_PAUSE * (rounds + 1)
+                    # A lookup too early to say "no video" waits until the listing can show it (it does not
+                    # count as a failed round); one whose listing failed backs off round by round.
+                    pause = young + 0.5 if young else RECONCILE_PAUSE * (rounds + 1)
+                    next_round = time.monotonic() + pause
                     log.info("%d items with an unknown create outcome; reconciling again", len(unsettled))
                 elif time.monotonic() >= next_round:
                     rounds += 1
@@ -119,6 +130,18 @@ def drive(
         if on_tick is not None:
             on_tick()
         ctx.abort.wait(tick)
+
+
+def _unsettled(ctx: RunContext) -> tuple[list[str], float]:
+    """Keys left in creating, and the seconds until the youngest intent may be judged (0: all may now)."""
+    items = ctx.ledger.items([CREATING])
+    now = datetime.now(UTC)
+    waits = [
+        SETTLE_SECONDS - (now - i.created_intent_at).total_seconds()
+        for i in items
+        if i.created_intent_at is not None
+    ]
+    return [i.key for i in items], max([0.0, *(w for w in waits if w > 0)]) if waits else 0.0
 
 
 def _poll(ctx: RunContext, watcher: Watcher) -> None:

@@ -263,9 +263,7 @@ def max_in_window(times: Sequence[float], window: float) -> int:
     return best
 
 
-def api_attempts(
-    control: EmulatorControl, ws: Workspace, since: float | None = None, *, uploads: bool = False
-) -> list[dict[str, Any]]:
+def api_attempts(control: EmulatorControl, ws: Workspace, since: float | None = None) -> list[dict[str, Any]]:
     """Every request our client sent with the token (API host and /v2 on the upload host), 429s included.
 
     Stricter than counting `api: true` entries (those the emulator admitted): a request the emulator
@@ -274,8 +272,7 @@ def api_attempts(
     return [
         r
         for r in control.requests(ws.workspace_id, since=since)
-        if (uploads or not r["path"].startswith("/upload/"))
-        and (r["host"] == "api" or r["path"].startswith(("/v2/", "/upload/")))
+        if not r["path"].startswith("/upload/") and (r["host"] == "api" or r["path"].startswith("/v2/"))
     ]
 
 
@@ -309,12 +306,13 @@ class RateFigures:
         assert self.per_minute <= PER_MINUTE, f"{self.per_minute} API calls in one minute"
 
 
-def rate_figures(
-    control: EmulatorControl, ws: Workspace, since: float | None = None, *, uploads: bool = False
-) -> RateFigures:
-    """Count the API calls of a workspace in the tightest 1 s and 60 s windows (and upload requests when the
-    service counts them: the tus-rate-limited variant)."""
-    attempts = api_attempts(control, ws, since, uploads=uploads)
+def rate_figures(control: EmulatorControl, ws: Workspace, since: float | None = None) -> RateFigures:
+    """Count the API calls of a workspace in the tightest 1 s and 60 s windows.
+
+    Requests to upload addresses are not API calls; under the tus-rate-limited variant the service counts
+    them too, which the client learns from their first 429 (they pass the limiter from then on).
+    """
+    attempts = api_attempts(control, ws, since)
     times = [r["time"] for r in attempts]
     return RateFigures(
         calls=len(times),
