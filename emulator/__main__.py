@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from emulator.server import serve_forever
+from emulator.variants import make_variants
 
 
 def main() -> None:
@@ -17,6 +18,10 @@ def main() -> None:
         "--variant", action="append", default=[], metavar="NAME", help="a variant (emulator/README.md)"
     )
     args = parser.parse_args()
+    try:
+        make_variants(args.variant)
+    except ValueError as exc:
+        parser.error(str(exc))
     serve_forever(args.host, args.port, args.upload_port, args.variant)
 
 

@@ -11,6 +11,7 @@ from emulator.files import md5_file
 from emulator.ids import parse_id
 from emulator.models import PRIVACY_TYPES, SORTABLE
 from emulator.validation import Fields, read_json
+from emulator.variant_ops import commit_cut_new
 from emulator.views import QUALITIES, chapters, video_json
 
 DEFAULT_PER_PAGE = 25
@@ -179,9 +180,6 @@ async def cut_video(ctx: Ctx) -> Resp:
     trim, crop = _cut_body(f)
     f.check()
     emu = ctx.emu
-    if ctx.ws.variants.has("cut-new-video"):  # the result is a new video; the source stays as it was
-        emu.get_video(ctx.ws, video_id)
-        video_id = emu.copy_video(ctx.ws, video_id, None).id
     plan = emu.prepare_cut(
         ctx.ws,
         video_id,
@@ -202,7 +200,10 @@ async def cut_video(ctx: Ctx) -> Resp:
     except BaseException:
         dst.unlink(missing_ok=True)
         raise
-    video = emu.commit_cut(ctx.ws, video_id, plan, dst, info, digest)
+    if ctx.ws.variants.has("cut-new-video"):  # the result is a new video; the source stays as it was
+        video = commit_cut_new(emu, ctx.ws, video_id, plan, dst, info, digest)
+    else:
+        video = emu.commit_cut(ctx.ws, video_id, plan, dst, info, digest)
     return Resp(200, {"data": video_json(video, emu.base_url, "update")})
 
 

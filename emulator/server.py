@@ -22,6 +22,7 @@ from emulator.processing import Processor
 from emulator.ratelimit import SlidingWindowLimiter
 from emulator.routes_api import api_routes
 from emulator.routes_control import ControlApp
+from emulator.routes_extra import extra_api_routes, extra_upload_routes
 from emulator.routes_upload import upload_routes
 from emulator.variants import make_variants
 
@@ -59,6 +60,7 @@ class EmulatorServer:
         processing_seconds: float = 0.0,
         variants: Sequence[str] = (),
     ) -> None:
+        default_variants = make_variants(variants)  # ValueError naming an unknown name, before side effects
         self.host = host
         self.port = port
         self.upload_port = upload_port
@@ -74,7 +76,7 @@ class EmulatorServer:
             processing=processing,
             processing_seconds=processing_seconds,
         )
-        self.emu.default_variants = make_variants(variants)
+        self.emu.default_variants = default_variants
         self.limiter = SlidingWindowLimiter()
         self.base_url = ""
         self.upload_url = ""
@@ -133,8 +135,10 @@ class EmulatorServer:
         processor.start()
         control = ControlApp(self.emu, self.limiter, self._seed_default)
         apps = [
-            (HostApp("api", self.emu, processor, self.limiter, api_routes(), control), api_sock),
-            (HostApp("upload", self.emu, processor, self.limiter, upload_routes()), upload_sock),
+            (HostApp("api", self.emu, processor, self.limiter, api_routes() + extra_api_routes(), control),
+             api_sock),
+            (HostApp("upload", self.emu, processor, self.limiter, upload_routes() + extra_upload_routes()),
+             upload_sock),
         ]
         tasks = []
         for app, sock in apps:
