@@ -10,6 +10,7 @@ from typing import Any
 from starlette.requests import Request
 
 from emulator.app import Receive, Resp, Scope, Send, error_resp, send_response, token_of
+from emulator.broadcast import control_routes
 from emulator.errors import ApiError, Invalid, method_not_allowed, not_found, validation
 from emulator.faults import parse_faults
 from emulator.ids import parse_id
@@ -43,6 +44,7 @@ class ControlApp:
             ("/_emulator/variants", {"GET": self.list_variants, "PUT": self.set_variants}),
             ("/_emulator/reset", {"POST": self.reset}),
         ]
+        table += control_routes(self)  # live, DRM license, scoped tokens (emulator/broadcast.py)
         self.routes = [
             (re.compile("^" + re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", p) + "$"), m) for p, m in table
         ]

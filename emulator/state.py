@@ -60,6 +60,7 @@ class Video:
     processing_since: float | None = None  # monotonic time processing started (timed mode progress)
     processing_seconds: float = 0.0
     trim: tuple[float, float | None] | None = None  # X-Video-Trim, applied during processing
+    meta: dict[str, str] | None = None  # {event_id, stream_id} of a live recording
 
 
 @dataclass
@@ -102,3 +103,4 @@ class Workspace:
     webhook_password: str | None = None
     faults: FaultSet | None = None
     variants: Variants = NONE  # the service's other choices where the spec is silent (emulator/variants.py)
+    extras: dict[str, Any] = field(default_factory=dict)  # per-module state (emulator/live_state.py)

@@ -186,6 +186,8 @@ def video_json(video: Video, base_url: str, view: str = "get") -> dict[str, Any]
                 "chat_inside_player": "",
             }
         )
+    if view == "get" and video.meta:
+        data["meta"] = dict(video.meta)
     if view == "update":
         data.update(
             {

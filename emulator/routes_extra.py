@@ -1,0 +1,21 @@
+"""The route tables of DRM, privacy domains, live events, restreams, unique codes, QoS and chat."""
+
+from __future__ import annotations
+
+from emulator.app import Route
+from emulator.broadcast import poster_routes
+from emulator.codes import codes_routes
+from emulator.drm import drm_routes
+from emulator.privacy import privacy_routes
+from emulator.qos_chat import qos_chat_routes
+from emulator.routes_live import live_routes
+
+
+def extra_api_routes() -> list[Route]:
+    """Routes of 4.3 to 4.7 on the API host."""
+    return drm_routes() + privacy_routes() + live_routes() + codes_routes() + qos_chat_routes()
+
+
+def extra_upload_routes() -> list[Route]:
+    """/v2/poster on the upload host."""
+    return poster_routes()
