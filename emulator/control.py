@@ -172,6 +172,32 @@ class EmulatorControl:
         """Every video of the workspace (with file_size of the stored bytes)."""
         return list(self._call("GET", "/_emulator/videos", ws)["data"])
 
+    def broadcast(
+        self,
+        ws: Workspace | str,
+        event_id: str,
+        *,
+        seconds: float = 10,
+        chat_messages: int = 0,
+        qos: bool = True,
+    ) -> dict[str, str]:
+        """Run one finished stream of a live event: {stream_id, video_id} (the recording is processed)."""
+        body = {"seconds": seconds, "chat_messages": chat_messages, "qos": qos}
+        return dict(self._call("POST", f"/_emulator/live/events/{event_id}/broadcast", ws, body))
+
+    def drm_license(self, ws: Workspace | str, video_id: str, **fields: str) -> dict[str, Any]:
+        """A DRM license request (project_id?, ip?, user_agent?): {decision, status, reason}."""
+        return dict(self._call("POST", "/_emulator/drm/license", ws, {"video_id": video_id, **fields}))
+
+    def create_token(
+        self, ws: Workspace | str, *, project_ids: Sequence[str] | None = None, owner: bool = True
+    ) -> str:
+        """Another token of the workspace, limited to some projects and/or not the owner's."""
+        body: dict[str, Any] = {"owner": owner}
+        if project_ids is not None:
+            body["project_ids"] = list(project_ids)
+        return str(self._call("POST", "/_emulator/tokens", ws, body)["token"])
+
     def reset(self) -> None:
         """Forget everything; the default workspace comes back empty with the same keys."""
         self._call("POST", "/_emulator/reset")
