@@ -59,10 +59,9 @@ METHOD_SWAPS: dict[str, tuple[str, str, str]] = {
     "chapters-post": ("chapters", "PUT", "POST"),
     "video-put": ("video", "POST", "PUT"),
 }
-#: Keys whose string values are identifiers (rewritten into the variant's notation).
-ID_KEYS = frozenset(
-    {"id", "video_id", "project_id", "folder_id", "media_id", "storage_id", "workspace_id", "event_id"}
-)
+#: Keys whose string values are identifiers (rewritten into the variant's notation) besides any `*_id` or
+#: `*_ids` key; URLs keep the canonical form inside them.
+ID_KEYS = frozenset({"id"})
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 _BODY_PATHS = re.compile(r"^/v1/videos/[^/]+/(copy|move|cut|concat)$")
 
@@ -154,7 +153,7 @@ class Variants:
                 value = [a for a in value if not (isinstance(a, dict) and a.get("quality") == "original")]
             return [self._rewrite(v, key) for v in value]
         if isinstance(value, str) and key is not None:
-            if key in ID_KEYS and _UUID.match(value):
+            if (key in ID_KEYS or key.endswith(("_id", "_ids"))) and _UUID.match(value):
                 return self.id_out(value)
             if key.endswith("_at") or key == "timestamp":
                 return self.time_out(value)
