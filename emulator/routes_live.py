@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from emulator.app import Ctx, Resp, Route, route
-from emulator.errors import ApiError, Invalid, internal, not_found, validation
+from emulator.errors import ApiError, Invalid, folder_missing, internal, not_found, validation
 from emulator.ids import new_id, parse_id
 from emulator.live import (
     apply_fields,
-    check_custom,
     create_event,
     event_fields,
     event_json,
@@ -22,7 +21,7 @@ from emulator.live import (
     schedule_stream,
     stream_json,
 )
-from emulator.live_state import Restream, scope, store, utcnow
+from emulator.live_state import Restream, resolve_parent, scope, store, utcnow
 from emulator.validation import Fields, read_json
 from emulator.views import video_json
 
@@ -119,13 +118,16 @@ async def update(ctx: Ctx) -> Resp:
     with ctx.emu.lock:
         event = get_event(ctx, event_id)
         require_pending(event)
-        before = (dict(event.settings), event.presets, event.record_parent_id)
+        # every check before the first change: a refused update leaves the event as it was
+        if "parent_id" in fields:
+            place(ctx, fields["parent_id"], "parent_id")
+        record = fields.get("record_parent_id")
+        if record is not None and resolve_parent(ctx.ws, record) is None:
+            raise folder_missing("record.parent_id")
+        kind = fields.get("privacy_type", event.settings["privacy_type"])
+        if kind == "custom" and not fields.get("privacy_domains", event.settings["privacy_domains"]):
+            raise validation(Invalid("privacy_domains", "required_if", "privacy_type custom"))
         apply_fields(ctx, event, fields)
-        try:
-            check_custom(event)
-        except ApiError:
-            event.settings, event.presets, event.record_parent_id = before
-            raise
         event.updated_at = utcnow()
         return Resp(200, {"data": event_json(event, ctx.emu.base_url)})
 

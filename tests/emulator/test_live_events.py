@@ -163,9 +163,13 @@ def test_update_only_passed_fields_and_only_while_pending(
     data = answer.json()["data"]
     assert (data["name"], data["reconnect_window"], data["chat_active"]) == ("renamed", 60, True)
     assert data["updated_at"] is not None
-    assert _invalid(api.put(f"/v2/live/events/{event['id']}", json={"privacy_type": "custom"})) == [
-        "privacy_domains"
-    ]
+    refused_body = {"name": "not kept", "privacy_type": "custom"}
+    assert _invalid(api.put(f"/v2/live/events/{event['id']}", json=refused_body)) == ["privacy_domains"]
+    missing = api.put(
+        f"/v2/live/events/{event['id']}", json={"name": "nor this", "parent_id": str(uuid.uuid4())}
+    )
+    assert missing.json()["error"]["code"] == 400236
+    assert api.get(f"/v2/live/events/{event['id']}").json()["data"]["name"] == "renamed"
     emu_control.broadcast(ws, event["id"], seconds=1)
     refused = api.put(f"/v2/live/events/{event['id']}", json={"name": "later"})
     assert refused.status_code == 400
