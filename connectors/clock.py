@@ -10,11 +10,15 @@ from email.utils import parsedate_to_datetime
 DATE_RESOLUTION = 1.0
 
 
+def _aware(when: datetime) -> datetime:
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
 class ServiceClock:
     """Bounds on (service time - our time), narrowed by every answer that says what time it is.
 
-    An answer sent between our local times `sent` and `received` that says "it is T" (the Date header, or the
-    created_at of an object just created) proves  T - received <= offset <= T + resolution - sent.  The
+    An answer sent between our local times `before` and `after` that says "it is T" (the Date header, or the
+    created_at of an object just created) proves  T - after <= offset <= T + resolution - before.  The
     intersection of such intervals is kept; when they stop intersecting (a clock was stepped) the newest
     interval wins. offset() is the middle of the interval, uncertainty() half its width.
     """
@@ -25,13 +29,27 @@ class ServiceClock:
         self._lock = threading.Lock()
 
     def observe(
-        self, sent: datetime, received: datetime, service_time: datetime, resolution: float = 0.0
+        self,
+        local_before: datetime,
+        local_after: datetime,
+        service_time: datetime,
+        resolution: float | None = None,
     ) -> None:
-        """Learn from one answer: between our `sent` and `received`, the service's time was `service_time`."""
-        if service_time.tzinfo is None:
-            service_time = service_time.replace(tzinfo=UTC)
-        low = (service_time - received).total_seconds()
-        high = (service_time - sent).total_seconds() + resolution
+        """Learn that the service's time was `service_time` at a moment between our two local times.
+
+        `service_time` is a Date header, or the created_at of an object created by the request that was sent
+        at `local_before` and answered at `local_after` (use it when no Date header is ever seen).
+
+        `resolution`: how much later than `service_time` the service's true time may have been (a truncated
+        value); by default 1 s for a value with whole seconds, else 0. Naive datetimes are taken as UTC.
+        """
+        service_time, local_before, local_after = (
+            _aware(t) for t in (service_time, local_before, local_after)
+        )
+        if resolution is None:
+            resolution = DATE_RESOLUTION if service_time.microsecond == 0 else 0.0
+        low = (service_time - local_after).total_seconds()
+        high = (service_time - local_before).total_seconds() + max(resolution, 0.0)
         with self._lock:
             if self._low is None or self._high is None or low > self._high or high < self._low:
                 self._low, self._high = low, high

@@ -47,6 +47,16 @@ Id = Annotated[str, BeforeValidator(_id)]
 OptionalId = Annotated[str | None, BeforeValidator(_id)]
 
 
+def _id_values(value: Any) -> Any:
+    if not isinstance(value, dict):
+        return value
+    return {k: _id(v) if k == "id" or str(k).endswith("_id") else v for k, v in value.items()}
+
+
+#: A free-form object whose `id` / `*_id` values are identifiers (video meta: event_id, stream_id).
+IdMap = Annotated[dict[str, Any] | None, BeforeValidator(_id_values)]
+
+
 class ApiModel(BaseModel):
     """Base of every response model: unknown fields are kept (model_extra), optional ones may be missing."""
 
@@ -74,7 +84,7 @@ class Asset(ApiModel):
 class AudioTrack(ApiModel):
     """An audio track of a video (spec 2.3)."""
 
-    id: str | None = None
+    id: OptionalId = None
     language: str | None = None
     label: str | None = None
     file_size: int | None = None
@@ -86,10 +96,10 @@ class AudioTrack(ApiModel):
 class Poster(ApiModel):
     """A video poster (spec 2.4)."""
 
-    id: str | None = None
+    id: OptionalId = None
     type: str | None = None
     media_id: OptionalId = None
-    video_id: str | None = None
+    video_id: OptionalId = None
     storage_id: OptionalId = None
     status: str | None = None
     active: bool | None = None
@@ -156,14 +166,14 @@ class Video(ApiModel):
     hls_link: str | None = None
     subtitles: Any = None
     subtitles_enabled: bool | None = None
-    player_id: str | None = None
+    player_id: OptionalId = None
     workspace_id: OptionalId = None
     storage_id: OptionalId = None
     short_id: int | None = None
     chat_preview: bool | None = None
     chat_expand_on_load: bool | None = None
     chat_inside_player: str | None = None
-    meta: dict[str, Any] | None = None
+    meta: IdMap = None
 
     @property
     def is_terminal(self) -> bool:

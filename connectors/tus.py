@@ -188,7 +188,8 @@ class TusUpload:
         if first:
             log.info("the service counts upload requests against the rate limit; they now pass the limiter")
         if self.limiter is not None:
-            self.limiter.pause()  # every caller of the limiter waits out the service's 5 s rule
+            # Everyone sharing the limiter waits (at least the service's 5 s); the next request acquires it.
+            self.limiter.pause(max(RATE_LIMIT_PAUSE, self.limiter.pause_seconds))
         else:
             time.sleep(RATE_LIMIT_PAUSE + random.uniform(0, 1))
 
@@ -313,23 +314,34 @@ class TusUpload:
         return current
 
     def post_whole(self, endpoint: str, source: ByteSource) -> None:
-        """Plain POST of the whole file to the endpoint (no resume; a failure restarts from zero)."""
+        """Plain POST of the whole file to the endpoint (no resume; a failure restarts from zero).
+
+        A 429 (the service counts upload requests) is waited out and the POST sent again.
+        """
 
         def body() -> Iterator[bytes]:
             yield from iter_chunks(source, 1024 * 1024)
 
-        try:
-            response = self._http.post(
-                endpoint,
-                content=body(),
-                headers={"Content-Length": str(source.size), "Content-Type": "application/octet-stream"},
-            )
-        except httpx.TransportError as exc:
-            raise TusError(f"upload endpoint POST failed ({type(exc).__name__})") from None
-        try:
-            self._check_status(response, "POST")
-        except _Retry as exc:
-            raise TusError(f"upload endpoint: {exc.reason}", status=exc.status) from None
+        limited = 0
+        while True:
+            try:
+                self._admit()
+                response = self._http.post(
+                    endpoint,
+                    content=body(),
+                    headers={"Content-Length": str(source.size), "Content-Type": "application/octet-stream"},
+                )
+            except httpx.TransportError as exc:
+                raise TusError(f"upload endpoint POST failed ({type(exc).__name__})") from None
+            try:
+                self._check_status(response, "POST")
+                return
+            except _Retry as exc:
+                if exc.status == 429 and limited < MAX_RATE_LIMITED:
+                    limited += 1  # refused before anything was stored: wait and send it again
+                    self._rate_limited()
+                    continue
+                raise TusError(f"upload endpoint: {exc.reason}", status=exc.status) from None
 
 
 def _int_header(response: httpx.Response, name: str) -> int | None:

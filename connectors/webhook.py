@@ -17,6 +17,8 @@ log = logging.getLogger(__name__)
 
 STATUS_EVENT = "media.update.status"
 MAX_BODY = 1 << 20
+#: Longest description of an unknown payload's shape given to on_invalid.
+MAX_DESCRIPTION = 300
 
 EventCallback = Callable[[str, str, str | None], None]
 
@@ -25,9 +27,11 @@ class WebhookReceiver:
     """Serve POST webhooks on ``host:port`` (port 0 = a free one) in a background thread.
 
     ``on_event(video_id, status, message)`` is called for every media.update.status event, from the
-    request's thread; other event types are answered 200 and ignored. With username/password set, a
-    request without matching HTTP Basic credentials gets 401. A body we cannot read gets 400, is counted in
-    invalid_events and reported to ``on_invalid(shape)`` (its keys, never its values).
+    request's thread (``valid_events`` counts them). With username/password set, a request without matching
+    HTTP Basic credentials gets 401. Anything else that arrives (another event type, a shape we do not
+    know, a body that is not JSON) is answered 200, so the sender does not retry it, counted in
+    ``invalid_events`` and described to ``on_invalid(description)`` once per payload (its keys, never its
+    values).
     """
 
     def __init__(
@@ -47,7 +51,9 @@ class WebhookReceiver:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self.on_invalid = on_invalid
+        self._count_lock = threading.Lock()
         self.received = 0
+        #: Payloads of another event type (also counted in invalid_events).
         self.ignored = 0
         #: media.update.status payloads understood / not understood (a service may send another shape).
         self.valid_events = 0
@@ -122,14 +128,16 @@ class WebhookReceiver:
             return self._invalid(f"a JSON {type(payload).__name__}, not an object")
         kind = payload.get("event", payload.get("type"))
         if kind is not None and kind != STATUS_EVENT:
-            self.ignored += 1
-            return 200, {"ignored": True}
+            with self._count_lock:
+                self.ignored += 1
+            return self._invalid("another event type; " + describe_shape(payload))
         parsed = parse_status_event(payload)
         if parsed is None:
             return self._invalid(describe_shape(payload))
         video_id, status, message = parsed
-        self.received += 1
-        self.valid_events += 1
+        with self._count_lock:
+            self.received += 1
+            self.valid_events += 1
         try:
             self.on_event(video_id, status, message)
         except Exception:
@@ -138,14 +146,18 @@ class WebhookReceiver:
         return 200, {"ok": True}
 
     def _invalid(self, shape: str) -> tuple[int, dict[str, Any]]:
-        """Count a payload we cannot read, tell on_invalid (keys only, never values), answer 400."""
-        self.invalid_events += 1
+        """Count a payload we do not use, tell on_invalid (keys only, never values), answer 200.
+
+        200, not 4xx: a sender retries a refused webhook, and the same payload would be refused again.
+        """
+        with self._count_lock:
+            self.invalid_events += 1
         if self.on_invalid is not None:
             try:
                 self.on_invalid(shape)
             except Exception:
                 log.exception("on_invalid failed")
-        return 400, {"error": f"unrecognised media.update.status payload ({shape})"}
+        return 200, {"ignored": True}
 
 
 def parse_status_event(payload: dict[str, Any]) -> tuple[str, str, str | None] | None:
@@ -178,7 +190,8 @@ def describe_shape(payload: dict[str, Any]) -> str:
             parts.append(f"{key}{{{', '.join(sorted(map(str, value)))}}}")
         else:
             parts.append(str(key))
-    return "keys: " + ", ".join(sorted(parts))
+    text = "keys: " + ", ".join(sorted(parts))
+    return text if len(text) <= MAX_DESCRIPTION else text[: MAX_DESCRIPTION - 3] + "..."
 
 
 def _basic_token(username: str, password: str | None) -> str:

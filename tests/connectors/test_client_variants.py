@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+import logging
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from connectors.client import VideoClient
-from connectors.errors import UnknownOutcomeError
+from connectors.clock import ServiceClock
+from connectors.errors import NotFoundError, UnknownOutcomeError
 from connectors.ids import normal_id
 from connectors.limiter import ApiRateLimiter
 from connectors.models import Video
 from connectors.retry import RetryPolicy
 from connectors.sources import LocalFileSource
-from connectors.tus import TusUpload
+from connectors.tus import TusEndpointGoneError, TusUpload
+from connectors.webhook import WebhookReceiver
 from emulator.control import EmulatorControl, Workspace
 from tests.connectors.waiting import wait_terminal
 
@@ -40,6 +44,15 @@ def _calls(control: EmulatorControl, ws: Workspace, path_end: str) -> list[tuple
     return [(r["method"], r["status"]) for r in log if r["path"].endswith(path_end)]
 
 
+def _list_calls(control: EmulatorControl, ws: Workspace) -> int:
+    return sum(
+        1 for r in control.requests(ws.workspace_id) if r["path"] == "/v1/videos" and r["method"] == "GET"
+    )
+
+
+# -- methods the spec does not show -----------------------------------------------------------------------
+
+
 @pytest.mark.parametrize(
     ("variant", "operation", "path_end", "refused"),
     [
@@ -60,10 +73,11 @@ def test_a_405_teaches_the_other_method_once(
     emu: Workspace,
     emu_control: EmulatorControl,
     sample_clip: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     video = _done_video(client, emu, sample_clip, "methods")
     emu_control.set_variants(emu, [variant])
-    calls = {
+    calls: dict[str, Callable[[], object]] = {
         "update_video": lambda: client.update_video(video.id, title="renamed"),
         "move_video": lambda: client.move_video(video.id, emu.project_id, emu.folder_id),
         "copy_video": lambda: client.copy_video(video.id),
@@ -71,6 +85,8 @@ def test_a_405_teaches_the_other_method_once(
         "concat_video": lambda: client.concat_video(video.id, append=[video.id]),
         "set_chapters": lambda: client.set_chapters(video.id, [(0, "Start")]),
     }
+    before = len(emu_control.videos(emu))
+    caplog.set_level(logging.INFO, logger="connectors.methods")
     calls[operation]()
     wait_terminal(client, video.id)
     calls[operation]()  # the learned method is used at once
@@ -80,6 +96,54 @@ def test_a_405_teaches_the_other_method_once(
     seen = _calls(emu_control, emu, suffix)
     mine = [(m, s if s == 405 else s // 100 * 100) for m, s in seen if m in (refused, other)]
     assert mine == [(refused, 405), (other, 200), (other, 200)]  # one refusal, then the learned method
+    assert len([r for r in caplog.records if "learned from a 405" in r.getMessage()]) == 1
+    made = len(emu_control.videos(emu)) - before
+    assert made == (2 if operation in ("copy_video", "concat_video") else 0)  # a 405 made nothing
+
+
+def test_the_upload_method_is_learned_for_both_uploads(
+    client: VideoClient, emu: Workspace, emu_control: EmulatorControl, sample_clip: Path
+) -> None:
+    emu_control.set_variants(emu, ["video-put"])
+    first = client.upload_single(parent_id=emu.project_id, title="put 1", source=LocalFileSource(sample_clip))
+    second = client.upload_single(parent_id=emu.project_id, title="put 2", source=sample_clip.read_bytes())
+    assert client.methods()["upload_single"] == "PUT" and client.methods()["import_url"] == "PUT"
+    assert [m for m, _ in _calls(emu_control, emu, "/v2/video")] == ["POST", "PUT", "PUT"]
+    stored = {v["id"]: v for v in emu_control.videos(emu)}
+    assert {stored[first.id]["title"], stored[second.id]["title"]} == {"put 1", "put 2"}
+    assert len(stored) == 2  # the refused POST made nothing
+
+
+def test_a_fresh_client_under_every_method_variant(
+    client: VideoClient, emu: Workspace, emu_control: EmulatorControl, sample_clip: Path
+) -> None:
+    video = _done_video(client, emu, sample_clip, "all methods")
+    every = ["update-put", "move-put", "copy-put", "cut-put", "concat-put", "chapters-post", "video-put"]
+    emu_control.set_variants(emu, every)
+    assert client.update_video(video.id, title="still exact").title == "still exact"
+    assert client.move_video(video.id, emu.project_id, emu.folder_id).folder_id == emu.folder_id
+    assert client.set_chapters(video.id, [(1.5, "One")]).items[0].time == 1500
+    assert client.copy_video(video.id).id != video.id
+    wait_terminal(client, video.id)
+    assert client.cut_video(video.id, trim=[(0.0, 0.5)]).id == video.id
+    wait_terminal(client, video.id)
+    assert client.concat_video(video.id, append=[video.id]).id != video.id
+    client.upload_single(parent_id=emu.project_id, title="up", source=sample_clip.read_bytes())
+    assert client.methods() == {
+        "update_video": "PUT",
+        "move_video": "PUT",
+        "copy_video": "PUT",
+        "cut_video": "PUT",
+        "concat_video": "PUT",
+        "set_chapters": "POST",
+        "upload_single": "PUT",
+        "import_url": "PUT",
+    }
+    refusals = [r for r in emu_control.requests(emu.workspace_id) if r["status"] == 405]
+    assert len(refusals) == 7  # one per operation
+
+
+# -- answers the spec does not show -----------------------------------------------------------------------
 
 
 def test_answers_without_a_body(
@@ -89,25 +153,49 @@ def test_answers_without_a_body(
     emu_control.set_variants(emu, ["empty-bodies"])
     moved = client.move_video(video.id, emu.project_id, emu.folder_id)  # in place: read again
     assert moved.id == video.id and moved.folder_id == emu.folder_id
-    before = len(emu_control.videos(emu))
-    with pytest.raises(UnknownOutcomeError) as caught:
-        client.copy_video(video.id)  # a create with no answer: look it up, never repeat it
-    assert caught.value.cause_kind == "no_body"
-    assert len(emu_control.videos(emu)) == before + 1
-    emu_control.set_variants(emu, ["id-only-bodies"])
-    copy = client.copy_video(video.id)
-    assert copy.id != video.id and copy.title == "bodies" and copy.status is not None
+    cut = client.cut_video(video.id, trim=[(0.0, 0.5)])
+    assert cut.id == video.id and cut.version == (video.version or 0) + 1
+    wait_terminal(client, video.id)
+    for create in (
+        lambda: client.copy_video(video.id),
+        lambda: client.concat_video(video.id, append=[video.id]),
+    ):
+        before = len(emu_control.videos(emu))
+        with pytest.raises(UnknownOutcomeError) as caught:
+            create()  # a create with no answer: look it up, never repeat it
+        assert caught.value.cause_kind == "no_body"
+        assert len(emu_control.videos(emu)) == before + 1
 
 
-def test_cut_making_a_new_video_is_answered_as_that_video(
+def test_answers_with_only_an_id(
     client: VideoClient, emu: Workspace, emu_control: EmulatorControl, sample_clip: Path
 ) -> None:
+    video = _done_video(client, emu, sample_clip, "ids only")
+    emu_control.set_variants(emu, ["id-only-bodies"])
+    copy = client.copy_video(video.id)
+    assert copy.id != video.id and copy.title == "ids only" and copy.status is not None
+    moved = client.move_video(video.id, emu.project_id, emu.folder_id)
+    assert moved.id == video.id and moved.folder_id == emu.folder_id
+    cut = client.cut_video(video.id, trim=[(0.0, 0.5)])
+    assert cut.id == video.id and cut.version == (video.version or 0) + 1
+    wait_terminal(client, video.id)
+    joined = client.concat_video(video.id, append=[copy.id])
+    assert joined.id not in (video.id, copy.id) and joined.project_id == emu.project_id
+
+
+@pytest.mark.parametrize("bodies", [[], ["id-only-bodies"]])
+def test_cut_making_a_new_video_is_answered_as_that_video(
+    bodies: list[str], client: VideoClient, emu: Workspace, emu_control: EmulatorControl, sample_clip: Path
+) -> None:
     video = _done_video(client, emu, sample_clip, "cut me")
-    emu_control.set_variants(emu, ["cut-new-video"])
+    emu_control.set_variants(emu, ["cut-new-video", *bodies])
     result = client.cut_video(video.id, trim=[(0.0, 0.5)])
     assert result.id != video.id  # the caller sees which happened
     assert wait_terminal(client, result.id).duration == pytest.approx(0.5, abs=0.1)
     assert client.get_video(video.id).duration == pytest.approx(video.duration or 0, abs=0.01)
+
+
+# -- identifiers, clock, headers --------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("variant", ["ids-undashed", "ids-upper", "ids-base58"])
@@ -115,10 +203,21 @@ def test_ids_in_any_notation_come_back_in_one_form(
     variant: str, client: VideoClient, emu: Workspace, emu_control: EmulatorControl, sample_clip: Path
 ) -> None:
     emu_control.set_variants(emu, [variant])
-    video = _done_video(client, emu, sample_clip, "ids")
-    assert video.id == normal_id(video.id) and video.project_id == normal_id(emu.project_id)
+    session = client.init_upload(parent_id=emu.folder_id, title="by tus", filesize=10)
+    assert session.id == normal_id(session.id)
+    result = client.upload_single(parent_id=emu.project_id, title="ids", source=LocalFileSource(sample_clip))
+    assert result.id == normal_id(result.id) and result.project_id == emu.project_id
+    video = wait_terminal(client, result.id)
+    assert video.id == result.id and video.project_id == emu.project_id
+    assert video.assets and all(
+        a.video_id == video.id and a.id == normal_id(a.id or "") for a in video.assets
+    )
     listed = list(client.scan_videos(project_id=emu.project_id, title="ids"))
     assert [v.id for v in listed] == [video.id]
+    in_folder = list(client.scan_videos(folder_id=emu.folder_id))
+    assert [(v.id, v.folder_id) for v in in_folder] == [(session.id, emu.folder_id)]
+    assert {v.id for v in client.iter_videos()} == {session.id, video.id}
+    assert client.copy_video(video.id, emu.folder_id).folder_id == emu.folder_id
 
 
 @pytest.mark.parametrize(("variant", "sign"), [("clock-ahead", 1), ("clock-behind", -1)])
@@ -126,14 +225,54 @@ def test_the_service_clock_is_learned(
     variant: str, sign: int, client: VideoClient, emu: Workspace, emu_control: EmulatorControl
 ) -> None:
     emu_control.set_variants(emu, [variant, "whole-seconds"])
+    assert client.clock.offset() is None
     before = datetime.now(UTC)
     session = client.init_upload(parent_id=emu.project_id, title="clock", filesize=10)
     offset = client.clock.offset()
-    assert offset is not None and abs(offset - sign * 600) <= 2.0
+    assert offset is not None and abs(offset - sign * 600) <= 2.0 and client.clock.uncertainty() <= 1.0
     created = client.get_video(session.id).created_at
     assert created is not None and created.microsecond == 0
     assert abs((created - client.clock.to_service(before)).total_seconds()) <= 3.0
-    assert abs((created - before).total_seconds() - sign * 600) <= 3.0
+    listed = list(client.scan_videos(title="clock", newer_than=created))
+    assert [v.id for v in listed] == [session.id]
+
+
+def test_the_clock_can_be_fed_created_at_without_date_headers(
+    emu: Workspace, emu_control: EmulatorControl
+) -> None:
+    """What a caller does when no Date header is ever seen: observe the created_at of what it made."""
+    emu_control.set_variants(emu, ["clock-behind"])
+    with VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=ApiRateLimiter.memory()) as c:
+        before = datetime.now(UTC)
+        session = c.init_upload(parent_id=emu.project_id, title="no date", filesize=10)
+        after = datetime.now(UTC)
+        created = c.get_video(session.id).created_at
+        assert created is not None
+        clock = ServiceClock()
+        clock.observe(before, after, created)
+        offset = clock.offset()
+        assert offset is not None and abs(offset + 600) <= 2.0
+
+
+def test_headers_read_as_utf8_keep_titles_exact_through_the_placeholder(
+    client: VideoClient, emu: Workspace, emu_control: EmulatorControl, sample_clip: Path
+) -> None:
+    emu_control.set_variants(emu, ["headers-utf8"])
+    clip = LocalFileSource(sample_clip)
+    result = client.upload_single(
+        parent_id=emu.project_id, title="Café crème", source=clip, filename="café.mp4", description="naïve"
+    )
+    assert result.title_pending and result.pending_fields == ["title", "description"]
+    client.update_video(result.id, title="Café crème", description="naïve")
+    video = client.get_video(result.id)
+    assert (video.title, video.description) == ("Café crème", "naïve")
+    plain = client.upload_single(parent_id=emu.project_id, title="Plain ~ title", source=clip)
+    assert not plain.title_pending and client.get_video(plain.id).title == "Plain ~ title"
+    stored = "".join(str(v) for v in emu_control.videos(emu))
+    assert "\ufffd" not in stored  # no header byte was misread
+
+
+# -- lists ------------------------------------------------------------------------------------------------
 
 
 def test_scan_checks_ignored_filters_and_walks_capped_pages_without_a_total(
@@ -144,38 +283,151 @@ def test_scan_checks_ignored_filters_and_walks_capped_pages_without_a_total(
         parent = emu.folder_id if n % 2 else emu.project_id
         client.init_upload(parent_id=parent, title=f"t{n % 3}", filesize=10)
     found = list(client.scan_videos(folder_id=emu.folder_id, title="t1"))
-    assert sorted(v.title for v in found) == ["t1"] * 4 and all(v.folder_id == emu.folder_id for v in found)
+    assert [v.title for v in found] == ["t1"] * 4
+    assert all(v.folder_id == emu.folder_id for v in found)
     assert len(list(client.iter_videos())) == 23
-    newest = list(client.scan_videos(newer_than=datetime.now(UTC) + timedelta(hours=1)))
-    assert newest == []
 
 
-def test_headers_read_as_utf8_keep_titles_exact_through_the_placeholder(
-    client: VideoClient, emu: Workspace, emu_control: EmulatorControl, sample_clip: Path
+@pytest.mark.parametrize(
+    ("variants", "count", "pages"), [(["page-cap-25"], 30, 2), (["page-cap-10", "no-total"], 20, 3)]
+)
+def test_capped_pages_are_walked_to_the_end(
+    variants: list[str],
+    count: int,
+    pages: int,
+    client: VideoClient,
+    emu: Workspace,
+    emu_control: EmulatorControl,
 ) -> None:
-    emu_control.set_variants(emu, ["headers-utf8"])
-    clip = LocalFileSource(sample_clip)
-    result = client.upload_single(parent_id=emu.project_id, title="Café crème", source=clip)
-    assert result.title_pending
-    client.update_video(result.id, title="Café crème")
-    assert client.get_video(result.id).title == "Café crème"
+    emu_control.set_variants(emu, variants)
+    made = {client.init_upload(parent_id=emu.project_id, title=f"v{n}", filesize=10).id for n in range(count)}
+    before = _list_calls(emu_control, emu)
+    assert {v.id for v in client.iter_videos(order="created_at.asc")} == made
+    assert _list_calls(emu_control, emu) - before == pages  # 20 without a total: 10, 10, then an empty page
+
+
+def test_scan_stops_at_the_first_page_older_than_newer_than(
+    client: VideoClient, emu: Workspace, emu_control: EmulatorControl
+) -> None:
+    emu_control.set_variants(emu, ["page-cap-10", "no-total", "clock-ahead", "ignore-title-filter"])
+    for _ in range(25):
+        client.init_upload(parent_id=emu.project_id, title="old", filesize=10)
+    recent = [client.init_upload(parent_id=emu.project_id, title="new", filesize=10).id for _ in range(4)]
+    bound = client.get_video(recent[0]).created_at  # on the service's clock
+    before = _list_calls(emu_control, emu)
+    found = list(client.scan_videos(project_id=emu.project_id, newer_than=bound))
+    assert [v.id for v in found] == recent[::-1]  # newest first, each once
+    assert _list_calls(emu_control, emu) - before == 1  # the first page already reached older videos
+    assert [v.id for v in client.scan_videos(title="new")] == recent[::-1]
+
+
+def test_lagging_lists_show_new_videos_later(
+    client: VideoClient, emu: Workspace, emu_control: EmulatorControl
+) -> None:
+    emu_control.set_variants(emu, ["list-lag"], list_lag_seconds=1)
+    session = client.init_upload(parent_id=emu.project_id, title="lagging", filesize=10)
+    assert client.get_video(session.id).title == "lagging"  # GET sees it at once
+    deadline = time.monotonic() + 15
+    while not list(client.scan_videos(title="lagging")):
+        assert time.monotonic() < deadline, "never listed"
+        time.sleep(0.2)
+
+
+# -- uploads ----------------------------------------------------------------------------------------------
 
 
 def test_tus_counted_by_the_rate_limit_learns_to_pass_the_limiter(
-    emu: Workspace, emu_control: EmulatorControl, sample_clip: Path
+    emu: Workspace, emu_control: EmulatorControl, sample_clip: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     emu_control.set_variants(emu, ["tus-rate-limited"])
     emu_control.set_limits(emu, rate_per_second=3, rate_per_minute=300)
     limiter = ApiRateLimiter.memory(per_second=3, per_minute=300)
     client = VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=limiter, retry=FAST)
     tus = TusUpload(chunk_size=4096, limiter=limiter)
+    caplog.set_level(logging.INFO, logger="connectors.tus")
     try:
         source = LocalFileSource(sample_clip)
         session = client.init_upload(parent_id=emu.project_id, title="counted", filesize=source.size)
         assert tus.upload(session.endpoint, source) == source.size
         assert tus.counted  # learned from a 429 of the upload address
         assert wait_terminal(client, session.id).status == "done"
+        second = client.init_upload(parent_id=emu.project_id, title="counted 2", filesize=source.size)
+        assert tus.upload(second.endpoint, source) == source.size
     finally:
         tus.close()
         client.close()
         limiter.close()
+    log = emu_control.requests(emu.workspace_id)
+    uploads = [r for r in log if r["host"] == "upload" and r["path"] not in ("/v2/init", "/v2/video")]
+    assert len(uploads) > 2 * (source.size // 4096)
+    assert [r["status"] for r in log].count(429) == 1  # the one that taught it; none after
+    assert len([r for r in caplog.records if "counts upload requests" in r.getMessage()]) == 1
+    assert session.endpoint not in caplog.text
+
+
+def test_tus_without_the_variant_never_touches_the_limiter(
+    emu: Workspace, client: VideoClient, sample_clip: Path
+) -> None:
+    limiter = ApiRateLimiter.memory(per_second=1, per_minute=1)
+    tus = TusUpload(chunk_size=4096, limiter=limiter)
+    try:
+        source = LocalFileSource(sample_clip)
+        session = client.init_upload(parent_id=emu.project_id, title="free", filesize=source.size)
+        assert tus.upload(session.endpoint, source) == source.size
+        assert not tus.counted and limiter.try_acquire() and not limiter.try_acquire()  # one slot, unused
+    finally:
+        tus.close()
+        limiter.close()
+
+
+def test_an_expired_upload_address_is_gone(
+    client: VideoClient, emu: Workspace, emu_control: EmulatorControl, sample_clip: Path
+) -> None:
+    emu_control.set_variants(emu, ["endpoint-expiry"], endpoint_ttl_seconds=0)
+    source = LocalFileSource(sample_clip)
+    session = client.init_upload(parent_id=emu.project_id, title="expired", filesize=source.size)
+    with TusUpload(chunk_size=4096) as tus, pytest.raises(TusEndpointGoneError) as caught:
+        tus.upload(session.endpoint, source)
+    assert caught.value.status == 404 and session.endpoint not in str(caught.value)
+
+
+def test_init_answering_a_session_id(
+    client: VideoClient, emu: Workspace, emu_control: EmulatorControl
+) -> None:
+    """The client reports what init answered; the caller learns with one GET that it is not the video."""
+    emu_control.set_variants(emu, ["init-session-id"])
+    session = client.init_upload(parent_id=emu.project_id, title="session", filesize=10)
+    assert session.id == normal_id(session.id)
+    with pytest.raises(NotFoundError):
+        client.get_video(session.id)
+    assert [v.title for v in client.scan_videos(title="session")] == ["session"]
+
+
+def test_no_original_asset(
+    client: VideoClient, emu: Workspace, emu_control: EmulatorControl, sample_clip: Path
+) -> None:
+    emu_control.set_variants(emu, ["no-original"])
+    video = _done_video(client, emu, sample_clip, "no original")
+    assert video.assets and all(a.quality != "original" for a in video.assets)
+
+
+# -- webhooks ---------------------------------------------------------------------------------------------
+
+
+def test_webhooks_of_the_other_shape_are_understood(
+    client: VideoClient, emu: Workspace, emu_control: EmulatorControl
+) -> None:
+    emu_control.set_variants(emu, ["webhook-alt-shape", "ids-base58"])
+    emu_control.set_processing(emu, "manual")
+    events: list[tuple[str, str, str | None]] = []
+    invalid: list[str] = []
+    with WebhookReceiver(on_event=lambda *e: events.append(e), on_invalid=invalid.append) as receiver:
+        emu_control.set_webhook(emu, receiver.url)
+        session = client.init_upload(parent_id=emu.project_id, title="hooked", filesize=10)
+        emu_control.set_video_status(emu, session.id, "error", "bad file")
+        deadline = time.monotonic() + 10
+        while ("error" not in [e[1] for e in events]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        emu_control.set_webhook(emu, None)
+    assert (session.id, "error", "bad file") in events
+    assert receiver.valid_events == len(events) and receiver.invalid_events == 0 and invalid == []

@@ -34,7 +34,7 @@ def test_answers_narrow_the_estimate_and_a_stepped_clock_replaces_it() -> None:
     assert clock.uncertainty() < wide
     offset = clock.offset()
     assert offset is not None and abs(offset - 300) < 0.1
-    clock.observe(T0 + timedelta(seconds=20), T0 + timedelta(seconds=20.1), T0 - timedelta(seconds=580))
+    clock.observe(T0 + timedelta(seconds=20), T0 + timedelta(seconds=20.1), T0 - timedelta(seconds=580), 0.0)
     offset = clock.offset()
     assert offset is not None and abs(offset + 600) < 0.2  # disjoint: the newest answer wins
 

@@ -35,3 +35,10 @@ def test_filenames_keep_their_extension() -> None:
     assert header_safe_filename("clip.mp4") == "clip.mp4"
     assert header_safe_filename("café.mov") == "caf_.mov"
     assert header_safe_filename("") == "upload"
+
+
+def test_only_printable_ascii_is_exact() -> None:
+    assert header_exact("~x y!")  # 0x20..0x7E, no edge spaces
+    for ch in ("\x00", "\x1f", "\x7f", "\x80", "\xa0", "é", "\u2028", "😀"):
+        assert not header_exact(f"a{ch}b")
+        assert header_safe_filename(f"a{ch}b.mp4") == "a_b.mp4"

@@ -1,0 +1,287 @@
+"""The client's transport: one attempt, retries by call kind, the learned methods and the service's clock."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any, Self
+from urllib.parse import quote
+
+import httpx
+
+from connectors.clock import ServiceClock
+from connectors.errors import (
+    InvalidRequestError,
+    MethodNotAllowedError,
+    ResponseFormatError,
+    TransportError,
+    UnknownOutcomeError,
+    VideoApiError,
+    error_from_response,
+)
+from connectors.limiter import ApiRateLimiter, shared_limiter
+from connectors.methods import MethodBook
+from connectors.models import Video
+from connectors.redact import install_httpx_redaction
+from connectors.retry import CallKind, RetryPolicy, run_with_retries
+
+__all__ = ["ApiTransport", "BodyFactory", "video_path"]
+
+log = logging.getLogger(__name__)
+
+#: Builds a request body anew for every attempt (a stream can be read only once).
+BodyFactory = Callable[[], bytes | Iterable[bytes]]
+#: Called with an attempt's error and the attempt's number; a response it returns counts as the answer.
+ErrorHook = Callable[[VideoApiError, int], httpx.Response | None]
+
+
+def video_path(video_id: str, suffix: str = "") -> str:
+    """/v1/videos/<id><suffix>, the id quoted."""
+    if not video_id:
+        raise ValueError("video_id must not be empty")
+    return f"/v1/videos/{quote(str(video_id), safe='')}{suffix}"
+
+
+class ApiTransport:
+    """HTTP for both hosts: every attempt passes the rate limiter, feeds the clock, and learns methods.
+
+    Thread-safe: one pooled httpx.Client per host. Retries follow the call kind (connectors/README.md):
+    idempotent calls are retried on 5xx/network/429; creates and in-place edits only when the failure
+    provably happened before sending (or on 429), otherwise UnknownOutcomeError is raised for the ledger.
+    """
+
+    def __init__(
+        self,
+        api_url: str,
+        upload_url: str,
+        token: str,
+        *,
+        limiter: ApiRateLimiter | None = None,
+        timeout: float = 30.0,
+        retry: RetryPolicy | None = None,
+        max_connections: int = 32,
+        auth_scheme: str | None = "Bearer",
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        if not token:
+            raise ValueError("token must not be empty (set VIDEOFERRY_TOKEN)")
+        install_httpx_redaction()
+        self.api_url = api_url.rstrip("/")
+        self.upload_url = upload_url.rstrip("/")
+        self.limiter = limiter if limiter is not None else shared_limiter(token)
+        self.retry = retry or RetryPolicy()
+        self.timeout = timeout
+        #: The service's clock, learned from the Date header of every answer (one per client).
+        self.clock = ServiceClock()
+        self._methods = MethodBook()
+        timeouts = httpx.Timeout(timeout, connect=min(timeout, 10.0))
+        pool = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+        # The spec leaves the scheme unnamed; "Bearer <token>" unless the value already names a scheme.
+        authorization = token if " " in token.strip() or not auth_scheme else f"{auth_scheme} {token}"
+        headers = {"Authorization": authorization, "Accept": "application/json", "User-Agent": "videoferry"}
+        self._api = httpx.Client(
+            base_url=self.api_url, headers=headers, timeout=timeouts, limits=pool, transport=transport
+        )
+        self._upload = httpx.Client(
+            base_url=self.upload_url, headers=headers, timeout=timeouts, limits=pool, transport=transport
+        )
+
+    def close(self) -> None:
+        """Close both connection pools (the limiter is shared and stays open)."""
+        self._api.close()
+        self._upload.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(api_url={self.api_url!r}, upload_url={self.upload_url!r})"
+
+    def methods(self) -> dict[str, str]:
+        """operation -> HTTP method in use, for the operations whose method the spec does not show."""
+        return self._methods.snapshot()
+
+    # -- one attempt ----------------------------------------------------------------------------------
+
+    def _attempt(
+        self,
+        http: httpx.Client,
+        method: str,
+        path: str,
+        *,
+        operation: str,
+        params: Mapping[str, Any] | None,
+        json_body: Any,
+        headers: Mapping[str, bytes] | None,
+        body: BodyFactory | None,
+    ) -> httpx.Response:
+        self.limiter.acquire()
+        sent = datetime.now(UTC)
+        try:
+            response = http.request(
+                method,
+                path,
+                params=params,
+                json=json_body,
+                headers=[(name.encode("ascii"), value) for name, value in (headers or {}).items()],
+                content=body() if body is not None else None,
+            )
+        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+            raise TransportError(
+                f"{type(exc).__name__} before sending",
+                sent=False,
+                timed_out=isinstance(exc, httpx.TimeoutException),
+                operation=operation,
+            ) from None
+        except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
+            raise InvalidRequestError(
+                f"request could not be sent ({type(exc).__name__})", operation=operation
+            ) from None
+        except httpx.TimeoutException as exc:
+            raise TransportError(
+                f"{type(exc).__name__}", sent=True, timed_out=True, operation=operation
+            ) from None
+        except httpx.TransportError as exc:
+            raise TransportError(f"{type(exc).__name__}", sent=True, operation=operation) from None
+        self.clock.observe_date_header(sent, datetime.now(UTC), response.headers.get("date"))
+        if response.status_code == 429:
+            self.limiter.pause()
+        if not response.is_success:
+            raise error_from_response(response, operation=operation)
+        log.debug(
+            "%s %s -> %s request_id=%s",
+            operation,
+            method,
+            response.status_code,
+            response.headers.get("x-request-id"),
+        )
+        return response
+
+    # -- one call -------------------------------------------------------------------------------------
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        operation: str,
+        kind: CallKind,
+        host: str = "api",
+        params: Mapping[str, Any] | None = None,
+        json_body: Any = None,
+        headers: Mapping[str, bytes] | None = None,
+        body: BodyFactory | None = None,
+        on_error: ErrorHook | None = None,
+    ) -> Any:
+        """One API call with retries; returns the decoded JSON body (None for an empty body).
+
+        For an operation whose method the spec does not show (methods.PLAUSIBLE), `method` is only the
+        fallback: the learned method is sent, and a 405 is sent once more with the other plausible one (a
+        405 means nothing was done, so this is safe for creates); the one that worked is kept.
+        """
+        http = self._api if host == "api" else self._upload
+        current = self._methods.method(operation, method)
+        refused = False
+
+        def send(verb: str) -> httpx.Response:
+            return self._attempt(
+                http,
+                verb,
+                path,
+                operation=operation,
+                params=params,
+                json_body=json_body,
+                headers=headers,
+                body=body,
+            )
+
+        def attempt(number: int) -> httpx.Response:
+            nonlocal current, refused
+            try:
+                try:
+                    response = send(current)
+                except MethodNotAllowedError:
+                    other = self._methods.other(operation, current)
+                    if other is None or refused:
+                        raise  # the spec shows this method, or both plausible ones were refused
+                    refused, current = True, other
+                    response = send(current)
+                if refused:
+                    self._methods.learn(operation, current)
+                return response
+            except VideoApiError as exc:
+                if on_error is not None:
+                    substitute = on_error(exc, number)
+                    if substitute is not None:
+                        return substitute
+                raise
+
+        response = run_with_retries(attempt, kind=kind, policy=self.retry)
+        if not response.content or not response.content.strip():
+            return None
+        try:
+            return response.json()
+        except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
+            error = ResponseFormatError(
+                "answer is not JSON",
+                status=response.status_code,
+                request_id=response.headers.get("x-request-id"),
+                operation=operation,
+            )
+            if kind is CallKind.IDEMPOTENT:
+                raise error from None
+            raise UnknownOutcomeError(
+                "answer is not JSON",
+                cause_kind="bad_response",
+                status=response.status_code,
+                request_id=error.request_id,
+                operation=operation,
+            ) from None
+
+    # -- answers --------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _data(body: Any, operation: str) -> Any:
+        if isinstance(body, dict) and "data" in body:
+            return body["data"]
+        raise ResponseFormatError("answer has no data", operation=operation)
+
+    def _video(self, body: Any, operation: str) -> Video:
+        data = self._data(body, operation)
+        try:
+            return Video.model_validate(data)
+        except Exception as exc:  # pydantic.ValidationError: the shape is not a video
+            raise ResponseFormatError(
+                f"answer is not a video ({type(exc).__name__})", operation=operation
+            ) from None
+
+    def _answered_video(self, body: Any, operation: str, video_id: str, *, create: bool) -> Video:
+        """The video an operation's 2xx answer names, whatever the answer's shape (spec: not shown).
+
+        A full video is taken as is; `{data: {id}}` alone is read with one GET of that id. No usable video
+        in the answer: an in-place operation (move, cut) reads `video_id` again; a create (copy, concat)
+        raises UnknownOutcomeError(cause_kind="no_body"), for the caller to find what it made by listing,
+        never by repeating it.
+        """
+        data = body.get("data") if isinstance(body, dict) else None
+        named = data.get("id") if isinstance(data, dict) else None
+        if isinstance(data, dict) and isinstance(named, str) and named:
+            if len(data) > 1:
+                try:
+                    return Video.model_validate(data)
+                except Exception:  # pydantic.ValidationError: not a video, but it names one
+                    log.debug("%s: the answer names a video but is not one; reading it", operation)
+            return self.get_video(named)
+        if create:
+            raise UnknownOutcomeError("the answer named no video", cause_kind="no_body", operation=operation)
+        return self.get_video(video_id)
+
+    def get_video(self, video_id: str) -> Video:
+        """GET /v1/videos/:id (404 -> NotFoundError)."""
+        body = self._call("GET", video_path(video_id), operation="get_video", kind=CallKind.IDEMPOTENT)
+        return self._video(body, "get_video")

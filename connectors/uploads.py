@@ -1,0 +1,238 @@
+"""Uploads (spec 4.2): init for tus, the single-request upload and URL import with ASCII-only headers."""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+from collections.abc import Iterable, Iterator
+from typing import Any
+from urllib.parse import quote
+
+from connectors.errors import UnknownOutcomeError
+from connectors.models import UploadResult, UploadSession
+from connectors.retry import CallKind
+from connectors.sources import ByteSource
+from connectors.titles import header_exact, header_safe_filename, header_safe_title
+from connectors.transport import ApiTransport, BodyFactory
+
+__all__ = ["UploadCalls", "TrimRange", "UPLOAD_BODY_CHUNK"]
+
+#: A trim range in seconds: (start, length); length None means "to the end" (upload trim only).
+TrimRange = tuple[float, float | None]
+
+#: Bytes read from a ByteSource per piece of a streamed single-request upload body.
+UPLOAD_BODY_CHUNK = 1024 * 1024
+
+
+def _ascii(value: str) -> bytes:
+    """A header value as bytes; only printable ASCII is ever put in a header (titles.header_exact)."""
+    return value.encode("ascii")
+
+
+class UploadCalls(ApiTransport):
+    """POST /v2/init and /v2/video (its method is not shown: POST, else PUT from a 405), upload host."""
+
+    def init_upload(
+        self,
+        *,
+        parent_id: str,
+        title: str,
+        filesize: int,
+        filename: str | None = None,
+        description: str | None = None,
+        subtitle: str | None = None,
+        client_ip: str | None = None,
+    ) -> UploadSession:
+        """POST {upload_url}/v2/init (type video): creates the video now; returns its id and the tus endpoint.
+
+        JSON, so the title travels exactly. Creates: an unknown outcome raises UnknownOutcomeError. The spec
+        calls the answer a "session": a service may answer a session's id rather than the video's (the
+        `init-session-id` variant); the caller checks with one GET.
+        """
+        if filesize < 0:
+            raise ValueError("filesize must not be negative")
+        payload: dict[str, Any] = {
+            "type": "video",
+            "parent_id": parent_id,
+            "title": title,
+            "filesize": filesize,
+        }
+        for name, value in (
+            ("filename", filename),
+            ("description", description),
+            ("subtitle", subtitle),
+            ("client_ip", client_ip),
+        ):
+            if value is not None:
+                payload[name] = value
+        body = self._call(
+            "POST",
+            "/v2/init",
+            operation="init_upload",
+            kind=CallKind.CREATE,
+            host="upload",
+            json_body=payload,
+        )
+        try:
+            return UploadSession.model_validate(self._data(body, "init_upload"))
+        except Exception as exc:
+            # 2xx but unusable: the video probably exists; the caller must reconcile.
+            raise UnknownOutcomeError(
+                f"init answer malformed ({type(exc).__name__})",
+                cause_kind="bad_response",
+                operation="init_upload",
+            ) from None
+
+    def upload_single(
+        self,
+        *,
+        parent_id: str,
+        title: str,
+        source: ByteSource | bytes,
+        filename: str | None = None,
+        description: str | None = None,
+        content_type: str | None = None,
+        replace_video_id: str | None = None,
+        trim: TrimRange | None = None,
+        title_key: str | None = None,
+    ) -> UploadResult:
+        """{upload_url}/v2/video with the file as raw body (streamed from the source, constant memory).
+
+        Metadata travels in headers, and only printable ASCII arrives the same whether the service decodes
+        them as latin-1 or UTF-8: another title is sent as a placeholder derived from title_key (default:
+        parent, file name and size) and result.title_pending is True; another description is left out and
+        listed in result.pending_fields. Creates (or replaces): an unknown outcome raises UnknownOutcomeError.
+        """
+        if isinstance(source, bytes | bytearray):
+            data = bytes(source)
+            size = len(data)
+            name = filename or "upload.bin"
+
+            def body() -> bytes | Iterable[bytes]:
+                return data
+
+        else:
+            src = source
+            size = src.size
+            name = filename or src.name
+
+            def body() -> bytes | Iterable[bytes]:
+                return _iter_source(src)
+
+        key = title_key or f"{parent_id}:{name}:{size}"
+        headers, pending = _upload_headers(
+            parent_id=parent_id,
+            title=title,
+            key=key,
+            filename=name,
+            description=description,
+            replace_video_id=replace_video_id,
+            trim=trim,
+        )
+        guessed = content_type or mimetypes.guess_type(name)[0] or "application/octet-stream"
+        headers["Content-Type"] = _ascii(guessed if header_exact(guessed) else "application/octet-stream")
+        headers["Content-Length"] = _ascii(str(size))
+        return self._post_video(headers, body, pending, operation="upload_single")
+
+    def import_url(
+        self,
+        *,
+        parent_id: str,
+        title: str,
+        url: str,
+        filename: str | None = None,
+        description: str | None = None,
+        replace_video_id: str | None = None,
+        trim: TrimRange | None = None,
+        title_key: str | None = None,
+    ) -> UploadResult:
+        """{upload_url}/v2/video with X-Video-URL and an empty body: the service fetches the file.
+
+        The URL may be a capability (a presigned link): it is never logged. Titles as in upload_single
+        (placeholder key default: parent and URL). Creates: an unknown outcome raises UnknownOutcomeError.
+        """
+        if not url.startswith(("http://", "https://")):
+            raise ValueError("import_url needs an http(s) URL")
+        key = title_key or f"{parent_id}:{url}"
+        headers, pending = _upload_headers(
+            parent_id=parent_id,
+            title=title,
+            key=key,
+            filename=filename,
+            description=description,
+            replace_video_id=replace_video_id,
+            trim=trim,
+        )
+        # Percent-encoding leaves printable ASCII only (non-ASCII is UTF-8 percent-encoded).
+        headers["X-Video-URL"] = _ascii(quote(url, safe=":/?#[]@!$&'()*+,;=%~"))
+        headers["Content-Length"] = b"0"
+        return self._post_video(headers, lambda: b"", pending, operation="import_url")
+
+    def _post_video(
+        self, headers: dict[str, bytes], body: BodyFactory, pending: list[str], *, operation: str
+    ) -> UploadResult:
+        answer = self._call(
+            "POST",
+            "/v2/video",
+            operation=operation,
+            kind=CallKind.CREATE,
+            host="upload",
+            headers=headers,
+            body=body,
+        )
+        try:
+            data = self._data(answer, operation)
+            return UploadResult.model_validate({**data, "pending_fields": pending})
+        except Exception as exc:
+            raise UnknownOutcomeError(
+                f"upload answer malformed ({type(exc).__name__})",
+                cause_kind="bad_response",
+                operation=operation,
+            ) from None
+
+
+def _upload_headers(
+    *,
+    parent_id: str,
+    title: str,
+    key: str,
+    filename: str | None,
+    description: str | None,
+    replace_video_id: str | None,
+    trim: TrimRange | None,
+) -> tuple[dict[str, bytes], list[str]]:
+    """The metadata headers of /v2/video (printable ASCII only) and the fields owed by update."""
+    for name, value in (("parent_id", parent_id), ("replace_video_id", replace_video_id)):
+        if value is not None and not header_exact(value):
+            raise ValueError(f"{name} is not an identifier that fits a header")
+    pending: list[str] = []
+    sent_title, title_pending = header_safe_title(title, key)
+    if title_pending:
+        pending.append("title")
+    headers: dict[str, bytes] = {"X-Parent-ID": _ascii(parent_id), "X-Video-Title": _ascii(sent_title)}
+    if description is not None:
+        if header_exact(description):
+            headers["X-Video-Description"] = _ascii(description)
+        else:
+            pending.append("description")
+    if filename:
+        headers["X-File-Name"] = _ascii(header_safe_filename(filename))
+    if replace_video_id is not None:
+        headers["X-Replace-Video-ID"] = _ascii(replace_video_id)
+    if trim is not None:
+        start, length = trim
+        spec: dict[str, float] = {"start": float(start)}
+        if length is not None:
+            spec["length"] = float(length)
+        headers["X-Video-Trim"] = _ascii(json.dumps(spec))
+    return headers, pending
+
+
+def _iter_source(source: ByteSource) -> Iterator[bytes]:
+    offset = 0
+    while offset < source.size:
+        chunk = source.read_range(offset, UPLOAD_BODY_CHUNK)
+        if not chunk:
+            raise OSError("source ended early")
+        offset += len(chunk)
+        yield chunk
