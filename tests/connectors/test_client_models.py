@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from connectors.ids import to_base58
 from connectors.models import Chapters, UploadResult, UploadSession, Video, VideoPage
 
 
@@ -47,3 +48,42 @@ def test_page_session_and_result() -> None:
     result = UploadResult.model_validate({"id": "v", "pending_fields": ["title"]})
     assert result.title_pending
     assert not UploadResult.model_validate({"id": "v"}).title_pending
+
+
+def test_every_id_field_comes_in_one_normal_form() -> None:
+    canonical = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+    for notation in (canonical.upper(), canonical.replace("-", ""), to_base58(canonical)):
+        video = Video.model_validate(
+            {
+                "id": notation,
+                "project_id": notation,
+                "folder_id": notation,
+                "workspace_id": notation,
+                "storage_id": notation,
+                "player_id": notation,
+                "assets": [{"id": notation, "video_id": notation}],
+                "audio_tracks": [{"id": notation}],
+                "poster": {
+                    "id": notation,
+                    "media_id": notation,
+                    "video_id": notation,
+                    "storage_id": notation,
+                },
+                "meta": {"event_id": notation, "stream_id": notation, "note": notation},
+            }
+        )
+        assert {video.id, video.project_id, video.folder_id, video.workspace_id, video.storage_id} == {
+            canonical
+        }
+        assert video.player_id == canonical
+        assert video.assets is not None and (video.assets[0].id, video.assets[0].video_id) == (canonical,) * 2
+        assert video.audio_tracks is not None and video.audio_tracks[0].id == canonical
+        poster = video.poster
+        assert poster is not None and {poster.id, poster.media_id, poster.video_id, poster.storage_id} == {
+            canonical
+        }
+        assert video.meta == {"event_id": canonical, "stream_id": canonical, "note": notation}  # only ids
+        assert UploadSession.model_validate({"id": notation, "endpoint": "x"}).id == canonical
+        result = UploadResult.model_validate({"id": notation, "project_id": notation})
+        assert (result.id, result.project_id) == (canonical, canonical)
+    assert Video.model_validate({"id": "not-an-id"}).id == "not-an-id"  # anything else stays as it came

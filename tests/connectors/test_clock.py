@@ -44,3 +44,27 @@ def test_unreadable_or_missing_headers_teach_nothing() -> None:
     for header in (None, "", "yesterday", "Mon, 99 Foo 2026"):
         clock.observe_date_header(T0, T0, header)
     assert clock.offset() is None
+
+
+def test_whole_second_values_are_widened_by_default() -> None:
+    """A created_at with whole seconds may be up to 1 s earlier than the service's true time."""
+    clock = ServiceClock()
+    true_offset = -600.7  # the service says T0 - 600.7 s, truncated to 11:49:59 (0.3 s early)
+    service = T0 + timedelta(seconds=true_offset)
+    truncated = service.replace(microsecond=0)
+    clock.observe(local_before=T0 - timedelta(milliseconds=5), local_after=T0, service_time=truncated)
+    offset, spread = clock.offset(), clock.uncertainty()
+    assert offset is not None and abs(offset - true_offset) <= spread
+    narrow = ServiceClock()
+    narrow.observe(T0 - timedelta(milliseconds=5), T0, truncated, resolution=0.0)
+    narrow_offset = narrow.offset()
+    assert narrow_offset is not None and abs(narrow_offset - true_offset) > narrow.uncertainty()
+
+
+def test_naive_times_are_utc() -> None:
+    clock = ServiceClock()
+    naive = T0.replace(tzinfo=None)
+    clock.observe(naive, naive + timedelta(seconds=1), T0 + timedelta(seconds=30.5))
+    offset = clock.offset()
+    assert offset is not None and 29.5 <= offset <= 30.5
+    assert clock.to_service(T0).tzinfo is not None
