@@ -159,7 +159,7 @@ class UnknownOutcomeError(VideoApiError):
         request_id: str | None = None,
         operation: str | None = None,
     ) -> None:
-        #: "timeout", "connection", "server_error" or "bad_response"
+        #: "timeout", "connection", "server_error", "bad_response" or "no_body" (a 2xx that named no video)
         self.cause_kind = cause_kind
         super().__init__(message, status=status, code=code, request_id=request_id, operation=operation)
 
