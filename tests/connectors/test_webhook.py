@@ -149,7 +149,10 @@ def test_stop_closes_the_socket(recorder: Recorder) -> None:
 @pytest.mark.parametrize(
     "payload",
     [
-        {"type": "media.update.status", "object": {"media_id": "V1", "status": "error", "reason": "bad file"}},  # noqa: E501
+        {
+            "type": "media.update.status",
+            "object": {"media_id": "V1", "status": "error", "reason": "bad file"},
+        },
         {"media_id": "V1", "status": "error", "reason": "bad file"},
         {"video_id": "V1", "status": "error", "message": "bad file"},
     ],
