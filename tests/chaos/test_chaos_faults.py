@@ -1,4 +1,4 @@
-"""Many seeds of migrations under 5xx bursts, latency, drops after commit, forced 429s, cut PATCH bodies."""
+"""Seeded migrations under service variants, 5xx bursts, latency, lost answers, 429s, cut bodies; a rerun."""
 
 from __future__ import annotations
 
@@ -11,17 +11,23 @@ import pytest
 
 from emulator.control import EmulatorControl, Workspace
 from flows.migrate import MigrateOptions, MigrateOutcome, run_migration
-from tests.chaos.harness import (
-    FaultScript,
+from flows.migrate_flow import run_flow  # imported here: Prefect sets up its logging once, not mid-test
+from tests.chaos.checks import (
     assert_exactly_one_each,
     assert_no_duplicates,
     assert_settled,
-    chaos_items,
-    chaos_rows,
-    chaos_seeds,
-    draw_variants,
     ledger_items,
     rate_figures,
+)
+from tests.chaos.harness import (
+    FaultScript,
+    chaos_items,
+    chaos_prefect,
+    chaos_rows,
+    chaos_seeds,
+    chaos_via,
+    describe_variants,
+    draw_variants,
     write_rows,
 )
 from tests.flows.helpers import settings_for
@@ -34,16 +40,6 @@ log = logging.getLogger(__name__)
 CHUNK = 8 * 1024
 
 
-def _via(seed: int) -> str:
-    """Every third seed sends files in one request (/v2/video), the others by tus."""
-    return "single" if seed % 3 == 0 else "tus"
-
-
-def _prefect(seed: int) -> bool:
-    """Seed 1 runs through the default path (the Prefect flow), the others plainly (time)."""
-    return seed == 1
-
-
 def _options(inventory: Path, ws: Workspace, ledger: Path, seed: int) -> MigrateOptions:
     return MigrateOptions(
         inventory=str(inventory),
@@ -53,16 +49,14 @@ def _options(inventory: Path, ws: Workspace, ledger: Path, seed: int) -> Migrate
         poll_interval=0.5,
         wait_timeout=120.0,
         chunk_size=CHUNK,
-        via=_via(seed),
+        via=chaos_via(seed),
     )
 
 
 def _migrate(opts: MigrateOptions, ws: Workspace, seed: int) -> MigrateOutcome:
     """One run, through the Prefect flow for the Prefect seed (its outcome read back), else plainly."""
-    if not _prefect(seed):
+    if not chaos_prefect(seed):
         return run_migration(opts, settings_for(ws))
-    from flows.migrate_flow import run_flow
-
     result = run_flow(opts, api_url=ws.base_url, upload_url=ws.upload_url)
     return MigrateOutcome(exit_code=result["exit_code"], reasons=result["reasons"], summary=result["summary"])
 
@@ -77,7 +71,7 @@ def test_faulted_migration_then_clean_rerun(
     request: pytest.FixtureRequest,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    if _prefect(seed):
+    if chaos_prefect(seed):
         request.getfixturevalue("prefect_harness")  # the real engine on a temporary local server
         monkeypatch.setenv("VIDEOFERRY_TOKEN", chaos_ws.token)  # the flow reads it from the environment
     rows = chaos_rows(clip_factory, chaos_items(seed), seed)
@@ -85,7 +79,16 @@ def test_faulted_migration_then_clean_rerun(
     ledger = tmp_path / "ledger.db"
     variants, params = draw_variants(seed)
     chaos_control.set_variants(chaos_ws, variants, **params)
-    started = time.time()
+    log.warning(
+        "chaos seed %d starts (%s%s, %d items, variants %s)",
+        seed,
+        chaos_via(seed),
+        ", Prefect" if chaos_prefect(seed) else "",
+        len(rows),
+        describe_variants(variants, params),
+    )
+    runs = [time.time()]  # when each run started (the rate check needs them under tus-rate-limited)
+    started = runs[0]
     with FaultScript(chaos_control, chaos_ws, seed):
         faulted = _migrate(_options(inventory, chaos_ws, ledger, seed), chaos_ws, seed)
     faulted_seconds = time.time() - started
@@ -98,23 +101,25 @@ def test_faulted_migration_then_clean_rerun(
     assert sum(counts.values()) == len(rows)
     assert faulted.exit_code in (0, 1), faulted.reasons
 
+    runs.append(time.time())
     clean = _migrate(_options(inventory, chaos_ws, ledger, seed), chaos_ws, seed)
     assert clean.exit_code == 0, clean.reasons
     assert_exactly_one_each(chaos_control, chaos_ws, ledger, rows)
-    figures = rate_figures(chaos_control, chaos_ws)
+    figures = rate_figures(chaos_control, chaos_ws, variants=variants, runs=runs)
     log.warning(
         "chaos seed %d (%s%s, variants %s): %d items, faulted run %.1f s (%s, codes %s), total %.1f s, "
-        "%d API calls, max %d/s, %d/min, %d answered 429",
+        "%d counted requests (%d to upload addresses), max %d/s, %d/min, %d answered 429",
         seed,
-        _via(seed),
-        ", Prefect" if _prefect(seed) else "",
-        ",".join(variants) or "none",
+        chaos_via(seed),
+        ", Prefect" if chaos_prefect(seed) else "",
+        describe_variants(variants, params),
         len(rows),
         faulted_seconds,
         counts,
         dict(codes),
         time.time() - started,
         figures.calls,
+        figures.uploads,
         figures.per_second,
         figures.per_minute,
         figures.refused_429,
