@@ -14,6 +14,7 @@ from state import Ledger
 from tests.chaos.checks import (
     PAUSE_AFTER_429,
     RateFigures,
+    assert_settled,
     attribute_videos,
     counted_requests,
     max_in_window,
@@ -111,3 +112,26 @@ def test_variant_draws_keep_the_exclusions_and_shared_groups_their_sizes() -> No
     groups = shared_groups(random.Random(3), 50)
     assert len(groups) >= 2 and all(2 <= len(g) <= 4 for g in groups)
     assert len({i for g in groups for i in g}) == sum(len(g) for g in groups)
+
+
+def test_only_a_postponed_lookup_may_leave_an_item_in_creating(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"
+    ledger = Ledger.open(path)
+    try:
+        run = ledger.start_run("test")
+        ledger.plan([row("a", 1), row("b", 2)], run)
+        ledger.begin_create("a", run, "Title a")
+        ledger.note("a", run, "reconcile postponed: listing answered 503")  # the documented limit
+        ledger.fail("b", run, "create_attempts", "no video after 3 create attempts")
+    finally:
+        ledger.close()
+    assert assert_settled(path) == {"creating": 1, "failed": 1}
+    ledger = Ledger.open(path)
+    try:
+        run = ledger.start_run("test")
+        ledger.plan([row("c", 3)], run)
+        ledger.begin_create("c", run, "Title c")  # a create whose outcome nobody looked up
+    finally:
+        ledger.close()
+    with pytest.raises(AssertionError, match=r"item \w+ \(row 3\) left in creating after 1 create attempts"):
+        assert_settled(path)
