@@ -33,7 +33,8 @@ from connectors.s3 import (
     parse_s3_uri,
     shared_s3_client,
 )
-from connectors.sources import SourceError, file_uri_to_path, safe_uri, scrub_urls
+from connectors.sources import SourceError, file_uri_to_path
+from core.redact import safe_uri, scrub_urls
 
 __all__ = [
     "CHAPTER_DTYPE",

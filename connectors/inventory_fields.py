@@ -11,7 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from connectors.sources import SourceError, file_uri_to_path, safe_uri
+from connectors.sources import SourceError, file_uri_to_path
+from core.redact import safe_uri
 
 PRIVACY_TYPES = ("anywhere", "nowhere", "custom")
 SCHEME_RE = r"^([A-Za-z][A-Za-z0-9+.\-]*)://"

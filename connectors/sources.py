@@ -5,16 +5,16 @@ from __future__ import annotations
 import io
 import os
 import posixpath
-import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit
 
 from botocore.exceptions import BotoCoreError, ClientError, IncompleteReadError, ResponseStreamingError
 
 from connectors.s3 import S3Config, client_error_code, head_object, parse_s3_uri, read_range, shared_s3_client
+from core.redact import safe_uri
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -27,30 +27,6 @@ class SourceError(Exception):
         self.uri = safe_uri(uri)
         self.reason = reason
         super().__init__(f"{self.uri}: {reason}")
-
-
-def safe_uri(uri: str) -> str:
-    """The uri as it may appear in messages: URLs lose their user info, query string and fragment."""
-    if "://" not in uri or uri.startswith(("s3://", "file://")):
-        return uri
-    try:
-        parts = urlsplit(uri)
-    except ValueError:
-        return uri.split("?", 1)[0].split("#", 1)[0]
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-
-_URL_TAIL_RE = re.compile(
-    r"""(\b[A-Za-z][A-Za-z0-9+.-]*://)(?:[^\s/?#@"'`]*@)?([^\s?#"'`]*)(?:[?#][^\s"'`]*)?"""
-)
-
-
-def scrub_urls(text: str) -> str:
-    """Remove user info, query strings and fragments from every URL inside free text."""
-    return _URL_TAIL_RE.sub(r"\1\2", text)
 
 
 @runtime_checkable

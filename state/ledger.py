@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from core.redact import sanitize, scrub
 from state import queries, schema
 from state.errors import InvalidTransition, LedgerBusyError, LedgerError, UnknownItem
 from state.files import RunLock, create_private, secure
@@ -39,7 +40,6 @@ from state.machine import (
     state_for_status,
 )
 from state.models import Event, Item, Op, PlanResult, Run, format_time
-from state.redact import sanitize, scrub
 from state.rows import IDENTITY_FIELDS, METADATA_FIELDS, SPEC_FIELDS, dump, meta_pending, normalize
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
@@ -343,7 +343,7 @@ class Ledger:
         secrets = (row.get("upload_endpoint"), changes.get("upload_endpoint"))
         for field in ("error_message",):
             if changes.get(field):
-                changes[field] = scrub(changes[field], secrets)
+                changes[field] = scrub(changes[field], secrets, "<upload endpoint>")
         columns = ", ".join(f'"{c}" = ?' for c in changes)
         conn.execute(f"UPDATE items SET {columns} WHERE key = ?", (*changes.values(), key))
         if event:
@@ -356,7 +356,7 @@ class Ledger:
                 to_state=to_state,
                 error_code=error_code,
                 request_id=request_id,
-                message=scrub(message, secrets) if message else None,
+                message=scrub(message, secrets, "<upload endpoint>") if message else None,
                 time=now,
             )
 

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import polars as pl
 
+from core.redact import safe_uri
 from state.ledger import Ledger
 from state.machine import FINISHED, STATES
 
@@ -24,17 +24,6 @@ _COLOURS = {
     "error": "#e53935",
     "aborted": "#8e24aa",
 }
-
-
-def redact_url(source: str) -> str:
-    """A source as it may appear in a report: query and fragment of http(s) URLs dropped (signed links)."""
-    if source.lower().startswith(("http://", "https://")):
-        parts = urlsplit(source)
-        netloc = parts.hostname or ""
-        if parts.port:
-            netloc += f":{parts.port}"
-        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-    return source
 
 
 @dataclass
@@ -51,7 +40,7 @@ def build_report(ledger: Ledger, *, rejected: list[dict[str, Any]] | None = None
     """Read the ledger into a Report (never the upload endpoint: report rows do not carry it)."""
     rows = ledger.report_rows()
     for row in rows:
-        row["source"] = redact_url(str(row.get("source") or ""))
+        row["source"] = safe_uri(str(row.get("source") or ""))
     items = pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
     summary = ledger.summary()
     if rejected:

@@ -18,8 +18,8 @@ from connectors.sources import (
     SourceError,
     iter_chunks,
     open_source,
-    safe_uri,
 )
+from core.redact import safe_uri
 
 PAYLOAD = bytes((i * 7) % 256 for i in range(300_001))
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import polars as pl
 
+from core.redact import safe_uri
 from state.ledger import Ledger
-from tasks.report import FORMATS, build_report, redact_url, render_html, write_report
+from tasks.report import FORMATS, build_report, render_html, write_report
 
 ENDPOINT = "http://127.0.0.1:9/upload/abc/SECRET-CAPABILITY"
 
@@ -65,8 +66,8 @@ def test_every_format_without_secrets(tmp_path: Path) -> None:
 
 
 def test_redact_url_drops_query_and_credentials() -> None:
-    assert redact_url("https://user:pw@h.example:8443/p/v.mp4?sig=1#x") == "https://h.example:8443/p/v.mp4"
-    assert redact_url("s3://bucket/key.mp4") == "s3://bucket/key.mp4"
+    assert safe_uri("https://user:pw@h.example:8443/p/v.mp4?sig=1#x") == "https://h.example:8443/p/v.mp4"
+    assert safe_uri("s3://bucket/key.mp4") == "s3://bucket/key.mp4"
 
 
 def test_empty_report_renders(tmp_path: Path) -> None:

@@ -1,0 +1,1 @@
+"""The vocabulary every package shares: the item model, field rules and secret redaction."""

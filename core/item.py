@@ -1,0 +1,199 @@
+"""The item model: what a valid inventory row means, the enums of its life, and the one key formula."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import NamedTuple
+
+
+class Via(StrEnum):
+    """How an item's bytes travel: tus, import by URL, or one single-request upload."""
+
+    TUS = "tus"
+    URL = "url"
+    SINGLE = "single"
+
+
+#: The --via option: a Via, or auto (tus for files and S3 objects, url for http(s) sources).
+VIA_CHOICES: tuple[str, ...] = ("auto", *(v.value for v in Via))
+
+
+class SourceKind(StrEnum):
+    """Where an item's bytes are: a local file, an S3 object, or an http(s) URL."""
+
+    FILE = "file"
+    S3 = "s3"
+    URL = "url"
+
+
+class PrivacyType(StrEnum):
+    """Who may play a video (spec 2.1 privacy.type)."""
+
+    ANYWHERE = "anywhere"
+    NOWHERE = "nowhere"
+    CUSTOM = "custom"
+
+
+class ItemState(StrEnum):
+    """Where an item stands in the ledger (state/machine.py holds the transitions)."""
+
+    PLANNED = "planned"
+    CREATING = "creating"
+    UPLOADING = "uploading"
+    UPLOADED = "uploaded"
+    PROCESSING = "processing"
+    DONE = "done"
+    FINISHED = "finished"
+    FAILED = "failed"
+    ERROR = "error"
+    ABORTED = "aborted"
+
+
+#: States a run leaves alone: the work is complete.
+COMPLETE_STATES: frozenset[ItemState] = frozenset({ItemState.DONE, ItemState.FINISHED})
+
+
+class VideoStatus(StrEnum):
+    """The service's processing status of a video (spec 3.1)."""
+
+    PENDING = "pending"
+    UPLOADING = "uploading"
+    PRE_PROCESSING = "pre-processing"
+    PROCESSING = "processing"
+    DONE = "done"
+    ERROR = "error"
+    ABORTED = "aborted"
+
+
+#: Statuses that end a video's processing.
+TERMINAL_STATUSES: frozenset[VideoStatus] = frozenset(
+    {VideoStatus.DONE, VideoStatus.ERROR, VideoStatus.ABORTED}
+)
+#: Statuses of a video whose bytes the service still waits for.
+WAITING_FOR_BYTES: frozenset[VideoStatus] = frozenset({VideoStatus.PENDING, VideoStatus.UPLOADING})
+#: Statuses that end a video's processing without a playable result.
+FAILED_STATUSES: frozenset[VideoStatus] = frozenset({VideoStatus.ERROR, VideoStatus.ABORTED})
+
+
+class Chapter(NamedTuple):
+    """One chapter marker: time in seconds (as the user wrote it) and title."""
+
+    time: float
+    title: str
+
+
+class RowError(ValueError):
+    """One rejected input row: its 1-based number, the field, the (short, secret-free) value and why."""
+
+    def __init__(self, row: int | None, field: str, value: str, reason: str) -> None:
+        super().__init__(row, field, value, reason)
+        self.row = row
+        self.field = field
+        self.value = value
+        self.reason = reason
+
+    def __str__(self) -> str:
+        where = f"row {self.row}" if self.row is not None else "row"
+        return f"{where}, field {self.field}: {self.reason}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RowError) and self.args == other.args
+
+    def __hash__(self) -> int:
+        return hash(self.args)
+
+
+_URL_RE = re.compile(r"^https?://", re.IGNORECASE)
+
+
+def source_kind(source: str) -> SourceKind:
+    """The kind of a normalised source: an http(s) URL, an s3:// object, else a local file."""
+    if _URL_RE.match(source):
+        return SourceKind.URL
+    if source[:5].lower() == "s3://":
+        return SourceKind.S3
+    return SourceKind.FILE
+
+
+def derive_key(source: str, parent_id: str) -> str:
+    """The default item key, the only place it is computed: sha256(source + "\\n" + parent_id), 32 hex.
+
+    ``source`` and ``parent_id`` are the normalised row values. An http(s) source counts without its query
+    string and fragment: presigned S3 links and CDN tokens are signed again between runs, and a rerun with new
+    signatures must find the same items. Paths and s3:// sources count exactly as normalised.
+    """
+    if _URL_RE.match(source):
+        source = re.split(r"[?#]", source, maxsplit=1)[0]
+    return hashlib.sha256(f"{source}\n{parent_id}".encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class ItemSpec:
+    """What an inventory row means once it is valid: validated once, stored as is, read by every step.
+
+    ``source`` may be a signed URL (a capability): kept out of repr. ``title`` is the title the video gets
+    (the row's, else the file name's stem). ``via`` is the path chosen for this item (never auto).
+    """
+
+    key: str
+    source: str = field(repr=False)
+    parent_id: str
+    via: Via
+    title: str
+    row: int | None = None
+    source_size: int | None = None
+    description: str | None = None
+    tags: tuple[str, ...] = ()
+    chapters: tuple[Chapter, ...] = ()
+    privacy_type: PrivacyType | None = None
+    privacy_domains: tuple[str, ...] = ()
+
+    @property
+    def source_kind(self) -> SourceKind:
+        """Where the bytes are."""
+        return source_kind(self.source)
+
+    #: Fields that decide the upload: never changed while a video may exist for the item.
+    IDENTITY_FIELDS = ("source", "parent_id", "via")
+    #: Fields the finish step can still apply to an existing video.
+    METADATA_FIELDS = (
+        "source_size",
+        "title",
+        "description",
+        "tags",
+        "chapters",
+        "privacy_type",
+        "privacy_domains",
+    )
+
+
+def owed_update(
+    spec: ItemSpec, create_title: str | None, create_description: str | None
+) -> dict[str, object]:
+    """The update fields a video made from ``spec`` still needs, given what its create sent.
+
+    Nothing is owed before a create: title and description travel with it. After it: the real title when a
+    placeholder travelled, the description when it did not travel, and tags and privacy always (the create
+    cannot carry them). Chapters are a separate call (see ``owes_metadata``).
+    """
+    fields: dict[str, object] = {}
+    if create_title is not None:
+        if spec.title != create_title:
+            fields["title"] = spec.title
+        if spec.description and spec.description != (create_description or ""):
+            fields["description"] = spec.description
+    if spec.tags:
+        fields["tags"] = list(spec.tags)
+    if spec.privacy_type:
+        fields["privacy_type"] = spec.privacy_type.value
+    if spec.privacy_domains:
+        fields["privacy_domains"] = list(spec.privacy_domains)
+    return fields
+
+
+def owes_metadata(spec: ItemSpec, create_title: str | None, create_description: str | None) -> bool:
+    """Whether the finish step has anything to apply (an update or chapters)."""
+    return bool(spec.chapters) or bool(owed_update(spec, create_title, create_description))
