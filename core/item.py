@@ -130,6 +130,31 @@ def derive_key(source: str, parent_id: str) -> str:
     return hashlib.sha256(f"{source}\n{parent_id}".encode()).hexdigest()[:32]
 
 
+def choose_via(kind: SourceKind, option: str) -> Via:
+    """The path an item of this kind takes under the --via option (auto, tus, url, single).
+
+    Raises ValueError (the reason, for a RowError) when the source cannot travel that way.
+    """
+    if option not in VIA_CHOICES:
+        raise ValueError(f"unknown --via value {option!r} (expected auto, tus, url or single)")
+    if kind is SourceKind.URL:
+        if option in ("auto", "url"):
+            return Via.URL
+        raise ValueError(f"an http(s) source can only be imported by URL, not with --via {option}")
+    if option == "url":
+        if kind is SourceKind.S3:
+            return Via.URL
+        raise ValueError("a local file cannot be imported by URL; use --via auto, tus or single")
+    return Via.SINGLE if option == "single" else Via.TUS
+
+
+def default_title(source: str, key: str) -> str:
+    """The title of a row without one: the source's file name without extension, query or fragment."""
+    name = re.split(r"[?#]", source, maxsplit=1)[0].rstrip("/").rsplit("/", 1)[-1]
+    stem = name.rsplit(".", 1)[0] if "." in name else name
+    return stem or name or key
+
+
 @dataclass(frozen=True)
 class ItemSpec:
     """What an inventory row means once it is valid: validated once, stored as is, read by every step.
