@@ -65,7 +65,7 @@ def _plan(spec: dict[str, Any]) -> dict[str, Any]:
     ledger = Ledger.open(spec["ledger"])
     try:
         run_id = ledger.start_run("plan", {})
-        result = apply_plan(plan, ledger, run_id, "auto")
+        result = apply_plan(plan, ledger, run_id)
         ledger.finish_run(run_id, "succeeded", {})
     finally:
         ledger.close()

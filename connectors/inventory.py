@@ -6,6 +6,7 @@ import io
 import json
 import posixpath
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,17 +15,16 @@ import polars as pl
 from botocore.exceptions import BotoCoreError, ClientError
 
 from connectors.ids import normal_id
-from connectors.inventory_fields import SourceBase, derive_key
 from connectors.inventory_normalise import (
     CHAPTER_DTYPE,
     INPUT_COLUMNS,
     OUTPUT_SCHEMA,
-    RowError,
     empty_rows,
     field_rank,
     normalise,
     short,
 )
+from connectors.inventory_sources import SourceBase
 from connectors.s3 import (
     S3Config,
     client_error_code,
@@ -34,6 +34,7 @@ from connectors.s3 import (
     shared_s3_client,
 )
 from connectors.sources import SourceError, file_uri_to_path
+from core.item import Chapter, ItemSpec, PrivacyType, RowError, Via
 from core.redact import safe_uri, scrub_urls
 
 __all__ = [
@@ -42,8 +43,6 @@ __all__ = [
     "OUTPUT_SCHEMA",
     "Inventory",
     "InventoryError",
-    "RowError",
-    "derive_key",
     "empty_rows",
     "read_inventory",
 ]
@@ -75,7 +74,25 @@ class Inventory:
     @property
     def bad_rows(self) -> list[int]:
         """Row numbers with at least one error, ascending."""
-        return sorted({e.row for e in self.errors})
+        return sorted({e.row for e in self.errors if e.row is not None})
+
+    def specs(self) -> Iterator[ItemSpec]:
+        """Every good row as the item it specifies, in input order (validated once, here)."""
+        for row in self.rows.iter_rows(named=True):
+            yield ItemSpec(
+                key=row["key"],
+                source=row["source"],
+                parent_id=row["parent_id"],
+                via=Via(row["via"]),
+                title=row["title"],
+                row=row["row"],
+                source_size=row["size"],
+                description=row["description"],
+                tags=tuple(row["tags"] or ()),
+                chapters=tuple(Chapter(c["time"], c["title"]) for c in row["chapters"] or ()),
+                privacy_type=PrivacyType(row["privacy_type"]) if row["privacy_type"] else None,
+                privacy_domains=tuple(row["privacy_domains"] or ()),
+            )
 
 
 @dataclass
@@ -95,13 +112,15 @@ def read_inventory(
     uri: str,
     *,
     default_parent_id: str | None,
+    via: str = "auto",
     s3: S3Config | None = None,
     format: str | None = None,
 ) -> Inventory:
     """Read and normalise an inventory: a CSV/TSV, Parquet or JSON Lines file (path, file:// or s3://),
     or ``s3://bucket/prefix/`` (trailing slash, or a bare bucket) to list every object under it.
 
-    ``format`` ("csv", "tsv", "parquet", "jsonl") overrides detection by file extension.
+    ``format`` ("csv", "tsv", "parquet", "jsonl") overrides detection by file extension. ``via`` (the --via
+    option) routes every row; a source that cannot travel that way is a bad row.
     Raises InventoryError when the inventory cannot be read at all; bad rows go to ``.errors``.
     """
     default_parent = None
@@ -111,7 +130,7 @@ def read_inventory(
         except ValueError as exc:
             raise InventoryError(f"--parent-id {default_parent_id.strip()[:60]!r} is {exc}") from None
     loaded = _load(uri, s3=s3, format=format)
-    rows, errors = normalise(loaded.frame, loaded.base, default_parent)
+    rows, errors = normalise(loaded.frame, loaded.base, default_parent, via)
     errors = sorted(
         (
             RowError(e.row, e.field, scrub_urls(e.value), scrub_urls(e.reason))

@@ -4,24 +4,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
 import polars as pl
 
 from connectors.ids import normal_id
-from connectors.inventory_fields import (
-    PRIVACY_TYPES,
-    SCHEME_RE,
-    FieldError,
-    SourceBase,
-    derive_key,
-    parse_chapters,
-    parse_domains,
-    parse_source,
-    parse_tags,
-)
+from connectors.inventory_sources import SCHEME_RE, SourceBase, parse_source
+from core.fields import FieldError, parse_chapters, parse_domains, parse_tags
+from core.item import PrivacyType, RowError, SourceKind, choose_via, derive_key
+
+PRIVACY_TYPES = tuple(p.value for p in PrivacyType)
 
 #: Columns a user may give, in report order.
 INPUT_COLUMNS = (
@@ -54,25 +47,13 @@ OUTPUT_SCHEMA = pl.Schema(
         "chapters": pl.List(CHAPTER_DTYPE),
         "privacy_type": pl.String(),
         "privacy_domains": pl.List(pl.String),
+        "via": pl.String(),
     }
 )
 
 VALUE_MAX = 200
 ERROR_SCHEMA = {"row": pl.Int64, "field": pl.String, "value": pl.String, "reason": pl.String}
 _NEEDS_NORMPATH_RE = r"(^|/)\.{1,2}(/|$)|//"
-
-
-@dataclass(frozen=True)
-class RowError:
-    """One rejected cell: 1-based row, the column, its (shortened, secret-free) value and why."""
-
-    row: int
-    field: str
-    value: str
-    reason: str
-
-    def __str__(self) -> str:
-        return f"row {self.row}, field {self.field}: {self.reason}"
 
 
 def empty_rows() -> pl.DataFrame:
@@ -115,8 +96,9 @@ class _Errors:
 
 
 def normalise(
-    df: pl.DataFrame, base: SourceBase, default_parent: str | None
+    df: pl.DataFrame, base: SourceBase, default_parent: str | None, via: str = "auto"
 ) -> tuple[pl.DataFrame, list[RowError]]:
+    """Every good row of a raw frame in OUTPUT_SCHEMA, and every rejected cell (routing under `via` too)."""
     if df.height == 0:
         return empty_rows(), []
     errors = _Errors()
@@ -154,6 +136,7 @@ def normalise(
         parsed["privacy_domains"].alias("_domains"),
     )
     df = _normalise_privacy(df, errors)
+    df = _route(df, via, errors)
 
     error_frame = errors.frame().unique(maintain_order=True)
     good = df.filter(~pl.col("row").is_in(error_frame["row"].unique().implode()))
@@ -171,6 +154,7 @@ def normalise(
         pl.col("_chapters").alias("chapters"),
         pl.col("_ptype").alias("privacy_type"),
         pl.col("_domains").alias("privacy_domains"),
+        pl.col("_via").alias("via"),
     )
     rows = rows.cast(OUTPUT_SCHEMA)
     return rows, [RowError(*t) for t in error_frame.iter_rows()]
@@ -345,6 +329,27 @@ def _normalise_privacy(df: pl.DataFrame, errors: _Errors) -> pl.DataFrame:
         pl.when(custom).then(pl.lit("custom")).otherwise(ptype).alias("_ptype"),
         pl.when(custom).then(pl.col("_domains")).otherwise(None).alias("_domains"),
     )
+
+
+def _route(df: pl.DataFrame, option: str, errors: _Errors) -> pl.DataFrame:
+    """Add _via: the path each source kind takes under the --via option; a kind that cannot is rejected."""
+    vias: dict[str, str] = {}
+    reasons: dict[str, str] = {}
+    for source_kind in SourceKind:
+        try:
+            vias[source_kind.value] = choose_via(source_kind, option).value
+        except ValueError as exc:
+            reasons[source_kind.value] = str(exc)
+    kind = pl.col("_source_type")
+    if reasons:
+        errors.add(
+            df,
+            kind.is_in(list(reasons)),
+            "source",
+            kind.replace_strict(reasons, default="", return_dtype=pl.String),
+            pl.col("_safe_source").fill_null(pl.col("_source")),
+        )
+    return df.with_columns(kind.replace_strict(vias, default=None, return_dtype=pl.String).alias("_via"))
 
 
 def _patch(target: pl.Series, mask: pl.Series, inputs: pl.Series, fn: Callable[[Any], Any]) -> pl.Series:

@@ -156,7 +156,8 @@ def status(
         last = runs[-1]
         typer.echo(f"last run: {last.run_id} {last.status}")
     for item in bad:
-        typer.echo(f"  {item.key} (row {item.row}): {item.state} {item.error_code}: {item.error_message}")
+        where = f"row {item.spec.row}"
+        typer.echo(f"  {item.key} ({where}): {item.state} {item.error_code}: {item.error_message}")
     counts = summary.get("counts", {})
     complete = counts.get("done", 0) + counts.get("finished", 0)
     raise typer.Exit(0 if complete == summary.get("items", 0) else 1)

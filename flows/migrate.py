@@ -92,7 +92,7 @@ def dry_run(opts: MigrateOptions, s3: S3Config | None = None) -> MigrateOutcome:
     plan = read_plan(opts.inventory, parent_id=opts.parent_id, via=opts.via, s3=s3)
     ledger = Ledger.open(opts.ledger, create=False) if Path(opts.ledger).exists() else None
     try:
-        counts = preview(plan, ledger, opts.via)
+        counts = preview(plan, ledger)
     finally:
         if ledger is not None:
             ledger.close()
@@ -149,7 +149,6 @@ def run_migration(
         tus=tus,
         ledger=ledger,
         run_id=run_id,
-        via=opts.via,  # type: ignore[arg-type]
         s3=s3,
         chunk_size=opts.chunk_size,
         poll_interval=opts.poll_interval,
@@ -160,7 +159,7 @@ def run_migration(
     receiver = None
     status = "failed"
     try:
-        apply_plan(plan, ledger, run_id, opts.via)
+        apply_plan(plan, ledger, run_id)
         if opts.retry_failed:
             ledger.requeue_failed(run_id)
         _preflight(ctx)

@@ -6,7 +6,7 @@ import threading
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from connectors.client import VideoClient
@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from connectors.webhook import WebhookReceiver
     from state.ledger import Ledger
 
-Via = Literal["auto", "tus", "url", "single"]
 #: Poll interval once webhooks carry the news (polls remain a safety net).
 WEBHOOK_POLL_SECONDS = 60.0
 
@@ -73,7 +72,6 @@ class RunContext:
     tus: TusUpload
     ledger: Ledger
     run_id: str
-    via: Via = "auto"
     s3: S3Config | None = None
     chunk_size: int = 8 * 1024 * 1024
     poll_interval: float = 5.0

@@ -6,41 +6,25 @@ import logging
 from typing import Any
 
 from connectors.errors import AuthError, VideoApiError
+from core.item import owed_update
 from state.machine import DONE, FAILED, FINISHED
 from state.models import Item
 from tasks.context import RunContext, error_code
-from tasks.reconcile import item_title
 
 log = logging.getLogger(__name__)
-
-
-def owed_update(item: Item) -> dict[str, Any]:
-    """The update fields the video still needs: exact title/description, tags, privacy."""
-    fields: dict[str, Any] = {}
-    title = item_title(item)
-    if item.create_title is not None and title != item.create_title:  # a placeholder travelled
-        fields["title"] = title
-    if item.description and item.description != (item.create_description or ""):
-        fields["description"] = item.description
-    if item.tags:
-        fields["tags"] = list(item.tags)
-    if item.privacy_type:
-        fields["privacy_type"] = item.privacy_type
-    if item.privacy_domains:
-        fields["privacy_domains"] = list(item.privacy_domains)
-    return fields
 
 
 def finish_item(ctx: RunContext, item: Item) -> str:
     """Apply metadata and chapters to a done item's video, then mark it finished; returns the new state."""
     assert item.video_id is not None
     ledger = ctx.ledger
-    fields = owed_update(item)
+    fields = owed_update(item.spec, item.create_title, item.create_description)
     steps: list[tuple[str, dict[str, Any]]] = []
     if fields:
         steps.append(("update", fields))
-    if item.chapters:
-        steps.append(("chapters", {"items": [[c.time, c.title] for c in item.chapters], "enabled": True}))
+    if item.spec.chapters:
+        chapters = [[c.time, c.title] for c in item.spec.chapters]
+        steps.append(("chapters", {"items": chapters, "enabled": True}))
     for kind, params in steps:
         op_id = ledger.record_op_intent(item.key, kind, params, run_id=ctx.run_id, video_id=item.video_id)
         try:

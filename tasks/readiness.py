@@ -17,7 +17,7 @@ from state.errors import LedgerError
 from state.machine import PROCESSING, UPLOADED
 from state.models import Item
 from tasks.context import RunContext
-from tasks.reconcile import item_title, lower_bound
+from tasks.reconcile import lower_bound
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ class Watcher:
         self.last_poll = time.monotonic()
         by_parent: dict[str, list[Item]] = defaultdict(list)
         for item in items:
-            by_parent[item.parent_id or ""].append(item)
+            by_parent[item.spec.parent_id or ""].append(item)
         statuses: dict[str, str] = {}
         missing: list[Item] = []
         for parent, group in by_parent.items():
@@ -94,7 +94,7 @@ class Watcher:
         whose id the create answer did not give (init named a session) is recognised by its unique title.
         """
         wanted = {i.video_id for i in group if i.video_id}
-        unknown = {i.create_title or item_title(i): i for i in group if not i.video_id}
+        unknown = {i.create_title or i.spec.title: i for i in group if not i.video_id}
         found: dict[str, str] = {}
         page = 1
         while True:

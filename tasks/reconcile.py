@@ -11,6 +11,7 @@ from connectors.errors import AuthError, NotFoundError, VideoApiError
 from connectors.ids import try_normal_id
 from connectors.models import Video
 from connectors.titles import header_safe_title, placeholder_title
+from core.item import FAILED_STATUSES, ItemState, Via, default_title
 from state.machine import UPLOADING
 from state.models import Item
 from tasks.context import RunContext
@@ -18,49 +19,28 @@ from tasks.lookup import Postponed, SentCreate, find_created, service_bound, set
 
 log = logging.getLogger(__name__)
 
-#: Statuses of a video whose bytes the service still waits for.
-WAITING_FOR_BYTES = ("pending", "uploading")
-#: Statuses that end a video's processing without a playable result.
-FAILED_STATUSES = ("error", "aborted")
-
-
-def item_title(item: Item) -> str:
-    """The title a new video gets: the inventory's, else the file name without extension."""
-    return item_title_of(item.title, item.source, item.key)
-
-
 def shared_titles(ctx: RunContext) -> frozenset[tuple[str, str]]:
     """(parent, title) pairs more than one item of the ledger would create: learned once per run."""
     with ctx.lock:
         if ctx.shared_titles is None:
             counts: Counter[tuple[str, str]] = Counter()
             for _key, parent, title, source in ctx.ledger.title_rows():
-                derived = item_title_of(title, source, _key)
-                counts[(try_normal_id(parent) or "", derived)] += 1
+                counts[(try_normal_id(parent) or "", title or default_title(source, _key))] += 1
             ctx.shared_titles = frozenset(pair for pair, n in counts.items() if n > 1)
         return ctx.shared_titles
 
 
-def item_title_of(title: str | None, source: str, key: str) -> str:
-    """The title for bare columns: the given one, else the source's file name without extension or query."""
-    if title:
-        return title
-    name = source.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
-    stem = name.rsplit(".", 1)[0] if "." in name else name
-    return stem or name or key
-
-
-def create_title(ctx: RunContext, item: Item, mode: str) -> str:
+def create_title(ctx: RunContext, item: Item, mode: Via) -> str:
     """The title the create sends: unique per parent in this run, and ASCII in headers.
 
     Items that share their (parent, title) with another item get a placeholder derived from their key (set to
     the real title by the finish step), so a lost create answer can only ever match its own item's video.
     Header uploads send titles that are not plain ASCII as the same placeholder.
     """
-    title = item_title(item)
-    if (try_normal_id(item.parent_id) or "", title) in shared_titles(ctx):
+    title = item.spec.title
+    if (try_normal_id(item.spec.parent_id) or "", title) in shared_titles(ctx):
         return placeholder_title(item.key)
-    if mode in ("url", "single"):
+    if mode is not Via.TUS:
         return header_safe_title(title, item.key)[0]
     return title
 
@@ -69,10 +49,10 @@ def sent_create(item: Item) -> SentCreate:
     """What the item's create sent, for a lookup."""
     return SentCreate(
         owner=item.key,
-        title=item.create_title or item_title(item),
-        parent_id=item.parent_id,
+        title=item.create_title or item.spec.title,
+        parent_id=item.spec.parent_id,
         intent_at=item.created_intent_at,
-        size=item.source_size,
+        size=item.spec.source_size,
     )
 
 
@@ -117,7 +97,7 @@ def reconcile_item(ctx: RunContext, item: Item) -> None:
             ctx.ledger.reconcile_none(item.key, ctx.run_id, why)
         return
     state = ctx.ledger.adopt(item.key, ctx.run_id, match.id, status)
-    if state == UPLOADING and (item.via or "tus") == "tus":
+    if state == UPLOADING and item.spec.via is Via.TUS:
         replace_empty_video(ctx, reload(ctx, item.key), "init answer lost")
 
 
@@ -158,7 +138,7 @@ def replace_empty_video(ctx: RunContext, item: Item, why: str) -> None:
 def retry_service_errors(ctx: RunContext) -> int:
     """--retry-errors: delete the video of every item the service ended in error/aborted, plan it again."""
     done = 0
-    for item in ctx.ledger.items(list(FAILED_STATUSES)):
+    for item in ctx.ledger.items([ItemState.ERROR, ItemState.ABORTED]):
         if ctx.abort.is_set():
             break
         if item.video_id is None or delete_video(ctx, item, item.video_id):

@@ -19,12 +19,12 @@ from connectors.s3 import parse_s3_uri, presign_get, shared_s3_client
 from connectors.sources import ByteSource, SourceError, open_source, source_version
 from connectors.titles import header_exact
 from connectors.tus import TusEndpointGoneError, TusError
+from core.item import WAITING_FOR_BYTES, SourceKind, Via
 from state.errors import InvalidTransition, LedgerError
 from state.machine import CREATING, FAILED, PLANNED, UPLOADING
 from state.models import Item
 from tasks.context import RunContext, error_code
 from tasks.reconcile import (
-    WAITING_FOR_BYTES,
     Postponed,
     create_title,
     learn_init_ids,
@@ -32,7 +32,6 @@ from tasks.reconcile import (
     reload,
     replace_empty_video,
 )
-from tasks.routing import source_kind
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +85,7 @@ def transfer_item(ctx: RunContext, key: str) -> str:
 
 def _open(ctx: RunContext, item: Item) -> ByteSource | None:
     try:
-        return open_source(item.source, s3=ctx.s3)
+        return open_source(item.spec.source, s3=ctx.s3)
     except SourceError as exc:
         _fail(ctx, item, "source", str(exc))
         return None
@@ -94,19 +93,19 @@ def _open(ctx: RunContext, item: Item) -> ByteSource | None:
 
 def create_item(ctx: RunContext, item: Item) -> None:
     """Create the item's video by its upload mode, writing the intent before the call."""
-    mode = item.via or "tus"
+    mode = item.spec.via
     title = create_title(ctx, item, mode)
-    refused = ctx.refused_parents.get(item.parent_id or "")
+    refused = ctx.refused_parents.get(item.spec.parent_id or "")
     if refused is not None:
         _fail(ctx, item, PARENT_REFUSED_CODE, f"{refused} (refused earlier in this run; not sent again)")
         return
-    if mode == "url":
+    if mode is Via.URL:
         _create_by_url(ctx, item, title)
         return
     source = _open(ctx, item)
     if source is None:
         return
-    if mode == "single":
+    if mode is Via.SINGLE:
         _create_single(ctx, item, title, source)
     else:
         _create_tus(ctx, item, title, source)
@@ -139,12 +138,12 @@ def _guarded_create(
     except FolderNotFoundError as exc:  # the parent is unknown to this token: every item under it would fail
         ctx.ledger.reconcile_none(item.key, ctx.run_id, f"create refused ({exc.code})")
         reason = (
-            f"parent_id {item.parent_id} does not exist or belongs to another workspace (check --parent-id or"
-            " the row's parent_id, or use a token of the workspace that owns it)"
+            f"parent_id {item.spec.parent_id} does not exist or belongs to another workspace (check"
+            " --parent-id or the row's parent_id, or use a token of the workspace that owns it)"
         )
-        ctx.refused_parents[item.parent_id or ""] = reason
+        ctx.refused_parents[item.spec.parent_id or ""] = reason
         _fail(ctx, reload(ctx, item.key), exc.code or 400236, f"{reason}: {exc}", exc.request_id)
-        if same_id(item.parent_id, ctx.default_parent_id):
+        if same_id(item.spec.parent_id, ctx.default_parent_id):
             ctx.stop(
                 f"--parent-id {ctx.default_parent_id} was refused (code {exc.code}): it does not exist or"
                 " belongs to another workspace; check --parent-id, or set VIDEOFERRY_TOKEN to a token of the"
@@ -162,13 +161,13 @@ def _create_tus(ctx: RunContext, item: Item, title: str, source: ByteSource) -> 
         ctx,
         item,
         title,
-        item.description,
+        item.spec.description,
         lambda: ctx.client.init_upload(
-            parent_id=item.parent_id or "",
+            parent_id=item.spec.parent_id or "",
             title=title,
             filesize=source.size,
             filename=source.name,
-            description=item.description,
+            description=item.spec.description,
         ),
         source,
     )
@@ -182,31 +181,31 @@ def _header_description(description: str | None) -> str | None:
 
 
 def _create_by_url(ctx: RunContext, item: Item, title: str) -> None:
-    kind = source_kind(item.source)
-    if kind == "http":
-        url = item.source
-    elif kind == "s3":
+    kind = item.spec.source_kind
+    if kind is SourceKind.URL:
+        url = item.spec.source
+    elif kind is SourceKind.S3:
         try:
-            bucket, key = parse_s3_uri(item.source)
+            bucket, key = parse_s3_uri(item.spec.source)
             url = presign_get(shared_s3_client(ctx.s3), bucket, key)
         except Exception as exc:  # boto raises many shapes; the message never holds the presigned URL
-            _fail(ctx, item, "source", f"cannot presign {item.source}: {type(exc).__name__}")
+            _fail(ctx, item, "source", f"cannot presign {item.spec.source}: {type(exc).__name__}")
             return
     else:
         _fail(ctx, item, "source", "a local file cannot be imported by URL")
         return
-    name = item.source.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] or None
+    name = item.spec.source.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] or None
     result = _guarded_create(
         ctx,
         item,
         title,
-        _header_description(item.description),
+        _header_description(item.spec.description),
         lambda: ctx.client.import_url(
-            parent_id=item.parent_id or "",
+            parent_id=item.spec.parent_id or "",
             title=title,
             url=url,
             filename=name,
-            description=item.description,
+            description=item.spec.description,
             title_key=item.key,
         ),
     )
@@ -219,13 +218,13 @@ def _create_single(ctx: RunContext, item: Item, title: str, source: ByteSource) 
         ctx,
         item,
         title,
-        _header_description(item.description),
+        _header_description(item.spec.description),
         lambda: ctx.client.upload_single(
-            parent_id=item.parent_id or "",
+            parent_id=item.spec.parent_id or "",
             title=title,
             source=source,
             filename=source.name,
-            description=item.description,
+            description=item.spec.description,
             title_key=item.key,
         ),
         source,

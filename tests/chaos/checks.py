@@ -245,7 +245,7 @@ def assert_settled(path: Path) -> dict[str, int]:
             ):
                 continue
             raise AssertionError(
-                f"item {item.key} (row {item.row}) left in {item.state} after {item.attempts} create "
+                f"item {item.key} (row {item.spec.row}) left in {item.state} after {item.attempts} create "
                 f"attempts, no error code; its journal ends: {journal[-4:]}"
             )
     finally:
@@ -278,7 +278,7 @@ def assert_exactly_one_each(
     by_source = {r["source"]: r for r in rows}
     for item in items:
         video = videos[str(try_normal_id(item.video_id))]
-        row = by_source[item.source]
+        row = by_source[item.spec.source]
         source = Path(row["source"])
         assert video["status"] == "done", (item.key, video["status"])
         assert video["file_size"] == source.stat().st_size, (

@@ -10,13 +10,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from connectors.inventory import (
-    OUTPUT_SCHEMA,
-    InventoryError,
-    RowError,
-    derive_key,
-    read_inventory,
-)
+from connectors.inventory import OUTPUT_SCHEMA, InventoryError, read_inventory
+from core.item import RowError, derive_key
 from connectors.s3 import S3Config, make_s3_client
 
 PARENT = "0f8fad5b-d9cb-469f-a165-70867728950e"

@@ -22,7 +22,7 @@ from tests.flows.helpers import cli_env, clip_rows, creates, options, run_cli, s
 def _items(ledger: Path) -> dict[int, Item]:
     book = Ledger.open(ledger, create=False)
     try:
-        return {item.row or 0: item for item in book.items()}
+        return {item.spec.row or 0: item for item in book.items()}
     finally:
         book.close()
 

@@ -111,7 +111,7 @@ def assert_one_video_per_item(
     assert len(videos) == len(rows), [(v["title"], v["status"]) for v in videos]
     ledger = Ledger.open(ledger_path, create=False)
     try:
-        items = {item.source: item for item in ledger.items()}
+        items = {item.spec.source: item for item in ledger.items()}
     finally:
         ledger.close()
     for row in rows:

@@ -1,21 +1,11 @@
-"""Per-cell inventory rules: the derived key, sources, tags, privacy domains, chapters and their times."""
+"""Field rules shared by every input: tags, privacy domains, chapters and chapter times (one rule each)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import os
-import posixpath
 import re
-from dataclasses import dataclass
 from typing import Any
-
-from connectors.sources import SourceError, file_uri_to_path
-from core.redact import safe_uri
-
-PRIVACY_TYPES = ("anywhere", "nowhere", "custom")
-SCHEME_RE = r"^([A-Za-z][A-Za-z0-9+.\-]*)://"
 
 _CLOCK_RE = re.compile(r"^(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)$")
 _SECONDS_RE = re.compile(r"^\d+(?:\.\d+)?$")
@@ -25,73 +15,6 @@ _DOMAIN_RE = re.compile(rf"^(?:\*\.)?{_LABEL}(?:\.{_LABEL})*$")
 
 class FieldError(ValueError):
     """A cell that cannot be parsed; the message is the reason shown to the user."""
-
-
-_URL_RE = re.compile(r"^https?://", re.IGNORECASE)
-
-
-def derive_key(source: str, parent_id: str) -> str:
-    """The default item key, the only place it is computed: sha256(source + "\\n" + parent_id), 32 hex.
-
-    ``source`` and ``parent_id`` are the normalised row values. An http(s) source counts without its query
-    string and fragment: presigned S3 links and CDN tokens are signed again between runs, and a rerun with new
-    signatures must find the same items. Paths and s3:// sources count exactly as normalised.
-    """
-    if _URL_RE.match(source):
-        source = re.split(r"[?#]", source, maxsplit=1)[0]
-    return hashlib.sha256(f"{source}\n{parent_id}".encode()).hexdigest()[:32]
-
-
-@dataclass(frozen=True)
-class SourceBase:
-    """What relative local paths in the inventory resolve against: a directory, or an S3 'directory'."""
-
-    local_dir: str | None = None
-    s3_bucket: str | None = None
-    s3_dir: str = ""
-
-
-def parse_source(value: str, base: SourceBase) -> tuple[str | None, str | None, str | None, str]:
-    """(source, type, error, safe value) of one source cell (the common shapes are done in polars)."""
-    safe = safe_uri(value)
-    match = re.match(SCHEME_RE, value)
-    if match:
-        scheme, rest = match.group(1).lower(), value[match.end() :]
-        if scheme == "s3":
-            bucket, _, key = rest.partition("/")
-            if not bucket or not key or key.endswith("/"):
-                return None, None, "an s3 source must be s3://bucket/key naming one object", safe
-            return f"s3://{rest}", "s3", None, safe
-        if scheme in ("http", "https"):
-            netloc = re.split(r"[/?#]", rest, maxsplit=1)[0]
-            host = netloc.rpartition("@")[2]
-            if not host:
-                return None, None, "URL has no host", safe
-            if re.search(r"\s", value):
-                return None, None, "URL contains whitespace (percent-encode it)", safe
-            return value, "url", None, safe
-        if scheme == "file":
-            try:
-                return os.path.normpath(file_uri_to_path(value)), "file", None, safe
-            except SourceError as exc:
-                return None, None, exc.reason, safe
-        return (
-            None,
-            None,
-            f"unknown scheme {scheme!r} (expected a local path, file://, s3:// or http(s)://)",
-            safe,
-        )
-    path = os.path.expanduser(value)
-    if os.path.isabs(path):
-        return os.path.normpath(path), "file", None, safe
-    if base.local_dir is not None:
-        return os.path.normpath(os.path.join(base.local_dir, path)), "file", None, safe
-    if base.s3_bucket is not None:
-        key = posixpath.normpath(posixpath.join(base.s3_dir, path))
-        if key in (".", "..") or key.startswith("../") or value.endswith("/"):
-            return None, None, "relative path does not name an object in the inventory's bucket", safe
-        return f"s3://{base.s3_bucket}/{key}", "s3", None, safe
-    return None, None, "relative path with nothing to resolve it against", safe
 
 
 def _load_json(text: str) -> Any:
