@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 
 from connectors.inventory import OUTPUT_SCHEMA, InventoryError, read_inventory
-from core.item import RowError, derive_key
 from connectors.s3 import S3Config, make_s3_client
+from core.item import Chapter, PrivacyType, RowError, Via, derive_key
 
 PARENT = "0f8fad5b-d9cb-469f-a165-70867728950e"
 OTHER_PARENT = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
@@ -472,3 +472,23 @@ def test_a_100k_row_csv_is_planned(tmp_path: Path) -> None:
     assert (fifth["title"], fifth["chapters"]) == ("Title 5", [{"time": 30.0, "title": "Half"}])
     assert rows.filter(pl.col("privacy_type") == "nowhere").height == n // 3 - 1  # row 99_999 is bad
     assert rows["key"][0] == derive_key(first["source"], PARENT)
+
+
+def test_rows_become_item_specs_routed_by_via(tmp_path: Path) -> None:
+    records = [
+        {"source": "/m/a.mp4", "title": "A", "tags": "x; y", "privacy_domains": "Example.com"},
+        {"source": "https://cdn.test/b.mp4?sig=1", "chapters": '[{"time": "1:30", "title": "Demo"}]'},
+        {"source": "s3://bucket/c.mp4"},
+    ]
+    path = write_csv(tmp_path / "inv.csv", records)
+    specs = list(read_inventory(str(path), default_parent_id=PARENT).specs())
+    assert [s.via for s in specs] == [Via.TUS, Via.URL, Via.TUS]
+    first, second, _ = specs
+    assert (first.title, first.tags, first.privacy_domains) == ("A", ("x", "y"), ("example.com",))
+    assert first.privacy_type is PrivacyType.CUSTOM and first.key == derive_key("/m/a.mp4", PARENT)
+    assert second.title == "b" and second.chapters == (Chapter(90.0, "Demo"),)
+    # --via url: the local file cannot travel that way and is a bad row; the others are routed.
+    routed = read_inventory(str(path), default_parent_id=PARENT, via="url")
+    assert [s.via for s in routed.specs()] == [Via.URL, Via.URL]
+    assert [(e.row, e.field) for e in routed.errors] == [(1, "source")]
+    assert "cannot be imported by URL" in routed.errors[0].reason
