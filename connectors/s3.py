@@ -86,11 +86,6 @@ def parse_s3_uri(uri: str) -> tuple[str, str]:
     return bucket, key
 
 
-def s3_uri(bucket: str, key: str) -> str:
-    """Build ``s3://bucket/key``."""
-    return f"s3://{bucket}/{key}"
-
-
 def list_prefix(
     client: S3Client, bucket: str, prefix: str, *, page_size: int = 1000
 ) -> Iterator[tuple[str, int]]:
