@@ -6,7 +6,6 @@ from state.errors import InvalidTransition, LedgerBusyError, LedgerError, Unknow
 from state.ledger import Ledger
 from state.machine import STATES, TRANSITIONS
 from state.models import Chapter, Event, Item, Op, PlanResult, Run
-from state.rows import RowError
 
 __all__ = [
     "STATES",
@@ -20,7 +19,6 @@ __all__ = [
     "LedgerError",
     "Op",
     "PlanResult",
-    "RowError",
     "Run",
     "UnknownItem",
 ]

@@ -15,8 +15,10 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from core.item import ItemSpec, owes_metadata
 from core.redact import sanitize, scrub
 from state import queries, schema
+from state.columns import SPEC_COLUMNS, dump, spec_columns, spec_from_row
 from state.errors import InvalidTransition, LedgerBusyError, LedgerError, UnknownItem
 from state.files import RunLock, create_private, secure
 from state.machine import (
@@ -40,7 +42,6 @@ from state.machine import (
     state_for_status,
 )
 from state.models import Event, Item, Op, PlanResult, Run, format_time
-from state.rows import IDENTITY_FIELDS, METADATA_FIELDS, SPEC_FIELDS, dump, meta_pending, normalize
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
@@ -81,8 +82,14 @@ def _same_but_signature(new: Any, old: Any) -> bool:
     return new.split("#", 1)[0].split("?", 1)[0] == old.split("#", 1)[0].split("?", 1)[0]
 
 
-def _batched(rows: Iterable[Mapping[str, Any]], size: int) -> Iterator[list[Mapping[str, Any]]]:
-    batch: list[Mapping[str, Any]] = []
+def _meta_pending(row: Mapping[str, Any]) -> int:
+    """Whether the finish step owes the item of this (stored) row anything: 1 or 0."""
+    spec = spec_from_row(row)
+    return int(owes_metadata(spec, row["create_title"], row["create_description"]))
+
+
+def _batched(rows: Iterable[ItemSpec], size: int) -> Iterator[list[ItemSpec]]:
+    batch: list[ItemSpec] = []
     for row in rows:
         batch.append(row)
         if len(batch) >= size:
@@ -338,8 +345,7 @@ class Ledger:
             changes["upload_endpoint"] = None
         changes.update(values or {})
         if "meta_pending" not in changes:
-            merged = {**row, **changes}
-            changes["meta_pending"] = int(meta_pending(merged)) if to_state != FINISHED else 0
+            changes["meta_pending"] = _meta_pending({**row, **changes}) if to_state != FINISHED else 0
         secrets = (row.get("upload_endpoint"), changes.get("upload_endpoint"))
         for field in ("error_message",):
             if changes.get(field):
@@ -474,42 +480,31 @@ class Ledger:
 
     # ------------------------------------------------------------------ planning
 
-    def plan(self, rows: Iterable[Mapping[str, Any]], run_id: str | None) -> PlanResult:
-        """Upsert inventory rows by key in one transaction (all or nothing; rows are consumed inside it).
+    def plan(self, specs: Iterable[ItemSpec], run_id: str | None) -> PlanResult:
+        """Upsert item specs by key in one transaction (all or nothing; specs are consumed inside it).
 
         New keys -> planned. Items in done/finished are untouched. Items with no video yet (planned, or failed
         before any video existed) take every changed field. Items whose video may exist take metadata changes
-        only (title, description, tags, chapters, privacy, source_size); a changed source / parent_id / via is
-        not applied and reported in conflicts. A key seen twice keeps its first row (reported in duplicates).
-        Rows are validated by state.rows.normalize (RowError, a ValueError, aborts the whole plan).
+        only (ItemSpec.METADATA_FIELDS); a changed source / parent_id / via (IDENTITY_FIELDS) is not applied
+        and reported in conflicts. A key seen twice keeps its first spec (reported in duplicates). Specs are
+        stored as they are: the inventory reader validated them.
         """
         added = updated = unchanged = already_done = 0
         conflicts: list[str] = []
         duplicates: list[str] = []
         seen: set[str] = set()
-        fields = ", ".join(
-            (
-                "key",
-                "row",
-                "state",
-                "video_id",
-                "create_title",
-                "create_description",
-                "last_run",
-                *SPEC_FIELDS,
-            )
-        )
+        wanted = ("key", "row", "state", "video_id", "create_title", "create_description", "last_run")
+        fields = ", ".join((*wanted, *SPEC_COLUMNS))
         with self._write() as conn:
             now = self._now()
-            for batch in _batched(rows, _PLAN_CHUNK):
+            for batch in _batched(specs, _PLAN_CHUNK):
                 fresh: list[dict[str, Any]] = []
-                for raw in batch:
-                    item = normalize(raw)
-                    if item["key"] in seen:
-                        duplicates.append(item["key"])
+                for spec in batch:
+                    if spec.key in seen:
+                        duplicates.append(spec.key)
                         continue
-                    seen.add(item["key"])
-                    fresh.append(item)
+                    seen.add(spec.key)
+                    fresh.append(spec_columns(spec))
                 if not fresh:
                     continue
                 marks = ", ".join("?" * len(fresh))
@@ -525,14 +520,9 @@ class Ledger:
                 for item in fresh:
                     old = existing.get(item["key"])
                     if old is None:
+                        pending = _meta_pending({**item, "create_title": None, "create_description": None})
                         inserts.append(
-                            (
-                                *(item[f] for f in ("key", "row", *SPEC_FIELDS)),
-                                int(meta_pending(item)),
-                                run_id,
-                                run_id,
-                                now,
-                            )
+                            (*(item[f] for f in ("key", "row", *SPEC_COLUMNS)), pending, run_id, run_id, now)
                         )
                         births.append(
                             (
@@ -551,8 +541,9 @@ class Ledger:
                         already_done += 1
                         continue
                     free = old["state"] == PLANNED or (old["state"] == FAILED and old["video_id"] is None)
-                    identity = [f for f in IDENTITY_FIELDS if item[f] != old[f]]
-                    metadata = [f for f in METADATA_FIELDS if item[f] != old[f]]
+                    stored = spec_columns(spec_from_row(old))  # older ledgers: NULL title / via as read
+                    identity = [f for f in ItemSpec.IDENTITY_FIELDS if item[f] != stored[f]]
+                    metadata = [f for f in ItemSpec.METADATA_FIELDS if item[f] != stored[f]]
                     if "source" in identity and _same_but_signature(item["source"], old["source"]):
                         identity.remove("source")  # a URL signed again (new query string): same object
                         metadata.append("source")
@@ -572,7 +563,7 @@ class Ledger:
                         )
                     if apply:
                         changes = {f: item[f] for f in apply}
-                        changes["meta_pending"] = int(meta_pending({**old, **changes}))
+                        changes["meta_pending"] = _meta_pending({**old, **changes})
                         changes.update(row=item["row"], last_run=run_id, updated_at=now)
                         columns = ", ".join(f'"{c}" = ?' for c in changes)
                         conn.execute(
@@ -600,7 +591,7 @@ class Ledger:
                         (
                             "key",
                             "row",
-                            *SPEC_FIELDS,
+                            *SPEC_COLUMNS,
                             "meta_pending",
                             "first_seen_run",
                             "last_run",
@@ -609,7 +600,7 @@ class Ledger:
                     )
                     conn.executemany(
                         f"INSERT INTO items ({columns}, state)"
-                        f" VALUES ({', '.join('?' * (len(SPEC_FIELDS) + 6))}, "
+                        f" VALUES ({', '.join('?' * (len(SPEC_COLUMNS) + 6))}, "
                         f"'{PLANNED}')",
                         inserts,
                     )

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from core.item import COMPLETE_STATES as COMPLETE_STATES  # re-exported: the one definition is core's
+from core.item import WAITING_FOR_BYTES, ItemState, Via, VideoStatus
 from state.errors import InvalidTransition
 
-PLANNED = "planned"
-CREATING = "creating"
-UPLOADING = "uploading"
-UPLOADED = "uploaded"
-PROCESSING = "processing"
-DONE = "done"
-FINISHED = "finished"
-FAILED = "failed"
-ERROR = "error"
-ABORTED = "aborted"
+PLANNED = ItemState.PLANNED
+CREATING = ItemState.CREATING
+UPLOADING = ItemState.UPLOADING
+UPLOADED = ItemState.UPLOADED
+PROCESSING = ItemState.PROCESSING
+DONE = ItemState.DONE
+FINISHED = ItemState.FINISHED
+FAILED = ItemState.FAILED
+ERROR = ItemState.ERROR
+ABORTED = ItemState.ABORTED
 
 # Display order (reports, counts): the main path, then the failures.
 STATES: tuple[str, ...] = (
@@ -60,26 +62,20 @@ TRANSITIONS: Mapping[str, frozenset[str]] = {
 
 # States in which an item may have an upload or processing the service reports on.
 WATCHED_STATES: frozenset[str] = frozenset({UPLOADING, UPLOADED, PROCESSING})
-# States a run leaves alone: the work is complete.
-COMPLETE_STATES: frozenset[str] = frozenset({DONE, FINISHED})
 # States with nothing more to do in this run (counted as the end of an item's run).
 END_STATES: frozenset[str] = frozenset({FINISHED, FAILED, ERROR, ABORTED})
 
-VIAS: frozenset[str] = frozenset({"tus", "url", "single"})
-PRIVACY_TYPES: frozenset[str] = frozenset({"anywhere", "nowhere", "custom"})
-
 # The service's video status (spec 3.1) -> our item state. Non-terminal statuses all mean "processing" to us;
 # progress is never a readiness signal.
-SERVICE_STATUSES: Mapping[str, str] = {
-    "pending": PROCESSING,
-    "uploading": PROCESSING,
-    "pre-processing": PROCESSING,
-    "processing": PROCESSING,
-    "done": DONE,
-    "error": ERROR,
-    "aborted": ABORTED,
+SERVICE_STATUSES: Mapping[VideoStatus, ItemState] = {
+    VideoStatus.PENDING: PROCESSING,
+    VideoStatus.UPLOADING: PROCESSING,
+    VideoStatus.PRE_PROCESSING: PROCESSING,
+    VideoStatus.PROCESSING: PROCESSING,
+    VideoStatus.DONE: DONE,
+    VideoStatus.ERROR: ERROR,
+    VideoStatus.ABORTED: ABORTED,
 }
-UPLOAD_PENDING_STATUSES: frozenset[str] = frozenset({"pending", "uploading"})
 
 
 def check_transition(key: str, from_state: str, to_state: str) -> None:
@@ -96,12 +92,15 @@ def state_for_status(status: str, current: str, via: str | None) -> str:
     Unknown statuses (a newer service) count as still processing. While our tus upload is running (or when a
     reconciled tus video has not received all its bytes), pending/uploading means "still uploading".
     """
-    if status in UPLOAD_PENDING_STATUSES:
+    if status in WAITING_FOR_BYTES:
         if current == UPLOADING:
             return UPLOADING
-        if current == CREATING and (via or "tus") == "tus":
+        if current == CREATING and (via or Via.TUS) == Via.TUS:
             return UPLOADING
-    return SERVICE_STATUSES.get(status, PROCESSING)
+    try:
+        return SERVICE_STATUSES[VideoStatus(status)]
+    except ValueError:
+        return PROCESSING
 
 
 # Operations (edits and finish steps): one row per call, intent first, outcome right after.

@@ -6,14 +6,12 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import Any
 
+from core.item import Chapter, ItemSpec
+from state.columns import spec_from_row
 
-class Chapter(NamedTuple):
-    """One chapter marker: time in seconds (as the user wrote it) and title; a (float, str) tuple."""
-
-    time: float
-    title: str
+__all__ = ["Chapter", "Event", "Item", "Op", "PlanResult", "Run", "format_time", "parse_time"]
 
 
 def parse_time(value: str | None) -> datetime | None:
@@ -30,32 +28,11 @@ def _json(value: str | None) -> Any:
     return json.loads(value) if value else None
 
 
-def _strings(value: str | None) -> tuple[str, ...]:
-    data = _json(value)
-    return tuple(str(x) for x in data) if data else ()
-
-
-def _chapters(value: str | None) -> tuple[Chapter, ...]:
-    data = _json(value)
-    return tuple(Chapter(float(c["time"]), str(c["title"])) for c in data) if data else ()
-
-
 @dataclass(frozen=True)
 class Item:
-    """One inventory item and where it stands. upload_endpoint is a secret: kept out of repr."""
+    """One inventory item (its spec) and where it stands; upload_endpoint is a secret, kept out of repr."""
 
-    key: str
-    row: int | None
-    source: str = field(repr=False)  # may be a signed URL: a capability, like the endpoint
-    source_size: int | None
-    title: str | None
-    description: str | None
-    parent_id: str | None
-    tags: tuple[str, ...]
-    chapters: tuple[Chapter, ...]
-    privacy_type: str | None
-    privacy_domains: tuple[str, ...]
-    via: str | None
+    spec: ItemSpec
     create_title: str | None
     create_description: str | None
     state: str
@@ -79,22 +56,16 @@ class Item:
     #: size plus mtime (files) or ETag (S3) of the source when its create was sent; None for URLs.
     source_version: str | None = None
 
+    @property
+    def key(self) -> str:
+        """The item's key (its spec's)."""
+        return self.spec.key
+
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Item:
         """Build from an items row (a mapping of column -> stored value)."""
         return cls(
-            key=row["key"],
-            row=row["row"],
-            source=row["source"],
-            source_size=row["source_size"],
-            title=row["title"],
-            description=row["description"],
-            parent_id=row["parent_id"],
-            tags=_strings(row["tags"]),
-            chapters=_chapters(row["chapters"]),
-            privacy_type=row["privacy_type"],
-            privacy_domains=_strings(row["privacy_domains"]),
-            via=row["via"],
+            spec=spec_from_row(row),
             create_title=row["create_title"],
             create_description=row["create_description"],
             state=row["state"],

@@ -7,16 +7,16 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from state.columns import SPEC_COLUMNS
 from state.machine import CREATING, DONE, FINISHED, PROCESSING, STATES, UPLOADED, UPLOADING
 from state.models import Event, Item, Op, Run, parse_time
-from state.rows import SPEC_FIELDS
 
 # The per-item report: every column but the secret upload_endpoint. This tuple is the only list report and
 # export code reads from; tests assert the endpoint never appears.
 REPORT_COLUMNS: tuple[str, ...] = (
     "key",
     "row",
-    *SPEC_FIELDS,
+    *SPEC_COLUMNS,
     "create_title",
     "state",
     "failed_from",

@@ -128,7 +128,6 @@ DDL: tuple[str, ...] = (
 )
 
 
-
 def _add_source_version(conn: sqlite3.Connection) -> None:
     """1 -> 2: items.source_version (size plus mtime or ETag of the source when its create was sent)."""
     conn.execute("ALTER TABLE items ADD COLUMN source_version TEXT")

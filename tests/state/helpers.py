@@ -1,24 +1,44 @@
-"""Helpers for ledger tests: inventory rows and driving an item to a given state through the public API."""
+"""Helpers for ledger tests: item specs and driving an item to a given state through the public API."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+from core.item import Chapter, ItemSpec, PrivacyType, Via
 from state import Ledger
 
 ENDPOINT = "https://upload.example.test/tus/SECRET-CAPABILITY-0123456789"
 
 
-def row(key: str, number: int = 1, **fields: Any) -> dict[str, Any]:
-    """An inventory row with a source and title derived from key."""
-    base: dict[str, Any] = {
+def _chapters(value: Iterable[Any]) -> tuple[Chapter, ...]:
+    return tuple(Chapter(float(c[0]), str(c[1])) for c in value)
+
+
+def spec(key: str, number: int | None = 1, **fields: Any) -> ItemSpec:
+    """An ItemSpec with a source and title derived from key; keyword arguments override any field.
+
+    Plain values are accepted for convenience: via / privacy_type as text, lists for tags, domains and
+    chapters ((time, title) pairs).
+    """
+    values: dict[str, Any] = {
         "key": key,
         "row": number,
         "source": f"/videos/{key}.mp4",
+        "parent_id": "",
+        "via": Via.TUS,
         "title": f"Title {key}",
     }
-    base.update(fields)
-    return base
+    values.update(fields)
+    values["via"] = Via(values["via"])
+    if values.get("privacy_type") is not None:
+        values["privacy_type"] = PrivacyType(values["privacy_type"])
+    for name in ("tags", "privacy_domains"):
+        if name in values:
+            values[name] = tuple(values[name])
+    if "chapters" in values:
+        values["chapters"] = _chapters(values["chapters"])
+    return ItemSpec(**values)
 
 
 def endpoint_for(key: str) -> str:
@@ -34,7 +54,7 @@ def drive(
     failed / error / aborted are reached from processing (a video exists); use failed_from() for others.
     """
     if ledger.get(key) is None:
-        ledger.plan([row(key, via=via, source_size=size)], run_id)
+        ledger.plan([spec(key, via=via, source_size=size)], run_id)
     if state == "planned":
         return
     ledger.begin_create(key, run_id, f"Title {key}")

@@ -8,14 +8,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from core.item import ItemSpec
 from state import Ledger, LedgerError
-from tests.state.helpers import ENDPOINT, drive, row
+from tests.state.helpers import ENDPOINT, drive, spec
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -44,9 +44,9 @@ def test_failed_journal_write_rolls_back_the_item_update(
 
 
 def test_failing_rows_mid_plan_leave_nothing(ledger: Ledger, run_id: str) -> None:
-    def rows() -> Iterator[Mapping[str, Any]]:
+    def rows() -> Iterator[ItemSpec]:
         for i in range(2500):  # more than one internal chunk is written before the failure
-            yield row(f"k{i}", i)
+            yield spec(f"k{i}", i)
         raise RuntimeError("inventory reader crashed")
 
     with pytest.raises(RuntimeError):
@@ -69,7 +69,7 @@ def test_journal_is_append_only(ledger: Ledger, ledger_path: Path, run_id: str) 
 
 def test_threads_transition_different_items(ledger: Ledger, ledger_path: Path, run_id: str) -> None:
     keys = [f"t{t}-{i}" for t in range(8) for i in range(25)]
-    ledger.plan([row(k, n, via="tus", source_size=300) for n, k in enumerate(keys)], run_id)
+    ledger.plan([spec(k, n, via="tus", source_size=300) for n, k in enumerate(keys)], run_id)
     other = Ledger.open(ledger_path)  # a second connection writing at the same time (busy handling)
     errors: list[BaseException] = []
 
@@ -107,17 +107,18 @@ def test_threads_transition_different_items(ledger: Ledger, ledger_path: Path, r
 _KILL_MID_PLAN = """
 import sys
 sys.path.insert(0, sys.argv[2])
+from core.item import ItemSpec, Via
 from state import Ledger
 ledger = Ledger.open(sys.argv[1])
 run = ledger.start_run("migrate", {})
-ledger.plan([{"key": "committed", "source": "/c.mp4"}], run)
+ledger.plan([ItemSpec(key="committed", source="/c.mp4", parent_id="", via=Via.TUS, title="c")], run)
 
 def rows():
     for i in range(3000):
         if i == 2000:
             print("mid-transaction", flush=True)
             sys.stdin.readline()  # killed here, with 2000 rows written but not committed
-        yield {"key": f"k{i}", "row": i, "source": f"/v/{i}.mp4"}
+        yield ItemSpec(key=f"k{i}", row=i, source=f"/v/{i}.mp4", parent_id="", via=Via.TUS, title=str(i))
 
 ledger.plan(rows(), run)
 """
@@ -148,11 +149,13 @@ def test_sigkill_mid_plan_leaves_a_consistent_ledger(ledger_path: Path) -> None:
 _KILL_BUSY = """
 import sys
 sys.path.insert(0, sys.argv[2])
+from core.item import ItemSpec, Via
 from state import Ledger
 ledger = Ledger.open(sys.argv[1])
 run = ledger.start_run("migrate", {})
 keys = [f"k{i}" for i in range(400)]
-ledger.plan([{"key": k, "source": f"/{k}.mp4", "via": "tus", "source_size": 50} for k in keys], run)
+ledger.plan([ItemSpec(key=k, source=f"/{k}.mp4", parent_id="", via=Via.TUS, title=k, source_size=50)
+             for k in keys], run)
 print("planned", flush=True)
 for key in keys:
     ledger.begin_create(key, run, key)

@@ -14,7 +14,7 @@ import pytest
 
 from state import Ledger, LedgerBusyError, LedgerError
 from state.schema import SCHEMA_VERSION
-from tests.state.helpers import drive, row
+from tests.state.helpers import drive, spec
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -73,7 +73,7 @@ def test_not_sqlite_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize("where", ["schema page", "data page"])
 def test_corrupt_ledger(ledger_path: Path, where: str) -> None:
     with Ledger.open(ledger_path) as ledger:
-        ledger.plan([row(f"k{i}", i) for i in range(3000)], None)
+        ledger.plan([spec(f"k{i}", i) for i in range(3000)], None)
     data = bytearray(ledger_path.read_bytes())
     pages = len(data) // 4096
     assert pages > 10
@@ -108,7 +108,7 @@ def test_newer_schema_refused(ledger_path: Path) -> None:
 def test_schema_1_is_upgraded_with_source_versions(ledger_path: Path) -> None:
     ledger = Ledger.open(ledger_path)
     run_id = ledger.start_run("test", {})
-    ledger.plan([row("a")], run_id)
+    ledger.plan([spec("a")], run_id)
     ledger.close()
     conn = sqlite3.connect(ledger_path)  # make it the file an older videoferry wrote
     conn.execute("ALTER TABLE items DROP COLUMN source_version")

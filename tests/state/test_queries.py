@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from state import InvalidTransition, Ledger, LedgerError
-from tests.state.helpers import ENDPOINT, drive, endpoint_for, failed_from, row
+from tests.state.helpers import ENDPOINT, drive, endpoint_for, failed_from, spec
 
 
 def test_report_rows_never_contain_the_endpoint(ledger: Ledger, run_id: str) -> None:
@@ -32,7 +32,7 @@ def test_messages_are_scrubbed_of_the_endpoint(ledger: Ledger, run_id: str) -> N
 
 
 def test_summary(ledger: Ledger, run_id: str) -> None:
-    ledger.plan([row(k, n, via="tus", source_size=1000) for n, k in enumerate("abcde")], run_id)
+    ledger.plan([spec(k, n, via="tus", source_size=1000) for n, k in enumerate("abcde")], run_id)
     drive(ledger, "a", "finished", run_id)
     drive(ledger, "b", "uploading", run_id)
     ledger.record_offset("b", 400)

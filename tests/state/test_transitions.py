@@ -9,7 +9,7 @@ import pytest
 
 from state import STATES, TRANSITIONS, InvalidTransition, Ledger, UnknownItem
 from state.machine import check_transition
-from tests.state.helpers import ENDPOINT, drive, endpoint_for, failed_from, row
+from tests.state.helpers import ENDPOINT, drive, endpoint_for, failed_from, spec
 
 Step = Callable[[Ledger, str, str], object]
 
@@ -131,7 +131,7 @@ def test_transition_data_travels_with_the_state(ledger: Ledger, run_id: str) -> 
 
 
 def test_done_stamps_done_at_and_finished_clears_meta_pending(ledger: Ledger, run_id: str) -> None:
-    ledger.plan([row("k", tags=["a"])], run_id)
+    ledger.plan([spec("k", tags=["a"])], run_id)
     drive(ledger, "k", "done", run_id)
     item = ledger.get("k")
     assert item is not None and item.done_at is not None and item.meta_pending

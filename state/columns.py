@@ -1,0 +1,83 @@
+"""The stored form of an ItemSpec: its items columns (lists as canonical JSON text) and the way back."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from core.item import Chapter, ItemSpec, PrivacyType, Via, default_title
+
+#: The items columns an ItemSpec fills (besides key and row), in report order. "row" never counts as a change.
+SPEC_COLUMNS: tuple[str, ...] = (
+    "source",
+    "source_size",
+    "title",
+    "description",
+    "parent_id",
+    "tags",
+    "chapters",
+    "privacy_type",
+    "privacy_domains",
+    "via",
+)
+
+
+def dump(value: Any) -> str:
+    """Canonical JSON text (stable, compact, unicode kept): list columns, params, results, summaries."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _load(value: str | None) -> Any:
+    return json.loads(value) if value else None
+
+
+def spec_columns(spec: ItemSpec) -> dict[str, Any]:
+    """key, row and SPEC_COLUMNS as stored: empty text and empty lists are NULL, lists canonical JSON."""
+    return {
+        "key": spec.key,
+        "row": spec.row,
+        "source": spec.source,
+        "source_size": spec.source_size,
+        "title": spec.title,
+        "description": spec.description or None,
+        "parent_id": spec.parent_id or None,
+        "tags": dump(list(spec.tags)) if spec.tags else None,
+        "chapters": dump([{"time": float(c.time), "title": c.title} for c in spec.chapters])
+        if spec.chapters
+        else None,
+        "privacy_type": spec.privacy_type.value if spec.privacy_type else None,
+        "privacy_domains": dump(list(spec.privacy_domains)) if spec.privacy_domains else None,
+        "via": spec.via.value,
+    }
+
+
+def strings(value: str | None) -> tuple[str, ...]:
+    """A stored JSON list of strings as a tuple (NULL: empty)."""
+    data = _load(value)
+    return tuple(str(x) for x in data) if data else ()
+
+
+def chapters(value: str | None) -> tuple[Chapter, ...]:
+    """Stored chapters ([{"time", "title"}]) as Chapter tuples (NULL: none)."""
+    data = _load(value)
+    return tuple(Chapter(float(c["time"]), str(c["title"])) for c in data) if data else ()
+
+
+def spec_from_row(row: Mapping[str, Any]) -> ItemSpec:
+    """The ItemSpec of a stored items row. Older ledgers: NULL title -> the derived title, NULL via -> tus."""
+    source, key = row["source"], row["key"]
+    return ItemSpec(
+        key=key,
+        source=source,
+        parent_id=row["parent_id"] or "",
+        via=Via(row["via"]) if row["via"] else Via.TUS,
+        title=row["title"] if row["title"] is not None else default_title(source, key),
+        row=row["row"],
+        source_size=row["source_size"],
+        description=row["description"],
+        tags=strings(row["tags"]),
+        chapters=chapters(row["chapters"]),
+        privacy_type=PrivacyType(row["privacy_type"]) if row["privacy_type"] else None,
+        privacy_domains=strings(row["privacy_domains"]),
+    )
