@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from core.item import Chapter, ItemSpec, PrivacyType, Via, default_title
+from core.item import Chapter, ItemSpec, PrivacyType, Via, default_title, owes_metadata
 
 #: The items columns an ItemSpec fills (besides key and row), in report order. "row" never counts as a change.
 SPEC_COLUMNS: tuple[str, ...] = (
@@ -81,3 +81,8 @@ def spec_from_row(row: Mapping[str, Any]) -> ItemSpec:
         privacy_type=PrivacyType(row["privacy_type"]) if row["privacy_type"] else None,
         privacy_domains=strings(row["privacy_domains"]),
     )
+
+
+def meta_pending(row: Mapping[str, Any]) -> int:
+    """1 when the finish step owes the item of this stored row anything (core.item.owes_metadata), else 0."""
+    return int(owes_metadata(spec_from_row(row), row["create_title"], row["create_description"]))

@@ -78,10 +78,14 @@ SERVICE_STATUSES: Mapping[VideoStatus, ItemState] = {
 }
 
 
-def check_transition(key: str, from_state: str, to_state: str) -> None:
-    """Raise InvalidTransition unless the table allows from_state -> to_state."""
+def check_transition(key: str, from_state: str | None, to_state: str) -> None:
+    """Raise InvalidTransition unless the table allows from_state -> to_state (None: a new item)."""
     if to_state not in TRANSITIONS:
         raise InvalidTransition(key, from_state, to_state, "unknown state")
+    if from_state is None:
+        if to_state != PLANNED:
+            raise InvalidTransition(key, from_state, to_state, "a new item starts planned")
+        return
     if to_state not in TRANSITIONS.get(from_state, frozenset()):
         raise InvalidTransition(key, from_state, to_state)
 

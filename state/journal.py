@@ -1,0 +1,149 @@
+"""The journal: the one writer of item transitions (row and event in one transaction) and of every event."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.redact import scrub
+from state.machine import DONE, FAILED, FINISHED, UPLOADING, check_transition
+
+#: What replaces a known upload endpoint in stored messages.
+ENDPOINT_PLACEHOLDER = "<upload endpoint>"
+# After these states the upload endpoint is no longer needed and is forgotten (it is a capability).
+_KEEPS_ENDPOINT = frozenset({UPLOADING, FAILED})
+_EVENT_COLUMNS = (
+    "time",
+    "run_id",
+    "kind",
+    "key",
+    "op_id",
+    "from_state",
+    "to_state",
+    "error_code",
+    "request_id",
+    "message",
+)
+_INSERT_EVENT = (
+    f"INSERT INTO events ({', '.join(_EVENT_COLUMNS)}) VALUES ({', '.join('?' * len(_EVENT_COLUMNS))})"
+)
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One item state change: the columns written with it and what its journal row says.
+
+    from_state None inserts a new item (only into planned). secrets are strings blanked out of the message and
+    error_message (the item's stored endpoint; a new endpoint in values is added). journal False writes the
+    row without an event: only for progress inside a state (an upload offset).
+    """
+
+    key: str
+    from_state: str | None
+    to_state: str
+    run_id: str | None
+    values: Mapping[str, Any] = field(default_factory=dict)
+    error_code: str | None = None
+    request_id: str | None = None
+    message: str | None = None
+    secrets: tuple[str | None, ...] = ()
+    journal: bool = True
+
+
+def _columns(t: Transition, now: str) -> dict[str, Any]:
+    """The item columns a transition writes: its state, the stamps it implies, then its values."""
+    changes: dict[str, Any] = {"state": t.to_state, "updated_at": now}
+    if t.run_id is not None:
+        changes["last_run"] = t.run_id
+    if t.to_state == DONE and t.from_state != DONE:
+        changes["done_at"] = now
+    if t.to_state == FINISHED:
+        changes["finished_at"] = now
+    if t.to_state not in _KEEPS_ENDPOINT:
+        changes["upload_endpoint"] = None
+    changes.update(t.values)
+    if changes.get("error_message"):
+        changes["error_message"] = scrub(changes["error_message"], _secrets(t), ENDPOINT_PLACEHOLDER)
+    return changes
+
+
+def _secrets(t: Transition) -> tuple[str | None, ...]:
+    return (*t.secrets, t.values.get("upload_endpoint"))
+
+
+def write_transitions(conn: sqlite3.Connection, now: str, transitions: Iterable[Transition]) -> None:
+    """THE writer of item state: check each change, write its row and its event (inside the caller's
+    transaction, so both commit or neither does). New items are inserted in batches."""
+    inserts: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
+    events: list[tuple[Any, ...]] = []
+    for t in transitions:
+        check_transition(t.key, t.from_state, t.to_state)
+        changes = _columns(t, now)
+        if t.from_state is None:
+            row = {"key": t.key, **changes}
+            inserts.setdefault(tuple(row), []).append(tuple(row.values()))
+        else:
+            columns = ", ".join(f'"{c}" = ?' for c in changes)
+            conn.execute(f"UPDATE items SET {columns} WHERE key = ?", (*changes.values(), t.key))
+        if t.journal:
+            message = scrub(t.message, _secrets(t), ENDPOINT_PLACEHOLDER) if t.message else None
+            events.append(
+                (now, t.run_id, "transition", t.key, None, t.from_state, t.to_state, t.error_code)
+                + (t.request_id, message)
+            )
+    for names, rows in inserts.items():
+        columns = ", ".join(f'"{c}"' for c in names)
+        conn.executemany(f"INSERT INTO items ({columns}) VALUES ({', '.join('?' * len(names))})", rows)
+    if events:
+        conn.executemany(_INSERT_EVENT, events)
+
+
+def event(
+    conn: sqlite3.Connection,
+    time: str,
+    *,
+    kind: str,
+    run_id: str | None,
+    key: str | None = None,
+    from_state: str | None = None,
+    to_state: str | None = None,
+    op_id: int | None = None,
+    error_code: str | None = None,
+    request_id: str | None = None,
+    message: str | None = None,
+) -> None:
+    """Append one event that is not an item transition (run, plan, note, retry, op)."""
+    conn.execute(
+        _INSERT_EVENT,
+        (time, run_id, kind, key, op_id, from_state, to_state, error_code, request_id, message),
+    )
+
+
+def op_event(
+    conn: sqlite3.Connection,
+    time: str,
+    op: Mapping[str, Any],
+    *,
+    from_status: str | None,
+    to_status: str,
+    run_id: str | None,
+    message: str,
+    error_code: str | None = None,
+    request_id: str | None = None,
+) -> None:
+    """Append an operation's status change (kind 'op'), keyed by its item and op_id."""
+    event(
+        conn,
+        time,
+        kind="op",
+        run_id=run_id,
+        key=op["item_key"],
+        op_id=op["op_id"],
+        from_state=from_status,
+        to_state=to_status,
+        error_code=error_code,
+        request_id=request_id,
+        message=message,
+    )

@@ -1,0 +1,220 @@
+"""Item transitions after the upload: service statuses, failures, finishing, restart, requeue, and notes."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from core.redact import scrub
+from state.db import fetch
+from state.items import CLEAR_ERROR, VIDEO_RESET, item_row, move
+from state.journal import event
+from state.machine import (
+    ABORTED,
+    COMPLETE_STATES,
+    DONE,
+    ERROR,
+    FAILED,
+    FINISHED,
+    PLANNED,
+    PROCESSING,
+    UPLOADED,
+    UPLOADING,
+    WATCHED_STATES,
+    state_for_status,
+)
+
+# States in which the service's status of the item's video may be recorded.
+_STATUS_FROM = WATCHED_STATES | COMPLETE_STATES | {ERROR, ABORTED}
+_CHUNK = 900  # bound parameters per IN (...) list
+
+
+def record_status(
+    conn: sqlite3.Connection,
+    now: str,
+    row: Mapping[str, Any],
+    run_id: str | None,
+    status: str,
+    message: str | None,
+) -> str:
+    """Record the service's status of the item's video, moving the item as it implies; returns the state."""
+    current = row["state"]
+    target = state_for_status(status, current, row["via"])
+    if target == current and (status == row["status"] or current in COMPLETE_STATES):
+        return str(current)
+    values: dict[str, Any] = {"status": status}
+    error_code = None
+    if target in (ERROR, ABORTED):
+        error_code = f"video_{target}"
+        values.update(error_code=error_code, error_message=message)
+    move(
+        conn,
+        now,
+        row,
+        target,
+        run_id,
+        values=values,
+        allowed_from=_STATUS_FROM,
+        error_code=error_code,
+        message=f"status {status}" + (f": {message}" if message else ""),
+    )
+    return str(target)
+
+
+def apply_statuses(
+    conn: sqlite3.Connection,
+    now: str,
+    run_id: str | None,
+    statuses: Mapping[str, str],
+    messages: Mapping[str, str] | None,
+) -> list[tuple[str, str, str]]:
+    """record_status() for the watched items of a listing page {video_id: status}; (key, from, to) changed."""
+    changed: list[tuple[str, str, str]] = []
+    ids = list(statuses)
+    watched = ", ".join(f"'{s}'" for s in sorted(WATCHED_STATES))
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start : start + _CHUNK]
+        marks = ", ".join("?" * len(chunk))
+        sql = f"SELECT * FROM items WHERE video_id IN ({marks}) AND state IN ({watched})"
+        for row in fetch(conn, sql, chunk):
+            video_id = row["video_id"]
+            new = record_status(conn, now, row, run_id, statuses[video_id], (messages or {}).get(video_id))
+            if new != row["state"]:
+                changed.append((row["key"], row["state"], str(new)))
+    return changed
+
+
+def fail(
+    conn: sqlite3.Connection,
+    now: str,
+    key: str,
+    run_id: str | None,
+    error_code: str | int,
+    message: str,
+    request_id: str | None,
+) -> None:
+    """-> failed, remembering where (requeue resumes there); an empty message names the code."""
+    row = item_row(conn, key)
+    code = str(error_code)
+    message = message.strip() or f"failed with code {code} (no further detail was given)"
+    values = {
+        "failed_from": row["state"],
+        "error_code": code,
+        "error_message": message,
+        "request_id": request_id,
+    }
+    move(
+        conn,
+        now,
+        row,
+        FAILED,
+        run_id,
+        values=values,
+        error_code=code,
+        request_id=request_id,
+        message=message,
+    )
+
+
+def finished(conn: sqlite3.Connection, now: str, key: str, run_id: str | None) -> None:
+    """done -> finished: nothing is owed any more."""
+    row = item_row(conn, key)
+    move(
+        conn,
+        now,
+        row,
+        FINISHED,
+        run_id,
+        allowed_from={DONE},
+        values={"meta_pending": 0},
+        message="finished",
+    )
+
+
+def restart(
+    conn: sqlite3.Connection, now: str, row: Mapping[str, Any], run_id: str | None, message: str
+) -> None:
+    """-> planned with the video forgotten (its id stays in the journal), to create it again."""
+    note = f"restart: {message}"
+    if row["video_id"]:
+        note += f" (previous video {row['video_id']})"
+    move(
+        conn,
+        now,
+        row,
+        PLANNED,
+        run_id,
+        allowed_from={UPLOADING, UPLOADED, PROCESSING, FAILED, ERROR, ABORTED},
+        values=dict(VIDEO_RESET),
+        message=note,
+    )
+
+
+def requeue_failed(
+    conn: sqlite3.Connection,
+    now: str,
+    run_id: str | None,
+    keys: Collection[str] | None,
+    include_service_errors: bool,
+) -> dict[str, int]:
+    """Failed items back to where they can resume (error / aborted restarted on request); {target: count}."""
+    states = [FAILED, *([ERROR, ABORTED] if include_service_errors else [])]
+    targets: dict[str, int] = {}
+    marks = ", ".join("?" * len(states))
+    rows = fetch(conn, f"SELECT * FROM items WHERE state IN ({marks}) ORDER BY key", states)
+    wanted = set(keys) if keys is not None else None
+    for row in rows:
+        if wanted is not None and row["key"] not in wanted:
+            continue
+        target: str
+        if row["state"] in (ERROR, ABORTED):
+            restart(conn, now, row, run_id, f"requeued after the service reported {row['state']}")
+            target = PLANNED
+        elif row["video_id"] is None:
+            target = PLANNED
+            move(conn, now, row, target, run_id, values=dict(VIDEO_RESET), message="requeued: no video yet")
+        else:
+            origin = row["failed_from"]
+            target = origin if origin in (UPLOADING, UPLOADED, PROCESSING, DONE) else PROCESSING
+            move(
+                conn,
+                now,
+                row,
+                target,
+                run_id,
+                values={**CLEAR_ERROR, "attempts": (row["attempts"] or 0) + 1},
+                message=f"requeued: resume at {target}",
+            )
+        targets[str(target)] = targets.get(str(target), 0) + 1
+    return targets
+
+
+def note(
+    conn: sqlite3.Connection,
+    now: str,
+    key: str | None,
+    run_id: str | None,
+    message: str,
+    kind: str,
+    error_code: str | int | None,
+    request_id: str | None,
+) -> None:
+    """Journal a note / retry about an item (or the run), its endpoint blanked out of the message."""
+    state = secret = None
+    if key is not None:
+        rows = fetch(conn, "SELECT state, upload_endpoint FROM items WHERE key = ?", (key,))
+        state = rows[0]["state"] if rows else None
+        secret = rows[0]["upload_endpoint"] if rows else None
+    event(
+        conn,
+        now,
+        kind=kind,
+        run_id=run_id,
+        key=key,
+        from_state=state,
+        to_state=state,
+        error_code=None if error_code is None else str(error_code),
+        request_id=request_id,
+        message=scrub(message, (secret,)),
+    )

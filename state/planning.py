@@ -1,0 +1,143 @@
+"""Planning: upserting item specs by key; new items planned, changes applied only where they are safe."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from core.item import ItemSpec
+from state.columns import SPEC_COLUMNS, meta_pending, spec_columns, spec_from_row
+from state.db import fetch
+from state.journal import Transition, event, write_transitions
+from state.machine import COMPLETE_STATES, FAILED, PLANNED
+from state.models import PlanResult
+
+_CHUNK = 900  # specs per batch: bound parameters per IN (...) list
+_READ = ("key", "row", "state", "video_id", "create_title", "create_description", "last_run", *SPEC_COLUMNS)
+
+
+def _same_but_signature(new: Any, old: Any) -> bool:
+    """Whether two http(s) sources differ only in their query string or fragment (a URL signed again)."""
+    if not isinstance(new, str) or not isinstance(old, str):
+        return False
+    if not new.lower().startswith(("http://", "https://")):
+        return False
+    return new.split("#", 1)[0].split("?", 1)[0] == old.split("#", 1)[0].split("?", 1)[0]
+
+
+def _batched(specs: Iterable[ItemSpec], size: int) -> Iterator[list[ItemSpec]]:
+    batch: list[ItemSpec] = []
+    for spec in specs:
+        batch.append(spec)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+class _Planner:
+    """The running counts of one plan() call, inside its one transaction."""
+
+    def __init__(self, conn: sqlite3.Connection, now: str, run_id: str | None) -> None:
+        self.conn, self.now, self.run_id = conn, now, run_id
+        self.added = self.updated = self.unchanged = self.already_done = 0
+        self.conflicts: list[str] = []
+        self.duplicates: list[str] = []
+        self.seen: set[str] = set()
+
+    def batch(self, specs: list[ItemSpec]) -> None:
+        fresh: list[dict[str, Any]] = []
+        for spec in specs:
+            if spec.key in self.seen:
+                self.duplicates.append(spec.key)
+                continue
+            self.seen.add(spec.key)
+            fresh.append(spec_columns(spec))
+        if not fresh:
+            return
+        marks = ", ".join("?" * len(fresh))
+        sql = f"SELECT {', '.join(_READ)} FROM items WHERE key IN ({marks})"
+        existing = {r["key"]: r for r in fetch(self.conn, sql, [i["key"] for i in fresh])}
+        births: list[Transition] = []
+        touches: list[tuple[Any, ...]] = []
+        for item in fresh:
+            old = existing.get(item["key"])
+            if old is None:
+                births.append(self._birth(item))
+            elif old["state"] in COMPLETE_STATES:
+                self.already_done += 1
+            elif not self._update(item, old) and (item["row"], self.run_id) != (old["row"], old["last_run"]):
+                touches.append((item["row"], self.run_id, item["key"]))
+        write_transitions(self.conn, self.now, births)
+        if touches:
+            self.conn.executemany("UPDATE items SET row = ?, last_run = ? WHERE key = ?", touches)
+
+    def _birth(self, item: dict[str, Any]) -> Transition:
+        """None -> planned: a new item with its spec columns."""
+        self.added += 1
+        pending = meta_pending({**item, "create_title": None, "create_description": None})
+        values = {**item, "meta_pending": pending, "first_seen_run": self.run_id, "last_run": self.run_id}
+        del values["key"]
+        message = f"planned from row {item['row']}"
+        return Transition(item["key"], None, PLANNED, self.run_id, values, message=message)
+
+    def _update(self, item: dict[str, Any], old: dict[str, Any]) -> bool:
+        """Apply what may change of a known item; True when its row was written."""
+        free = old["state"] == PLANNED or (old["state"] == FAILED and old["video_id"] is None)
+        stored = spec_columns(spec_from_row(old))  # older ledgers: NULL title / via as read
+        identity = [f for f in ItemSpec.IDENTITY_FIELDS if item[f] != stored[f]]
+        metadata = [f for f in ItemSpec.METADATA_FIELDS if item[f] != stored[f]]
+        if "source" in identity and _same_but_signature(item["source"], old["source"]):
+            identity.remove("source")  # a URL signed again (new query string): same object
+            metadata.append("source")
+        conflict = bool(identity) and not free
+        apply = identity + metadata if free else metadata
+        if conflict:
+            self.conflicts.append(item["key"])
+            self._note(old, f"not applied: {', '.join(identity)} changed while a video may exist")
+        if not apply:
+            if not conflict:
+                self.unchanged += 1
+            return False
+        changes = {f: item[f] for f in apply}
+        changes["meta_pending"] = meta_pending({**old, **changes})
+        changes.update(row=item["row"], last_run=self.run_id, updated_at=self.now)
+        columns = ", ".join(f'"{c}" = ?' for c in changes)
+        self.conn.execute(f"UPDATE items SET {columns} WHERE key = ?", (*changes.values(), item["key"]))
+        self._note(old, f"changed: {', '.join(apply)}")
+        if not conflict:
+            self.updated += 1
+        return True
+
+    def _note(self, old: dict[str, Any], message: str) -> None:
+        state = old["state"]
+        event(
+            self.conn,
+            self.now,
+            kind="plan",
+            run_id=self.run_id,
+            key=old["key"],
+            from_state=state,
+            to_state=state,
+            message=message,
+        )
+
+    def result(self) -> PlanResult:
+        return PlanResult(
+            self.added,
+            self.updated,
+            self.unchanged,
+            self.already_done,
+            tuple(self.conflicts),
+            tuple(self.duplicates),
+        )
+
+
+def plan(conn: sqlite3.Connection, now: str, specs: Iterable[ItemSpec], run_id: str | None) -> PlanResult:
+    """Upsert specs by key inside the caller's transaction (see Ledger.plan for the rules)."""
+    planner = _Planner(conn, now, run_id)
+    for batch in _batched(specs, _CHUNK):
+        planner.batch(batch)
+    return planner.result()
