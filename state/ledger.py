@@ -324,25 +324,22 @@ class Ledger:
         video_id: str | None = None,
         op_key: str | None = None,
         before: Mapping[str, Any] | None = None,
+        target_kind: str | None = None,
+        target_id: str | None = None,
     ) -> int:
         """Record an operation's intent before its call; returns op_id.
 
-        kind: one of machine.OP_KINDS. cut/replace need `before` (the video's version, updated_at, duration)
-        so an unknown outcome can be checked without repeating it. With op_key, a previous call of the same
-        op_key whose outcome is unknown must be resolved first.
+        kind: one of machine.OP_KINDS. The target is video_id (a video), or target_kind (machine.OBJECT_KINDS)
+        and target_id. cut/replace need `before` (the video's version, updated_at, duration) so an unknown
+        outcome can be checked without repeating it. With op_key, a previous call of the same op_key whose
+        outcome is unknown must be resolved first.
         """
         operations.check_intent(kind, before)
+        target = operations.resolve_target(video_id, target_kind, target_id)
         with self._db.write() as conn:
+            now = self._db.now()
             return operations.record_intent(
-                conn,
-                self._db.now(),
-                item_key,
-                kind,
-                params,
-                run_id=run_id,
-                video_id=video_id,
-                op_key=op_key,
-                before=before,
+                conn, now, item_key, kind, params, run_id=run_id, target=target, op_key=op_key, before=before
             )
 
     def record_op_outcome(
@@ -355,8 +352,15 @@ class Ledger:
         error_message: str | None = None,
         request_id: str | None = None,
         run_id: str | None = None,
+        created_id: str | None = None,
+        created_kind: str | None = None,
     ) -> None:
-        """Record an operation's outcome right after its call (done / failed / void: did not take effect)."""
+        """Record an operation's outcome right after its call (done / failed / void: did not take effect).
+
+        created_id names the object a done operation created (copy, concat, archive); created_kind is one of
+        machine.OBJECT_KINDS, "video" when not given.
+        """
+        created = (operations.check_created(status, created_kind, created_id), created_id)
         with self._db.write() as conn:
             operations.record_outcome(
                 conn,
@@ -368,6 +372,7 @@ class Ledger:
                 error_message=error_message,
                 request_id=request_id,
                 run_id=run_id,
+                created=created,
             )
 
     def get_op(self, op_id: int) -> Op | None:
@@ -383,10 +388,15 @@ class Ledger:
         status: str | None = None,
         kind: str | None = None,
         run_id: str | None = None,
+        target_id: str | None = None,
+        created_id: str | None = None,
     ) -> list[Op]:
         """Operations matching every given filter, oldest first."""
+        filters = {"target_id": target_id, "created_id": created_id}
         with self._db.read() as db:
-            return queries.ops(db, item_key=item_key, op_key=op_key, status=status, kind=kind, run_id=run_id)
+            return queries.ops(
+                db, item_key=item_key, op_key=op_key, status=status, kind=kind, run_id=run_id, **filters
+            )
 
     def pending_ops(self) -> list[Op]:
         """Operations whose outcome is unknown (intent written, no outcome): reconcile before repeating."""

@@ -119,11 +119,23 @@ OP_TRANSITIONS: Mapping[str, frozenset[str]] = {
     OP_FAILED: frozenset(),
     OP_VOID: frozenset(),
 }
-OP_KINDS: frozenset[str] = frozenset(
-    {"chapters", "update", "copy", "concat", "cut", "move", "delete", "replace"}
-)
+#: Every operation kind the ledger records, and what it does. Add a kind here before a task records it.
+OP_KINDS: Mapping[str, str] = {
+    "chapters": "set a video's chapters (finish step)",
+    "update": "update a video's title, description, tags or privacy (finish step)",
+    "copy": "copy a video, e.g. into another project (creates a video)",
+    "concat": "join videos into a new one (creates a video)",
+    "cut": "trim a video in place (needs the before snapshot)",
+    "move": "move a video to another project",
+    "delete": "delete a video",
+    "replace": "replace a video's file in place (needs the before snapshot)",
+    "archive": "copy a live event's / stream's recording into a video (creates a video)",
+    "delete_recording": "delete a live event's / stream's recording",
+}
+#: What an operation acts on (target_kind) or created (created_kind).
+OBJECT_KINDS: tuple[str, ...] = ("video", "live_event", "stream", "project")
 # Operations that create a new object: an unknown outcome is reconciled by listing before any repeat.
-OP_CREATES_OBJECT: frozenset[str] = frozenset({"copy", "concat"})
+OP_CREATES_OBJECT: frozenset[str] = frozenset({"copy", "concat", "archive"})
 # In-place operations whose repeat would apply twice: the intent carries version / updated_at / duration.
 OP_IN_PLACE: frozenset[str] = frozenset({"cut", "replace"})
 

@@ -128,7 +128,8 @@ class Event:
 
 @dataclass(frozen=True)
 class Op:
-    """One edit / finish operation call: its intent, the snapshot taken before it, and its outcome."""
+    """One operation call: its target, parameters and intent, the snapshot taken before it, its outcome and
+    the object it created (copy, concat, archive). video_id is target_id when the target is a video."""
 
     op_id: int
     op_key: str | None
@@ -145,6 +146,10 @@ class Op:
     run_id: str | None
     intent_at: datetime
     outcome_at: datetime | None
+    target_kind: str | None = None
+    target_id: str | None = None
+    created_kind: str | None = None
+    created_id: str | None = None
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Op:
@@ -167,6 +172,10 @@ class Op:
             run_id=row["run_id"],
             intent_at=intent_at,
             outcome_at=parse_time(row["outcome_at"]),
+            target_kind=row["target_kind"],
+            target_id=row["target_id"],
+            created_kind=row["created_kind"],
+            created_id=row["created_id"],
         )
 
 

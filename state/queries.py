@@ -164,6 +164,8 @@ def ops(
     status: str | None = None,
     kind: str | None = None,
     run_id: str | None = None,
+    target_id: str | None = None,
+    created_id: str | None = None,
 ) -> list[Op]:
     """Operations matching every given filter, oldest first."""
     where, params = [], []  # type: tuple[list[str], list[Any]]
@@ -173,6 +175,8 @@ def ops(
         ("status", status),
         ("kind", kind),
         ("run_id", run_id),
+        ("target_id", target_id),
+        ("created_id", created_id),
     ):
         if value is not None:
             where.append(f"{column} = ?")

@@ -7,13 +7,19 @@ from collections.abc import Callable, Mapping
 
 from state.machine import OP_STATUSES, STATES
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # PRAGMA application_id stamped into the file header: b"vfry".
 APPLICATION_ID = 0x76667279
 TABLES: tuple[str, ...] = ("meta", "runs", "items", "ops", "events")
 
 _STATE_LIST = ", ".join(f"'{s}'" for s in STATES)
 _OP_STATUS_LIST = ", ".join(f"'{s}'" for s in OP_STATUSES)
+
+# Looking operations up by what they act on and by what they created (reconcile of creating operations).
+OPS_TARGET_INDEXES: tuple[str, ...] = (
+    "CREATE INDEX IF NOT EXISTS ops_target ON ops (target_kind, target_id)",
+    "CREATE INDEX IF NOT EXISTS ops_created ON ops (created_kind, created_id)",
+)
 
 # Times are RFC 3339 UTC text with microseconds ("...T12:00:00.000000Z"): they sort as text.
 DDL: tuple[str, ...] = (
@@ -83,6 +89,8 @@ DDL: tuple[str, ...] = (
         op_key TEXT,
         item_key TEXT,
         video_id TEXT,
+        target_kind TEXT,
+        target_id TEXT,
         kind TEXT NOT NULL,
         params TEXT NOT NULL DEFAULT '{{}}',
         before TEXT,
@@ -91,6 +99,8 @@ DDL: tuple[str, ...] = (
         error_code TEXT,
         error_message TEXT,
         request_id TEXT,
+        created_kind TEXT,
+        created_id TEXT,
         run_id TEXT,
         intent_at TEXT NOT NULL,
         outcome_at TEXT
@@ -99,6 +109,7 @@ DDL: tuple[str, ...] = (
     "CREATE INDEX IF NOT EXISTS ops_item_key ON ops (item_key)",
     "CREATE INDEX IF NOT EXISTS ops_op_key ON ops (op_key)",
     "CREATE INDEX IF NOT EXISTS ops_status ON ops (status)",
+    *OPS_TARGET_INDEXES,
     """
     CREATE TABLE IF NOT EXISTS events (
         event_id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -133,9 +144,21 @@ def _add_source_version(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE items ADD COLUMN source_version TEXT")
 
 
+def _add_op_targets(conn: sqlite3.Connection) -> None:
+    """2 -> 3: ops name their target (target_kind, target_id) and what they made (created_kind, created_id).
+
+    Every operation of a version-2 file acted on a video: video_id becomes its target.
+    """
+    for column in ("target_kind", "target_id", "created_kind", "created_id"):
+        conn.execute(f"ALTER TABLE ops ADD COLUMN {column} TEXT")
+    conn.execute("UPDATE ops SET target_kind = 'video', target_id = video_id WHERE video_id IS NOT NULL")
+    for statement in OPS_TARGET_INDEXES:
+        conn.execute(statement)
+
+
 # Upgrades from an older schema_version: version -> function run inside the upgrade transaction that brings
 # the file from that version to the next.
-MIGRATIONS: Mapping[int, Callable[[sqlite3.Connection], None]] = {1: _add_source_version}
+MIGRATIONS: Mapping[int, Callable[[sqlite3.Connection], None]] = {1: _add_source_version, 2: _add_op_targets}
 
 
 def user_tables(conn: sqlite3.Connection) -> set[str]:

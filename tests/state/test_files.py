@@ -105,16 +105,35 @@ def test_newer_schema_refused(ledger_path: Path) -> None:
         Ledger.open(ledger_path)
 
 
+def _make_older(path: Path, version: int) -> None:
+    """Turn a current ledger file into the file an older videoferry wrote (schema `version`)."""
+    conn = sqlite3.connect(path)
+    if version < 3:
+        conn.execute("DROP INDEX ops_target")
+        conn.execute("DROP INDEX ops_created")
+        for column in ("target_kind", "target_id", "created_kind", "created_id"):
+            conn.execute(f"ALTER TABLE ops DROP COLUMN {column}")
+    if version < 2:
+        conn.execute("ALTER TABLE items DROP COLUMN source_version")
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
+    conn.commit()
+    conn.close()
+
+
+def _stored_version(path: Path) -> str:
+    conn = sqlite3.connect(path)
+    try:
+        return str(conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
+    finally:
+        conn.close()
+
+
 def test_schema_1_is_upgraded_with_source_versions(ledger_path: Path) -> None:
     ledger = Ledger.open(ledger_path)
     run_id = ledger.start_run("test", {})
     ledger.plan([spec("a")], run_id)
     ledger.close()
-    conn = sqlite3.connect(ledger_path)  # make it the file an older videoferry wrote
-    conn.execute("ALTER TABLE items DROP COLUMN source_version")
-    conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
-    conn.commit()
-    conn.close()
+    _make_older(ledger_path, 1)
     ledger = Ledger.open(ledger_path)
     try:
         item = ledger.get("a")
@@ -125,10 +144,46 @@ def test_schema_1_is_upgraded_with_source_versions(ledger_path: Path) -> None:
         assert item is not None and item.source_version == "10:123"
     finally:
         ledger.close()
+    assert _stored_version(ledger_path) == str(SCHEMA_VERSION) == "3"
+
+
+def test_schema_2_is_upgraded_with_op_targets(ledger_path: Path) -> None:
+    ledger = Ledger.open(ledger_path)
+    run_id = ledger.start_run("test", {})
+    drive(ledger, "a", "done", run_id)
+    on_video = ledger.record_op_intent("a", "chapters", {"chapters": []}, run_id=run_id, video_id="vid-a")
+    ledger.record_op_outcome(on_video, "done")
+    no_target = ledger.record_op_intent(None, "update", {}, run_id=run_id)
+    ledger.close()
+    _make_older(ledger_path, 2)
     conn = sqlite3.connect(ledger_path)
-    version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(ops)")}
     conn.close()
-    assert version == str(SCHEMA_VERSION) == "2"
+    assert "target_id" not in columns and "created_id" not in columns  # a real version-2 file
+    ledger = Ledger.open(ledger_path)
+    try:
+        old = ledger.get_op(on_video)
+        assert old is not None and (old.target_kind, old.target_id, old.video_id) == (
+            "video",
+            "vid-a",
+            "vid-a",
+        )
+        assert (old.created_kind, old.created_id, old.status) == (None, None, "done")
+        bare = ledger.get_op(no_target)
+        assert bare is not None and (bare.target_kind, bare.target_id) == (None, None)
+        run_id = ledger.start_run("test", {})
+        op = ledger.record_op_intent(
+            None, "archive", {"name": "Talk"}, run_id=run_id, target_kind="stream", target_id="s-1"
+        )
+        ledger.record_op_outcome(op, "done", created_id="vid-new")
+        made = ledger.get_op(op)
+        assert made is not None and (made.created_kind, made.created_id) == ("video", "vid-new")
+        assert [o.op_id for o in ledger.ops(created_id="vid-new")] == [op]
+    finally:
+        ledger.close()
+    assert _stored_version(ledger_path) == str(SCHEMA_VERSION)
+    with Ledger.open(ledger_path) as again:  # a current file opens as it is
+        assert again.get_op(op) == made
 
 
 def test_missing_ledger_without_create(tmp_path: Path) -> None:

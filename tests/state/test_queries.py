@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from state import InvalidTransition, Ledger, LedgerError
@@ -127,3 +129,48 @@ def test_cut_needs_the_before_snapshot(ledger: Ledger, run_id: str) -> None:
     assert [o.op_id for o in ledger.ops(kind="cut")] == [op]
     with pytest.raises(ValueError, match="unknown operation"):
         ledger.record_op_intent("k", "explode", {})
+
+
+def test_operations_name_their_target_and_what_they_created(ledger: Ledger, run_id: str) -> None:
+    on_video = ledger.record_op_intent("k", "copy", {}, run_id=run_id, video_id="v1")
+    stored = ledger.get_op(on_video)
+    assert stored is not None and (stored.target_kind, stored.target_id, stored.video_id) == (
+        "video",
+        "v1",
+        "v1",
+    )
+    archive = ledger.record_op_intent(
+        None, "archive", {"title": "Talk"}, run_id=run_id, target_kind="live_event", target_id="le-1"
+    )
+    with pytest.raises(ValueError, match="done"):
+        ledger.record_op_outcome(archive, "failed", created_id="v-made")
+    ledger.record_op_outcome(archive, "done", {"id": "v-made"}, created_id="v-made", request_id="req-a")
+    made = ledger.get_op(archive)
+    assert made is not None and made.video_id is None
+    assert (made.target_kind, made.target_id, made.created_kind, made.created_id) == (
+        "live_event",
+        "le-1",
+        "video",
+        "v-made",
+    )
+    assert [o.op_id for o in ledger.ops(target_id="le-1")] == [archive]
+    messages = [e.message for e in ledger.events() if e.op_id == archive]
+    assert messages == ["archive intent on live_event le-1", "archive done (created video v-made)"]
+    drop = ledger.record_op_intent(None, "delete_recording", {}, target_kind="stream", target_id="s-1")
+    ledger.record_op_outcome(drop, "void")
+    assert ledger.get_op(drop).status == "void"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        {"target_kind": "playlist", "target_id": "p"},
+        {"target_id": "p"},
+        {"video_id": "v", "target_kind": "stream", "target_id": "v"},
+        {"video_id": "v", "target_id": "w"},
+    ],
+)
+def test_bad_operation_targets_are_refused(ledger: Ledger, target: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        ledger.record_op_intent(None, "delete", {}, **target)
+    assert ledger.ops() == []
