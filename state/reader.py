@@ -1,0 +1,106 @@
+"""LedgerReader: the Ledger's read-only methods, each one query of state/queries.py under the file's lock."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from typing import Any
+
+from state import queries
+from state.db import LedgerDB
+from state.machine import OP_INTENT
+from state.models import Event, Item, Op, Run
+
+
+class LedgerReader:
+    """Reads of one open ledger file; they need no run and no run lock (WAL: other processes may write)."""
+
+    _db: LedgerDB
+
+    def get(self, key: str) -> Item | None:
+        """The item with this key, or None."""
+        with self._db.read() as db:
+            return queries.get_item(db, key)
+
+    def items(self, states: Collection[str] | None = None, limit: int | None = None) -> list[Item]:
+        """Items, optionally only in states, in inventory order."""
+        with self._db.read() as db:
+            return queries.items(db, states, limit)
+
+    def pending_keys(self, states: Collection[str], limit: int | None = None) -> list[str]:
+        """Keys of the items in states, in inventory order."""
+        with self._db.read() as db:
+            return queries.pending_keys(db, states, limit)
+
+    def creating_items(self) -> list[Item]:
+        """Items whose create outcome is unknown: the flow reconciles each before any new create."""
+        with self._db.read() as db:
+            return queries.creating_items(db)
+
+    def title_rows(self) -> list[tuple[str, str | None, str | None, str]]:
+        """(key, parent_id, title, source) of every item (the caller derives titles and finds shared ones)."""
+        with self._db.read() as db:
+            return queries.title_rows(db)
+
+    def keys_for_videos(self, video_ids: Iterable[str]) -> dict[str, str]:
+        """video_id -> key for ids already owned by an item (reconcile must not adopt those)."""
+        with self._db.read() as db:
+            return queries.keys_for_videos(db, video_ids)
+
+    def counts(self) -> dict[str, int]:
+        """Items per state, every state listed."""
+        with self._db.read() as db:
+            return queries.counts(db)
+
+    def summary(self, run_id: str | None = None) -> dict[str, Any]:
+        """Counts, bytes, error codes, attempts/retries, first/last times, throughput (queries.summary)."""
+        with self._db.read() as db:
+            return queries.summary(db, run_id)
+
+    def report_rows(self, states: Collection[str] | None = None) -> list[dict[str, Any]]:
+        """The per-item report table; never includes the upload endpoint."""
+        with self._db.read() as db:
+            return queries.report_rows(db, states)
+
+    def events(
+        self, key: str | None = None, limit: int | None = None, run_id: str | None = None
+    ) -> list[Event]:
+        """Journal rows, oldest first (with limit: the latest limit rows)."""
+        with self._db.read() as db:
+            return queries.events(db, key=key, run_id=run_id, limit=limit)
+
+    def get_run(self, run_id: str) -> Run | None:
+        """One run, or None."""
+        with self._db.read() as db:
+            return queries.get_run(db, run_id)
+
+    def runs(self, status: str | None = None) -> list[Run]:
+        """All runs, oldest first (optionally with this status)."""
+        with self._db.read() as db:
+            return queries.runs(db, status)
+
+    def get_op(self, op_id: int) -> Op | None:
+        """One operation, or None."""
+        with self._db.read() as db:
+            return queries.get_op(db, op_id)
+
+    def ops(
+        self,
+        *,
+        item_key: str | None = None,
+        op_key: str | None = None,
+        status: str | None = None,
+        kind: str | None = None,
+        run_id: str | None = None,
+        target_id: str | None = None,
+        created_id: str | None = None,
+    ) -> list[Op]:
+        """Operations matching every given filter, oldest first."""
+        filters = {"target_id": target_id, "created_id": created_id}
+        with self._db.read() as db:
+            return queries.ops(
+                db, item_key=item_key, op_key=op_key, status=status, kind=kind, run_id=run_id, **filters
+            )
+
+    def pending_ops(self) -> list[Op]:
+        """Operations whose outcome is unknown (intent written, no outcome): reconcile before repeating."""
+        return self.ops(status=OP_INTENT)
