@@ -51,10 +51,10 @@ def raw_upload(ws: Workspace, path: Path) -> float:
 
 
 def connector_upload(ws: Workspace, path: Path) -> float:
-    """The tus connector alone (VideoClient.init_upload + TusUpload.upload, 8 MiB chunks, no ledger)."""
+    """The tus connector alone (client.uploads.init + TusUpload.upload, 8 MiB chunks, no ledger)."""
     client = VideoClient.from_settings(settings_for(ws, UNLIMITED_PER_SECOND, UNLIMITED_PER_MINUTE))
     try:
-        session = client.init_upload(
+        session = client.uploads.init(
             parent_id=ws.project_id, title=f"{path.stem}-connector", filesize=path.stat().st_size
         )
         with TusUpload() as tus:

@@ -2,32 +2,34 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import random
-import sqlite3
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from pyrate_limiter import AbstractBucket, InMemoryBucket, Limiter, Rate, RateItem, RedisBucket, SQLiteBucket
-from pyrate_limiter.buckets.redis_bucket import LuaScript
+from pyrate_limiter import AbstractBucket, InMemoryBucket, Limiter, Rate, RateItem, SQLiteBucket
+
+from connectors.config import DEFAULT_RATE_PER_MINUTE, DEFAULT_RATE_PER_SECOND
+from connectors.limiter_backends import (
+    MemoryPause,
+    OrderFreeRedisBucket,
+    PauseStore,
+    RedisPause,
+    SQLitePause,
+    key_digest,
+)
 
 __all__ = [
     "DEFAULT_SECOND_MARGIN",
     "DEFAULT_MINUTE_MARGIN",
     "DEFAULT_PAUSE_SECONDS",
     "LimiterStats",
-    "PauseStore",
-    "MemoryPause",
-    "SQLitePause",
-    "RedisPause",
     "ApiRateLimiter",
     "limiter_rates",
-    "limiter_from_url",
-    "shared_limiter",
+    "rate_limiter",
 ]
 
 log = logging.getLogger(__name__)
@@ -61,131 +63,6 @@ def limiter_rates(
     if minute.limit * second.interval > second.limit * minute.interval:
         return [second]
     return [second, minute]
-
-
-def _key_digest(key: str) -> str:
-    """A short stable name for a limiter key (the key is usually the token: never stored in clear)."""
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:20]
-
-
-class PauseStore(Protocol):
-    """Where the "nobody calls before T" instant lives (wall-clock epoch seconds)."""
-
-    def until(self) -> float:
-        """The epoch second before which no caller may send (0 when not paused)."""
-        ...
-
-    def extend(self, until: float) -> None:
-        """Make the pause last at least until `until` (never shortens it)."""
-        ...
-
-    def close(self) -> None:
-        """Release resources."""
-        ...
-
-
-class MemoryPause:
-    """Pause shared by the threads of one process."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._until = 0.0
-
-    def until(self) -> float:
-        with self._lock:
-            return self._until
-
-    def extend(self, until: float) -> None:
-        with self._lock:
-            self._until = max(self._until, until)
-
-    def close(self) -> None:
-        return None
-
-
-class SQLitePause:
-    """Pause shared by the processes of one machine through a table in the limiter's SQLite file."""
-
-    def __init__(self, db_path: str | Path, key: str) -> None:
-        self._key = key
-        self._lock = threading.Lock()
-        self._conn = sqlite3.connect(
-            str(db_path), timeout=30.0, check_same_thread=False, isolation_level=None
-        )
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS videoferry_pause (key TEXT PRIMARY KEY, until REAL NOT NULL)"
-        )
-
-    def until(self) -> float:
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT until FROM videoferry_pause WHERE key = ?", (self._key,)
-            ).fetchone()
-        return float(row[0]) if row else 0.0
-
-    def extend(self, until: float) -> None:
-        with self._lock:
-            self._conn.execute(
-                "INSERT INTO videoferry_pause (key, until) VALUES (?, ?) "
-                "ON CONFLICT(key) DO UPDATE SET until = max(until, excluded.until)",
-                (self._key, until),
-            )
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
-
-
-_REDIS_EXTEND = """
-local current = tonumber(redis.call('GET', KEYS[1]) or '0')
-local wanted = tonumber(ARGV[1])
-if wanted > current then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-end
-return 1
-"""
-
-
-class RedisPause:
-    """Pause shared by several machines through one Redis key (expires by itself)."""
-
-    def __init__(self, redis: Any, key: str) -> None:
-        self._redis = redis
-        self._key = key
-        self._extend = redis.register_script(_REDIS_EXTEND)
-
-    def until(self) -> float:
-        value = self._redis.get(self._key)
-        return float(value) if value is not None else 0.0
-
-    def extend(self, until: float) -> None:
-        ttl_ms = max(1, int((until - time.time()) * 1000) + 1000)
-        self._extend(keys=[self._key], args=[repr(until), ttl_ms])
-
-    def close(self) -> None:
-        return None
-
-
-_COUNT_UP_TO_NOW = "redis.call('ZCOUNT', bucket, window_start, now)"
-_COUNT_EVERYTHING_SINCE = "redis.call('ZCOUNT', bucket, window_start, '+inf')"
-
-
-class OrderFreeRedisBucket(RedisBucket):
-    """pyrate's Redis bucket, counting every entry from the window start on, later stamps included.
-
-    pyrate's script counts entries stamped up to the caller's own "now". Two machines (or two limiter
-    objects) stamp before they reach Redis, so a caller stamped at t can arrive after another stamped at
-    t + 1 ms has been admitted, and would not count it: seen here as 6 admitted in 6 ms with a limit of 5.
-    An entry stamped later than "now" was admitted before this call, so it counts.
-    """
-
-    @classmethod
-    def init_sync(cls, rates: list[Rate], redis: Any, bucket_key: str) -> OrderFreeRedisBucket:
-        """Load the script into Redis and make the bucket (sync client only)."""
-        if _COUNT_UP_TO_NOW not in LuaScript.PUT_ITEM:
-            raise RuntimeError("pyrate-limiter's Redis script changed; review OrderFreeRedisBucket")
-        script = LuaScript.PUT_ITEM.replace(_COUNT_UP_TO_NOW, _COUNT_EVERYTHING_SINCE)
-        return cls(rates, redis, bucket_key, redis.script_load(script))
 
 
 @dataclass
@@ -271,7 +148,7 @@ class ApiRateLimiter:
         pause_seconds: float = DEFAULT_PAUSE_SECONDS,
     ) -> ApiRateLimiter:
         """Processes of one machine: one SQLite file (WAL) behind a file lock; key is usually the token."""
-        digest = _key_digest(key)
+        digest = key_digest(key)
         bucket = SQLiteBucket.init_from_file(
             limiter_rates(per_second, per_minute, second_margin, minute_margin),
             table=f"vf_rate_{digest}",
@@ -306,7 +183,7 @@ class ApiRateLimiter:
             import redis as redis_lib
 
             redis = redis_lib.Redis.from_url(redis)
-        digest = _key_digest(key)
+        digest = key_digest(key)
         bucket = OrderFreeRedisBucket.init_sync(
             limiter_rates(per_second, per_minute, second_margin, minute_margin),
             redis,
@@ -430,22 +307,53 @@ class ApiRateLimiter:
         )
 
 
-def limiter_from_url(
-    url: str | None,
-    *,
+_SHARED: dict[tuple[Any, ...], ApiRateLimiter] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def rate_limiter(
     key: str,
-    per_second: int = 10,
-    per_minute: int = 300,
+    *,
+    url: str | None = None,
+    per_second: int = DEFAULT_RATE_PER_SECOND,
+    per_minute: int = DEFAULT_RATE_PER_MINUTE,
     second_margin: float = DEFAULT_SECOND_MARGIN,
     minute_margin: float = DEFAULT_MINUTE_MARGIN,
     pause_seconds: float = DEFAULT_PAUSE_SECONDS,
 ) -> ApiRateLimiter:
-    """Pick the backend from a URL: None/"memory", "sqlite:///abs/path.db", "redis://host:port/db"."""
-    options: dict[str, Any] = {
-        "second_margin": second_margin,
-        "minute_margin": minute_margin,
-        "pause_seconds": pause_seconds,
-    }
+    """The one limiter factory: this process's limiter for (key, backend, rates), made on first use.
+
+    `key` is usually the token (stored only hashed). `url` picks the backend: None, "" or "memory" (threads
+    of this process), "sqlite:///abs/path.db" (processes of one machine), "redis://host:port/db" (machines).
+    Every client of a token in the process shares the same object, so the same budget and 429 pause.
+    """
+    ident = (
+        key_digest(key),
+        url or "memory",
+        per_second,
+        per_minute,
+        second_margin,
+        minute_margin,
+        pause_seconds,
+    )
+    with _SHARED_LOCK:
+        limiter = _SHARED.get(ident)
+        if limiter is None or limiter._closed:
+            limiter = _open(
+                url,
+                key,
+                per_second,
+                per_minute,
+                second_margin=second_margin,
+                minute_margin=minute_margin,
+                pause_seconds=pause_seconds,
+            )
+            _SHARED[ident] = limiter
+        return limiter
+
+
+def _open(url: str | None, key: str, per_second: int, per_minute: int, **options: float) -> ApiRateLimiter:
+    """A new limiter on the backend the URL names (see rate_limiter)."""
     if url is None or url in ("", "memory", "memory://"):
         return ApiRateLimiter.memory(per_second, per_minute, **options)
     if url.startswith("sqlite://"):
@@ -457,43 +365,3 @@ def limiter_from_url(
     if url.startswith(("redis://", "rediss://", "unix://")):
         return ApiRateLimiter.redis(url, key, per_second, per_minute, **options)
     raise ValueError("unknown limiter backend (use memory, sqlite:///path or redis://host:port/db)")
-
-
-_SHARED: dict[tuple[Any, ...], ApiRateLimiter] = {}
-_SHARED_LOCK = threading.Lock()
-
-
-def shared_limiter(
-    key: str,
-    per_second: int = 10,
-    per_minute: int = 300,
-    *,
-    url: str | None = None,
-    second_margin: float = DEFAULT_SECOND_MARGIN,
-    minute_margin: float = DEFAULT_MINUTE_MARGIN,
-    pause_seconds: float = DEFAULT_PAUSE_SECONDS,
-) -> ApiRateLimiter:
-    """One limiter per (token, backend, rates) in this process: every client of a token shares the budget."""
-    ident = (
-        _key_digest(key),
-        url or "memory",
-        per_second,
-        per_minute,
-        second_margin,
-        minute_margin,
-        pause_seconds,
-    )
-    with _SHARED_LOCK:
-        limiter = _SHARED.get(ident)
-        if limiter is None or limiter._closed:
-            limiter = limiter_from_url(
-                url,
-                key=key,
-                per_second=per_second,
-                per_minute=per_minute,
-                second_margin=second_margin,
-                minute_margin=minute_margin,
-                pause_seconds=pause_seconds,
-            )
-            _SHARED[ident] = limiter
-        return limiter

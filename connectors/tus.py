@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -15,6 +16,9 @@ from connectors.errors import RetryHint, VideoApiError
 from connectors.limiter import ApiRateLimiter
 from connectors.redact import install_httpx_redaction
 from connectors.sources import ByteSource, iter_chunks
+
+if TYPE_CHECKING:
+    from connectors.client.transport import Transport
 
 __all__ = [
     "DEFAULT_CHUNK_SIZE",
@@ -123,6 +127,31 @@ class TusUpload:
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
             limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
             headers={"Tus-Resumable": TUS_VERSION, "User-Agent": "videoferry"},
+        )
+
+    @classmethod
+    def from_transport(
+        cls,
+        transport: Transport,
+        *,
+        chunk_size: int = DEFAULT_CHUNK_SIZE,
+        timeout: float = 60.0,
+        max_attempts: int = 5,
+        initial_wait: float = 0.5,
+        max_wait: float = 10.0,
+    ) -> TusUpload:
+        """An uploader with the transport's rate limiter and pool size (the endpoint needs no token).
+
+        The timeout stays the uploader's own (a PATCH carries a whole chunk).
+        """
+        return cls(
+            chunk_size=chunk_size,
+            timeout=timeout,
+            max_attempts=max_attempts,
+            initial_wait=initial_wait,
+            max_wait=max_wait,
+            max_connections=transport.max_connections,
+            limiter=transport.limiter,
         )
 
     def close(self) -> None:

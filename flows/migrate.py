@@ -13,7 +13,7 @@ from typing import Any
 from connectors.client import VideoClient
 from connectors.config import Settings
 from connectors.errors import AuthError, VideoApiError
-from connectors.limiter import ApiRateLimiter, shared_limiter
+from connectors.limiter import ApiRateLimiter, rate_limiter
 from connectors.s3 import S3Config
 from connectors.tus import TusUpload
 from state.ledger import Ledger
@@ -118,7 +118,9 @@ def run_limiter(settings: Settings, ledger_path: str) -> ApiRateLimiter:
         if not path.exists():
             os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
         url = f"sqlite://{path}"
-    return shared_limiter(settings.token, settings.rate_per_second, settings.rate_per_minute, url=url)
+    return rate_limiter(
+        settings.token, url=url, per_second=settings.rate_per_second, per_minute=settings.rate_per_minute
+    )
 
 
 def run_migration(
@@ -143,7 +145,7 @@ def run_migration(
         ledger.close()
         raise
     client = VideoClient.from_settings(settings, limiter=run_limiter(settings, opts.ledger))
-    tus = TusUpload(chunk_size=opts.chunk_size, limiter=client.limiter)
+    tus = TusUpload.from_transport(client.transport, chunk_size=opts.chunk_size)
     ctx = RunContext(
         client=client,
         tus=tus,
@@ -220,7 +222,7 @@ def run_migration(
 def _preflight(ctx: RunContext) -> None:
     """One cheap read so a bad token stops the run before any item is touched."""
     try:
-        ctx.client.list_videos(page=1, per_page=1)
+        ctx.client.videos.list(page=1, per_page=1)
     except AuthError as exc:
         ctx.stop(str(exc), config_error=True)
     except VideoApiError as exc:

@@ -29,9 +29,10 @@ def finish_item(ctx: RunContext, item: Item) -> str:
         op_id = ledger.record_op_intent(item.key, kind, params, run_id=ctx.run_id, video_id=item.video_id)
         try:
             if kind == "update":
-                ctx.client.update_video(item.video_id, **params)
+                ctx.client.videos.update(item.video_id, **params)
             else:
-                ctx.client.set_chapters(item.video_id, [(t, s) for t, s in params["items"]], enabled=True)
+                pairs = [(t, s) for t, s in params["items"]]
+                ctx.client.videos.set_chapters(item.video_id, pairs, enabled=True)
         except VideoApiError as exc:
             ledger.record_op_outcome(
                 op_id,

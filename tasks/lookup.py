@@ -91,7 +91,7 @@ def find_created(
     bound (one call per page). Several unowned matches with the clock unknown: Postponed.
     """
     bound, clock_known = service_bound(client, sent.intent_at)
-    listed = client.scan_videos(title=sent.title, newer_than=bound)
+    listed = client.videos.scan(title=sent.title, newer_than=bound)
     candidates = [v for v in listed if fits(v, sent, bound)]
     if not candidates:
         return None

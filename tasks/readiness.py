@@ -80,7 +80,7 @@ class Watcher:
     def _scope_of(self, parent: str, video_id: str) -> Scope:
         """Whether a parent id is a folder or a project, learned once from one of its videos."""
         try:
-            video = self.ctx.client.get_video(video_id)
+            video = self.ctx.client.videos.get(video_id)
         except NotFoundError:
             return "project_id"  # that video is gone; _get_one reports it
         return "folder_id" if video.folder_id == parent and video.project_id != parent else "project_id"
@@ -99,7 +99,7 @@ class Watcher:
         page = 1
         while True:
             filters = {scope: parent} if scope else {}
-            result = self.ctx.client.list_videos(
+            result = self.ctx.client.videos.list(
                 order="created_at.desc", page=page, per_page=PAGE_SIZE, **filters
             )
             self.list_calls += 1
@@ -139,7 +139,7 @@ class Watcher:
         """Fallback for a video no list showed: one GET (still at most one per video per poll)."""
         assert item.video_id is not None
         try:
-            video = self.ctx.client.get_video(item.video_id)
+            video = self.ctx.client.videos.get(item.video_id)
         except NotFoundError as exc:
             self.ctx.ledger.fail(item.key, self.ctx.run_id, exc.code or 400404, "video vanished (404)")
             return [(item.key, item.state, "failed")]

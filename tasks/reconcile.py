@@ -104,7 +104,7 @@ def reconcile_item(ctx: RunContext, item: Item) -> None:
 def delete_video(ctx: RunContext, item: Item, video_id: str) -> bool:
     """Delete a video of this item (gone already counts); False when the service refused (item failed)."""
     try:
-        ctx.client.delete_video(video_id)
+        ctx.client.videos.delete(video_id)
     except NotFoundError:
         pass
     except VideoApiError as exc:
@@ -166,7 +166,7 @@ def learn_init_ids(ctx: RunContext, init_id: str, sent_title: str) -> str | None
         if ctx.init_id_is_video is None:
             started = time.monotonic()
             try:
-                video = ctx.client.get_video(init_id)
+                video = ctx.client.videos.get(init_id)
                 ctx.init_id_is_video = video.title == sent_title or video.title is None
             except NotFoundError:
                 ctx.init_id_is_video = False

@@ -162,7 +162,7 @@ def _create_tus(ctx: RunContext, item: Item, title: str, source: ByteSource) -> 
         item,
         title,
         item.spec.description,
-        lambda: ctx.client.init_upload(
+        lambda: ctx.client.uploads.init(
             parent_id=item.spec.parent_id or "",
             title=title,
             filesize=source.size,
@@ -200,7 +200,7 @@ def _create_by_url(ctx: RunContext, item: Item, title: str) -> None:
         item,
         title,
         _header_description(item.spec.description),
-        lambda: ctx.client.import_url(
+        lambda: ctx.client.uploads.import_url(
             parent_id=item.spec.parent_id or "",
             title=title,
             url=url,
@@ -219,7 +219,7 @@ def _create_single(ctx: RunContext, item: Item, title: str, source: ByteSource) 
         item,
         title,
         _header_description(item.spec.description),
-        lambda: ctx.client.upload_single(
+        lambda: ctx.client.uploads.single(
             parent_id=item.spec.parent_id or "",
             title=title,
             source=source,
@@ -303,7 +303,7 @@ def _endpoint_gone(ctx: RunContext, item: Item, status: int | None) -> None:
     """
     if item.video_id is not None:
         try:
-            video = ctx.client.get_video(item.video_id)
+            video = ctx.client.videos.get(item.video_id)
         except NotFoundError:
             video = None
         except VideoApiError as exc:

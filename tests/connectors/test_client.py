@@ -30,7 +30,7 @@ def client(emu: Workspace) -> Iterator[VideoClient]:
 
 
 def upload(client: VideoClient, emu: Workspace, clip: Path, title: str, parent: str | None = None) -> Video:
-    result = client.upload_single(
+    result = client.uploads.single(
         parent_id=parent or emu.project_id, title=title, source=LocalFileSource(clip)
     )
     video = wait_terminal(client, result.id)
@@ -41,49 +41,49 @@ def upload(client: VideoClient, emu: Workspace, clip: Path, title: str, parent: 
 def test_list_filters_order_and_pagination(client: VideoClient, emu: Workspace, sample_clip: Path) -> None:
     names = ["delta", "bravo", "echo", "alpha", "charlie"]  # neither creation order nor its reverse
     ids = [upload(client, emu, sample_clip, name).id for name in names]
-    page = client.list_videos(project_id=emu.project_id, per_page=2, page=1)
+    page = client.videos.list(project_id=emu.project_id, per_page=2, page=1)
     assert len(page.items) == 2
     assert page.pagination.total == 5 and page.pagination.per_page == 2 and page.pagination.page == 1
     assert page.order == {"created_at": "desc"}
     assert page.items[0].id == ids[-1]  # default order: newest first
-    seen = [v.id for v in client.iter_videos(project_id=emu.project_id, per_page=2)]
+    seen = [v.id for v in client.videos.iter(project_id=emu.project_id, per_page=2)]
     assert sorted(seen) == sorted(ids) and len(seen) == 5
-    titles = [v.title for v in client.iter_videos(project_id=emu.project_id, order="title.asc", per_page=2)]
+    titles = [v.title for v in client.videos.iter(project_id=emu.project_id, order="title.asc", per_page=2)]
     assert titles == sorted(names)
-    desc = client.list_videos(order="title.desc", per_page=100)
+    desc = client.videos.list(order="title.desc", per_page=100)
     assert [v.title for v in desc.items] == sorted(names, reverse=True)
-    only = client.list_videos(title="alpha")
+    only = client.videos.list(title="alpha")
     assert [v.id for v in only.items] == [ids[3]]
-    assert client.list_videos(folder_id=emu.folder_id).items == []
+    assert client.videos.list(folder_id=emu.folder_id).items == []
 
 
 def test_list_errors_from_real_answers(client: VideoClient) -> None:
     with pytest.raises(E.OrderFieldError) as bad_dir:
-        client.list_videos(order="title.DESC")
+        client.videos.list(order="title.DESC")
     assert bad_dir.value.code == 400216 and bad_dir.value.status == 400 and bad_dir.value.request_id
     with pytest.raises(E.OrderFieldError):
-        client.list_videos(order="bogus.asc")
+        client.videos.list(order="bogus.asc")
     with pytest.raises(E.ValidationError) as bad_page:
-        client.list_videos(per_page=101)
+        client.videos.list(per_page=101)
     assert bad_page.value.code == 400400
-    before = client.limiter.stats.acquired
+    before = client.transport.limiter.stats.acquired
     with pytest.raises(E.InternalServerError) as page0:
-        client.list_videos(page=0)
+        client.videos.list(page=0)
     assert page0.value.code == 500500 and page0.value.retryable
-    assert client.limiter.stats.acquired - before == 5  # idempotent: five attempts, then the error
+    assert client.transport.limiter.stats.acquired - before == 5  # idempotent: five attempts, then the error
 
 
 def test_get_update_and_unknown_fields(client: VideoClient, emu: Workspace, sample_clip: Path) -> None:
     video = upload(client, emu, sample_clip, "original")
-    got = client.get_video(video.id)
+    got = client.videos.get(video.id)
     assert got.id == video.id and got.project_id == emu.project_id
     assert got.duration and got.duration > 1.5
     assert got.assets and got.assets[0].file_size
-    updated = client.update_video(
+    updated = client.videos.update(
         video.id, title="Новое имя 東京 🎬", description="опис", tags=["a", "b"], privacy_type="nowhere"
     )
     assert updated.title == "Новое имя 東京 🎬"
-    again = client.get_video(video.id)
+    again = client.videos.get(video.id)
     assert (again.title, again.description, again.tags, again.privacy_type) == (
         "Новое имя 東京 🎬",
         "опис",
@@ -98,28 +98,28 @@ def test_get_update_and_unknown_fields(client: VideoClient, emu: Workspace, samp
     undeclared = set(raw) - set(Video.model_fields)
     assert undeclared <= set(again.model_extra or {})
     with pytest.raises(ValueError):
-        client.update_video(video.id)
+        client.videos.update(video.id)
 
 
 def test_identifier_errors(client: VideoClient) -> None:
     with pytest.raises(E.NotFoundError) as missing:
-        client.get_video("5b2f4a0e-8f0c-4a4e-9a57-3f6f0f7d6c11")
+        client.videos.get("5b2f4a0e-8f0c-4a4e-9a57-3f6f0f7d6c11")
     assert missing.value.code == 400404 and missing.value.status == 404
     with pytest.raises(E.InvalidIdentifierError) as bad:
-        client.get_video("not-an-id")
+        client.videos.get("not-an-id")
     assert bad.value.code == 400301
     with pytest.raises(E.InvalidBase58Error) as b58:
-        client.get_video("OOOOOOOOOOOOOOOOOOOOOO")
+        client.videos.get("OOOOOOOOOOOOOOOOOOOOOO")
     assert b58.value.code == 400302
 
 
 def test_delete_and_delete_again(client: VideoClient, emu: Workspace, sample_clip: Path) -> None:
     video = upload(client, emu, sample_clip, "doomed")
-    client.delete_video(video.id)
+    client.videos.delete(video.id)
     with pytest.raises(E.NotFoundError):
-        client.get_video(video.id)
+        client.videos.get(video.id)
     with pytest.raises(E.NotFoundError):  # a first-attempt 404 is an error
-        client.delete_video(video.id)
+        client.videos.delete(video.id)
 
 
 def test_delete_retried_after_lost_answer_counts_as_done(
@@ -127,7 +127,7 @@ def test_delete_retried_after_lost_answer_counts_as_done(
 ) -> None:
     video = upload(client, emu, sample_clip, "doomed twice")
     emu_control.set_faults(emu, [{"kind": "drop_after_commit", "method": "DELETE", "times": 1}])
-    client.delete_video(video.id)  # attempt 1 deleted it but the answer was lost; attempt 2 gets 404
+    client.videos.delete(video.id)  # attempt 1 deleted it but the answer was lost; attempt 2 gets 404
     deletes = [r for r in emu_control.requests(emu.workspace_id) if r["method"] == "DELETE"]
     assert len(deletes) == 2
     assert not any(v["id"] == video.id for v in emu_control.videos(emu))
@@ -137,48 +137,48 @@ def test_copy_move_and_folder_errors(
     client: VideoClient, emu: Workspace, emu_control: EmulatorControl, sample_clip: Path
 ) -> None:
     video = upload(client, emu, sample_clip, "source")
-    copy = client.copy_video(video.id)
+    copy = client.videos.copy(video.id)
     assert copy.id != video.id and copy.title == "source"
     other_project, other_folder = emu_control.create_project(emu)
-    copy2 = client.copy_video(video.id, parent_id=other_folder)
+    copy2 = client.videos.copy(video.id, parent_id=other_folder)
     assert copy2.project_id == other_project and copy2.folder_id == other_folder
     with pytest.raises(E.FolderNotFoundError) as bad:
-        client.copy_video(video.id, parent_id="5b2f4a0e-8f0c-4a4e-9a57-3f6f0f7d6c11")
+        client.videos.copy(video.id, parent_id="5b2f4a0e-8f0c-4a4e-9a57-3f6f0f7d6c11")
     assert bad.value.code == 400236
-    moved = client.move_video(video.id, other_project, other_folder)
+    moved = client.videos.move(video.id, other_project, other_folder)
     assert moved.id == video.id and moved.project_id == other_project and moved.folder_id == other_folder
-    assert client.get_video(video.id).project_id == other_project
+    assert client.videos.get(video.id).project_id == other_project
 
 
 def test_cut_trims_in_place(client: VideoClient, emu: Workspace, sample_clip: Path) -> None:
     video = upload(client, emu, sample_clip, "to trim")
     assert video.duration is not None and video.version is not None
-    cut = client.cut_video(video.id, trim=[(0.5, 1.0)], title="trimmed")
+    cut = client.videos.cut(video.id, trim=[(0.5, 1.0)], title="trimmed")
     assert cut.id == video.id
     done = wait_terminal(client, video.id)
     assert done.status == "done" and done.title == "trimmed"
     assert done.version is not None and done.version > video.version
     assert done.duration is not None and done.duration < video.duration - 0.5
-    cropped = client.cut_video(video.id, crop={"w": 80, "h": 60, "x": 0, "y": 0})
+    cropped = client.videos.cut(video.id, crop={"w": 80, "h": 60, "x": 0, "y": 0})
     assert cropped.id == video.id
 
 
 def test_concat_creates_a_new_video(client: VideoClient, emu: Workspace, sample_clip: Path) -> None:
     a = upload(client, emu, sample_clip, "a")
     b = upload(client, emu, sample_clip, "b")
-    joined = client.concat_video(a.id, append=[b.id])
+    joined = client.videos.concat(a.id, append=[b.id])
     assert joined.id not in (a.id, b.id)
     done = wait_terminal(client, joined.id)
     assert done.duration is not None and a.duration is not None and b.duration is not None
     assert done.duration > a.duration + b.duration - 0.5
-    assert client.get_video(a.id).duration == a.duration  # the source is unchanged
+    assert client.videos.get(a.id).duration == a.duration  # the source is unchanged
     with pytest.raises(ValueError):
-        client.concat_video(a.id)
+        client.videos.concat(a.id)
 
 
 def test_chapters_seconds_become_milliseconds(client: VideoClient, emu: Workspace, sample_clip: Path) -> None:
     video = upload(client, emu, sample_clip, "chaptered")
-    chapters = client.set_chapters(
+    chapters = client.videos.set_chapters(
         video.id, [(0, "Intro"), (10.5, "Главная часть"), {"time": 61.25, "title": "End"}]
     )
     assert [(c.time, c.title) for c in chapters.items] == [
@@ -188,12 +188,12 @@ def test_chapters_seconds_become_milliseconds(client: VideoClient, emu: Workspac
     ]
     assert chapters.enabled is True
     assert chapters.items[1].seconds == 10.5
-    got = client.get_video(video.id)
+    got = client.videos.get(video.id)
     assert got.chapters is not None and [c.time for c in got.chapters.items] == [0, 10500, 61250]
-    cleared = client.set_chapters(video.id, [], enabled=False)
+    cleared = client.videos.set_chapters(video.id, [], enabled=False)
     assert cleared.items == [] and cleared.enabled is False
     with pytest.raises(ValueError):
-        client.set_chapters(video.id, [(-1, "bad")])
+        client.videos.set_chapters(video.id, [(-1, "bad")])
 
 
 def test_auth_errors_are_recognisable(emu: Workspace, emu_control: EmulatorControl) -> None:
@@ -201,7 +201,7 @@ def test_auth_errors_are_recognisable(emu: Workspace, emu_control: EmulatorContr
         emu.base_url, emu.upload_url, "wrong-token", limiter=ApiRateLimiter.memory(), retry=FAST
     ) as bad:
         with pytest.raises(E.AuthError) as info:
-            bad.list_videos()
+            bad.videos.list()
     err = info.value
     assert isinstance(err, E.UnauthorizedError) and err.code == 100102 and err.status == 401
     assert "VIDEOFERRY_TOKEN" in str(err) and "wrong-token" not in str(err)
@@ -224,5 +224,5 @@ def test_token_of_another_workspace_is_unauthorized(
         other.base_url, other.upload_url, other.token, limiter=ApiRateLimiter.memory()
     ) as foreign:
         with pytest.raises((E.UnauthorizedError, E.NotFoundError)) as info:
-            foreign.get_video(video.id)
+            foreign.videos.get(video.id)
     assert not info.value.retryable

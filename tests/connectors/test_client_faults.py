@@ -49,7 +49,7 @@ def max_in_window(stamps: list[float], window: float) -> int:
 
 
 def a_video(client: VideoClient, emu: Workspace, clip: Path) -> str:
-    video_id = client.upload_single(parent_id=emu.project_id, title="v", source=LocalFileSource(clip)).id
+    video_id = client.uploads.single(parent_id=emu.project_id, title="v", source=LocalFileSource(clip)).id
     assert wait_terminal(client, video_id).status == "done"  # cut and concat need a processed video
     return video_id
 
@@ -60,12 +60,12 @@ def test_idempotent_calls_are_retried_through_5xx(
     video_id = a_video(client, emu, sample_clip)
     earlier = len(log_of(emu_control, emu, method="GET"))  # a_video polled until done
     emu_control.set_faults(emu, [{"kind": "error", "status": 503, "method": "GET", "times": 2}])
-    assert client.get_video(video_id).id == video_id
+    assert client.videos.get(video_id).id == video_id
     gets = log_of(emu_control, emu, method="GET")[earlier:]
     assert [r["status"] for r in gets] == [503, 503, 200]
     emu_control.set_faults(emu, [{"kind": "error", "status": 502, "method": "PATCH"}])
     with pytest.raises(E.ServerError) as info:
-        client.update_video(video_id, title="never")
+        client.videos.update(video_id, title="never")
     assert info.value.status == 502 and info.value.retryable
     assert len(log_of(emu_control, emu, method="PATCH")) == 5  # at most five attempts
 
@@ -75,13 +75,13 @@ def test_init_dropped_after_commit_is_unknown_not_repeated(
 ) -> None:
     emu_control.set_faults(emu, [{"kind": "drop_after_commit", "path": "^/v2/init$", "times": 1}])
     with pytest.raises(E.UnknownOutcomeError) as info:
-        client.init_upload(parent_id=emu.project_id, title="maybe", filesize=1000)
+        client.uploads.init(parent_id=emu.project_id, title="maybe", filesize=1000)
     err = info.value
     assert err.cause_kind == "connection" and err.operation == "init_upload" and not err.retryable
     assert len(log_of(emu_control, emu, path="/v2/init")) == 1
     # It was created once: the ledger would find it by listing project + title.
     assert [v["title"] for v in emu_control.videos(emu)] == ["maybe"]
-    assert [v.title for v in client.list_videos(project_id=emu.project_id, title="maybe").items] == ["maybe"]
+    assert [v.title for v in client.videos.list(project_id=emu.project_id, title="maybe").items] == ["maybe"]
 
 
 @pytest.mark.parametrize("status", [500, 503])
@@ -91,12 +91,12 @@ def test_creates_with_5xx_raise_unknown_outcome_with_request_id(
     video_id = a_video(client, emu, sample_clip)
     emu_control.set_faults(emu, [{"kind": "error", "status": status, "method": "POST"}])
     for call in (
-        lambda: client.init_upload(parent_id=emu.project_id, title="t", filesize=10),
-        lambda: client.copy_video(video_id),
-        lambda: client.concat_video(video_id, append=[video_id]),
-        lambda: client.cut_video(video_id, trim=[(0, 1)]),
-        lambda: client.upload_single(parent_id=emu.project_id, title="t", source=b"abc"),
-        lambda: client.import_url(parent_id=emu.project_id, title="t", url="http://127.0.0.1:9/x.mp4"),
+        lambda: client.uploads.init(parent_id=emu.project_id, title="t", filesize=10),
+        lambda: client.videos.copy(video_id),
+        lambda: client.videos.concat(video_id, append=[video_id]),
+        lambda: client.videos.cut(video_id, trim=[(0, 1)]),
+        lambda: client.uploads.single(parent_id=emu.project_id, title="t", source=b"abc"),
+        lambda: client.uploads.import_url(parent_id=emu.project_id, title="t", url="http://127.0.0.1:9/x.mp4"),
     ):
         with pytest.raises(E.UnknownOutcomeError) as info:
             call()
@@ -111,16 +111,16 @@ def test_cut_with_lost_answer_is_unknown_and_move_is_retried(
     client: VideoClient, emu: Workspace, emu_control: EmulatorControl, sample_clip: Path
 ) -> None:
     video_id = a_video(client, emu, sample_clip)
-    before = client.get_video(video_id)
+    before = client.videos.get(video_id)
     emu_control.set_faults(emu, [{"kind": "drop_after_commit", "path": "/cut$", "times": 1}])
     with pytest.raises(E.UnknownOutcomeError):
-        client.cut_video(video_id, trim=[(0.5, 1.0)])
-    after = client.get_video(video_id)
+        client.videos.cut(video_id, trim=[(0.5, 1.0)])
+    after = client.videos.get(video_id)
     assert after.version != before.version  # it was applied once: the caller sees it by version
     assert len(log_of(emu_control, emu, path=f"/v1/videos/{video_id}/cut")) == 1
     project_id, folder_id = emu_control.create_project(emu)
     emu_control.set_faults(emu, [{"kind": "drop_after_commit", "path": "/move$", "times": 1}])
-    moved = client.move_video(video_id, project_id, folder_id)
+    moved = client.videos.move(video_id, project_id, folder_id)
     assert moved.project_id == project_id
     assert len(log_of(emu_control, emu, path=f"/v1/videos/{video_id}/move")) == 2
 
@@ -133,7 +133,7 @@ def test_connect_errors_are_retried_even_for_creates() -> None:
     url = f"http://127.0.0.1:{port}"
     with VideoClient(url, url, "t", limiter=limiter, retry=FAST) as dead:
         with pytest.raises(E.TransportError) as info:
-            dead.init_upload(parent_id="p", title="t", filesize=1)
+            dead.uploads.init(parent_id="p", title="t", filesize=1)
     assert not info.value.sent and info.value.retryable
     assert not isinstance(info.value, E.UnknownOutcomeError)
     assert limiter.stats.acquired == 5  # five attempts, each through the limiter
@@ -147,30 +147,30 @@ def test_429_pauses_every_caller_then_retries(
     others: list[float] = []
 
     def other_caller() -> None:
-        client.limiter.acquire()  # any other thread's next API call waits for the pause too
+        client.transport.limiter.acquire()  # any other thread's next API call waits for the pause too
 
         others.append(time.time())
 
-    page = client.list_videos()
+    page = client.videos.list()
     assert page.items == []
     rows = log_of(emu_control, emu, path="/v1/videos")
     assert [r["status"] for r in rows] == [429, 200]
     assert rows[1]["time"] - rows[0]["time"] >= 5.0
-    assert client.limiter.stats.pauses == 1
+    assert client.transport.limiter.stats.pauses == 1
     # A 429 create is known not to have happened, so it is repeated after the pause.
     emu_control.set_faults(emu, [{"kind": "rate_limit", "path": "^/v2/init$", "times": 1}])
     thread = threading.Thread(target=other_caller)
     session_holder: list[str] = []
 
     def create() -> None:
-        session_holder.append(client.init_upload(parent_id=emu.project_id, title="after 429", filesize=5).id)
+        session_holder.append(client.uploads.init(parent_id=emu.project_id, title="after 429", filesize=5).id)
 
     creator = threading.Thread(target=create)
     creator.start()
     # Start the other caller once the 429 has been seen (poll with a bound).
 
     deadline = time.monotonic() + 10
-    while client.limiter.stats.pauses < 2 and time.monotonic() < deadline:
+    while client.transport.limiter.stats.pauses < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
     thread.start()
     creator.join(timeout=30)
@@ -185,7 +185,7 @@ def test_rate_limit_is_never_exceeded_under_load(
 ) -> None:
     def worker() -> None:
         for _ in range(4):
-            client.list_videos(per_page=1)
+            client.videos.list(per_page=1)
 
     threads = [threading.Thread(target=worker) for _ in range(8)]
     for t in threads:
@@ -196,7 +196,7 @@ def test_rate_limit_is_never_exceeded_under_load(
     assert len(rows) == 32
     assert all(r["status"] == 200 for r in rows)  # no 429: the server never saw more than 10 in a second
     assert max_in_window([r["time"] for r in rows], 1.0) <= 10
-    assert client.limiter.stats.pauses == 0
+    assert client.transport.limiter.stats.pauses == 0
 
 
 def test_tus_bytes_do_not_pass_the_api_limiter(
@@ -205,11 +205,11 @@ def test_tus_bytes_do_not_pass_the_api_limiter(
     from connectors.tus import TusUpload
 
     source = LocalFileSource(sample_clip)
-    session = client.init_upload(parent_id=emu.project_id, title="t", filesize=source.size)
-    acquired = client.limiter.stats.acquired
+    session = client.uploads.init(parent_id=emu.project_id, title="t", filesize=source.size)
+    acquired = client.transport.limiter.stats.acquired
     with TusUpload(chunk_size=16 * 1024) as tus:
         tus.upload(session.endpoint, source)
-    assert client.limiter.stats.acquired == acquired
+    assert client.transport.limiter.stats.acquired == acquired
     endpoint_rows = [r for r in log_of(emu_control, emu) if r["method"] in ("HEAD", "PATCH")]
     assert len(endpoint_rows) > 3 and not any(r["api"] for r in endpoint_rows)
 
@@ -221,10 +221,10 @@ def test_timeout_after_sending(emu: Workspace, emu_control: EmulatorControl) -> 
     ) as slow:
         emu_control.set_faults(emu, [{"kind": "latency", "ms": 1500, "path": "^/v2/init$", "times": 1}])
         with pytest.raises(E.UnknownOutcomeError) as info:
-            slow.init_upload(parent_id=emu.project_id, title="slow", filesize=10)
+            slow.uploads.init(parent_id=emu.project_id, title="slow", filesize=10)
         assert info.value.cause_kind == "timeout"
         emu_control.set_faults(emu, [{"kind": "latency", "ms": 1500, "method": "GET", "times": 1}])
-        assert slow.list_videos(project_id=emu.project_id).pagination.total is not None  # retried
+        assert slow.videos.list(project_id=emu.project_id).pagination.total is not None  # retried
     limiter.close()
     deadline = time.monotonic() + 10  # the slow requests finish on the server after the client gave up
     while len(log_of(emu_control, emu, path="/v1/videos")) < 2 and time.monotonic() < deadline:
@@ -246,8 +246,8 @@ def test_client_from_settings_with_sqlite_limiter(emu: Workspace, tmp_path: Path
         limiter_url=f"sqlite://{tmp_path / 'limiter.db'}",
     )
     with VideoClient.from_settings(settings) as c:
-        assert c.limiter.backend == "sqlite"
-        assert c.list_videos().items == []
-        assert c.limiter.stats.acquired == 1
-        c.limiter.close()
+        assert c.transport.limiter.backend == "sqlite"
+        assert c.videos.list().items == []
+        assert c.transport.limiter.stats.acquired == 1
+        c.transport.limiter.close()
     assert emu.token not in repr(settings)

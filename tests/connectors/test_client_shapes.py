@@ -104,7 +104,7 @@ def test_a_list_not_ordered_newest_first_is_read_to_the_end(
 ) -> None:
     state, _ = service
     state.script = _pages([_video(n) for n in range(12)], size=5)  # oldest first, whatever was asked
-    found = list(client.scan_videos(newer_than=T0 + timedelta(minutes=8)))
+    found = list(client.videos.scan(newer_than=T0 + timedelta(minutes=8)))
     assert [v.title for v in found] == ["v8", "v9", "v10", "v11"]
     assert [q["page"] for _, p, q in state.seen if p == "/v1/videos"] == ["1", "2", "3"]
 
@@ -117,7 +117,7 @@ def test_fields_the_list_leaves_out_are_read_before_judging(
     thin = [{"id": v["id"], "created_at": v["created_at"]} for v in full]
     listing = _pages(thin[::-1], size=10)
     state.script = lambda m, p, q: listing(m, p, q) if p == "/v1/videos" else _pages(full, 10)(m, p, q)
-    found = list(client.scan_videos(project_id=_id(901).replace("-", "").upper(), title="v3"))
+    found = list(client.videos.scan(project_id=_id(901).replace("-", "").upper(), title="v3"))
     assert [v.id for v in found] == [_id(3)]
     assert len([p for _, p, _ in state.seen if p != "/v1/videos"]) == 4  # one GET per thin item
 
@@ -128,7 +128,7 @@ def test_a_server_that_ignores_the_page_number_does_not_loop(
     state, _ = service
     first = [_video(n) for n in range(5)]
     state.script = lambda m, p, q: (200, {"meta": {"pagination": {"per_page": 5}}, "data": first})
-    assert [v.title for v in client.iter_videos()] == [f"v{n}" for n in range(5)]
+    assert [v.title for v in client.videos.iter()] == [f"v{n}" for n in range(5)]
     assert len(state.seen) == 2
 
 
@@ -142,8 +142,8 @@ def test_update_and_chapters_without_a_body_read_the_video(
         return (200, {"data": stored}) if method == "GET" else (200, None)
 
     state.script = answer
-    assert client.update_video(_id(1), title="v1").title == "v1"
-    assert client.set_chapters(_id(1), [(1.5, "One")]).items[0].time == 1500
+    assert client.videos.update(_id(1), title="v1").title == "v1"
+    assert client.videos.set_chapters(_id(1), [(1.5, "One")]).items[0].time == 1500
     assert [m for m, _, _ in state.seen] == ["PATCH", "GET", "PUT", "GET"]
 
 
@@ -159,7 +159,7 @@ def test_a_create_answer_that_is_not_a_video_but_names_one_is_read(
         return 200, {"data": {"id": copy["id"].replace("-", ""), "assets": "not a list"}}
 
     state.script = answer
-    assert client.copy_video(_id(1)).id == _id(2)
+    assert client.videos.copy(_id(1)).id == _id(2)
 
 
 def test_both_methods_refused_is_an_error_and_teaches_nothing(
@@ -168,9 +168,9 @@ def test_both_methods_refused_is_an_error_and_teaches_nothing(
     state, _ = service
     state.script = lambda m, p, q: (405, {"error": {"code": 400405, "message": "method not allowed"}})
     with pytest.raises(MethodNotAllowedError):
-        client.move_video(_id(1), _id(900))
+        client.videos.move(_id(1), _id(900))
     assert [m for m, _, _ in state.seen] == ["POST", "PUT"]
     assert client.methods()["move_video"] == "POST"
     with pytest.raises(MethodNotAllowedError):
-        client.get_video(_id(1))  # the spec shows GET: no other method is tried
+        client.videos.get(_id(1))  # the spec shows GET: no other method is tried
     assert len(state.seen) == 3

@@ -49,11 +49,10 @@ def file_server(tmp_path: Path) -> Iterator[str]:
     server.server_close()
 
 
-
 def test_init_then_tus_keeps_any_title_exact(client: VideoClient, emu: Workspace, sample_clip: Path) -> None:
     source = LocalFileSource(sample_clip)
     title = "Запись эфира 東京 🎥"
-    session = client.init_upload(
+    session = client.uploads.init(
         parent_id=emu.project_id,
         title=title,
         filesize=source.size,
@@ -62,7 +61,7 @@ def test_init_then_tus_keeps_any_title_exact(client: VideoClient, emu: Workspace
     )
     assert session.endpoint.startswith(emu.upload_url)
     assert session.endpoint not in repr(session)
-    assert client.get_video(session.id).status == "pending"
+    assert client.videos.get(session.id).status == "pending"
     with TusUpload(chunk_size=64 * 1024) as tus:
         assert tus.upload(session.endpoint, source) == source.size
     video = wait_terminal(client, session.id)
@@ -73,7 +72,7 @@ def test_init_then_tus_keeps_any_title_exact(client: VideoClient, emu: Workspace
 def test_single_upload_ascii_metadata_travels_exactly_and_the_rest_is_owed(
     client: VideoClient, emu: Workspace, sample_clip: Path
 ) -> None:
-    result = client.upload_single(
+    result = client.uploads.single(
         parent_id=emu.folder_id,
         title="Café crème",  # latin-1, but a service may decode headers as UTF-8: not sent as is
         source=LocalFileSource(sample_clip),
@@ -81,7 +80,7 @@ def test_single_upload_ascii_metadata_travels_exactly_and_the_rest_is_owed(
         filename="café.mp4",
     )
     assert result.title_pending and result.pending_fields == ["title", "description"]
-    result2 = client.upload_single(
+    result2 = client.uploads.single(
         parent_id=emu.folder_id,
         title="Plain title (1)",
         source=LocalFileSource(sample_clip),
@@ -99,7 +98,7 @@ def test_title_that_cannot_travel_is_set_by_update(
     client: VideoClient, emu: Workspace, sample_clip: Path, title: str
 ) -> None:
     key = f"item:{title}"
-    result = client.upload_single(
+    result = client.uploads.single(
         parent_id=emu.project_id,
         title=title,
         source=LocalFileSource(sample_clip),
@@ -110,20 +109,20 @@ def test_title_that_cannot_travel_is_set_by_update(
     placeholder, _ = header_safe_title(title, key)
     assert result.title == placeholder and placeholder.startswith(PLACEHOLDER_PREFIX)
     # The caller can find the video by its deterministic placeholder, then set the real values.
-    found = client.list_videos(project_id=emu.project_id, title=placeholder).items
+    found = client.videos.list(project_id=emu.project_id, title=placeholder).items
     assert [v.id for v in found] == [result.id]
-    client.update_video(result.id, title=title, description="описание")
-    video = client.get_video(result.id)
+    client.videos.update(result.id, title=title, description="описание")
+    video = client.videos.get(result.id)
     assert video.title == title and video.description == "описание"
 
 
 def test_single_upload_from_bytes_and_empty_body(
     client: VideoClient, emu: Workspace, sample_clip: Path
 ) -> None:
-    result = client.upload_single(parent_id=emu.project_id, title="bytes", source=sample_clip.read_bytes())
+    result = client.uploads.single(parent_id=emu.project_id, title="bytes", source=sample_clip.read_bytes())
     assert wait_terminal(client, result.id).status == "done"
     with pytest.raises(E.IoError) as info:
-        client.upload_single(parent_id=emu.project_id, title="empty", source=b"")
+        client.uploads.single(parent_id=emu.project_id, title="empty", source=b"")
     assert info.value.code == 1 and info.value.status == 400
 
 
@@ -131,7 +130,7 @@ def test_import_by_url(
     client: VideoClient, emu: Workspace, sample_clip: Path, file_server: str, tmp_path: Path
 ) -> None:
     (tmp_path / "clip name.mp4").write_bytes(sample_clip.read_bytes())
-    result = client.import_url(
+    result = client.uploads.import_url(
         parent_id=emu.project_id,
         title="imported",
         url=f"{file_server}/clip name.mp4",
@@ -140,20 +139,22 @@ def test_import_by_url(
     assert result.status in ("uploading", "pending", "processing", "pre-processing", "done")
     video = wait_terminal(client, result.id)
     assert video.status == "done" and video.duration is not None and video.duration > 1.5
-    broken = client.import_url(parent_id=emu.project_id, title="broken", url=f"{file_server}/missing.mp4")
+    broken = client.uploads.import_url(
+        parent_id=emu.project_id, title="broken", url=f"{file_server}/missing.mp4"
+    )
     assert wait_terminal(client, broken.id).status == "error"
     with pytest.raises(ValueError):
-        client.import_url(parent_id=emu.project_id, title="x", url="ftp://example")
+        client.uploads.import_url(parent_id=emu.project_id, title="x", url="ftp://example")
 
 
 def test_trim_on_upload(
     client: VideoClient, emu: Workspace, sample_clip: Path, file_server: str, tmp_path: Path
 ) -> None:
-    single = client.upload_single(
+    single = client.uploads.single(
         parent_id=emu.project_id, title="trimmed", source=LocalFileSource(sample_clip), trim=(0.5, 1.0)
     )
     (tmp_path / "c.mp4").write_bytes(sample_clip.read_bytes())
-    imported = client.import_url(
+    imported = client.uploads.import_url(
         parent_id=emu.project_id, title="tail", url=f"{file_server}/c.mp4", trim=(1.0, None)
     )
     for video_id in (single.id, imported.id):
@@ -163,10 +164,10 @@ def test_trim_on_upload(
 
 
 def test_replace_keeps_the_id(client: VideoClient, emu: Workspace, sample_clip: Path, clip_factory) -> None:  # type: ignore[no-untyped-def]
-    first = client.upload_single(parent_id=emu.project_id, title="v1", source=LocalFileSource(sample_clip))
+    first = client.uploads.single(parent_id=emu.project_id, title="v1", source=LocalFileSource(sample_clip))
     original = wait_terminal(client, first.id)
     shorter = clip_factory(1.0)
-    again = client.upload_single(
+    again = client.uploads.single(
         parent_id=emu.project_id,
         title="v2",
         source=LocalFileSource(shorter),
@@ -183,7 +184,7 @@ def test_upload_validation_errors_are_not_repeated(
     client: VideoClient, emu: Workspace, emu_control: EmulatorControl
 ) -> None:
     with pytest.raises(E.ClientError) as info:
-        client.init_upload(parent_id="5b2f4a0e-8f0c-4a4e-9a57-3f6f0f7d6c11", title="x", filesize=10)
+        client.uploads.init(parent_id="5b2f4a0e-8f0c-4a4e-9a57-3f6f0f7d6c11", title="x", filesize=10)
     assert not info.value.retryable and info.value.code is not None
     inits = [r for r in emu_control.requests(emu.workspace_id) if r["path"] == "/v2/init"]
     assert len(inits) == 1

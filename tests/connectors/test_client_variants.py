@@ -35,7 +35,7 @@ def client(emu: Workspace) -> Iterator[VideoClient]:
 
 
 def _done_video(client: VideoClient, emu: Workspace, clip: Path, title: str) -> Video:
-    result = client.upload_single(parent_id=emu.project_id, title=title, source=LocalFileSource(clip))
+    result = client.uploads.single(parent_id=emu.project_id, title=title, source=LocalFileSource(clip))
     return wait_terminal(client, result.id)
 
 
@@ -78,12 +78,12 @@ def test_a_405_teaches_the_other_method_once(
     video = _done_video(client, emu, sample_clip, "methods")
     emu_control.set_variants(emu, [variant])
     calls: dict[str, Callable[[], object]] = {
-        "update_video": lambda: client.update_video(video.id, title="renamed"),
-        "move_video": lambda: client.move_video(video.id, emu.project_id, emu.folder_id),
-        "copy_video": lambda: client.copy_video(video.id),
-        "cut_video": lambda: client.cut_video(video.id, trim=[(0.0, 0.5)]),
-        "concat_video": lambda: client.concat_video(video.id, append=[video.id]),
-        "set_chapters": lambda: client.set_chapters(video.id, [(0, "Start")]),
+        "update_video": lambda: client.videos.update(video.id, title="renamed"),
+        "move_video": lambda: client.videos.move(video.id, emu.project_id, emu.folder_id),
+        "copy_video": lambda: client.videos.copy(video.id),
+        "cut_video": lambda: client.videos.cut(video.id, trim=[(0.0, 0.5)]),
+        "concat_video": lambda: client.videos.concat(video.id, append=[video.id]),
+        "set_chapters": lambda: client.videos.set_chapters(video.id, [(0, "Start")]),
     }
     before = len(emu_control.videos(emu))
     caplog.set_level(logging.INFO, logger="connectors.methods")
@@ -105,8 +105,10 @@ def test_the_upload_method_is_learned_for_both_uploads(
     client: VideoClient, emu: Workspace, emu_control: EmulatorControl, sample_clip: Path
 ) -> None:
     emu_control.set_variants(emu, ["video-put"])
-    first = client.upload_single(parent_id=emu.project_id, title="put 1", source=LocalFileSource(sample_clip))
-    second = client.upload_single(parent_id=emu.project_id, title="put 2", source=sample_clip.read_bytes())
+    first = client.uploads.single(
+        parent_id=emu.project_id, title="put 1", source=LocalFileSource(sample_clip)
+    )
+    second = client.uploads.single(parent_id=emu.project_id, title="put 2", source=sample_clip.read_bytes())
     assert client.methods()["upload_single"] == "PUT" and client.methods()["import_url"] == "PUT"
     assert [m for m, _ in _calls(emu_control, emu, "/v2/video")] == ["POST", "PUT", "PUT"]
     stored = {v["id"]: v for v in emu_control.videos(emu)}
@@ -120,15 +122,15 @@ def test_a_fresh_client_under_every_method_variant(
     video = _done_video(client, emu, sample_clip, "all methods")
     every = ["update-put", "move-put", "copy-put", "cut-put", "concat-put", "chapters-post", "video-put"]
     emu_control.set_variants(emu, every)
-    assert client.update_video(video.id, title="still exact").title == "still exact"
-    assert client.move_video(video.id, emu.project_id, emu.folder_id).folder_id == emu.folder_id
-    assert client.set_chapters(video.id, [(1.5, "One")]).items[0].time == 1500
-    assert client.copy_video(video.id).id != video.id
+    assert client.videos.update(video.id, title="still exact").title == "still exact"
+    assert client.videos.move(video.id, emu.project_id, emu.folder_id).folder_id == emu.folder_id
+    assert client.videos.set_chapters(video.id, [(1.5, "One")]).items[0].time == 1500
+    assert client.videos.copy(video.id).id != video.id
     wait_terminal(client, video.id)
-    assert client.cut_video(video.id, trim=[(0.0, 0.5)]).id == video.id
+    assert client.videos.cut(video.id, trim=[(0.0, 0.5)]).id == video.id
     wait_terminal(client, video.id)
-    assert client.concat_video(video.id, append=[video.id]).id != video.id
-    client.upload_single(parent_id=emu.project_id, title="up", source=sample_clip.read_bytes())
+    assert client.videos.concat(video.id, append=[video.id]).id != video.id
+    client.uploads.single(parent_id=emu.project_id, title="up", source=sample_clip.read_bytes())
     assert client.methods() == {
         "update_video": "PUT",
         "move_video": "PUT",
@@ -151,14 +153,14 @@ def test_answers_without_a_body(
 ) -> None:
     video = _done_video(client, emu, sample_clip, "bodies")
     emu_control.set_variants(emu, ["empty-bodies"])
-    moved = client.move_video(video.id, emu.project_id, emu.folder_id)  # in place: read again
+    moved = client.videos.move(video.id, emu.project_id, emu.folder_id)  # in place: read again
     assert moved.id == video.id and moved.folder_id == emu.folder_id
-    cut = client.cut_video(video.id, trim=[(0.0, 0.5)])
+    cut = client.videos.cut(video.id, trim=[(0.0, 0.5)])
     assert cut.id == video.id and cut.version == (video.version or 0) + 1
     wait_terminal(client, video.id)
     for create in (
-        lambda: client.copy_video(video.id),
-        lambda: client.concat_video(video.id, append=[video.id]),
+        lambda: client.videos.copy(video.id),
+        lambda: client.videos.concat(video.id, append=[video.id]),
     ):
         before = len(emu_control.videos(emu))
         with pytest.raises(UnknownOutcomeError) as caught:
@@ -172,14 +174,14 @@ def test_answers_with_only_an_id(
 ) -> None:
     video = _done_video(client, emu, sample_clip, "ids only")
     emu_control.set_variants(emu, ["id-only-bodies"])
-    copy = client.copy_video(video.id)
+    copy = client.videos.copy(video.id)
     assert copy.id != video.id and copy.title == "ids only" and copy.status is not None
-    moved = client.move_video(video.id, emu.project_id, emu.folder_id)
+    moved = client.videos.move(video.id, emu.project_id, emu.folder_id)
     assert moved.id == video.id and moved.folder_id == emu.folder_id
-    cut = client.cut_video(video.id, trim=[(0.0, 0.5)])
+    cut = client.videos.cut(video.id, trim=[(0.0, 0.5)])
     assert cut.id == video.id and cut.version == (video.version or 0) + 1
     wait_terminal(client, video.id)
-    joined = client.concat_video(video.id, append=[copy.id])
+    joined = client.videos.concat(video.id, append=[copy.id])
     assert joined.id not in (video.id, copy.id) and joined.project_id == emu.project_id
 
 
@@ -189,10 +191,10 @@ def test_cut_making_a_new_video_is_answered_as_that_video(
 ) -> None:
     video = _done_video(client, emu, sample_clip, "cut me")
     emu_control.set_variants(emu, ["cut-new-video", *bodies])
-    result = client.cut_video(video.id, trim=[(0.0, 0.5)])
+    result = client.videos.cut(video.id, trim=[(0.0, 0.5)])
     assert result.id != video.id  # the caller sees which happened
     assert wait_terminal(client, result.id).duration == pytest.approx(0.5, abs=0.1)
-    assert client.get_video(video.id).duration == pytest.approx(video.duration or 0, abs=0.01)
+    assert client.videos.get(video.id).duration == pytest.approx(video.duration or 0, abs=0.01)
 
 
 # -- identifiers, clock, headers --------------------------------------------------------------------------
@@ -203,21 +205,21 @@ def test_ids_in_any_notation_come_back_in_one_form(
     variant: str, client: VideoClient, emu: Workspace, emu_control: EmulatorControl, sample_clip: Path
 ) -> None:
     emu_control.set_variants(emu, [variant])
-    session = client.init_upload(parent_id=emu.folder_id, title="by tus", filesize=10)
+    session = client.uploads.init(parent_id=emu.folder_id, title="by tus", filesize=10)
     assert session.id == normal_id(session.id)
-    result = client.upload_single(parent_id=emu.project_id, title="ids", source=LocalFileSource(sample_clip))
+    result = client.uploads.single(parent_id=emu.project_id, title="ids", source=LocalFileSource(sample_clip))
     assert result.id == normal_id(result.id) and result.project_id == emu.project_id
     video = wait_terminal(client, result.id)
     assert video.id == result.id and video.project_id == emu.project_id
     assert video.assets and all(
         a.video_id == video.id and a.id == normal_id(a.id or "") for a in video.assets
     )
-    listed = list(client.scan_videos(project_id=emu.project_id, title="ids"))
+    listed = list(client.videos.scan(project_id=emu.project_id, title="ids"))
     assert [v.id for v in listed] == [video.id]
-    in_folder = list(client.scan_videos(folder_id=emu.folder_id))
+    in_folder = list(client.videos.scan(folder_id=emu.folder_id))
     assert [(v.id, v.folder_id) for v in in_folder] == [(session.id, emu.folder_id)]
-    assert {v.id for v in client.iter_videos()} == {session.id, video.id}
-    assert client.copy_video(video.id, emu.folder_id).folder_id == emu.folder_id
+    assert {v.id for v in client.videos.iter()} == {session.id, video.id}
+    assert client.videos.copy(video.id, emu.folder_id).folder_id == emu.folder_id
 
 
 @pytest.mark.parametrize(("variant", "sign"), [("clock-ahead", 1), ("clock-behind", -1)])
@@ -227,13 +229,13 @@ def test_the_service_clock_is_learned(
     emu_control.set_variants(emu, [variant, "whole-seconds"])
     assert client.clock.offset() is None
     before = datetime.now(UTC)
-    session = client.init_upload(parent_id=emu.project_id, title="clock", filesize=10)
+    session = client.uploads.init(parent_id=emu.project_id, title="clock", filesize=10)
     offset = client.clock.offset()
     assert offset is not None and abs(offset - sign * 600) <= 2.0 and client.clock.uncertainty() <= 1.0
-    created = client.get_video(session.id).created_at
+    created = client.videos.get(session.id).created_at
     assert created is not None and created.microsecond == 0
     assert abs((created - client.clock.to_service(before)).total_seconds()) <= 3.0
-    listed = list(client.scan_videos(title="clock", newer_than=created))
+    listed = list(client.videos.scan(title="clock", newer_than=created))
     assert [v.id for v in listed] == [session.id]
 
 
@@ -244,9 +246,9 @@ def test_the_clock_can_be_fed_created_at_without_date_headers(
     emu_control.set_variants(emu, ["clock-behind"])
     with VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=ApiRateLimiter.memory()) as c:
         before = datetime.now(UTC)
-        session = c.init_upload(parent_id=emu.project_id, title="no date", filesize=10)
+        session = c.uploads.init(parent_id=emu.project_id, title="no date", filesize=10)
         after = datetime.now(UTC)
-        created = c.get_video(session.id).created_at
+        created = c.videos.get(session.id).created_at
         assert created is not None
         clock = ServiceClock()
         clock.observe(before, after, created)
@@ -259,15 +261,15 @@ def test_headers_read_as_utf8_keep_titles_exact_through_the_placeholder(
 ) -> None:
     emu_control.set_variants(emu, ["headers-utf8"])
     clip = LocalFileSource(sample_clip)
-    result = client.upload_single(
+    result = client.uploads.single(
         parent_id=emu.project_id, title="Café crème", source=clip, filename="café.mp4", description="naïve"
     )
     assert result.title_pending and result.pending_fields == ["title", "description"]
-    client.update_video(result.id, title="Café crème", description="naïve")
-    video = client.get_video(result.id)
+    client.videos.update(result.id, title="Café crème", description="naïve")
+    video = client.videos.get(result.id)
     assert (video.title, video.description) == ("Café crème", "naïve")
-    plain = client.upload_single(parent_id=emu.project_id, title="Plain ~ title", source=clip)
-    assert not plain.title_pending and client.get_video(plain.id).title == "Plain ~ title"
+    plain = client.uploads.single(parent_id=emu.project_id, title="Plain ~ title", source=clip)
+    assert not plain.title_pending and client.videos.get(plain.id).title == "Plain ~ title"
     stored = "".join(str(v) for v in emu_control.videos(emu))
     assert "\ufffd" not in stored  # no header byte was misread
 
@@ -281,11 +283,11 @@ def test_scan_checks_ignored_filters_and_walks_capped_pages_without_a_total(
     emu_control.set_variants(emu, ["ignore-title-filter", "ignore-parent-filter", "page-cap-10", "no-total"])
     for n in range(23):
         parent = emu.folder_id if n % 2 else emu.project_id
-        client.init_upload(parent_id=parent, title=f"t{n % 3}", filesize=10)
-    found = list(client.scan_videos(folder_id=emu.folder_id, title="t1"))
+        client.uploads.init(parent_id=parent, title=f"t{n % 3}", filesize=10)
+    found = list(client.videos.scan(folder_id=emu.folder_id, title="t1"))
     assert [v.title for v in found] == ["t1"] * 4
     assert all(v.folder_id == emu.folder_id for v in found)
-    assert len(list(client.iter_videos())) == 23
+    assert len(list(client.videos.iter())) == 23
 
 
 @pytest.mark.parametrize(
@@ -300,9 +302,11 @@ def test_capped_pages_are_walked_to_the_end(
     emu_control: EmulatorControl,
 ) -> None:
     emu_control.set_variants(emu, variants)
-    made = {client.init_upload(parent_id=emu.project_id, title=f"v{n}", filesize=10).id for n in range(count)}
+    made = {
+        client.uploads.init(parent_id=emu.project_id, title=f"v{n}", filesize=10).id for n in range(count)
+    }
     before = _list_calls(emu_control, emu)
-    assert {v.id for v in client.iter_videos(order="created_at.asc")} == made
+    assert {v.id for v in client.videos.iter(order="created_at.asc")} == made
     assert _list_calls(emu_control, emu) - before == pages  # 20 without a total: 10, 10, then an empty page
 
 
@@ -311,24 +315,24 @@ def test_scan_stops_at_the_first_page_older_than_newer_than(
 ) -> None:
     emu_control.set_variants(emu, ["page-cap-10", "no-total", "clock-ahead", "ignore-title-filter"])
     for _ in range(25):
-        client.init_upload(parent_id=emu.project_id, title="old", filesize=10)
-    recent = [client.init_upload(parent_id=emu.project_id, title="new", filesize=10).id for _ in range(4)]
-    bound = client.get_video(recent[0]).created_at  # on the service's clock
+        client.uploads.init(parent_id=emu.project_id, title="old", filesize=10)
+    recent = [client.uploads.init(parent_id=emu.project_id, title="new", filesize=10).id for _ in range(4)]
+    bound = client.videos.get(recent[0]).created_at  # on the service's clock
     before = _list_calls(emu_control, emu)
-    found = list(client.scan_videos(project_id=emu.project_id, newer_than=bound))
+    found = list(client.videos.scan(project_id=emu.project_id, newer_than=bound))
     assert [v.id for v in found] == recent[::-1]  # newest first, each once
     assert _list_calls(emu_control, emu) - before == 1  # the first page already reached older videos
-    assert [v.id for v in client.scan_videos(title="new")] == recent[::-1]
+    assert [v.id for v in client.videos.scan(title="new")] == recent[::-1]
 
 
 def test_lagging_lists_show_new_videos_later(
     client: VideoClient, emu: Workspace, emu_control: EmulatorControl
 ) -> None:
     emu_control.set_variants(emu, ["list-lag"], list_lag_seconds=1)
-    session = client.init_upload(parent_id=emu.project_id, title="lagging", filesize=10)
-    assert client.get_video(session.id).title == "lagging"  # GET sees it at once
+    session = client.uploads.init(parent_id=emu.project_id, title="lagging", filesize=10)
+    assert client.videos.get(session.id).title == "lagging"  # GET sees it at once
     deadline = time.monotonic() + 15
-    while not list(client.scan_videos(title="lagging")):
+    while not list(client.videos.scan(title="lagging")):
         assert time.monotonic() < deadline, "never listed"
         time.sleep(0.2)
 
@@ -343,15 +347,15 @@ def test_tus_counted_by_the_rate_limit_learns_to_pass_the_limiter(
     emu_control.set_limits(emu, rate_per_second=3, rate_per_minute=300)
     limiter = ApiRateLimiter.memory(per_second=3, per_minute=300)
     client = VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=limiter, retry=FAST)
-    tus = TusUpload(chunk_size=4096, limiter=limiter)
+    tus = TusUpload.from_transport(client.transport, chunk_size=4096)
     caplog.set_level(logging.INFO, logger="connectors.tus")
     try:
         source = LocalFileSource(sample_clip)
-        session = client.init_upload(parent_id=emu.project_id, title="counted", filesize=source.size)
+        session = client.uploads.init(parent_id=emu.project_id, title="counted", filesize=source.size)
         assert tus.upload(session.endpoint, source) == source.size
         assert tus.counted  # learned from a 429 of the upload address
         assert wait_terminal(client, session.id).status == "done"
-        second = client.init_upload(parent_id=emu.project_id, title="counted 2", filesize=source.size)
+        second = client.uploads.init(parent_id=emu.project_id, title="counted 2", filesize=source.size)
         assert tus.upload(second.endpoint, source) == source.size
     finally:
         tus.close()
@@ -372,7 +376,7 @@ def test_tus_without_the_variant_never_touches_the_limiter(
     tus = TusUpload(chunk_size=4096, limiter=limiter)
     try:
         source = LocalFileSource(sample_clip)
-        session = client.init_upload(parent_id=emu.project_id, title="free", filesize=source.size)
+        session = client.uploads.init(parent_id=emu.project_id, title="free", filesize=source.size)
         assert tus.upload(session.endpoint, source) == source.size
         assert not tus.counted and limiter.try_acquire() and not limiter.try_acquire()  # one slot, unused
     finally:
@@ -385,7 +389,7 @@ def test_an_expired_upload_address_is_gone(
 ) -> None:
     emu_control.set_variants(emu, ["endpoint-expiry"], endpoint_ttl_seconds=0)
     source = LocalFileSource(sample_clip)
-    session = client.init_upload(parent_id=emu.project_id, title="expired", filesize=source.size)
+    session = client.uploads.init(parent_id=emu.project_id, title="expired", filesize=source.size)
     with TusUpload(chunk_size=4096) as tus, pytest.raises(TusEndpointGoneError) as caught:
         tus.upload(session.endpoint, source)
     assert caught.value.status == 404 and session.endpoint not in str(caught.value)
@@ -396,11 +400,11 @@ def test_init_answering_a_session_id(
 ) -> None:
     """The client reports what init answered; the caller learns with one GET that it is not the video."""
     emu_control.set_variants(emu, ["init-session-id"])
-    session = client.init_upload(parent_id=emu.project_id, title="session", filesize=10)
+    session = client.uploads.init(parent_id=emu.project_id, title="session", filesize=10)
     assert session.id == normal_id(session.id)
     with pytest.raises(NotFoundError):
-        client.get_video(session.id)
-    assert [v.title for v in client.scan_videos(title="session")] == ["session"]
+        client.videos.get(session.id)
+    assert [v.title for v in client.videos.scan(title="session")] == ["session"]
 
 
 def test_no_original_asset(
@@ -423,7 +427,7 @@ def test_webhooks_of_the_other_shape_are_understood(
     invalid: list[str] = []
     with WebhookReceiver(on_event=lambda *e: events.append(e), on_invalid=invalid.append) as receiver:
         emu_control.set_webhook(emu, receiver.url)
-        session = client.init_upload(parent_id=emu.project_id, title="hooked", filesize=10)
+        session = client.uploads.init(parent_id=emu.project_id, title="hooked", filesize=10)
         emu_control.set_video_status(emu, session.id, "error", "bad file")
         deadline = time.monotonic() + 10
         while ("error" not in [e[1] for e in events]) and time.monotonic() < deadline:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from connectors.limiter import ApiRateLimiter, limiter_from_url, limiter_rates, shared_limiter
+from connectors.limiter import ApiRateLimiter, limiter_rates, rate_limiter
 
 
 def max_in_window(stamps: list[float], window: float) -> int:
@@ -84,20 +84,20 @@ def test_pause_holds_every_caller() -> None:
         assert limiter.stats.pauses == 1
 
 
-def test_shared_limiter_is_one_per_token() -> None:
-    a = shared_limiter("token-a-test", 7, 70)
-    assert shared_limiter("token-a-test", 7, 70) is a
-    assert shared_limiter("token-b-test", 7, 70) is not a
+def test_rate_limiter_is_one_per_token() -> None:
+    a = rate_limiter("token-a-test", per_second=7, per_minute=70)
+    assert rate_limiter("token-a-test", per_second=7, per_minute=70) is a
+    assert rate_limiter("token-b-test", per_second=7, per_minute=70) is not a
     assert "token-a" not in repr(a)
 
 
 def test_limiter_urls() -> None:
-    assert limiter_from_url(None, key="k").backend == "memory"
-    assert limiter_from_url("memory", key="k").backend == "memory"
+    assert rate_limiter("k").backend == "memory"
+    assert rate_limiter("k", url="memory") is rate_limiter("k")
     with pytest.raises(ValueError):
-        limiter_from_url("mysql://x", key="k")
+        rate_limiter("k", url="mysql://x")
     with pytest.raises(ValueError):
-        limiter_from_url("sqlite://", key="k")
+        rate_limiter("k", url="sqlite://")
 
 
 def _sqlite_worker(path: str, each: int, start: Barrier, queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
@@ -134,9 +134,9 @@ def test_sqlite_backend_shares_the_window_between_processes(tmp_path: Path) -> N
 
 def test_sqlite_pause_is_seen_by_another_limiter(tmp_path: Path) -> None:
     url = f"sqlite://{tmp_path / 'limiter.db'}"
-    a = limiter_from_url(url, key="tok", per_second=100, per_minute=1000, pause_seconds=30)
-    b = limiter_from_url(url, key="tok", per_second=100, per_minute=1000)
-    other = limiter_from_url(url, key="another-token", per_second=100, per_minute=1000)
+    a = rate_limiter("tok", url=url, per_second=100, per_minute=1000, pause_seconds=30)
+    b = rate_limiter("tok", url=url, per_second=100, per_minute=1000)
+    other = rate_limiter("another-token", url=url, per_second=100, per_minute=1000)
     try:
         assert b.try_acquire()
         a.pause()
@@ -195,10 +195,10 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 def test_redis_backend_shares_window_and_pause(redis_url: str) -> None:
     # Two limiter objects with their own connections stand for two machines.
-    a = limiter_from_url(
-        redis_url, key="tok", per_second=5, per_minute=1000, second_margin=0.2, pause_seconds=0.3
+    a = ApiRateLimiter.redis(
+        redis_url, "tok", per_second=5, per_minute=1000, second_margin=0.2, pause_seconds=0.3
     )
-    b = limiter_from_url(redis_url, key="tok", per_second=5, per_minute=1000, second_margin=0.2)
+    b = ApiRateLimiter.redis(redis_url, "tok", per_second=5, per_minute=1000, second_margin=0.2)
     try:
         assert a.backend == "redis"
         stamps = hammer([a, b], threads_per_limiter=2, each=3)
@@ -217,7 +217,7 @@ def test_redis_bucket_counts_entries_stamped_after_the_caller(redis_url: str) ->
     import redis
     from pyrate_limiter import Rate, RateItem
 
-    from connectors.limiter import OrderFreeRedisBucket
+    from connectors.limiter_backends import OrderFreeRedisBucket
 
     client = redis.Redis.from_url(redis_url)
     bucket = OrderFreeRedisBucket.init_sync([Rate(2, 1100)], client, "videoferry:test:order")
@@ -232,9 +232,9 @@ def test_redis_bucket_counts_entries_stamped_after_the_caller(redis_url: str) ->
 
 
 def test_sqlite_try_acquire_waits_out_a_held_lock(tmp_path: Path) -> None:
-    url = f"sqlite://{tmp_path / 'limiter.db'}"
-    holder = limiter_from_url(url, key="tok", per_second=100, per_minute=1000)
-    taker = limiter_from_url(url, key="tok", per_second=100, per_minute=1000)
+    path = tmp_path / "limiter.db"
+    holder = ApiRateLimiter.sqlite(path, "tok", per_second=100, per_minute=1000)
+    taker = ApiRateLimiter.sqlite(path, "tok", per_second=100, per_minute=1000)
     locks = holder._limiter.lock
     assert isinstance(locks, tuple)
     lock = locks[0]  # the file lock every process of the machine takes

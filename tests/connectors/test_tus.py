@@ -45,7 +45,7 @@ def big_clip(clip_factory) -> Path:  # type: ignore[no-untyped-def]
 
 
 def session_for(client: VideoClient, emu: Workspace, source: LocalFileSource) -> UploadSession:
-    return client.init_upload(
+    return client.uploads.init(
         parent_id=emu.project_id, title="tus", filesize=source.size, filename=source.name
     )
 
@@ -184,7 +184,7 @@ def test_upload_from_s3_object(
     s3 = boto3.client("s3", endpoint_url=s3_server, region_name="us-east-1")
     s3.put_object(Bucket=s3_bucket, Key="media/clip.mp4", Body=big_clip.read_bytes())
     source = open_source(f"s3://{s3_bucket}/media/clip.mp4", client=s3)
-    session = client.init_upload(parent_id=emu.project_id, title="from s3", filesize=source.size)
+    session = client.uploads.init(parent_id=emu.project_id, title="from s3", filesize=source.size)
     assert tus.upload(session.endpoint, source) == source.size
     assert wait_status(emu_control, emu, session.id) == "done"
     assert stored(emu_control, emu, session.id)["file_size"] == big_clip.stat().st_size

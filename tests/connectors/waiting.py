@@ -12,7 +12,7 @@ def wait_terminal(client: VideoClient, video_id: str, timeout: float = 30.0) -> 
     """Poll the video until done, error or aborted; fail the test after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while True:
-        video = client.get_video(video_id)
+        video = client.videos.get(video_id)
         if video.is_terminal:
             return video
         if time.monotonic() > deadline:

@@ -290,7 +290,7 @@ def test_exceptions_and_reprs_leak_nothing(
         "reprs": f"{client!r} {tus!r} {settings_for(emu)!r} {settings_for(emu)} {source!r}"
     }
     try:
-        session = client.init_upload(parent_id=emu.project_id, title="gone", filesize=source.size)
+        session = client.uploads.init(parent_id=emu.project_id, title="gone", filesize=source.size)
         secrets.endpoints.add(session.endpoint)
         texts["session repr"] = repr(session)
         emu_control.set_faults(emu, [{"kind": "error", "status": 400, "path": "^/upload/"}])
@@ -309,16 +309,16 @@ def test_exceptions_and_reprs_leak_nothing(
         texts["tus gone"] = _exception_texts(gone.value)
         emu_control.set_faults(emu, [{"kind": "drop_after_commit", "path": "^/v2/(init|video)$"}])
         with pytest.raises(VideoApiError) as dropped:
-            client.init_upload(parent_id=emu.project_id, title="dropped", filesize=source.size)
+            client.uploads.init(parent_id=emu.project_id, title="dropped", filesize=source.size)
         texts["init dropped"] = _exception_texts(dropped.value)
         signed = f"http://127.0.0.1:9/x.mp4?X-Amz-Signature={USER_QUERY_SECRET}"
         with pytest.raises(VideoApiError) as url_dropped:
-            client.import_url(parent_id=emu.project_id, title="url", url=signed)
+            client.uploads.import_url(parent_id=emu.project_id, title="url", url=signed)
         texts["import dropped"] = _exception_texts(url_dropped.value)
         emu_control.clear_faults(emu)
         wrong = VideoClient(emu.base_url, emu.upload_url, emu.token + "x", limiter=ApiRateLimiter.memory())
         with pytest.raises(VideoApiError) as unauthorized:
-            wrong.list_videos()
+            wrong.videos.list()
         wrong.close()
         texts["unauthorized"] = _exception_texts(unauthorized.value)
     finally:

@@ -54,7 +54,7 @@ def test_watched_video_behind_a_full_page_of_newer_ones(
         ours = ledger.get("ours")
         assert ours is not None and ours.video_id
         for n in range(120):  # newer videos of someone else in the same project
-            client.init_upload(parent_id=emu.project_id, title=f"other {n}", filesize=10)
+            client.uploads.init(parent_id=emu.project_id, title=f"other {n}", filesize=10)
         emu_control.set_video_status(emu, ours.video_id, "done")
         watcher = Watcher(ctx)
         changed = watcher.poll_once()

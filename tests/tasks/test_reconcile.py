@@ -202,9 +202,9 @@ def test_a_soft_deleted_video_is_never_adopted(tmp_path: Path, emu: Workspace) -
     ctx = _ctx(emu, ledger, run_id)
     client = ctx.client
     try:
-        session = client.init_upload(parent_id=emu.project_id, title="T", filesize=10)
+        session = client.uploads.init(parent_id=emu.project_id, title="T", filesize=10)
         assert locate(ctx, _item(ledger, "k")) is not None
-        listed = client.get_video(session.id)
+        listed = client.videos.get(session.id)
         gone = Video.model_validate({**listed.model_dump(), "deleted_at": datetime.now(UTC) + timedelta(1)})
         assert gone.deleted_at is not None
         sent = sent_create(_item(ledger, "k"))

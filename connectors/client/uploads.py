@@ -1,4 +1,4 @@
-"""Uploads (spec 4.2): init for tus, the single-request upload and URL import with ASCII-only headers."""
+"""The uploads resource (spec 4.2): init for tus, the single-request upload and URL import (ASCII headers)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,15 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import quote
 
+from connectors.client.answers import data_of
+from connectors.client.transport import BodyFactory, Transport
 from connectors.errors import UnknownOutcomeError
 from connectors.models import UploadResult, UploadSession
 from connectors.retry import CallKind
 from connectors.sources import ByteSource
 from connectors.titles import header_exact, header_safe_filename, header_safe_title
-from connectors.transport import ApiTransport, BodyFactory
 
-__all__ = ["UploadCalls", "TrimRange", "UPLOAD_BODY_CHUNK"]
+__all__ = ["Uploads", "TrimRange", "UPLOAD_BODY_CHUNK"]
 
 #: A trim range in seconds: (start, length); length None means "to the end" (upload trim only).
 TrimRange = tuple[float, float | None]
@@ -29,10 +30,16 @@ def _ascii(value: str) -> bytes:
     return value.encode("ascii")
 
 
-class UploadCalls(ApiTransport):
-    """POST /v2/init and /v2/video (its method is not shown: POST, else PUT from a 405), upload host."""
+class Uploads:
+    """`client.uploads`: POST /v2/init and /v2/video (method not shown: POST, else PUT from a 405)."""
 
-    def init_upload(
+    def __init__(self, transport: Transport) -> None:
+        self._transport = transport
+
+    def __repr__(self) -> str:
+        return f"Uploads({self._transport!r})"
+
+    def init(
         self,
         *,
         parent_id: str,
@@ -65,7 +72,7 @@ class UploadCalls(ApiTransport):
         ):
             if value is not None:
                 payload[name] = value
-        body = self._call(
+        body = self._transport.call(
             "POST",
             "/v2/init",
             operation="init_upload",
@@ -74,7 +81,7 @@ class UploadCalls(ApiTransport):
             json_body=payload,
         )
         try:
-            return UploadSession.model_validate(self._data(body, "init_upload"))
+            return UploadSession.model_validate(data_of(body, "init_upload"))
         except Exception as exc:
             # 2xx but unusable: the video probably exists; the caller must reconcile.
             raise UnknownOutcomeError(
@@ -83,7 +90,7 @@ class UploadCalls(ApiTransport):
                 operation="init_upload",
             ) from None
 
-    def upload_single(
+    def single(
         self,
         *,
         parent_id: str,
@@ -148,7 +155,7 @@ class UploadCalls(ApiTransport):
     ) -> UploadResult:
         """{upload_url}/v2/video with X-Video-URL and an empty body: the service fetches the file.
 
-        The URL may be a capability (a presigned link): it is never logged. Titles as in upload_single
+        The URL may be a capability (a presigned link): it is never logged. Titles as in single()
         (placeholder key default: parent and URL). Creates: an unknown outcome raises UnknownOutcomeError.
         """
         if not url.startswith(("http://", "https://")):
@@ -171,7 +178,7 @@ class UploadCalls(ApiTransport):
     def _post_video(
         self, headers: dict[str, bytes], body: BodyFactory, pending: list[str], *, operation: str
     ) -> UploadResult:
-        answer = self._call(
+        answer = self._transport.call(
             "POST",
             "/v2/video",
             operation=operation,
@@ -181,7 +188,7 @@ class UploadCalls(ApiTransport):
             body=body,
         )
         try:
-            data = self._data(answer, operation)
+            data = data_of(answer, operation)
             return UploadResult.model_validate({**data, "pending_fields": pending})
         except Exception as exc:
             raise UnknownOutcomeError(

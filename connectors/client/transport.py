@@ -1,4 +1,4 @@
-"""The client's transport: one attempt, retries by call kind, the learned methods and the service's clock."""
+"""The transport: the one place requests are built and sent (auth, limiter, retries, errors, clock)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Self
-from urllib.parse import quote
 
 import httpx
 
@@ -21,13 +20,12 @@ from connectors.errors import (
     VideoApiError,
     error_from_response,
 )
-from connectors.limiter import ApiRateLimiter, shared_limiter
+from connectors.limiter import ApiRateLimiter, rate_limiter
 from connectors.methods import MethodBook
-from connectors.models import Video
 from connectors.redact import install_httpx_redaction
 from connectors.retry import CallKind, RetryPolicy, run_with_retries
 
-__all__ = ["ApiTransport", "BodyFactory", "video_path"]
+__all__ = ["Transport", "BodyFactory", "ErrorHook"]
 
 log = logging.getLogger(__name__)
 
@@ -37,19 +35,14 @@ BodyFactory = Callable[[], bytes | Iterable[bytes]]
 ErrorHook = Callable[[VideoApiError, int], httpx.Response | None]
 
 
-def video_path(video_id: str, suffix: str = "") -> str:
-    """/v1/videos/<id><suffix>, the id quoted."""
-    if not video_id:
-        raise ValueError("video_id must not be empty")
-    return f"/v1/videos/{quote(str(video_id), safe='')}{suffix}"
-
-
-class ApiTransport:
+class Transport:
     """HTTP for both hosts: every attempt passes the rate limiter, feeds the clock, and learns methods.
 
-    Thread-safe: one pooled httpx.Client per host. Retries follow the call kind (connectors/README.md):
-    idempotent calls are retried on 5xx/network/429; creates and in-place edits only when the failure
-    provably happened before sending (or on 429), otherwise UnknownOutcomeError is raised for the ledger.
+    Resource modules (connectors/client/videos.py, uploads.py, ...) describe a call and hand it to `call`;
+    nothing else builds a request. Thread-safe: one pooled httpx.Client per host. Retries follow the call
+    kind (connectors/README.md): idempotent calls are retried on 5xx/network/429; creates and in-place
+    edits only when the failure provably happened before sending (or on 429), otherwise
+    UnknownOutcomeError is raised for the ledger.
     """
 
     def __init__(
@@ -63,16 +56,17 @@ class ApiTransport:
         retry: RetryPolicy | None = None,
         max_connections: int = 32,
         auth_scheme: str | None = "Bearer",
-        transport: httpx.BaseTransport | None = None,
+        http_transport: httpx.BaseTransport | None = None,
     ) -> None:
         if not token:
             raise ValueError("token must not be empty (set VIDEOFERRY_TOKEN)")
         install_httpx_redaction()
         self.api_url = api_url.rstrip("/")
         self.upload_url = upload_url.rstrip("/")
-        self.limiter = limiter if limiter is not None else shared_limiter(token)
+        self.limiter = limiter if limiter is not None else rate_limiter(token)
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
+        self.max_connections = max_connections
         #: The service's clock, learned from the Date header of every answer (one per client).
         self.clock = ServiceClock()
         self._methods = MethodBook()
@@ -82,10 +76,10 @@ class ApiTransport:
         authorization = token if " " in token.strip() or not auth_scheme else f"{auth_scheme} {token}"
         headers = {"Authorization": authorization, "Accept": "application/json", "User-Agent": "videoferry"}
         self._api = httpx.Client(
-            base_url=self.api_url, headers=headers, timeout=timeouts, limits=pool, transport=transport
+            base_url=self.api_url, headers=headers, timeout=timeouts, limits=pool, transport=http_transport
         )
         self._upload = httpx.Client(
-            base_url=self.upload_url, headers=headers, timeout=timeouts, limits=pool, transport=transport
+            base_url=self.upload_url, headers=headers, timeout=timeouts, limits=pool, transport=http_transport
         )
 
     def close(self) -> None:
@@ -164,7 +158,7 @@ class ApiTransport:
 
     # -- one call -------------------------------------------------------------------------------------
 
-    def _call(
+    def call(
         self,
         method: str,
         path: str,
@@ -179,6 +173,11 @@ class ApiTransport:
         on_error: ErrorHook | None = None,
     ) -> Any:
         """One API call with retries; returns the decoded JSON body (None for an empty body).
+
+        `operation` names the call in errors, logs and the method book; `kind` says what may be repeated;
+        `host` is "api" ({base_url}) or "upload" ({upload_url}); `headers` are ASCII names with bytes values;
+        `body` builds the raw body anew for each attempt; `on_error(error, attempt)` may turn an attempt's
+        error into an answer (a response it returns counts as the answer).
 
         For an operation whose method the spec does not show (methods.PLAUSIBLE), `method` is only the
         fallback: the learned method is sent, and a 405 is sent once more with the other plausible one (a
@@ -242,46 +241,3 @@ class ApiTransport:
                 request_id=error.request_id,
                 operation=operation,
             ) from None
-
-    # -- answers --------------------------------------------------------------------------------------
-
-    @staticmethod
-    def _data(body: Any, operation: str) -> Any:
-        if isinstance(body, dict) and "data" in body:
-            return body["data"]
-        raise ResponseFormatError("answer has no data", operation=operation)
-
-    def _video(self, body: Any, operation: str) -> Video:
-        data = self._data(body, operation)
-        try:
-            return Video.model_validate(data)
-        except Exception as exc:  # pydantic.ValidationError: the shape is not a video
-            raise ResponseFormatError(
-                f"answer is not a video ({type(exc).__name__})", operation=operation
-            ) from None
-
-    def _answered_video(self, body: Any, operation: str, video_id: str, *, create: bool) -> Video:
-        """The video an operation's 2xx answer names, whatever the answer's shape (spec: not shown).
-
-        A full video is taken as is; `{data: {id}}` alone is read with one GET of that id. No usable video
-        in the answer: an in-place operation (move, cut) reads `video_id` again; a create (copy, concat)
-        raises UnknownOutcomeError(cause_kind="no_body"), for the caller to find what it made by listing,
-        never by repeating it.
-        """
-        data = body.get("data") if isinstance(body, dict) else None
-        named = data.get("id") if isinstance(data, dict) else None
-        if isinstance(data, dict) and isinstance(named, str) and named:
-            if len(data) > 1:
-                try:
-                    return Video.model_validate(data)
-                except Exception:  # pydantic.ValidationError: not a video, but it names one
-                    log.debug("%s: the answer names a video but is not one; reading it", operation)
-            return self.get_video(named)
-        if create:
-            raise UnknownOutcomeError("the answer named no video", cause_kind="no_body", operation=operation)
-        return self.get_video(video_id)
-
-    def get_video(self, video_id: str) -> Video:
-        """GET /v1/videos/:id (404 -> NotFoundError)."""
-        body = self._call("GET", video_path(video_id), operation="get_video", kind=CallKind.IDEMPOTENT)
-        return self._video(body, "get_video")

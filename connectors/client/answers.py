@@ -1,0 +1,28 @@
+"""Reading 2xx answers: the `data` member and a video in it, or ResponseFormatError."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from connectors.errors import ResponseFormatError
+from connectors.models import Video
+
+__all__ = ["data_of", "video_of"]
+
+
+def data_of(body: Any, operation: str) -> Any:
+    """The answer's `data` member (ResponseFormatError when the body has none)."""
+    if isinstance(body, dict) and "data" in body:
+        return body["data"]
+    raise ResponseFormatError("answer has no data", operation=operation)
+
+
+def video_of(body: Any, operation: str) -> Video:
+    """The video in the answer's `data` (ResponseFormatError when it is not one)."""
+    data = data_of(body, operation)
+    try:
+        return Video.model_validate(data)
+    except Exception as exc:  # pydantic.ValidationError: the shape is not a video
+        raise ResponseFormatError(
+            f"answer is not a video ({type(exc).__name__})", operation=operation
+        ) from None

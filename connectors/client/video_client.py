@@ -1,0 +1,97 @@
+"""VideoClient: one object over one Transport, with a resource per endpoint group (videos, uploads)."""
+
+from __future__ import annotations
+
+from typing import Self
+
+import httpx
+
+from connectors.client.transport import Transport
+from connectors.client.uploads import Uploads
+from connectors.client.videos import Videos
+from connectors.clock import ServiceClock
+from connectors.config import Settings
+from connectors.limiter import ApiRateLimiter, rate_limiter
+from connectors.retry import RetryPolicy
+
+__all__ = ["VideoClient"]
+
+
+class VideoClient:
+    """Typed client for the service: `client.videos.get(...)`, `client.uploads.init(...)` and so on.
+
+    Every request of every resource goes through `client.transport` (connectors/client/transport.py):
+    each attempt passes the shared rate limiter and feeds `clock`, retries follow the call kind, methods
+    the spec does not show are learned from a 405 (`methods()`). Thread-safe.
+    """
+
+    def __init__(
+        self,
+        api_url: str,
+        upload_url: str,
+        token: str,
+        *,
+        limiter: ApiRateLimiter | None = None,
+        timeout: float = 30.0,
+        retry: RetryPolicy | None = None,
+        max_connections: int = 32,
+        auth_scheme: str | None = "Bearer",
+        http_transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        #: The one place requests are built and sent; its limiter and HTTP settings serve tus too.
+        self.transport = Transport(
+            api_url,
+            upload_url,
+            token,
+            limiter=limiter,
+            timeout=timeout,
+            retry=retry,
+            max_connections=max_connections,
+            auth_scheme=auth_scheme,
+            http_transport=http_transport,
+        )
+        self.videos = Videos(self.transport)
+        self.uploads = Uploads(self.transport)
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, *, limiter: ApiRateLimiter | None = None, retry: RetryPolicy | None = None
+    ) -> VideoClient:
+        """A client for the configured service; without `limiter`, rate_limiter() for the settings."""
+        if limiter is None:
+            limiter = rate_limiter(
+                settings.token,
+                url=settings.limiter_url,
+                per_second=settings.rate_per_second,
+                per_minute=settings.rate_per_minute,
+            )
+        return cls(
+            settings.api_url,
+            settings.upload_url,
+            settings.token,
+            limiter=limiter,
+            timeout=settings.timeout,
+            retry=retry,
+        )
+
+    @property
+    def clock(self) -> ServiceClock:
+        """The service's clock, learned from the Date header of every answer."""
+        return self.transport.clock
+
+    def methods(self) -> dict[str, str]:
+        """operation -> HTTP method in use, for the operations whose method the spec does not show."""
+        return self.transport.methods()
+
+    def close(self) -> None:
+        """Close both connection pools (the limiter is shared and stays open)."""
+        self.transport.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"VideoClient(api_url={self.transport.api_url!r}, upload_url={self.transport.upload_url!r})"
