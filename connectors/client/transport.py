@@ -11,6 +11,7 @@ from typing import Any, Self
 import httpx
 
 from connectors.clock import ServiceClock
+from connectors.error_table import error_from_response
 from connectors.errors import (
     InvalidRequestError,
     MethodNotAllowedError,
@@ -18,7 +19,6 @@ from connectors.errors import (
     TransportError,
     UnknownOutcomeError,
     VideoApiError,
-    error_from_response,
 )
 from connectors.limiter import ApiRateLimiter, rate_limiter
 from connectors.methods import MethodBook

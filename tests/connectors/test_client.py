@@ -8,6 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from connectors import error_table as T
 from connectors import errors as E
 from connectors.client import VideoClient
 from connectors.limiter import ApiRateLimiter
@@ -207,12 +208,12 @@ def test_auth_errors_are_recognisable(emu: Workspace, emu_control: EmulatorContr
     assert "VIDEOFERRY_TOKEN" in str(err) and "wrong-token" not in str(err)
     # Without an Authorization header (the client always sends one): 400 with 100101.
     response = httpx.get(f"{emu.base_url}/v1/videos")
-    missing = E.error_from_response(response)
+    missing = T.error_from_response(response)
     assert isinstance(missing, E.MissingAuthorizationError) and isinstance(missing, E.AuthError)
     assert missing.status == 400 and missing.code == 100101
     # 405 with 400405 from a method the emulator does not serve on the path.
     response = httpx.put(f"{emu.base_url}/v1/videos", headers={"Authorization": emu.token}, json={})
-    assert isinstance(E.error_from_response(response), E.MethodNotAllowedError)
+    assert isinstance(T.error_from_response(response), E.MethodNotAllowedError)
 
 
 def test_token_of_another_workspace_is_unauthorized(

@@ -8,6 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from connectors import error_table as T
 from connectors import errors as E
 from connectors.retry import CallKind, should_retry, unknown_outcome
 
@@ -34,20 +35,20 @@ def test_every_spec_code_has_a_class_with_the_spec_retry_hint() -> None:
     codes = _spec_codes()
     assert len(codes) >= 35
     for code, (_http, retry) in codes.items():
-        cls = E.error_class_for(code, None)
-        assert cls is E.CODE_CLASSES[code], code
+        cls = T.error_class_for(code, None)
+        assert cls is T.CODE_CLASSES[code], code
         assert cls.retry_hint.value == retry, (code, cls.__name__)
 
 
 def test_table_covers_exactly_the_spec_codes() -> None:
     codes = _spec_codes()
     assert len(codes) >= 35
-    assert set(E.CODE_CLASSES) == set(codes)
+    assert set(T.CODE_CLASSES) == set(codes)
 
 
 @pytest.mark.parametrize("code", [100101, 100102, 100103, 100107])
 def test_auth_codes_form_one_group_with_a_fix_hint(code: int) -> None:
-    cls = E.error_class_for(code, 400)
+    cls = T.error_class_for(code, 400)
     assert issubclass(cls, E.AuthError)
     err = cls("x", code=code, status=400)
     assert not err.retryable
@@ -56,21 +57,21 @@ def test_auth_codes_form_one_group_with_a_fix_hint(code: int) -> None:
 
 @pytest.mark.parametrize("code", [100104, 400216, 400400, 400404, 1])
 def test_non_auth_codes_are_not_auth_errors(code: int) -> None:
-    assert not issubclass(E.error_class_for(code, 400), E.AuthError)
+    assert not issubclass(T.error_class_for(code, 400), E.AuthError)
 
 
 def test_code_wins_over_status_then_status_fallbacks() -> None:
-    assert E.error_class_for(400404, 404) is E.NotFoundError
-    assert E.error_class_for(400404, 500) is E.NotFoundError  # code first
-    assert E.error_class_for(None, 401) is E.UnauthorizedError
-    assert E.error_class_for(None, 403) is E.AccessDeniedError
-    assert E.error_class_for(987654, 404) is E.NotFoundError
-    assert E.error_class_for(None, 429) is E.RateLimitedError
-    assert E.error_class_for(100106, 429) is E.RateLimitedError  # 429 is the rate-limit signal
-    assert E.error_class_for(100106, 403) is E.LimitReachedError
-    assert E.error_class_for(None, 503) is E.ServerError
-    assert E.error_class_for(None, 418) is E.ClientError
-    assert E.error_class_for(None, None) is E.VideoApiError
+    assert T.error_class_for(400404, 404) is E.NotFoundError
+    assert T.error_class_for(400404, 500) is E.NotFoundError  # code first
+    assert T.error_class_for(None, 401) is E.UnauthorizedError
+    assert T.error_class_for(None, 403) is E.AccessDeniedError
+    assert T.error_class_for(987654, 404) is E.NotFoundError
+    assert T.error_class_for(None, 429) is E.RateLimitedError
+    assert T.error_class_for(100106, 429) is E.RateLimitedError  # 429 is the rate-limit signal
+    assert T.error_class_for(100106, 403) is E.LimitReachedError
+    assert T.error_class_for(None, 503) is E.ServerError
+    assert T.error_class_for(None, 418) is E.ClientError
+    assert T.error_class_for(None, None) is E.VideoApiError
 
 
 def test_retryable_flags_follow_the_retry_column() -> None:
@@ -102,7 +103,7 @@ def test_error_body_is_parsed_into_fields() -> None:
             "invalid_params": [{"index": 0, "name": "per_page", "reason": "oneof", "message": "1..100"}],
         }
     }
-    err = E.error_from_response(_response(400, body, {"X-Request-ID": "rid-1"}), operation="list_videos")
+    err = T.error_from_response(_response(400, body, {"X-Request-ID": "rid-1"}), operation="list_videos")
     assert type(err) is E.ValidationError
     assert (err.status, err.code, err.message, err.detail, err.request_id) == (
         400,
@@ -116,21 +117,21 @@ def test_error_body_is_parsed_into_fields() -> None:
 
 
 def test_missing_or_non_json_body_falls_back_to_status() -> None:
-    err = E.error_from_response(_response(502))
+    err = T.error_from_response(_response(502))
     assert type(err) is E.ServerError and err.code is None and err.status == 502
     request = httpx.Request("GET", "http://127.0.0.1/")
     html = httpx.Response(404, content=b"<html>nope</html>", request=request)
-    assert type(E.error_from_response(html)) is E.NotFoundError
+    assert type(T.error_from_response(html)) is E.NotFoundError
 
 
 def test_message_never_selects_the_class() -> None:
     body = {"error": {"code": 400404, "message": "unauthorized rate limit internal error"}}
-    assert type(E.error_from_response(_response(404, body))) is E.NotFoundError
+    assert type(T.error_from_response(_response(404, body))) is E.NotFoundError
 
 
 def test_string_codes_are_accepted() -> None:
     body = {"error": {"code": "400216", "message": "bad order"}}
-    assert type(E.error_from_response(_response(400, body))) is E.OrderFieldError
+    assert type(T.error_from_response(_response(400, body))) is E.OrderFieldError
 
 
 def test_retry_decisions_by_call_kind() -> None:
