@@ -12,6 +12,7 @@ from urllib.parse import quote
 import httpx
 
 from connectors.client.answers import video_of
+from connectors.client.paging import walk_pages
 from connectors.client.transport import Transport
 from connectors.errors import (
     NotFoundError,
@@ -118,15 +119,10 @@ class Videos:
         order: str | None,
         per_page: int,
     ) -> Iterator[builtins.list[Video]]:
-        """Every non-empty page, in order, until an empty or short page (or the total, when sent, is reached).
+        """Every non-empty page of the list, in order (paging.walk_pages says when the walk ends)."""
 
-        The page size is the server's (it may cap per_page). A page that brings no video not seen before
-        ends the walk (a server ignoring `page` would otherwise answer page 1 for ever).
-        """
-        seen: set[str] = set()
-        page = 1
-        while True:
-            result = self.list(
+        def fetch(page: int) -> VideoPage:
+            return self.list(
                 project_id=project_id,
                 folder_id=folder_id,
                 title=title,
@@ -134,23 +130,8 @@ class Videos:
                 page=page,
                 per_page=per_page,
             )
-            items = result.items
-            if not items:
-                return
-            fresh = {video.id for video in items} - seen
-            if page > 1 and not fresh:
-                log.warning("list_videos: page %d repeats videos already listed; ending the walk", page)
-                return
-            seen |= fresh
-            yield items
-            size = result.pagination.per_page or len(items)
-            total = result.pagination.total
-            if total is not None:
-                if (page - 1) * size + len(items) >= total:
-                    return
-            elif len(items) < size:
-                return
-            page += 1
+
+        return walk_pages(fetch, "list_videos")
 
     def iter(
         self,
