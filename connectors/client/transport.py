@@ -171,13 +171,15 @@ class Transport:
         headers: Mapping[str, bytes] | None = None,
         body: BodyFactory | None = None,
         on_error: ErrorHook | None = None,
+        text: bool = False,
     ) -> Any:
         """One API call with retries; returns the decoded JSON body (None for an empty body).
 
         `operation` names the call in errors, logs and the method book; `kind` says what may be repeated;
         `host` is "api" ({base_url}) or "upload" ({upload_url}); `headers` are ASCII names with bytes values;
         `body` builds the raw body anew for each attempt; `on_error(error, attempt)` may turn an attempt's
-        error into an answer (a response it returns counts as the answer).
+        error into an answer (a response it returns counts as the answer); `text=True` returns the answer's
+        text as it is instead (CSV and plain-text downloads).
 
         For an operation whose method the spec does not show (methods.PLAUSIBLE), `method` is only the
         fallback: the learned method is sent, and a 405 is sent once more with the other plausible one (a
@@ -221,6 +223,8 @@ class Transport:
                 raise
 
         response = run_with_retries(attempt, kind=kind, policy=self.retry)
+        if text:
+            return response.text
         if not response.content or not response.content.strip():
             return None
         try:
