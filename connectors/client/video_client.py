@@ -6,7 +6,13 @@ from typing import Self
 
 import httpx
 
+from connectors.client.drm import Drm
+from connectors.client.live_events import LiveEvents
+from connectors.client.posters import Posters
+from connectors.client.privacy_domains import PrivacyDomains
+from connectors.client.restreams import Restreams
 from connectors.client.transport import Transport
+from connectors.client.unique_codes import UniqueCodes
 from connectors.client.uploads import Uploads
 from connectors.client.videos import Videos
 from connectors.clock import ServiceClock
@@ -52,6 +58,13 @@ class VideoClient:
         )
         self.videos = Videos(self.transport)
         self.uploads = Uploads(self.transport)
+        # DRM, privacy domains, live events and their restreams, unique codes and posters (4.3-4.7)
+        self.drm = Drm(self.transport)
+        self.privacy_domains = PrivacyDomains(self.transport)
+        self.live_events = LiveEvents(self.transport)
+        self.restreams = Restreams(self.transport)
+        self.unique_codes = UniqueCodes(self.transport)
+        self.posters = Posters(self.transport)
 
     @classmethod
     def from_settings(

@@ -301,3 +301,15 @@ def test_retries_follow_the_call_kind(
     finally:
         emu_control.clear_faults(ws)
     assert [e.name for e in events.iter_events()] == ["maybe"]
+
+
+def test_the_client_object_carries_every_live_resource(ws: Workspace) -> None:
+    from connectors.client import VideoClient
+
+    limiter = ApiRateLimiter.memory(10_000, 1_000_000)
+    with VideoClient(ws.base_url, ws.upload_url, ws.token, limiter=limiter, retry=FAST) as client:
+        event = client.live_events.create("via client", "one-time")
+        assert client.restreams.list_restreams(event.id) == []
+        assert list(client.unique_codes.iter_batches(event.id)) == []
+        assert client.drm.find() is None and list(client.privacy_domains.iter_domains()) == []
+        assert client.posters is not None and client.clock.offset() is not None  # the same transport
