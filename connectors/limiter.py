@@ -107,8 +107,6 @@ class ApiRateLimiter:
         # buffer_ms: pyrate adds it to every blocking wait; the margins above already cover jitter.
         self._limiter = Limiter(bucket, buffer_ms=5)
         self._closed = False
-        #: Stamp every try with the current clock (see _take_slot); False uses pyrate's blocking wait.
-        self.fresh_clock = True
 
     # -- constructors ---------------------------------------------------------------------------------
 
@@ -225,10 +223,6 @@ class ApiRateLimiter:
         failed try (timeout=0: no wait inside pyrate) is followed by a sleep until the blocking entry leaves
         its window, and the next try takes a fresh timestamp.
         """
-        if not self.fresh_clock:
-            if not self._limiter.try_acquire("api", 1, blocking=True):
-                raise RuntimeError("rate limiter refused a single request")
-            return
         while not self._limiter.try_acquire("api", 1, blocking=True, timeout=0):
             time.sleep(self._wait_hint() + random.uniform(0, 0.002))
 
