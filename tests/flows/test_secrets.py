@@ -392,3 +392,79 @@ def test_an_items_repr_hides_a_signed_source_query(tmp_path: Path) -> None:
     finally:
         book.close()
     assert item is not None and USER_QUERY_SECRET not in repr(item)
+
+
+def test_live_resources_leak_nothing(
+    emu: Workspace, emu_control: EmulatorControl, caplog: pytest.LogCaptureFixture
+) -> None:
+    """DRM passwords, stream and restream keys, privacy_share secrets and links, unique codes and a signed
+    poster URL stay out of logs, reprs and exceptions: through refusals, retried 5xx and lost answers."""
+    from connectors.client.live_models import RestreamTarget
+    from connectors.retry import RetryPolicy
+
+    caplog.set_level(logging.DEBUG)
+    secrets = Secrets(emu.token, emu.upload_url)
+    drm_password, share_password, restream_key = "drm-pw-0Zk4-never", "share-pw-0Zk4-never", "rk-0Zk4-never"
+    fast = RetryPolicy(max_attempts=4, initial_wait=0.01, max_wait=0.05)
+    client = VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=ApiRateLimiter.memory(), retry=fast)
+    found = {"drm password": drm_password, "share password": share_password, "restream key": restream_key}
+    reprs: list[str] = [repr(client)]
+    errors: list[str] = []
+
+    def refused(call: Callable[[], object]) -> None:
+        with pytest.raises(VideoApiError) as caught:
+            call()
+        errors.append(_exception_texts(caught.value))
+
+    emu_control.set_faults(
+        emu, [{"kind": "error", "status": 503, "method": "GET", "path": "^/v2/live/", "rate": 0.3}], seed=4
+    )
+    try:
+        target = RestreamTarget("yt", "rtmp://a.example/live", restream_key)
+        drm = client.drm.update(url="http://127.0.0.1:9/authorize", username="lic", password=drm_password)
+        event = client.live_events.create(
+            "show", "recurring", privacy_share={"link_hash": "Hs7k2Q"}, restreams=[target]
+        )
+        guarded = client.live_events.create("guarded", "one-time", privacy_share={"password": share_password})
+        assert event.privacy_share is not None and event.privacy_share.link and event.streamkey
+        found.update(
+            {"streamkey": event.streamkey, "share link": event.privacy_share.link, "link hash": "Hs7k2Q"}
+        )
+        batch = client.unique_codes.create(event.id, "vip", 20)
+        download = client.unique_codes.download(event.id, batch.id)
+        found.update({f"code {i}": code.code for i, code in enumerate(download.codes)})
+        emu_control.broadcast(emu, event.id, seconds=5, chat_messages=3)
+        stream = client.live_events.get(event.id).stream
+        assert stream is not None
+        reprs += [repr(drm), str(drm), repr(client.drm.get()), repr(event), str(guarded), repr(download)]
+        reprs += [repr(download.codes), repr(client.restreams.list_restreams(event.id)), repr(batch)]
+        reprs += [repr(list(client.live_events.iter_events())), repr(client.live_events.qos(event.id))]
+        reprs.append(repr(client.live_events.chat(event.id, stream.id)))
+        refused(lambda: client.drm.update(url="gopher://x", password=drm_password + "x"))
+        refused(
+            lambda: client.restreams.create(
+                event.id, RestreamTarget("x", "http://x/" + restream_key, restream_key)
+            )
+        )
+        refused(lambda: client.live_events.update(event.id, privacy_share={"password": share_password}))
+        refused(lambda: client.posters.upload(event.id, f"http://127.0.0.1:9/p.png?sig={USER_QUERY_SECRET}"))
+        emu_control.set_faults(emu, [{"kind": "drop_after_commit", "method": "POST", "path": "/restreams$"}])
+        refused(lambda: client.restreams.create(event.id, target))  # made, answer lost: UnknownOutcomeError
+    finally:
+        emu_control.clear_faults(emu)
+        client.close()
+    ours = [r for r in caplog.records if not r.name.startswith(("emulator", "uvicorn"))]
+    assert any("retrying" in r.getMessage() for r in ours)  # the 503s did bite
+    texts = {
+        "reprs": "\n".join(reprs),
+        "errors": "\n".join(errors),
+        "logs": "\n".join(f"{r.name} {r.levelname} {r.getMessage()} {r.exc_text or ''}" for r in ours),
+    }
+    assert_clean(texts, secrets)
+    leaks = [
+        f"{name} in {where}"
+        for where, text in texts.items()
+        for name, value in found.items()
+        if value in text
+    ]
+    assert not leaks, leaks
