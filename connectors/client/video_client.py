@@ -1,4 +1,4 @@
-"""VideoClient: one object over one Transport, with a resource per endpoint group (videos, uploads)."""
+"""VideoClient: one object over one Transport, with one resource attribute per endpoint group."""
 
 from __future__ import annotations
 
