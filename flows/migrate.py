@@ -249,10 +249,13 @@ def _outcome(
     if not_done:
         reasons.append("not done: " + ", ".join(f"{n} {s}" for s, n in not_done.items()))
         failures = [i for i in ctx.ledger.items(["failed", "error", "aborted"], limit=20)]
-        reasons += [f"  {i.key} (row {i.row}): {i.state} {i.error_code}: {i.error_message}" for i in failures]
         reasons += [
-            f"  {i.key} (row {i.row}): creating: the create's outcome is still unknown (the service did not"
-            " answer the look-up); a rerun looks it up again before any new create"
+            f"  {i.key} (row {i.spec.row}): {i.state} {i.error_code}: {i.error_message}"
+            for i in failures
+        ]
+        reasons += [
+            f"  {i.key} (row {i.spec.row}): creating: the create's outcome is still unknown (the service did"
+            " not answer the look-up); a rerun looks it up again before any new create"
             for i in ctx.ledger.items(["creating"], limit=20)
         ]
     if rejected:

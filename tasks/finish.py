@@ -23,8 +23,8 @@ def finish_item(ctx: RunContext, item: Item) -> str:
     if fields:
         steps.append(("update", fields))
     if item.spec.chapters:
-        chapters = [[c.time, c.title] for c in item.spec.chapters]
-        steps.append(("chapters", {"items": chapters, "enabled": True}))
+        marks = [[c.time, c.title] for c in item.spec.chapters]
+        steps.append(("chapters", {"items": marks, "enabled": True}))
     for kind, params in steps:
         op_id = ledger.record_op_intent(item.key, kind, params, run_id=ctx.run_id, video_id=item.video_id)
         try:

@@ -21,7 +21,7 @@ from tests.chaos.checks import (
     rate_figures_of,
 )
 from tests.chaos.harness import draw_variants, shared_groups
-from tests.state.helpers import row
+from tests.state.helpers import spec
 
 
 def test_max_in_window_counts_half_open_windows() -> None:
@@ -76,7 +76,8 @@ def test_videos_map_to_items_by_id_then_bytes_then_the_title_the_create_sent(tmp
     ledger = Ledger.open(tmp_path / "ledger.db")
     try:
         run = ledger.start_run("test")
-        ledger.plan([row(k, n, source=f"/v/{k}.mp4", title="Introduction") for n, k in enumerate("abc")], run)
+        specs = [spec(k, n, source=f"/v/{k}.mp4", title="Introduction") for n, k in enumerate("abc")]
+        ledger.plan(specs, run)
         for key in "abc":
             ledger.begin_create(key, run, "Introduction")  # b and c: outcome unknown, the same title sent
         video_a = str(uuid.uuid4())
@@ -119,7 +120,7 @@ def test_only_a_postponed_lookup_may_leave_an_item_in_creating(tmp_path: Path) -
     ledger = Ledger.open(path)
     try:
         run = ledger.start_run("test")
-        ledger.plan([row("a", 1), row("b", 2)], run)
+        ledger.plan([spec("a", 1), spec("b", 2)], run)
         ledger.begin_create("a", run, "Title a")
         ledger.note("a", run, "reconcile postponed: listing answered 503")  # the documented limit
         ledger.fail("b", run, "create_attempts", "no video after 3 create attempts")
@@ -129,7 +130,7 @@ def test_only_a_postponed_lookup_may_leave_an_item_in_creating(tmp_path: Path) -
     ledger = Ledger.open(path)
     try:
         run = ledger.start_run("test")
-        ledger.plan([row("c", 3)], run)
+        ledger.plan([spec("c", 3)], run)
         ledger.begin_create("c", run, "Title c")  # a create whose outcome nobody looked up
     finally:
         ledger.close()

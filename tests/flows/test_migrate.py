@@ -81,7 +81,7 @@ def test_bad_rows_are_reported_and_the_rest_finish(
     finally:
         ledger.close()
     assert counts["finished"] == 2
-    assert missing.row == 3 and missing.error_code == "source"
+    assert missing.spec.row == 3 and missing.error_code == "source"
     assert len(emu_control.videos(emu)) == 2
 
 

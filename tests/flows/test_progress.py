@@ -10,6 +10,7 @@ from rich.console import Console
 
 from flows.progress import LiveDisplay
 from state.ledger import Ledger
+from tests.state.helpers import spec
 
 
 class _Counter:
@@ -22,7 +23,7 @@ def test_live_display_draws_from_the_ledger(tmp_path: Path) -> None:
     ledger = Ledger.open(path)
     run = ledger.start_run("migrate", {})
     ledger.plan(
-        [{"key": k, "row": i, "source": f"/v/{k}.mp4", "via": "tus"} for i, k in enumerate("abc")], run
+        [spec(k, i, source=f"/v/{k}.mp4", via="tus") for i, k in enumerate("abc")], run
     )
     ledger.begin_create("a", run, "a")
     ledger.create_started_upload("a", run, "11111111-1111-1111-1111-111111111111", "http://x/e", 1000)

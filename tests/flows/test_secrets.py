@@ -35,6 +35,7 @@ from state.ledger import Ledger
 from tasks.context import RunContext
 from tasks.report import build_report, markdown
 from tests.flows.helpers import cli_env, options, run_cli, settings_for, write_inventory
+from tests.state.helpers import spec
 
 AWS_KEY_ID = "AKIAVFERRYSECRET0042"
 AWS_SECRET = "vf-aws-secret-access-key-never-to-be-seen"
@@ -251,7 +252,7 @@ def test_a_run_in_process_leaks_nothing(
     assert any("retrying" in r.getMessage() for r in caplog.records)
     book = Ledger.open(ledger, create=False)
     try:
-        states = {i.title: i.state for i in book.items()}
+        states = {i.spec.title: i.state for i in book.items()}
     finally:
         book.close()
     assert states["unreachable signed url"] == "error" and states["missing"] == "failed"
@@ -387,7 +388,7 @@ def test_an_items_repr_hides_a_signed_source_query(tmp_path: Path) -> None:
     try:
         run = book.start_run("migrate", {})
         source = f"https://cdn.example/v.mp4?X-Amz-Signature={USER_QUERY_SECRET}"
-        book.plan([{"key": "k", "row": 1, "source": source, "parent_id": str(uuid4()), "via": "url"}], run)
+        book.plan([spec("k", 1, source=source, parent_id=str(uuid4()), via="url")], run)
         item = book.get("k")
     finally:
         book.close()

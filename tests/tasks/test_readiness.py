@@ -14,6 +14,7 @@ from tasks.context import RunContext
 from tasks.readiness import Watcher
 from tasks.transfer import transfer_item
 from tests.flows.helpers import clip_rows, options, settings_for, write_inventory
+from tests.state.helpers import spec
 
 
 def test_a_folder_as_parent(
@@ -36,16 +37,7 @@ def test_watched_video_behind_a_full_page_of_newer_ones(
     run_id = ledger.start_run("test", {})
     clip = clip_factory(1.0)
     ledger.plan(
-        [
-            {
-                "key": "ours",
-                "row": 1,
-                "source": str(clip),
-                "title": "ours",
-                "parent_id": emu.project_id,
-                "via": "tus",
-            }
-        ],
+        [spec("ours", 1, source=str(clip), title="ours", parent_id=emu.project_id, via="tus")],
         run_id,
     )
     ctx = RunContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id, poll_interval=0)

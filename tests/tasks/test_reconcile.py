@@ -15,6 +15,7 @@ from connectors.limiter import ApiRateLimiter
 from connectors.models import Video
 from connectors.titles import PLACEHOLDER_PREFIX
 from connectors.tus import TusUpload
+from core.item import Via
 from emulator.control import EmulatorControl, Workspace
 from flows.migrate import run_migration
 from state.ledger import Ledger
@@ -24,6 +25,7 @@ from tasks.lookup import fits
 from tasks.reconcile import create_title, locate, sent_create
 from tasks.transfer import create_item, transfer_item
 from tests.flows.helpers import options, settings_for, write_inventory
+from tests.state.helpers import spec
 
 
 def _md5(path: Path) -> str:
@@ -88,21 +90,21 @@ def test_create_titles_are_unique_per_parent(tmp_path: Path, emu: Workspace, cli
     clip = clip_factory(0.5)
     ledger.plan(
         [
-            {"key": "a", "row": 1, "source": str(clip), "title": "Intro", "parent_id": emu.project_id},
-            {"key": "b", "row": 2, "source": str(clip), "title": "Intro", "parent_id": emu.project_id},
-            {"key": "c", "row": 3, "source": str(clip), "title": "Intro", "parent_id": emu.folder_id},
-            {"key": "d", "row": 4, "source": str(clip), "title": "Café", "parent_id": emu.folder_id},
+            spec("a", 1, source=str(clip), title="Intro", parent_id=emu.project_id),
+            spec("b", 2, source=str(clip), title="Intro", parent_id=emu.project_id),
+            spec("c", 3, source=str(clip), title="Intro", parent_id=emu.folder_id),
+            spec("d", 4, source=str(clip), title="Café", parent_id=emu.folder_id),
         ],
         run_id,
     )
     ctx = _ctx(emu, ledger, run_id)
     try:
-        titles = {key: create_title(ctx, _item(ledger, key), "tus") for key in "abcd"}
+        titles = {key: create_title(ctx, _item(ledger, key), Via.TUS) for key in "abcd"}
         assert titles["a"].startswith(PLACEHOLDER_PREFIX) and titles["b"].startswith(PLACEHOLDER_PREFIX)
         assert titles["a"] != titles["b"]
         # Unique in their parent, and JSON carries any title; headers carry ASCII only.
         assert titles["c"] == "Intro" and titles["d"] == "Café"
-        assert create_title(ctx, _item(ledger, "d"), "single").startswith(PLACEHOLDER_PREFIX)
+        assert create_title(ctx, _item(ledger, "d"), Via.SINGLE).startswith(PLACEHOLDER_PREFIX)
     finally:
         ctx.client.close()
         ledger.close()
@@ -139,7 +141,7 @@ def test_a_source_changed_before_a_resumed_upload_is_sent_whole_again(
     ledger = Ledger.open(tmp_path / "l.db")
     run_id = ledger.start_run("test", {})
     ledger.plan(
-        [{"key": "talk", "row": 1, "source": str(source), "title": "talk", "parent_id": emu.project_id}],
+        [spec("talk", 1, source=str(source), title="talk", parent_id=emu.project_id)],
         run_id,
     )
     ctx = _ctx(emu, ledger, run_id)
@@ -196,7 +198,7 @@ def test_retry_errors_deletes_the_failed_video_and_uploads_again(
 def test_a_soft_deleted_video_is_never_adopted(tmp_path: Path, emu: Workspace) -> None:
     ledger = Ledger.open(tmp_path / "l.db")
     run_id = ledger.start_run("test", {})
-    row = {"key": "k", "row": 1, "source": "/x.mp4", "title": "T", "parent_id": emu.project_id}
+    row = spec("k", 1, source="/x.mp4", title="T", parent_id=emu.project_id)
     ledger.plan([row], run_id)
     ledger.begin_create("k", run_id, "T")
     ctx = _ctx(emu, ledger, run_id)

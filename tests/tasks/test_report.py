@@ -10,6 +10,7 @@ import polars as pl
 from core.redact import safe_uri
 from state.ledger import Ledger
 from tasks.report import FORMATS, build_report, render_html, write_report
+from tests.state.helpers import spec
 
 ENDPOINT = "http://127.0.0.1:9/upload/abc/SECRET-CAPABILITY"
 
@@ -18,8 +19,8 @@ def _ledger(tmp_path: Path) -> Ledger:
     ledger = Ledger.open(tmp_path / "l.db")
     run = ledger.start_run("migrate", {})
     rows = [
-        {"key": "a", "row": 1, "source": "/v/a.mp4", "title": "Лекция", "via": "tus", "source_size": 10},
-        {"key": "b", "row": 2, "source": "https://cdn.example/b.mp4?X-Amz-Signature=deadbeef", "via": "url"},
+        spec("a", 1, source="/v/a.mp4", title="Лекция", via="tus", source_size=10),
+        spec("b", 2, source="https://cdn.example/b.mp4?X-Amz-Signature=deadbeef", via="url"),
     ]
     ledger.plan(rows, run)
     ledger.begin_create("a", run, "Лекция")
