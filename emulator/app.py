@@ -14,9 +14,9 @@ from typing import Any
 
 from starlette.requests import Request
 
+from emulator.backends.core import Emulator, LogEntry
 from emulator.errors import ApiError, internal, method_not_allowed, not_found
 from emulator.faults import NO_FAULT, FaultDecision
-from emulator.models import Emulator, LogEntry
 from emulator.processing import Processor
 from emulator.ratelimit import SlidingWindowLimiter
 from emulator.state import UploadSession, Workspace
@@ -202,7 +202,7 @@ class HostApp:
         request = Request(scope, receive)
         session: UploadSession | None = None
         if found.auth == "endpoint":
-            hit = self.emu.session_by_secret(match.group("secret"))
+            hit = self.emu.uploads.session_by_secret(match.group("secret"))
             if hit is None:
                 raise not_found("upload")
             ws, session = hit

@@ -113,11 +113,8 @@ async def broadcast(app: ControlApp, request: Request, params: dict[str, str]) -
         raise
     with emu.lock:
         _fill(stream, seconds, chat_messages or 0, with_qos is not False, len(event.streams))
-        video = emu._new_video(ws, target[0], target[1], event.name)
-        emu._store(video, path, path.stat().st_size, digest, f"{event.name}.mp4")
-        video.meta = {"event_id": event.id, "stream_id": stream.id}
-        emu.set_status(ws, video, "uploading")
-        emu._start_processing(ws, video)
+        meta = {"event_id": event.id, "stream_id": stream.id}
+        video = emu.uploads.store_recording(ws, target, event.name, path, digest, meta)
     return Resp(200, {"stream_id": stream.id, "video_id": video.id})
 
 

@@ -12,9 +12,9 @@ from typing import Any, TypeVar
 import httpx
 
 from emulator import media
+from emulator.backends.core import Emulator
 from emulator.files import md5_file
 from emulator.media import MediaInfo
-from emulator.models import Emulator
 from emulator.state import Workspace
 
 log = logging.getLogger("emulator.processing")
@@ -77,7 +77,7 @@ class Processor:
     async def _process(self, ws: Workspace, video_id: str, generation: int, info: MediaInfo | None) -> None:
         emu = self.emu
         try:
-            found = emu.processing_input(ws, video_id, generation)
+            found = emu.lifecycle.processing_input(ws, video_id, generation)
             if found is None:
                 return
             path, trim = found
@@ -89,25 +89,27 @@ class Processor:
                         info = await self.run(media.cut, path, dst, trim=[trim])
                     except ValueError as exc:
                         dst.unlink(missing_ok=True)
-                        emu.processing_finished(ws, video_id, generation, "error", f"trim failed: {exc}")
+                        emu.lifecycle.processing_finished(
+                            ws, video_id, generation, "error", f"trim failed: {exc}"
+                        )
                         return
                     digest = await self.run(md5_file, dst)
-                    if not emu.processing_trimmed(ws, video_id, generation, dst, digest):
+                    if not emu.lifecycle.processing_trimmed(ws, video_id, generation, dst, digest):
                         return
             if info is None:
-                emu.processing_finished(ws, video_id, generation, "error", NOT_MEDIA)
+                emu.lifecycle.processing_finished(ws, video_id, generation, "error", NOT_MEDIA)
                 return
-            started = emu.processing_started(ws, video_id, generation, info)
+            started = emu.lifecycle.processing_started(ws, video_id, generation, info)
             if started is None or started[0] == "manual":
                 return
             if started[0] == "timed":
                 await asyncio.sleep(started[1])
-            emu.processing_finished(ws, video_id, generation, "done")
+            emu.lifecycle.processing_finished(ws, video_id, generation, "done")
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure ends processing with status error
             log.exception("processing failed")
-            emu.processing_finished(
+            emu.lifecycle.processing_finished(
                 ws, video_id, generation, "error", f"processing failed: {type(exc).__name__}"
             )
 
@@ -141,15 +143,15 @@ class Processor:
             raise
         except _FetchError as exc:
             path.unlink(missing_ok=True)
-            self.emu.single_failed(ws, video_id, generation, str(exc))
+            self.emu.uploads.single_failed(ws, video_id, generation, str(exc))
             return
         except (httpx.HTTPError, OSError, ValueError) as exc:
             path.unlink(missing_ok=True)
-            self.emu.single_failed(
+            self.emu.uploads.single_failed(
                 ws, video_id, generation, f"the URL could not be fetched: {type(exc).__name__}"
             )
             return
-        self.emu.single_received(ws, video_id, generation, path, size, digest.hexdigest(), name)
+        self.emu.uploads.single_received(ws, video_id, generation, path, size, digest.hexdigest(), name)
 
     # ------------------------------------------------------------------ webhooks
 

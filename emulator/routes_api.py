@@ -6,10 +6,10 @@ from typing import Any
 
 from emulator import media
 from emulator.app import Ctx, Resp, Route, route
+from emulator.backends.videos import PRIVACY_TYPES, SORTABLE
 from emulator.errors import ApiError, Invalid, internal, validation
 from emulator.files import md5_file
 from emulator.ids import parse_id
-from emulator.models import PRIVACY_TYPES, SORTABLE
 from emulator.validation import Fields, read_json
 from emulator.variant_ops import commit_cut_new
 from emulator.views import QUALITIES, chapters, video_json
@@ -50,7 +50,7 @@ async def list_videos(ctx: Ctx) -> Resp:
     if variants.has("ignore-parent-filter"):
         project_id = folder_id = None
     per_page = min(per_page, variants.page_cap() or per_page)
-    rows, total = ctx.emu.list_videos(
+    rows, total = ctx.emu.videos.list_videos(
         ctx.ws,
         page=page,
         per_page=per_page,
@@ -80,7 +80,7 @@ def _video_id(ctx: Ctx) -> str:
 
 async def get_video(ctx: Ctx) -> Resp:
     """GET /v1/videos/:id."""
-    video = ctx.emu.get_video(ctx.ws, _video_id(ctx))
+    video = ctx.emu.videos.get_video(ctx.ws, _video_id(ctx))
     return Resp(200, {"data": video_json(video, ctx.emu.base_url, "get")})
 
 
@@ -108,18 +108,18 @@ async def update_video(ctx: Ctx) -> Resp:
     if tags is not None:
         changes["tags"] = tags
     f.check()
-    current = ctx.emu.get_video(ctx.ws, video_id)
+    current = ctx.emu.videos.get_video(ctx.ws, video_id)
     effective_type = changes.get("privacy_type", current.privacy_type)
     effective_domains = changes.get("privacy_domains", current.privacy_domains)
     if effective_type == "custom" and not effective_domains:
         raise validation(Invalid("privacy_domains", "notempty_if", "privacy_type custom"))
-    video = ctx.emu.update_video(ctx.ws, video_id, changes)
+    video = ctx.emu.videos.update_video(ctx.ws, video_id, changes)
     return Resp(200, {"data": video_json(video, ctx.emu.base_url, "update")})
 
 
 async def delete_video(ctx: Ctx) -> Resp:
     """DELETE /v1/videos/:id: permanent."""
-    ctx.emu.delete_video(ctx.ws, _video_id(ctx))
+    ctx.emu.videos.delete_video(ctx.ws, _video_id(ctx))
     return Resp(200, {"data": {"success": True}})
 
 
@@ -129,7 +129,7 @@ async def copy_video(ctx: Ctx) -> Resp:
     f = Fields(await read_json(ctx.request))
     parent_id = f.ident("parent_id")
     f.check()
-    video = ctx.emu.copy_video(ctx.ws, video_id, parent_id)
+    video = ctx.emu.videos.copy_video(ctx.ws, video_id, parent_id)
     return Resp(201, {"data": video_json(video, ctx.emu.base_url, "update")})
 
 
@@ -141,7 +141,7 @@ async def move_video(ctx: Ctx) -> Resp:
     folder_id = f.ident("folder_id")
     f.check()
     assert project_id is not None
-    video = ctx.emu.move_video(ctx.ws, video_id, project_id, folder_id)
+    video = ctx.emu.videos.move_video(ctx.ws, video_id, project_id, folder_id)
     return Resp(200, {"data": video_json(video, ctx.emu.base_url, "update")})
 
 
@@ -180,7 +180,7 @@ async def cut_video(ctx: Ctx) -> Resp:
     trim, crop = _cut_body(f)
     f.check()
     emu = ctx.emu
-    plan = emu.prepare_cut(
+    plan = emu.videos.prepare_cut(
         ctx.ws,
         video_id,
         trim=trim,
@@ -203,7 +203,7 @@ async def cut_video(ctx: Ctx) -> Resp:
     if ctx.ws.variants.has("cut-new-video"):  # the result is a new video; the source stays as it was
         video = commit_cut_new(emu, ctx.ws, video_id, plan, dst, info, digest)
     else:
-        video = emu.commit_cut(ctx.ws, video_id, plan, dst, info, digest)
+        video = emu.videos.commit_cut(ctx.ws, video_id, plan, dst, info, digest)
     return Resp(200, {"data": video_json(video, emu.base_url, "update")})
 
 
@@ -222,7 +222,7 @@ async def concat_video(ctx: Ctx) -> Resp:
         f.add("append", "required_without", "prepend or append with at least one video")
     f.check()
     emu = ctx.emu
-    paths = emu.prepare_concat(ctx.ws, video_id, ids["prepend"], ids["append"])
+    paths = emu.videos.prepare_concat(ctx.ws, video_id, ids["prepend"], ids["append"])
     dst = emu.new_file(ctx.ws, suffix=".mp4")
     try:
         info = await ctx.processor.run(media.concat, paths, dst)
@@ -230,7 +230,7 @@ async def concat_video(ctx: Ctx) -> Resp:
     except BaseException:
         dst.unlink(missing_ok=True)
         raise
-    video = emu.commit_concat(ctx.ws, video_id, dst, info, digest)
+    video = emu.videos.commit_concat(ctx.ws, video_id, dst, info, digest)
     return Resp(201, {"data": video_json(video, emu.base_url, "update")})
 
 
@@ -249,7 +249,7 @@ async def set_chapters(ctx: Ctx) -> Resp:
             items.append({"time": time_ms, "title": title})
     enabled = f.boolean("enabled")
     f.check()
-    video = ctx.emu.set_chapters(ctx.ws, video_id, items, enabled)
+    video = ctx.emu.videos.set_chapters(ctx.ws, video_id, items, enabled)
     return Resp(200, {"data": chapters(video)})
 
 

@@ -10,11 +10,11 @@ from typing import Any
 from starlette.requests import Request
 
 from emulator.app import Receive, Resp, Scope, Send, error_resp, send_response, token_of
+from emulator.backends.core import PROCESSING_MODES, STATUSES, Emulator
 from emulator.broadcast import control_routes
 from emulator.errors import ApiError, Invalid, method_not_allowed, not_found, validation
 from emulator.faults import parse_faults
 from emulator.ids import parse_id
-from emulator.models import PROCESSING_MODES, STATUSES, Emulator
 from emulator.ratelimit import SlidingWindowLimiter
 from emulator.state import Workspace
 from emulator.validation import Fields, parse_json_bytes
@@ -153,7 +153,7 @@ class ControlApp:
         message = f.string("message")
         f.check()
         assert status is not None
-        video = self.emu.force_status(ws, video_id, status, message)
+        video = self.emu.lifecycle.force_status(ws, video_id, status, message)
         return Resp(200, {"data": video_json(video, self.emu.base_url, "get")})
 
     async def set_webhook(self, request: Request, _: dict[str, str]) -> Resp:

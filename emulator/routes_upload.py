@@ -45,7 +45,7 @@ async def init_upload(ctx: Ctx) -> Resp:
         f.add("video_id", "required_if", f"type {kind}")
     f.check()
     assert kind is not None and filesize is not None
-    session = ctx.emu.init_upload(
+    session = ctx.emu.uploads.init_upload(
         ctx.ws,
         kind=kind,
         parent_id=parent_id,
@@ -60,7 +60,7 @@ async def init_upload(ctx: Ctx) -> Resp:
     answer_id = session.id
     if ctx.ws.variants.has("init-session-id"):
         answer_id = str(uuid.uuid5(uuid.NAMESPACE_URL, session.secret))
-    return Resp(200, {"data": {"id": answer_id, "endpoint": ctx.emu.endpoint_of(session)}})
+    return Resp(200, {"data": {"id": answer_id, "endpoint": ctx.emu.uploads.endpoint_of(session)}})
 
 
 def _trim_header(raw: str) -> tuple[float, float | None] | None:
@@ -130,7 +130,7 @@ async def upload_video(ctx: Ctx) -> Resp:
     assert parent_id is not None
     emu = ctx.emu
     filename = headers.get("x-file-name") or None
-    video = emu.single_upload(
+    video = emu.uploads.single_upload(
         ctx.ws,
         parent_id=parent_id,
         title=title,
@@ -158,12 +158,14 @@ async def upload_video(ctx: Ctx) -> Resp:
             if result.complete
             else "the upload broke off before the whole file arrived"
         )
-        emu.single_failed(ctx.ws, video.id, generation, reason)
+        emu.uploads.single_failed(ctx.ws, video.id, generation, reason)
         if result.complete:
             raise io_error("EOF")
         ctx.drop = True
         return Resp(400, io_error("unexpected EOF").body(""))
-    emu.single_received(ctx.ws, video.id, generation, path, result.written, digest.hexdigest(), filename)
+    emu.uploads.single_received(
+        ctx.ws, video.id, generation, path, result.written, digest.hexdigest(), filename
+    )
     return Resp(200, answer)
 
 
@@ -206,9 +208,9 @@ async def endpoint_options(ctx: Ctx) -> Resp:
 
 def _after_body(ctx: Ctx, session: UploadSession, result: BodyResult, before: int) -> None:
     emu = ctx.emu
-    emu.session_received(ctx.ws, session, session.offset - before)
+    emu.uploads.session_received(ctx.ws, session, session.offset - before)
     if session.offset == session.filesize and not session.complete:
-        emu.session_complete(ctx.ws, session)
+        emu.uploads.session_complete(ctx.ws, session)
     if not result.complete:
         ctx.drop = True
 

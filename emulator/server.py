@@ -17,7 +17,7 @@ from typing import Any
 import uvicorn
 
 from emulator.app import HostApp
-from emulator.models import Emulator
+from emulator.backends.core import Emulator
 from emulator.processing import Processor
 from emulator.ratelimit import SlidingWindowLimiter
 from emulator.routes_api import api_routes

@@ -1,12 +1,13 @@
-"""Operations that exist only under a variant (cut making a new video), kept apart from models.py."""
+"""Operations that exist only under a variant (cut making a new video), kept apart from the videos backend."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from emulator.backends.core import Emulator
+from emulator.backends.videos import CutPlan
 from emulator.errors import ApiError, not_found
 from emulator.media import MediaInfo
-from emulator.models import CutPlan, Emulator
 from emulator.state import Video, Workspace
 
 
@@ -25,8 +26,8 @@ def commit_cut_new(
             if src is None:
                 raise not_found("video")
             raise ApiError(500, 500500, "the video changed during the cut")
-        copy = emu.copy_video(ws, source_id, None)
-        video = emu.commit_cut(ws, copy.id, plan, dst, info, md5)
+        copy = emu.videos.copy_video(ws, source_id, None)
+        video = emu.videos.commit_cut(ws, copy.id, plan, dst, info, md5)
         video.version = 1
         video.updated_at = None
         return video

@@ -1,0 +1,1 @@
+"""The emulator's state, split per resource: a core registry and one backend per group of operations."""
