@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from starlette.requests import Request
 
-from emulator import media
 from emulator.app import Ctx, Resp, Route, route
 from emulator.drm import callback_for, license_request
 from emulator.errors import Invalid, folder_missing, not_found, validation
@@ -20,6 +19,7 @@ from emulator.files import md5_file
 from emulator.ids import new_id, parse_id
 from emulator.live import default_poster
 from emulator.live_state import Event, Stream, TokenScope, resolve_parent, store, utcnow
+from emulator.media.clips import make_clip
 from emulator.validation import Fields
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ async def broadcast(app: ControlApp, request: Request, params: dict[str, str]) -
         stream = _reserve(event)
     path = emu.new_file(ws, suffix=".mp4")
     try:
-        await asyncio.to_thread(media.make_clip, path, seconds, seed=len(event.streams))
+        await asyncio.to_thread(make_clip, path, seconds, seed=len(event.streams))
         digest = await asyncio.to_thread(md5_file, path)
     except BaseException:
         path.unlink(missing_ok=True)

@@ -11,10 +11,10 @@ from typing import Any, TypeVar
 
 import httpx
 
-from emulator import media
 from emulator.backends.core import Emulator
 from emulator.files import md5_file
-from emulator.media import MediaInfo
+from emulator.media.edit import cut
+from emulator.media.probe import MediaInfo, probe
 from emulator.state import Workspace
 
 log = logging.getLogger("emulator.processing")
@@ -82,11 +82,11 @@ class Processor:
                 return
             path, trim = found
             if info is None:
-                info = await self.run(media.probe, path)
+                info = await self.run(probe, path)
                 if info is not None and trim is not None:
                     dst = emu.new_file(ws, suffix=".mp4")
                     try:
-                        info = await self.run(media.cut, path, dst, trim=[trim])
+                        info = await self.run(cut, path, dst, trim=[trim])
                     except ValueError as exc:
                         dst.unlink(missing_ok=True)
                         emu.lifecycle.processing_finished(

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from emulator import media
 from emulator.app import Ctx, Resp, Route, route
 from emulator.backends.videos import PRIVACY_TYPES, SORTABLE
 from emulator.errors import ApiError, Invalid, internal, validation
 from emulator.files import md5_file
 from emulator.ids import parse_id
+from emulator.media.edit import concat, cut
 from emulator.validation import Fields, read_json
 from emulator.variant_ops import commit_cut_new
 from emulator.views import QUALITIES, chapters, video_json
@@ -192,7 +192,7 @@ async def cut_video(ctx: Ctx) -> Resp:
     )
     dst = emu.new_file(ctx.ws, suffix=".mp4")
     try:
-        info = await ctx.processor.run(media.cut, plan.src, dst, trim=plan.trim, crop=plan.crop)
+        info = await ctx.processor.run(cut, plan.src, dst, trim=plan.trim, crop=plan.crop)
         digest = await ctx.processor.run(md5_file, dst)
     except ValueError as exc:
         dst.unlink(missing_ok=True)
@@ -225,7 +225,7 @@ async def concat_video(ctx: Ctx) -> Resp:
     paths = emu.videos.prepare_concat(ctx.ws, video_id, ids["prepend"], ids["append"])
     dst = emu.new_file(ctx.ws, suffix=".mp4")
     try:
-        info = await ctx.processor.run(media.concat, paths, dst)
+        info = await ctx.processor.run(concat, paths, dst)
         digest = await ctx.processor.run(md5_file, dst)
     except BaseException:
         dst.unlink(missing_ok=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.faults import FaultSet
-from emulator.media import MediaInfo
+from emulator.media.probe import MediaInfo
 from emulator.variants import NONE, Variants
 
 

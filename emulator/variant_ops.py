@@ -7,7 +7,7 @@ from pathlib import Path
 from emulator.backends.core import Emulator
 from emulator.backends.videos import CutPlan
 from emulator.errors import ApiError, not_found
-from emulator.media import MediaInfo
+from emulator.media.probe import MediaInfo
 from emulator.state import Video, Workspace
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from emulator.errors import folder_missing, not_found
 from emulator.ids import new_id
-from emulator.media import MediaInfo
+from emulator.media.probe import MediaInfo
 from emulator.state import Video, Workspace
 
 if TYPE_CHECKING:

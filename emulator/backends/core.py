@@ -17,7 +17,7 @@ from emulator.backends.lifecycle import LifecycleBackend
 from emulator.backends.uploads import UploadsBackend
 from emulator.backends.videos import VideosBackend
 from emulator.ids import new_id
-from emulator.media import MediaInfo
+from emulator.media.probe import MediaInfo
 from emulator.state import Project, UploadSession, Video, Workspace
 from emulator.variants import NONE, Variants
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.backends.base import Backend
-from emulator.media import MediaInfo
+from emulator.media.probe import MediaInfo
 from emulator.state import Video, Workspace
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from emulator.backends.base import Backend
 from emulator.errors import ApiError, Invalid, folder_missing, not_found, validation
-from emulator.media import MediaInfo
+from emulator.media.probe import MediaInfo
 from emulator.state import Video, Workspace
 
 SORTABLE = ("created_at", "updated_at", "title", "duration")
