@@ -15,7 +15,16 @@ from typing import Any
 from starlette.requests import Request
 
 from emulator.backends.core import Emulator, LogEntry
-from emulator.errors import ApiError, internal, method_not_allowed, not_found
+from emulator.errors import (
+    ApiError,
+    bad_token,
+    injected_fault,
+    internal,
+    method_not_allowed,
+    missing_auth,
+    not_found,
+    too_many_requests,
+)
 from emulator.faults import NO_FAULT, FaultDecision
 from emulator.processing import Processor
 from emulator.ratelimit import SlidingWindowLimiter
@@ -87,6 +96,16 @@ def token_of(header: str) -> str:
     if value[:7].lower() == "bearer ":
         return value[7:].strip()
     return value
+
+
+def authenticate(emu: Emulator, header: str | None) -> Workspace:
+    """The workspace of an Authorization value (400 / 100101 without one, 401 / 100102 for a bad token)."""
+    if header is None:
+        raise missing_auth()
+    ws = emu.by_token(token_of(header))
+    if ws is None:
+        raise bad_token()
+    return ws
 
 
 def json_bytes(body: Any) -> bytes:
@@ -211,13 +230,7 @@ class HostApp:
             ):
                 raise not_found("upload")  # the address expired
         else:
-            header = request.headers.get("authorization")
-            if header is None:
-                raise ApiError(400, 100101, "authorization header not found")
-            maybe_ws = self.emu.by_token(token_of(header))
-            if maybe_ws is None:
-                raise ApiError(401, 100102, "unauthorized")
-            ws = maybe_ws
+            ws = authenticate(self.emu, request.headers.get("authorization"))
         outcome.workspace_id = ws.id
         outcome.variants = ws.variants
         if found.operation is not None and not ws.variants.method_allowed(found.operation, method):
@@ -233,7 +246,7 @@ class HostApp:
             await asyncio.sleep(faults.latency_ms / 1000.0)
         if faults.error_status:
             status = faults.error_status
-            return error_resp(ApiError(status, 500500 if status >= 500 else 400400, "injected fault"), path)
+            return error_resp(injected_fault(status), path)
         ctx = Ctx(
             request=request,
             params=match.groupdict(),
@@ -260,4 +273,4 @@ class _Outcome:
 
 
 def _too_many() -> Resp:
-    return Resp(429, ApiError(429, 100106, "too many requests").body(""))
+    return Resp(429, too_many_requests().body(""))

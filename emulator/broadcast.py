@@ -14,12 +14,13 @@ from starlette.requests import Request
 
 from emulator.app import Ctx, Resp, Route, route
 from emulator.drm import callback_for, license_request
-from emulator.errors import Invalid, folder_missing, not_found, validation
+from emulator.errors import Invalid, folder_missing, not_exists, not_found, validation
 from emulator.files import md5_file
 from emulator.ids import new_id, parse_id
 from emulator.live import default_poster
-from emulator.live_state import Event, Stream, TokenScope, resolve_parent, store, utcnow
+from emulator.live_state import Event, Stream, TokenScope, resolve_parent, store
 from emulator.media.clips import make_clip
+from emulator.state import utcnow
 from emulator.validation import Fields
 
 if TYPE_CHECKING:
@@ -211,7 +212,7 @@ async def upload_poster(ctx: Ctx) -> Resp:
         raise validation(*bad)
     with ctx.emu.lock:
         if event_id not in store(ctx.ws).events:
-            raise validation(Invalid("X-Event-ID", "not exists", "existing event id"))
+            raise not_exists("X-Event-ID", "existing event id")
     fetched = await _fetch_image(url)
     if fetched is None:
         raise validation(
@@ -225,7 +226,7 @@ async def upload_poster(ctx: Ctx) -> Resp:
         event = store(ctx.ws).events.get(event_id or "")
         if event is None:
             path.unlink(missing_ok=True)
-            raise validation(Invalid("X-Event-ID", "not exists", "existing event id"))
+            raise not_exists("X-Event-ID", "existing event id")
         poster_id = new_id()
         poster: dict[str, Any] = default_poster(event, base_url)
         poster["id"] = poster_id

@@ -8,11 +8,12 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from emulator.app import Ctx, Resp, Route, route
-from emulator.errors import ApiError, Invalid, not_found, validation
+from emulator.errors import Invalid, batch_name_taken, validation
 from emulator.ids import new_id, parse_id
-from emulator.live import get_event
-from emulator.live_state import Batch, Event, store, ts, utcnow
-from emulator.routes_live import listing, paging
+from emulator.listing import listing, page_rows, paging
+from emulator.live import event_child, get_event
+from emulator.live_state import Batch, Event, store, ts
+from emulator.state import utcnow
 from emulator.validation import Fields, read_json
 
 MAX_CODES = 9999
@@ -95,12 +96,7 @@ async def create_batch(ctx: Ctx) -> Resp:
     with ctx.emu.lock:
         event = get_event(ctx, event_id)
         if any(b.name == name for b in event.batches.values()):
-            raise ApiError(
-                400,
-                400203,
-                "name is already taken",
-                invalid_params=[Invalid("name", "unique", "a name not used by another batch of the event")],
-            )
+            raise batch_name_taken()
         active = sum(len(b.codes) for b in event.batches.values())
         if active + amount > MAX_CODES:
             raise validation(
@@ -132,11 +128,7 @@ def _codes_enabled(event: Event, value: bool) -> None:
 
 
 def _batch(ctx: Ctx) -> tuple[Event, Batch]:
-    event = get_event(ctx)
-    batch = event.batches.get(parse_id(ctx.params["batch_id"]))
-    if batch is None:
-        raise not_found("unique codes batch")
-    return event, batch
+    return event_child(ctx, lambda e: e.batches, "batch_id", "unique codes batch")
 
 
 async def list_batches(ctx: Ctx) -> Resp:
@@ -144,9 +136,8 @@ async def list_batches(ctx: Ctx) -> Resp:
     page, per_page = paging(ctx)
     with ctx.emu.lock:
         rows = sorted(get_event(ctx).batches.values(), key=lambda b: b.seq, reverse=True)
-        start = (page - 1) * per_page
-        data = [batch_json(b) for b in rows[start : start + per_page]]
-    return listing(rows, page, per_page, "created_at", "desc", data)
+        data = [batch_json(b) for b in page_rows(rows, page, per_page)]
+    return Resp(200, listing(len(rows), page, per_page, "created_at", "desc", data))
 
 
 async def get_batch(ctx: Ctx) -> Resp:

@@ -10,8 +10,8 @@ import httpx
 from emulator.app import Ctx, Handler, Resp, Route, route
 from emulator.errors import not_found
 from emulator.ids import parse_id
-from emulator.live_state import DrmConfig, require_owner, require_project, store, ts, utcnow
-from emulator.state import Workspace
+from emulator.live_state import DrmConfig, require_owner, require_project, store, ts
+from emulator.state import Workspace, utcnow
 from emulator.validation import Fields, read_json
 
 CALLBACK_TIMEOUT = 5.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from emulator.errors import ApiError
+from emulator.errors import ApiError, bad_base58, bad_uuid
 
 BASE58_ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 _B58_INDEX = {c: i for i, c in enumerate(BASE58_ALPHABET)}
@@ -33,7 +33,7 @@ def to_hex(value: str) -> str:
 
 
 def _bad_format(value: str) -> ApiError:
-    return ApiError(400, 400301, "invalid uuid format", detail=_UUID_DOC)
+    return bad_uuid(_UUID_DOC)
 
 
 def parse_id(value: str) -> str:
@@ -50,9 +50,7 @@ def parse_id(value: str) -> str:
     if n in (21, 22):
         digits = value.lstrip("0")
         if any(c not in _B58_INDEX for c in digits):
-            raise ApiError(
-                400, 400302, "invalid base58 identifier", detail="characters outside the base58 alphabet"
-            )
+            raise bad_base58()
         number = 0
         for c in digits:
             number = number * 58 + _B58_INDEX[c]

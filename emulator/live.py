@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 import secrets
 import uuid
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from emulator.app import Ctx
-from emulator.errors import ApiError, Invalid, folder_missing, not_found, validation
+from emulator.errors import Invalid, folder_missing, not_exists, not_found, stream_not_pending, validation
 from emulator.ids import new_id, parse_id, to_base58
 from emulator.live_state import (
     Event,
@@ -23,6 +24,7 @@ from emulator.live_state import (
 )
 from emulator.validation import Fields
 
+T = TypeVar("T")
 TYPES = ("one-time", "recurring")
 PRESETS = ("360p", "480p", "720p", "1080p", "1440p", "2160p")
 LATENCY = ("standard", "reduced")
@@ -254,16 +256,22 @@ def get_event(ctx: Ctx, event_id: str | None = None) -> Event:
     return event
 
 
+def event_child(
+    ctx: Ctx, children: Callable[[Event], dict[str, T]], param: str, what: str
+) -> tuple[Event, T]:
+    """The event of the path and one of its children named by another path id (404 / 400404 naming it)."""
+    event = get_event(ctx)
+    child = children(event).get(parse_id(ctx.params[param]))
+    if child is None:
+        raise not_found(what)
+    return event, child
+
+
 def require_pending(event: Event) -> None:
     """Updates are allowed only while the current stream is pending."""
     state = event.stream.status
     if state != "pending":
-        raise ApiError(
-            400,
-            400400,
-            f"the event cannot be updated: its stream is {state}",
-            detail=f"stream status {state}",
-        )
+        raise stream_not_pending(state)
 
 
 def stream_json(stream: Stream) -> dict[str, Any]:
@@ -361,7 +369,7 @@ def schedule_stream(ctx: Ctx, event: Event, started_at: datetime, new: bool) -> 
     current = event.stream
     if not new:
         if current.status != "pending":
-            raise validation(Invalid("started_at", "not exists", "an upcoming (pending) stream"))
+            raise not_exists("started_at", "an upcoming (pending) stream")
         current.started_at = started_at
         return current
     if current.status == "pending":

@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from emulator.app import Ctx, token_of
-from emulator.errors import ApiError, rfc3339
-from emulator.state import Workspace
-
-
-def utcnow() -> datetime:
-    """Current UTC time."""
-    return datetime.now(UTC)
+from emulator.errors import access_denied, not_owner, rfc3339
+from emulator.state import Workspace, utcnow
 
 
 def ts(value: datetime | None) -> str | None:
@@ -162,14 +157,14 @@ def require_project(ctx: Ctx, project_id: str) -> None:
     """403 / 100103 when the token is limited to other projects."""
     found = scope(ctx)
     if found is not None and found.project_ids is not None and project_id not in found.project_ids:
-        raise ApiError(403, 100103, "access denied")
+        raise access_denied()
 
 
 def require_owner(ctx: Ctx) -> None:
     """403 / 100107 when the token is not the workspace owner's."""
     found = scope(ctx)
     if found is not None and not found.owner:
-        raise ApiError(403, 100107, "user is not owner")
+        raise not_owner()
 
 
 def resolve_parent(ws: Workspace, parent_id: str) -> tuple[str, str | None] | None:

@@ -6,10 +6,11 @@ import re
 from typing import Any
 
 from emulator.app import Ctx, Resp, Route, route
-from emulator.errors import ApiError, Invalid, not_found, validation
+from emulator.errors import Invalid, domain_taken, not_found, validation
 from emulator.ids import new_id, parse_id
-from emulator.live_state import Domain, store, ts, utcnow
-from emulator.state import Workspace
+from emulator.listing import by_update, order_of, query_int
+from emulator.live_state import Domain, store, ts
+from emulator.state import Workspace, utcnow
 from emulator.validation import Fields, read_json
 
 _LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
@@ -57,12 +58,7 @@ def _domain_field(f: Fields, required: bool) -> str | None:
 def _taken(ws: Workspace, domain: str, own_id: str | None) -> None:
     for other in store(ws).domains.values():
         if other.domain == domain and other.id != own_id:
-            raise ApiError(
-                400,
-                400201,
-                "has already been taken",
-                invalid_params=[Invalid("domain", "unique", "a domain not in the list yet")],
-            )
+            raise domain_taken()
 
 
 async def create_domain(ctx: Ctx) -> Resp:
@@ -78,28 +74,12 @@ async def create_domain(ctx: Ctx) -> Resp:
         return Resp(201, {"data": domain_json(ctx.ws, item)})
 
 
-def _int(ctx: Ctx, name: str, default: int, low: int, high: int) -> int:
-    raw = ctx.request.query_params.get(name)
-    if raw in (None, ""):
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise validation(Invalid(name, "number", "integer")) from None
-    if not low <= value <= high:
-        raise validation(Invalid(name, "range", f"{low}..{high}"))
-    return value
-
-
 async def list_domains(ctx: Ctx) -> Resp:
     """GET /v1/privacy-domains?offset=&limit=&order=&domain=&archived=."""
     query = ctx.request.query_params
-    offset = _int(ctx, "offset", 0, 0, 10**9)
-    limit = _int(ctx, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
-    order = query.get("order") or "created_at.desc"
-    field, dot, direction = order.partition(".")
-    if not dot or field not in ORDERABLE or direction not in ("asc", "desc"):
-        raise ApiError(400, 400216, "not allowed order field", detail=order)
+    offset = query_int(ctx, "offset", 0, 0, 10**9)
+    limit = query_int(ctx, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+    field, direction = order_of(ctx, ORDERABLE, "created_at.desc")
     archived = query.get("archived")
     if archived not in (None, "", "true", "false"):
         raise validation(Invalid("archived", "oneof", "true false"))
@@ -114,7 +94,7 @@ async def list_domains(ctx: Ctx) -> Resp:
         if field == "domain":
             rows.sort(key=lambda d: d.domain)
         elif field == "updated_at":
-            rows.sort(key=lambda d: (d.updated_at is not None, d.updated_at or d.created_at))
+            rows.sort(key=by_update)
         else:
             rows.sort(key=lambda d: d.created_at)
         if direction == "desc":

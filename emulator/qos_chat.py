@@ -9,10 +9,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from emulator.app import Ctx, Resp, Route
-from emulator.errors import ApiError, Invalid, not_found, validation
+from emulator.errors import Invalid, no_such_entity, not_found, validation
 from emulator.ids import parse_id
 from emulator.live import get_event
-from emulator.live_state import Stream, store, ts, utcnow
+from emulator.live_state import Stream, store, ts
+from emulator.state import utcnow
 
 DEFAULT_BUCKET = 30
 CAP = timedelta(hours=12)
@@ -89,7 +90,7 @@ def _stream_of(ctx: Ctx, raw: str | None) -> Stream:
     for stream in event.streams:
         if stream.id == stream_id:
             return stream
-    raise ApiError(404, 404404, "no such entity")
+    raise no_such_entity()
 
 
 async def qos(ctx: Ctx) -> Resp:

@@ -6,44 +6,25 @@ from typing import Any
 
 from emulator.app import Ctx, Resp, Route, route
 from emulator.backends.videos import PRIVACY_TYPES, SORTABLE
-from emulator.errors import ApiError, Invalid, internal, validation
+from emulator.errors import Invalid, validation
 from emulator.files import md5_file
 from emulator.ids import parse_id
+from emulator.listing import check_page, listing, order_of, per_page_of
 from emulator.media.edit import concat, cut
 from emulator.validation import Fields, read_json
 from emulator.variant_ops import commit_cut_new
 from emulator.views import QUALITIES, chapters, video_json
 
-DEFAULT_PER_PAGE = 25
-MAX_PER_PAGE = 100
-
-
-def _query_int(ctx: Ctx, name: str, default: int) -> int:
-    raw = ctx.request.query_params.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise validation(Invalid(name, "number", "integer")) from None
-
 
 async def list_videos(ctx: Ctx) -> Resp:
     """GET /v1/videos: filters project_id, folder_id, title; order <field>.<asc|desc>; page, per_page."""
     query = ctx.request.query_params
-    page = _query_int(ctx, "page", 1)
-    per_page = _query_int(ctx, "per_page", DEFAULT_PER_PAGE)
-    if not 1 <= per_page <= MAX_PER_PAGE:
-        raise validation(Invalid("per_page", "range", f"1..{MAX_PER_PAGE}"))
-    order = query.get("order") or "created_at.desc"
-    field, dot, direction = order.partition(".")
-    if not dot or field not in SORTABLE or direction not in ("asc", "desc"):
-        raise ApiError(400, 400216, "not allowed order field", detail=order)
+    page, per_page = per_page_of(ctx)
+    field, direction = order_of(ctx, SORTABLE, "created_at.desc")
     project_id = parse_id(query["project_id"]) if "project_id" in query else None
     folder_id = parse_id(query["folder_id"]) if "folder_id" in query else None
     title = query.get("title")
-    if page < 1:
-        raise internal()
+    check_page(page)
     variants = ctx.ws.variants
     if variants.has("ignore-title-filter"):
         title = None
@@ -61,17 +42,8 @@ async def list_videos(ctx: Ctx) -> Resp:
         title=title,
         created_before=variants.listed_before(),
     )
-    base = ctx.emu.base_url
-    return Resp(
-        200,
-        {
-            "meta": {
-                "pagination": {"page": page, "per_page": per_page, "total": total},
-                "order": {field: direction},
-            },
-            "data": [video_json(v, base, "list") for v in rows],
-        },
-    )
+    data = [video_json(v, ctx.emu.base_url, "list") for v in rows]
+    return Resp(200, listing(total, page, per_page, field, direction, data))
 
 
 def _video_id(ctx: Ctx) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from emulator.app import Receive, Resp, Scope, Send, error_resp, send_response, token_of
+from emulator.app import Receive, Resp, Scope, Send, authenticate, error_resp, send_response
 from emulator.backends.core import PROCESSING_MODES, STATUSES, Emulator
 from emulator.broadcast import control_routes
 from emulator.errors import ApiError, Invalid, method_not_allowed, not_found, validation
@@ -70,13 +70,7 @@ class ControlApp:
     # ------------------------------------------------------------------ helpers
 
     def _workspace(self, request: Request) -> Workspace:
-        header = request.headers.get("authorization")
-        if header is None:
-            raise ApiError(400, 100101, "authorization header not found")
-        ws = self.emu.by_token(token_of(header))
-        if ws is None:
-            raise ApiError(401, 100102, "unauthorized")
-        return ws
+        return authenticate(self.emu, request.headers.get("authorization"))
 
     async def _body(self, request: Request, *, optional: bool = False) -> dict[str, Any]:
         raw = await request.body()

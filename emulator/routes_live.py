@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from emulator.app import Ctx, Resp, Route, route
-from emulator.errors import ApiError, Invalid, folder_missing, internal, not_found, validation
+from emulator.errors import (
+    Invalid,
+    folder_missing,
+    validation,
+)
 from emulator.ids import new_id, parse_id
+from emulator.listing import by_update, listing, order_of, page_rows, paging
 from emulator.live import (
     apply_fields,
     create_event,
+    event_child,
     event_fields,
     event_json,
     get_event,
@@ -21,48 +25,12 @@ from emulator.live import (
     schedule_stream,
     stream_json,
 )
-from emulator.live_state import Restream, resolve_parent, scope, store, utcnow
+from emulator.live_state import Event, Restream, resolve_parent, scope, store
+from emulator.state import apply_changes, utcnow
 from emulator.validation import Fields, read_json
 from emulator.views import video_json
 
-DEFAULT_PER_PAGE = 25
-MAX_PER_PAGE = 100
 EVENT_ORDER = ("created_at", "updated_at", "name")
-
-
-def paging(ctx: Ctx) -> tuple[int, int]:
-    """page (from 1) and per_page (1..100, default 25) of a paginated list."""
-    values = []
-    for name, default in (("page", 1), ("per_page", DEFAULT_PER_PAGE)):
-        raw = ctx.request.query_params.get(name)
-        try:
-            values.append(default if raw in (None, "") else int(raw))
-        except ValueError:
-            raise validation(Invalid(name, "number", "integer")) from None
-    page, per_page = values
-    if not 1 <= per_page <= MAX_PER_PAGE:
-        raise validation(Invalid("per_page", "range", f"1..{MAX_PER_PAGE}"))
-    if page < 1:
-        raise internal()
-    return page, per_page
-
-
-def order_of(ctx: Ctx, fields: tuple[str, ...], default: str) -> tuple[str, str]:
-    """`order` as <field>.<asc|desc> (400216 otherwise)."""
-    order = ctx.request.query_params.get("order") or default
-    field, dot, direction = order.partition(".")
-    if not dot or field not in fields or direction not in ("asc", "desc"):
-        raise ApiError(400, 400216, "not allowed order field", detail=order)
-    return field, direction
-
-
-def listing(rows: list[Any], page: int, per_page: int, field: str, direction: str, data: list[Any]) -> Resp:
-    """{meta: {pagination, order}, data}."""
-    meta = {
-        "pagination": {"page": page, "per_page": per_page, "total": len(rows)},
-        "order": {field: direction},
-    }
-    return Resp(200, {"meta": meta, "data": data})
 
 
 async def create(ctx: Ctx) -> Resp:
@@ -93,14 +61,13 @@ async def list_events(ctx: Ctx) -> Resp:
         if field == "name":
             rows.sort(key=lambda e: (e.name, e.seq))
         elif field == "updated_at":
-            rows.sort(key=lambda e: (e.updated_at is not None, e.updated_at or e.created_at, e.seq))
+            rows.sort(key=lambda e: (*by_update(e), e.seq))
         else:
             rows.sort(key=lambda e: e.seq)
         if direction == "desc":
             rows.reverse()
-        start = (page - 1) * per_page
-        data = [event_json(e, ctx.emu.base_url) for e in rows[start : start + per_page]]
-    return listing(rows, page, per_page, field, direction, data)
+        data = [event_json(e, ctx.emu.base_url) for e in page_rows(rows, page, per_page)]
+    return Resp(200, listing(len(rows), page, per_page, field, direction, data))
 
 
 async def get(ctx: Ctx) -> Resp:
@@ -209,24 +176,19 @@ async def recordings(ctx: Ctx) -> Resp:
             key=lambda v: (v.created_at, v.seq),
             reverse=direction == "desc",
         )
-        start = (page - 1) * per_page
         data = []
-        for video in rows[start : start + per_page]:
+        for video in page_rows(rows, page, per_page):
             item = video_json(video, ctx.emu.base_url, "list")
             item["meta"] = dict(video.meta or {})
             data.append(item)
-    return listing(rows, page, per_page, field, direction, data)
+    return Resp(200, listing(len(rows), page, per_page, field, direction, data))
 
 
 # ---------------------------------------------------------------------------------------------- restreams
 
 
-def _restream(ctx: Ctx) -> tuple[Any, Restream]:
-    event = get_event(ctx)
-    target = event.restreams.get(parse_id(ctx.params["restream_id"]))
-    if target is None:
-        raise not_found("restream")
-    return event, target
+def _restream(ctx: Ctx) -> tuple[Event, Restream]:
+    return event_child(ctx, lambda e: e.restreams, "restream_id", "restream")
 
 
 async def create_restream(ctx: Ctx) -> Resp:
@@ -263,12 +225,7 @@ async def update_restream(ctx: Ctx) -> Resp:
     f.check()
     with ctx.emu.lock:
         _event, target = _restream(ctx)
-        changed = False
-        for key, value in fields.items():
-            if getattr(target, key) != value:
-                setattr(target, key, value)
-                changed = True
-        if changed:
+        if apply_changes(target, fields):
             target.updated_at = utcnow()
         return Resp(200, {"data": restream_json(target)})
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -104,3 +104,18 @@ class Workspace:
     faults: FaultSet | None = None
     variants: Variants = NONE  # the service's other choices where the spec is silent (emulator/variants.py)
     extras: dict[str, Any] = field(default_factory=dict)  # per-module state (emulator/live_state.py)
+
+
+def utcnow() -> datetime:
+    """Current UTC time."""
+    return datetime.now(UTC)
+
+
+def apply_changes(record: object, changes: dict[str, Any]) -> bool:
+    """Set the passed fields that differ on a record; True when something changed."""
+    changed = False
+    for key, value in changes.items():
+        if getattr(record, key) != value:
+            setattr(record, key, value)
+            changed = True
+    return changed

@@ -7,32 +7,8 @@ from typing import Any
 
 from starlette.requests import ClientDisconnect, Request
 
-from emulator.errors import ApiError, Invalid, io_error, validation
+from emulator.errors import Invalid, bad_json, bad_utf8, io_error, type_error, validation
 from emulator.ids import parse_id
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "null"
-
-
-def type_error(name: str, value: Any, expected: str) -> ApiError:
-    """400102: a field of an unexpected type."""
-    return ApiError(
-        400,
-        400102,
-        f"json: cannot unmarshal {_json_kind(value)} into Go struct field .{name} of type {expected}",
-        detail=name,
-    )
 
 
 def parse_json_bytes(raw: bytes) -> dict[str, Any]:
@@ -42,9 +18,7 @@ def parse_json_bytes(raw: bytes) -> dict[str, Any]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ApiError(
-            400, 400101, "invalid character in JSON", detail=f"invalid UTF-8 at offset {exc.start}"
-        ) from None
+        raise bad_utf8(exc.start) from None
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -53,12 +27,7 @@ def parse_json_bytes(raw: bytes) -> dict[str, Any]:
             raise io_error("unexpected EOF") from None
         char = text[exc.pos]
         context = text[max(0, exc.pos - 10) : exc.pos + 10]
-        raise ApiError(
-            400,
-            400101,
-            f"invalid character {char!r} at offset {exc.pos}",
-            detail=f"invalid character {char!r} near {context!r}",
-        ) from None
+        raise bad_json(char, exc.pos, context) from None
     if not isinstance(value, dict):
         raise type_error("", value, "object")
     return value

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from emulator.backends.core import Emulator
 from emulator.backends.videos import CutPlan
-from emulator.errors import ApiError, not_found
+from emulator.errors import not_found, video_changed
 from emulator.media.probe import MediaInfo
 from emulator.state import Video, Workspace
 
@@ -25,7 +25,7 @@ def commit_cut_new(
             dst.unlink(missing_ok=True)
             if src is None:
                 raise not_found("video")
-            raise ApiError(500, 500500, "the video changed during the cut")
+            raise video_changed()
         copy = emu.videos.copy_video(ws, source_id, None)
         video = emu.videos.commit_cut(ws, copy.id, plan, dst, info, md5)
         video.version = 1

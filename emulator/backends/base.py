@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from emulator.errors import folder_missing, not_found
 from emulator.ids import new_id
 from emulator.media.probe import MediaInfo
-from emulator.state import Video, Workspace
+from emulator.state import Video, Workspace, utcnow
 
 if TYPE_CHECKING:
     from emulator.backends.core import Emulator
-
-
-def utcnow() -> datetime:
-    """Current UTC time."""
-    return datetime.now(UTC)
 
 
 class Backend:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
-from emulator.backends.base import Backend, utcnow
-from emulator.errors import Invalid, validation
+from emulator.backends.base import Backend
+from emulator.errors import not_exists
 from emulator.ids import new_id
-from emulator.state import UploadSession, Video, Workspace
+from emulator.state import UploadSession, Video, Workspace, utcnow
 
 
 class UploadsBackend(Backend):
@@ -41,7 +41,7 @@ class UploadsBackend(Backend):
             else:
                 assert video_id is not None
                 if video_id not in ws.videos:
-                    raise validation(Invalid("video_id", "not exists", "existing video id"))
+                    raise not_exists("video_id", "existing video id")
                 target_id = video_id
                 session_id = video_id if kind == "replace" else new_id()
             session = UploadSession(
@@ -127,7 +127,7 @@ class UploadsBackend(Backend):
             if replace_id is not None:
                 video = ws.videos.get(replace_id)
                 if video is None:
-                    raise validation(Invalid("X-Replace-Video-ID", "not exists", "existing video id"))
+                    raise not_exists("X-Replace-Video-ID", "existing video id")
                 video.title = title
                 if description is not None:
                     video.description = description

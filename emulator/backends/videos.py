@@ -8,9 +8,18 @@ from pathlib import Path
 from typing import Any
 
 from emulator.backends.base import Backend
-from emulator.errors import ApiError, Invalid, folder_missing, not_found, validation
+from emulator.errors import (
+    Invalid,
+    folder_missing,
+    not_exists,
+    not_found,
+    not_ready,
+    validation,
+    video_changed,
+)
+from emulator.listing import by_update, page_rows
 from emulator.media.probe import MediaInfo
-from emulator.state import Video, Workspace
+from emulator.state import Video, Workspace, apply_changes
 
 SORTABLE = ("created_at", "updated_at", "title", "duration")
 PRIVACY_TYPES = ("anywhere", "nowhere", "custom")
@@ -61,13 +70,12 @@ class VideosBackend(Backend):
         elif order_field == "duration":
             rows.sort(key=lambda v: (v.info.duration if v.info else 0.0, v.seq))
         elif order_field == "updated_at":
-            rows.sort(key=lambda v: (v.updated_at is not None, v.updated_at or v.created_at, v.seq))
+            rows.sort(key=lambda v: (*by_update(v), v.seq))
         else:
             rows.sort(key=lambda v: (v.created_at, v.seq))
         if order_dir == "desc":
             rows.reverse()
-        start = (page - 1) * per_page
-        return rows[start : start + per_page], len(rows)
+        return page_rows(rows, page, per_page), len(rows)
 
     def get_video(self, ws: Workspace, video_id: str) -> Video:
         """One video of the workspace (404 / 400404 when missing or another workspace's)."""
@@ -78,12 +86,7 @@ class VideosBackend(Backend):
         """Apply only the passed fields; updated_at is set when something changed."""
         with self.lock:
             video = self.video(ws, video_id)
-            changed = False
-            for key, value in changes.items():
-                if getattr(video, key) != value:
-                    setattr(video, key, value)
-                    changed = True
-            if changed:
+            if apply_changes(video, changes):
                 self.touch(video)
             return video
 
@@ -101,7 +104,7 @@ class VideosBackend(Backend):
             target = self.parent(ws, parent_id, "parent_id") if parent_id is not None else None
             src = self.video(ws, video_id)
             if src.path is None:
-                raise validation(Invalid("video_id", "not ready", "a video whose upload is complete"))
+                raise not_ready("video_id", "a video whose upload is complete")
             project_id, folder_id = target if target is not None else (src.project_id, src.folder_id)
             copy = self.new_video(ws, project_id, folder_id, src.title)
             for key in (
@@ -133,7 +136,7 @@ class VideosBackend(Backend):
         """Move a video to another project (and folder); the id stays."""
         with self.lock:
             if project_id not in ws.projects:
-                raise validation(Invalid("project_id", "not exists", "existing project id"))
+                raise not_exists("project_id", "existing project id")
             if folder_id is not None and ws.folders.get(folder_id) != project_id:
                 raise folder_missing("folder_id")
             video = self.video(ws, video_id)
@@ -156,7 +159,7 @@ class VideosBackend(Backend):
 
     def _require_done(self, video: Video, name: str) -> MediaInfo:
         if video.status != "done" or video.info is None or video.path is None:
-            raise validation(Invalid(name, "not ready", "a video in status done"))
+            raise not_ready(name)
         return video.info
 
     def prepare_cut(
@@ -174,7 +177,7 @@ class VideosBackend(Backend):
         """Check a cut against the video (done, trim inside the duration, crop inside the frame)."""
         with self.lock:
             if project_id is not None and project_id not in ws.projects:
-                raise validation(Invalid("project_id", "not exists", "existing project id"))
+                raise not_exists("project_id", "existing project id")
             if folder_id is not None:
                 owner = ws.folders.get(folder_id)
                 if owner is None or (project_id is not None and owner != project_id):
@@ -213,11 +216,7 @@ class VideosBackend(Backend):
             video = ws.videos.get(video_id)
             if video is None or video.version != plan.version:
                 dst.unlink(missing_ok=True)
-                raise (
-                    not_found("video")
-                    if video is None
-                    else ApiError(500, 500500, "the video changed during the cut")
-                )
+                raise not_found("video") if video is None else video_changed()
             old = video.path
             self.store_file(video, dst, dst.stat().st_size, md5, video.original_name)
             video.version += 1
