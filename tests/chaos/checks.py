@@ -182,7 +182,7 @@ def attribute_videos(
     invents a duplicate).
     """
     owners = {try_normal_id(i.video_id): i.key for i in items if i.video_id}
-    by_md5 = {md5_by_source[i.source]: i.key for i in items if i.source in md5_by_source}
+    by_md5 = {md5_by_source[i.spec.source]: i.key for i in items if i.spec.source in md5_by_source}
     unknown: dict[str, list[str]] = {}
     for item in items:
         if not item.video_id and item.create_title:
@@ -211,7 +211,7 @@ def attribute_videos(
 def assert_no_duplicates(control: EmulatorControl, ws: Workspace, path: Path) -> None:
     """Never more than one video per item and no video of nobody, at any point (also between killed runs)."""
     items = ledger_items(path)
-    md5s = {i.source: file_md5(Path(i.source)) for i in items if Path(i.source).is_file()}
+    md5s = {i.spec.source: file_md5(Path(i.spec.source)) for i in items if Path(i.spec.source).is_file()}
     per_item, stray = attribute_videos(control.videos(ws), items, md5s)
     shown = [(v["title"], v["status"], v.get("file_size")) for v in stray[:5]]
     assert not stray, f"{len(stray)} videos no item owns: {shown}"
