@@ -8,7 +8,8 @@ from typing import Any, TypedDict, Unpack
 
 from connectors.client.live_models import LiveEvent, Page, RestreamTarget
 from connectors.client.live_streams import CHAT_FORMATS, LiveStreams
-from connectors.client.live_support import deleting, read_one, read_page, redacting, rfc3339, walk_pages
+from connectors.client.live_support import deleting, read_one, read_page, redacting, rfc3339
+from connectors.client.paging import walk_items
 from connectors.errors import AuthError, ClientError, MethodNotAllowedError, NotFoundError, ValidationError
 from connectors.retry import CallKind
 
@@ -145,7 +146,7 @@ class LiveEvents(LiveStreams):
         per_page: int = 100,
     ) -> Iterator[LiveEvent]:
         """Every matching event, page by page (one call per page), each once."""
-        return walk_pages(
+        return walk_items(
             lambda n: self.list_events(
                 page=n, per_page=per_page, order=order, parent_id=parent_id, type=type
             ),

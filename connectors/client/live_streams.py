@@ -16,8 +16,8 @@ from connectors.client.live_support import (
     read_page,
     rfc3339,
     segment,
-    walk_pages,
 )
+from connectors.client.paging import walk_items
 from connectors.client.transport import Transport
 from connectors.errors import ResponseFormatError
 from connectors.models import Video
@@ -104,7 +104,7 @@ class LiveStreams:
         self, event_id: str, *, order: str | None = None, per_page: int = 100
     ) -> Iterator[Video]:
         """Every recording of the event, page by page, each once."""
-        return walk_pages(
+        return walk_items(
             lambda n: self.list_recordings(event_id, page=n, per_page=per_page, order=order),
             lambda video: video.id,
             "list_recordings",

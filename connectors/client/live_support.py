@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from datetime import UTC, date, datetime
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -27,7 +27,6 @@ __all__ = [
     "as_models",
     "read_one",
     "read_page",
-    "walk_pages",
     "redacting",
     "deleting",
 ]
@@ -115,37 +114,6 @@ def read_page(body: Any, model: type[M], operation: str) -> Page[M]:
         pagination=as_model(Pagination, pagination if isinstance(pagination, dict) else {}, operation),
         order={str(k): str(v) for k, v in order.items()} if isinstance(order, dict) else {},
     )
-
-
-def walk_pages(fetch: Callable[[int], Page[M]], key: Callable[[M], Any], operation: str) -> Iterator[M]:
-    """Every item of every page (page numbers from 1), each once.
-
-    A walk ends on an empty page, when meta.pagination.total is reached, or (without a total) on a page
-    shorter than the server's page size (pagination.per_page, else the first page's length). A page that
-    brings nothing new ends it too: a server ignoring the page number cannot make it endless.
-    """
-    seen: set[Any] = set()
-    number = 1
-    size: int | None = None
-    while True:
-        page = fetch(number)
-        if not page.items:
-            return
-        fresh = [item for item in page.items if key(item) not in seen]
-        if number > 1 and not fresh:
-            log.warning("%s: page %d repeats what was listed; ending the walk", operation, number)
-            return
-        for item in fresh:
-            seen.add(key(item))
-            yield item
-        size = page.pagination.per_page or size or len(page.items)
-        total = page.pagination.total
-        if total is not None:
-            if (number - 1) * size + len(page.items) >= total:
-                return
-        elif len(page.items) < size:
-            return
-        number += 1
 
 
 def _scrub(text: str, secrets: list[str]) -> str:

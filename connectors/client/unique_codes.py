@@ -8,7 +8,8 @@ from datetime import date
 from typing import Any
 
 from connectors.client.live_models import CodesDownload, Page, UniqueCode, UniqueCodesBatch
-from connectors.client.live_support import as_model, day, deleting, read_one, read_page, segment, walk_pages
+from connectors.client.live_support import as_model, day, deleting, read_one, read_page, segment
+from connectors.client.paging import walk_items
 from connectors.client.transport import Transport
 from connectors.errors import ResponseFormatError
 from connectors.retry import CallKind
@@ -116,7 +117,7 @@ class UniqueCodes:
 
     def iter_batches(self, event_id: str, *, per_page: int = 100) -> Iterator[UniqueCodesBatch]:
         """Every batch of the event, page by page, each once."""
-        return walk_pages(
+        return walk_items(
             lambda n: self.list_batches(event_id, page=n, per_page=per_page),
             lambda batch: batch.id,
             "list_unique_codes",

@@ -131,7 +131,7 @@ class Videos:
                 per_page=per_page,
             )
 
-        return walk_pages(fetch, "list_videos")
+        return walk_pages(fetch, lambda video: video.id, "list_videos")
 
     def iter(
         self,
