@@ -121,9 +121,9 @@ async def create_batch(ctx: Ctx) -> Resp:
 
 def _codes_enabled(event: Event, value: bool) -> None:
     if event.settings["unique_codes_enabled"] != value:
+        # privacy_share is left as it is: spec 3.2 resets it on an event create / update that sends
+        # unique_codes_enabled true (live.py), not when a batch turns the flag on.
         event.settings["unique_codes_enabled"] = value
-        if value:
-            event.settings["privacy_share"] = {}
         event.updated_at = utcnow()
 
 

@@ -22,13 +22,13 @@ from emulator.live_state import (
     store,
     ts,
 )
+from emulator.state import PRIVACY_TYPES
 from emulator.validation import Fields
 
 T = TypeVar("T")
 TYPES = ("one-time", "recurring")
 PRESETS = ("360p", "480p", "720p", "1080p", "1440p", "2160p")
 LATENCY = ("standard", "reduced")
-PRIVACY_TYPES = ("anywhere", "nowhere", "custom")
 _LINK_HASH = re.compile(r"^[A-Za-z0-9]{6}$")
 DEFAULTS: dict[str, Any] = {
     "subtitle": "",

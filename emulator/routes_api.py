@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from emulator.app import Ctx, Resp, Route, route
-from emulator.backends.videos import PRIVACY_TYPES, SORTABLE
+from emulator.backends.videos import SORTABLE
 from emulator.errors import Invalid, validation
 from emulator.files import md5_file
 from emulator.ids import parse_id
 from emulator.listing import check_page, listing, order_of, per_page_of
 from emulator.media.edit import concat, cut
+from emulator.state import PRIVACY_TYPES
 from emulator.validation import Fields, read_json
 from emulator.variant_ops import commit_cut_new
 from emulator.views import QUALITIES, chapters, video_json

@@ -13,6 +13,9 @@ from emulator.faults import FaultSet
 from emulator.media.probe import MediaInfo
 from emulator.variants import NONE, Variants
 
+#: privacy.type of videos and live events (spec 2.1, 2.8).
+PRIVACY_TYPES = ("anywhere", "nowhere", "custom")
+
 
 @dataclass
 class Project:

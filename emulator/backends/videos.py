@@ -22,7 +22,6 @@ from emulator.media.probe import MediaInfo
 from emulator.state import Video, Workspace, apply_changes
 
 SORTABLE = ("created_at", "updated_at", "title", "duration")
-PRIVACY_TYPES = ("anywhere", "nowhere", "custom")
 
 
 @dataclass(frozen=True)

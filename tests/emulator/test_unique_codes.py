@@ -46,7 +46,8 @@ def test_create_fields_and_event_flag(api: httpx.Client, event_id: str) -> None:
     assert batch["expires_at"].startswith(f"{_today(2)}T00:00:00")
     event = api.get(f"/v2/live/events/{event_id}").json()["data"]
     assert event["unique_codes_enabled"] is True
-    assert event["privacy_share"] == {}
+    # 3.2 resets privacy_share on an event create/update sending unique_codes_enabled true, not on a batch.
+    assert event["privacy_share"] == {"password": "pw"}
     plain = _create(api, event_id, name="plain").json()["data"]
     assert "max_count" not in plain and "sessions_per_code" not in plain
     assert plain["starts_at"].startswith(f"{_today()}T00:00:00") and plain["expires_at"] is None
