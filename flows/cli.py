@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import json
 import os
 import sys
+import typing
 from typing import Any
 
 import typer
+
+from flows.options import (
+    DEFAULT_LEDGER,
+    ENTRY_DECLARATIONS,
+    VIAS,
+    Cli,
+    MigrateOptions,
+    ServiceOptions,
+    entry_fields,
+    from_params,
+)
 
 app = typer.Typer(
     name="videoferry",
@@ -17,9 +31,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-DEFAULT_LEDGER = "videoferry-ledger.db"  # same as flows.migrate.DEFAULT_LEDGER (kept here: no heavy import)
-DEFAULT_WAIT_TIMEOUT = 3600.0  # same as flows.migrate.DEFAULT_WAIT_TIMEOUT (tests/flows/test_cli.py checks)
-VIAS = ("auto", "tus", "url", "single")
 REPORT_FORMATS = ("csv", "parquet", "json", "html")
 
 
@@ -28,74 +39,70 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-@app.command()
-def migrate(
-    inventory: str = typer.Argument(
-        ..., help="CSV, Parquet or JSON Lines inventory (path or s3://bucket/key), or s3://bucket/prefix/."
-    ),
-    parent_id: str | None = typer.Option(None, help="Project or folder for rows without parent_id."),
-    ledger: str = typer.Option(DEFAULT_LEDGER, envvar="VIDEOFERRY_LEDGER", help="The ledger file."),
-    transfers: int = typer.Option(4, min=1, max=64, help="Items transferred at once."),
-    via: str = typer.Option(
-        "auto", help="auto (tus for files and S3, URL import for http), tus, url, single."
-    ),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan; no API call, no write."),
-    report: str | None = typer.Option(
-        None, "--report", help="Write CSV, Parquet, JSON and HTML reports here."
-    ),
-    webhook_listen: str | None = typer.Option(
-        None, help="HOST:PORT to receive media.update.status webhooks (list polls become a rare safety net)."
-    ),
-    poll_interval: float = typer.Option(5.0, min=5.0, help="Seconds between status polls (at least 5)."),
-    wait_timeout: float = typer.Option(
-        DEFAULT_WAIT_TIMEOUT,
-        min=0.0,
-        help="Stop waiting for processing after this many seconds (0: no bound); a rerun keeps waiting.",
-    ),
-    retry_errors: bool = typer.Option(
-        False,
-        "--retry-errors",
-        help="Also migrate again items the service failed (processing error/aborted).",
-    ),
-    chunk_mib: int = typer.Option(8, min=1, help="tus chunk size in MiB."),
-    prefect: bool = typer.Option(True, "--prefect/--no-prefect", help="Run as a Prefect flow (default)."),
-    api_url: str | None = typer.Option(None, envvar="VIDEOFERRY_API_URL", help="{base_url} of the service."),
-    upload_url: str | None = typer.Option(
-        None, envvar="VIDEOFERRY_UPLOAD_URL", help="{upload_url} of the service."
-    ),
-) -> None:
+def _cli_parameter(spec: dataclasses.Field[Any], annotation: Any) -> inspect.Parameter:
+    """The command line's parameter for one declared option (flows/options.py)."""
+    cli: Cli = spec.metadata["cli"]
+    help_text: str = spec.metadata["help"]
+    default: Any = ... if spec.default is dataclasses.MISSING else spec.default
+    if cli.unit != 1 and isinstance(default, int):
+        default //= cli.unit
+    info: Any
+    if cli.argument:
+        info = typer.Argument(default, help=help_text)
+    else:
+        flags = [cli.flag] if cli.flag else [f"--{spec.name.replace('_', '-')}"] if annotation is bool else []
+        info = typer.Option(default, *flags, min=cli.min, max=cli.max, envvar=cli.envvar, help=help_text)
+    return inspect.Parameter(
+        cli.name or spec.name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation
+    )
+
+
+def _migrate_signature() -> inspect.Signature:
+    """`migrate`'s parameters: the entry options of flows/options.py, --prefect/--no-prefect before URLs."""
+    hints = {name: hint for d in ENTRY_DECLARATIONS for name, hint in typing.get_type_hints(d).items()}
+    declared = [_cli_parameter(f, hints[f.name]) for f in entry_fields()]
+    prefect = inspect.Parameter(
+        "prefect",
+        inspect.Parameter.KEYWORD_ONLY,
+        default=typer.Option(True, "--prefect/--no-prefect", help="Run as a Prefect flow (default)."),
+        annotation=bool,
+    )
+    services = len(entry_fields(ServiceOptions))
+    return inspect.Signature([*declared[:-services], prefect, *declared[-services:]], return_annotation=None)
+
+
+def _options_from_cli(values: dict[str, Any]) -> tuple[MigrateOptions, ServiceOptions]:
+    """The declared options from the command line's values (units converted, 0 as no bound)."""
+    params = {}
+    for spec in entry_fields():
+        cli: Cli = spec.metadata["cli"]
+        value = values[cli.name or spec.name]
+        params[spec.name] = value * cli.unit if cli.unit != 1 and value is not None else value
+    return from_params(params)
+
+
+def migrate(**values: Any) -> None:
     """Migrate every item of an inventory into the service (safe to rerun: done items are skipped)."""
-    if via not in VIAS:
-        raise _fail(f"--via must be one of {', '.join(VIAS)}, not {via!r}")
+    prefect: bool = values.pop("prefect")
+    opts, service = _options_from_cli(values)
+    if opts.via not in VIAS:
+        raise _fail(f"--via must be one of {', '.join(VIAS)}, not {opts.via!r}")
     from rich.console import Console
 
     from connectors.config import ConfigError, Settings
     from connectors.inventory import InventoryError
-    from flows.migrate import MigrateOptions, run_migration
     from flows.migrate import dry_run as plan_only
+    from flows.migrate import run_migration
     from flows.progress import LiveDisplay
     from state.errors import LedgerError
 
     console = Console(stderr=True)
-    opts = MigrateOptions(
-        inventory=inventory,
-        parent_id=parent_id,
-        ledger=ledger,
-        transfers=transfers,
-        via=via,
-        dry_run=dry_run,
-        report_dir=report,
-        webhook_listen=webhook_listen,
-        poll_interval=poll_interval,
-        wait_timeout=wait_timeout or None,  # 0: no bound
-        chunk_size=chunk_mib * 1024 * 1024,
-        retry_errors=retry_errors,
-    )
+    ledger = opts.ledger
     try:
-        if dry_run:
+        if opts.dry_run:
             result = plan_only(opts).as_dict()
         else:
-            settings = Settings.from_env(api_url=api_url, upload_url=upload_url)
+            settings = Settings.from_env(api_url=service.api_url, upload_url=service.upload_url)
             from flows.migrate import run_limiter
 
             counter = run_limiter(settings, ledger)
@@ -111,6 +118,10 @@ def migrate(
         raise _fail(str(exc)) from None
     _print_outcome(result)
     raise typer.Exit(int(result["exit_code"]))
+
+
+migrate.__signature__ = _migrate_signature()  # type: ignore[attr-defined]
+app.command()(migrate)
 
 
 def _print_outcome(result: dict[str, Any]) -> None:

@@ -49,7 +49,7 @@ def make_inventory(workdir: Path, items: int) -> Path:
 def run_demo(items: int = 30, workdir: str | None = None, transfers: int = 4) -> int:
     """Run the whole demo; returns the migration's exit status."""
     from emulator.server import EmulatorServer
-    from flows.migrate import MigrateOptions
+    from flows.options import MigrateOptions
     from tasks.report import summary_lines
 
     started = time.monotonic()

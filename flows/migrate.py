@@ -16,6 +16,7 @@ from connectors.errors import AuthError, VideoApiError
 from connectors.limiter import ApiRateLimiter, rate_limiter
 from connectors.s3 import S3Config
 from connectors.tus import TusUpload
+from flows.options import MigrateOptions
 from state.ledger import Ledger
 from state.machine import COMPLETE_STATES
 from tasks.context import RunContext, register, unregister
@@ -28,37 +29,9 @@ from tasks.transfer import transfer_batch
 
 log = logging.getLogger(__name__)
 
-DEFAULT_LEDGER = "videoferry-ledger.db"
 #: The rate limiter's default store, beside the ledger: a run restarted right after a crash (or a second run
 #: with ledgers in the same directory) shares the budget and the 429 pause with the runs before it.
 LIMITER_FILE = "videoferry-limiter.db"
-#: How long a run waits for the service to finish processing by default (seconds). A long video can take tens
-#: of minutes to process; one still in uploading/processing after an hour is most likely stuck, and a run that
-#: waits forever never reports. A rerun keeps waiting (nothing is uploaded again).
-DEFAULT_WAIT_TIMEOUT = 3600.0
-
-
-@dataclass
-class MigrateOptions:
-    """What a migration is asked to do (the CLI options and the flow's parameters).
-
-    wait_timeout: seconds after which the run stops waiting for processing (None: no bound; 0: stop once
-    nothing is being transferred). retry_errors: requeue items the service failed (error/aborted).
-    """
-
-    inventory: str
-    parent_id: str | None = None
-    ledger: str = DEFAULT_LEDGER
-    transfers: int = 4
-    via: str = "auto"
-    dry_run: bool = False
-    report_dir: str | None = None
-    webhook_listen: str | None = None
-    poll_interval: float = 5.0
-    wait_timeout: float | None = DEFAULT_WAIT_TIMEOUT
-    chunk_size: int = 8 * 1024 * 1024
-    retry_failed: bool = True
-    retry_errors: bool = False
 
 
 @dataclass
@@ -283,8 +256,6 @@ def report_only(ledger_path: str, report_dir: str, formats: tuple[str, ...]) -> 
 
 
 __all__ = [
-    "DEFAULT_LEDGER",
-    "DEFAULT_WAIT_TIMEOUT",
     "MigrateOptions",
     "MigrateOutcome",
     "dry_run",

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any
 
 from prefect import flow, get_run_logger
@@ -19,7 +17,14 @@ from prefect.futures import PrefectFuture
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from connectors.config import Settings
-from flows.migrate import DEFAULT_LEDGER, DEFAULT_WAIT_TIMEOUT, MigrateOptions, run_migration
+from flows.migrate import run_migration
+from flows.options import (
+    DEFAULT_CHUNK_SIZE,
+    DEFAULT_LEDGER,
+    DEFAULT_WAIT_TIMEOUT,
+    MigrateOptions,
+    from_params,
+)
 from tasks.context import RunContext
 from tasks.pipeline import Handle
 from tasks.prefect_tasks import transfer_batch_task
@@ -59,33 +64,22 @@ def migrate_flow(
     webhook_listen: str | None = None,
     poll_interval: float = 5.0,
     wait_timeout: float | None = DEFAULT_WAIT_TIMEOUT,
-    chunk_size: int = 8 * 1024 * 1024,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
     retry_errors: bool = False,
     api_url: str | None = None,
     upload_url: str | None = None,
 ) -> dict[str, Any]:
     """Migrate an inventory into the service; per-item truth is in the ledger, not in Prefect.
 
-    api_url / upload_url: the service's {base_url} / {upload_url}; None reads VIDEOFERRY_API_URL /
-    VIDEOFERRY_UPLOAD_URL. The token is never a parameter (the Prefect server stores parameters): it comes
-    from VIDEOFERRY_TOKEN in the environment running the flow. wait_timeout 0 or None: no bound.
+    The parameters are the entry fields of flows/options.py (MigrateOptions, then ServiceOptions), in their
+    order, with their defaults (tests/flows/test_prefect_yaml.py checks). api_url / upload_url: the
+    service's {base_url} / {upload_url}; None reads VIDEOFERRY_API_URL / VIDEOFERRY_UPLOAD_URL. The token is
+    never a parameter (the Prefect server stores parameters): it comes from VIDEOFERRY_TOKEN in the
+    environment running the flow. wait_timeout 0 or None: no bound.
     """
+    opts, service = from_params(dict(locals()))  # first: locals() holds the parameters only
     logger = get_run_logger()
-    opts = MigrateOptions(
-        inventory=inventory,
-        parent_id=parent_id,
-        ledger=ledger,
-        transfers=transfers,
-        via=via,
-        dry_run=dry_run,
-        report_dir=report_dir,
-        webhook_listen=webhook_listen,
-        poll_interval=poll_interval,
-        wait_timeout=wait_timeout or None,  # 0: no bound, as on the command line
-        chunk_size=chunk_size,
-        retry_errors=retry_errors,
-    )
-    settings = None if dry_run else Settings.from_env(api_url=api_url, upload_url=upload_url)
+    settings = None if dry_run else Settings.from_env(api_url=service.api_url, upload_url=service.upload_url)
     progress: dict[str, Any] = {"id": None, "last": 0.0}
 
     def on_start(ctx: RunContext) -> None:
@@ -157,8 +151,6 @@ def run_flow(
     """
     runner: ThreadPoolTaskRunner[Any] = ThreadPoolTaskRunner(max_workers=max(1, opts.transfers))
     configured = migrate_flow.with_options(task_runner=runner)  # type: ignore[arg-type]
-    accepted = inspect.signature(migrate_flow.fn).parameters
-    params = {k: v for k, v in asdict(opts).items() if k in accepted}
-    result = configured(**params, api_url=api_url, upload_url=upload_url)
+    result = configured(**opts.params(), api_url=api_url, upload_url=upload_url)
     assert isinstance(result, dict)
     return result

@@ -1,12 +1,16 @@
-"""The command line: migrate, status and report, as a user runs them."""
+"""The command line: migrate, status and report, as a user runs them; migrate offers every declared option."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 from pathlib import Path
 
+from typer.core import TyperGroup
+
 from emulator.control import EmulatorControl, Workspace
+from flows.options import MIB, MigrateOptions, ServiceOptions, entry_fields
 from tests.flows.helpers import cli_env, clip_rows, run_cli, write_inventory
 
 
@@ -66,3 +70,38 @@ def test_status_of_a_missing_ledger(tmp_path: Path) -> None:
     result = _run(["status", "--ledger", str(tmp_path / "nope.db")])
     assert result.returncode == 2
     assert "nope.db" in result.stderr
+
+
+def test_the_command_line_offers_every_declared_option() -> None:
+    from typer.main import get_command
+
+    from flows.cli import app
+
+    group = get_command(app)
+    assert isinstance(group, TyperGroup)
+    command = group.commands["migrate"]
+    params = {p.name: p for p in command.params}
+    names = []
+    for spec in entry_fields():
+        cli = spec.metadata["cli"]
+        names.append(cli.name or spec.name)
+        param = params[cli.name or spec.name]
+        assert getattr(param, "help", None) == spec.metadata["help"], spec.name
+        if spec.default is dataclasses.MISSING:
+            assert param.required, spec.name
+        else:
+            assert param.default == (spec.default // cli.unit if cli.unit != 1 else spec.default), spec.name
+        if cli.envvar:
+            assert param.envvar == cli.envvar, spec.name
+    assert sorted(params) == sorted([*names, "prefect"])  # nothing the declaration does not know of
+    assert params["report_dir"].opts == ["--report"] and params["dry_run"].opts == ["--dry-run"]
+
+
+def test_command_line_values_become_the_options() -> None:
+    from flows.cli import _options_from_cli
+
+    values = {(f.metadata["cli"].name or f.name): f.default for f in entry_fields()}
+    values.update(inventory="inv.csv", chunk_mib=2, wait_timeout=0.0, transfers=9)
+    opts, service = _options_from_cli(values)
+    assert opts == MigrateOptions(inventory="inv.csv", chunk_size=2 * MIB, wait_timeout=None, transfers=9)
+    assert service == ServiceOptions()
