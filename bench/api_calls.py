@@ -8,7 +8,8 @@ from bench.figures import Figure
 from bench.ratelog import api_calls, breakdown, refused
 from bench.services import EmulatorProcess, FileServer
 from bench.workload import BenchConfig, clip_bytes, settings_for, write_clips, write_inventory
-from flows.migrate import MigrateOptions, run_migration
+from flows.options import MigrateOptions
+from flows.runner import run_migration
 
 #: Videos per mode; processing time per video and the poll interval (the spec's real minimum, 5 s).
 FULL = {"videos": 100, "processing": 2.0, "poll": 5.0}

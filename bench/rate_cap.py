@@ -8,7 +8,8 @@ from bench.figures import Figure
 from bench.ratelog import api_calls, capacity, kind, max_in_window, refusal_windows, refused
 from bench.services import EmulatorProcess
 from bench.workload import BenchConfig, clip_bytes, settings_for, write_clips, write_inventory
-from flows.migrate import MigrateOptions, run_migration
+from flows.options import MigrateOptions
+from flows.runner import run_migration
 
 #: The real limits are 10/s and 300/min; both the emulator and the client get them times SCALE.
 FULL = {"scale": 3, "minutes": 1.5, "poll": 5.0}

@@ -91,19 +91,18 @@ def migrate(**values: Any) -> None:
 
     from connectors.config import ConfigError, Settings
     from connectors.inventory import InventoryError
-    from flows.migrate import dry_run as plan_only
-    from flows.migrate import run_migration
     from flows.progress import LiveDisplay
+    from flows.runner import preview_migration, run_migration
     from state.errors import LedgerError
 
     console = Console(stderr=True)
     ledger = opts.ledger
     try:
         if opts.dry_run:
-            result = plan_only(opts).as_dict()
+            result = preview_migration(opts).as_dict()
         else:
             settings = Settings.from_env(api_url=service.api_url, upload_url=service.upload_url)
-            from flows.migrate import run_limiter
+            from flows.runner import run_limiter
 
             counter = run_limiter(settings, ledger)
             with LiveDisplay(ledger, console, counter):
@@ -186,7 +185,7 @@ def report_cmd(
     bad = [f for f in fmt if f not in REPORT_FORMATS]
     if bad:
         raise _fail(f"unknown format {bad[0]!r} (use {', '.join(REPORT_FORMATS)})")
-    from flows.migrate import report_only
+    from flows.runner import report_only
     from state.errors import LedgerError
     from tasks.report import summary_lines
 

@@ -17,7 +17,6 @@ from prefect.futures import PrefectFuture
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from connectors.config import Settings
-from flows.migrate import run_migration
 from flows.options import (
     DEFAULT_CHUNK_SIZE,
     DEFAULT_LEDGER,
@@ -25,8 +24,9 @@ from flows.options import (
     MigrateOptions,
     from_params,
 )
+from flows.runner import run_migration
 from tasks.context import RunContext
-from tasks.pipeline import Handle
+from tasks.next_step import Handle
 from tasks.prefect_tasks import transfer_batch_task
 from tasks.report import Report, build_report, markdown
 
@@ -35,7 +35,7 @@ ARTIFACT_ROWS = 500
 
 
 class _FutureHandle:
-    """Adapts a Prefect future to the pipeline's Handle (done() without blocking)."""
+    """Adapts a Prefect future to next_step's Handle (done() without blocking)."""
 
     def __init__(self, future: PrefectFuture[Any]) -> None:
         self.future = future

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from emulator.control import EmulatorControl, Workspace
-from flows.migrate import run_migration
+from flows.runner import run_migration
 from state.ledger import Ledger
 from tests.flows.helpers import clip_rows, options, settings_for, write_inventory
 

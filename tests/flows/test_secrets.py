@@ -30,7 +30,7 @@ from connectors.s3 import S3Config, shared_s3_client
 from connectors.sources import open_source
 from connectors.tus import TusError, TusUpload
 from emulator.control import EmulatorControl, Workspace
-from flows.migrate import run_migration
+from flows.runner import run_migration
 from state.ledger import Ledger
 from tasks.context import RunContext
 from tasks.report import build_report, markdown

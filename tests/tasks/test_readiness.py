@@ -8,7 +8,7 @@ from connectors.client import VideoClient
 from connectors.limiter import ApiRateLimiter
 from connectors.tus import TusUpload
 from emulator.control import EmulatorControl, Workspace
-from flows.migrate import run_migration
+from flows.runner import run_migration
 from state.ledger import Ledger
 from tasks.context import RunContext
 from tasks.readiness import Watcher

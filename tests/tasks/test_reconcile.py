@@ -17,7 +17,7 @@ from connectors.titles import PLACEHOLDER_PREFIX
 from connectors.tus import TusUpload
 from core.item import Via
 from emulator.control import EmulatorControl, Workspace
-from flows.migrate import run_migration
+from flows.runner import run_migration
 from state.ledger import Ledger
 from state.models import Item
 from tasks.context import RunContext

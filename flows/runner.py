@@ -1,4 +1,4 @@
-"""The migrate flow: inventory -> ledger plan -> transfers -> readiness -> finish -> report."""
+"""The plain migration runner (no Prefect): inventory, plan, transfers, readiness, finish, report."""
 
 from __future__ import annotations
 
@@ -20,11 +20,11 @@ from flows.options import MigrateOptions
 from state.ledger import Ledger
 from state.machine import COMPLETE_STATES
 from tasks.context import RunContext, register, unregister
-from tasks.pipeline import Handle, drive
+from tasks.next_step import Handle, advance_items
 from tasks.plan import Plan, apply_plan, preview, read_plan
 from tasks.readiness import start_webhooks
 from tasks.reconcile import retry_service_errors
-from tasks.report import Report, build_report, summary_lines, write_report
+from tasks.report import Report, build_report, write_report
 from tasks.transfer import transfer_batch
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,7 @@ def _thread_submit(pool: concurrent.futures.ThreadPoolExecutor) -> SubmitFactory
     return factory
 
 
-def dry_run(opts: MigrateOptions, s3: S3Config | None = None) -> MigrateOutcome:
+def preview_migration(opts: MigrateOptions, s3: S3Config | None = None) -> MigrateOutcome:
     """Read and route the inventory, compare with the ledger; no API call and no write anywhere."""
     plan = read_plan(opts.inventory, parent_id=opts.parent_id, via=opts.via, s3=s3)
     ledger = Ledger.open(opts.ledger, create=False) if Path(opts.ledger).exists() else None
@@ -107,7 +107,7 @@ def run_migration(
 ) -> MigrateOutcome:
     """Run one migration to its end (plain function; the Prefect flow passes its own submit_factory)."""
     if opts.dry_run:
-        return dry_run(opts, s3)
+        return preview_migration(opts, s3)
     s3 = s3 or S3Config.from_env()
     plan = read_plan(opts.inventory, parent_id=opts.parent_id, via=opts.via, s3=s3)
     ledger = Ledger.open(opts.ledger)
@@ -159,14 +159,14 @@ def run_migration(
             submit_factory = _thread_submit(pool)
         stopped_waiting: float | None = None
         if not ctx.abort.is_set():
-            settled = drive(
+            settled = advance_items(
                 ctx,
                 submit_factory(ctx),
                 transfers=opts.transfers,
                 wait_timeout=opts.wait_timeout,
                 on_tick=(lambda: on_tick(ctx)) if on_tick is not None else None,
             )
-            if not settled and not ctx.abort.is_set():  # drive gives up only on the wait bound or a stop
+            if not settled and not ctx.abort.is_set():  # it gives up only on the wait bound or a stop
                 stopped_waiting = opts.wait_timeout
         outcome = _outcome(ctx, plan, opts.inventory, stopped_waiting)
         status = "succeeded" if outcome.exit_code == 0 else "incomplete"
@@ -256,11 +256,9 @@ def report_only(ledger_path: str, report_dir: str, formats: tuple[str, ...]) -> 
 
 
 __all__ = [
-    "MigrateOptions",
     "MigrateOutcome",
-    "dry_run",
+    "preview_migration",
     "report_only",
     "run_limiter",
     "run_migration",
-    "summary_lines",
 ]

@@ -1,4 +1,4 @@
-"""The migration's main loop (no Prefect needed): parallel transfers, status polling and finishing."""
+"""What happens next to each item, round after round (no Prefect): transfer in batches, poll, finish."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def make_batches(keys: Sequence[str], transfers: int, max_batch: int = MAX_BATCH
     return [list(keys[i : i + size]) for i in range(0, len(keys), size)]
 
 
-def drive(
+def advance_items(
     ctx: RunContext,
     submit: Submit,
     *,
@@ -58,7 +58,7 @@ def drive(
     tick: float = 0.2,
     on_tick: Callable[[], None] | None = None,
 ) -> bool:
-    """Transfer every pending item, watch the uploaded ones and finish the done ones.
+    """Move every item on to its end state: transfer the pending, watch the uploaded, finish the done.
 
     Returns True when nothing is left in flight (every item reached an end state this run), False when the
     wait timed out or the run was stopped (the ledger keeps everything for the next run). wait_timeout counts
