@@ -293,6 +293,8 @@ def _canonical(value: Any) -> Any:
         return {f.name: _canonical(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, tuple | list):
         return [_canonical(v) for v in value]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)  # 10 and 10.0 seconds are the same operation
     return value
 
 
