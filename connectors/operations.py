@@ -261,7 +261,9 @@ def _yaml_records(label: str, data: bytes, errors: list[RowError]) -> list[Recor
                 f"{label}: expected a list of operations, or a mapping with only 'operations'"
             )
         node = next(v for k, v in node.value if str(k.value).strip().lower() == "operations")
-        value = value[keys["operations"]] or []
+        value = value[keys["operations"]]
+        if value is None:
+            return []
     if not isinstance(value, list) or not isinstance(node, yaml.SequenceNode):
         raise OperationsError(f"{label}: expected a list of operations, or a mapping with only 'operations'")
     records: list[Record] = []
