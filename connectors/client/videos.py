@@ -297,14 +297,7 @@ class Videos:
         look the copy up by listing, never repeat it.
         """
         payload = {"parent_id": parent_id} if parent_id is not None else {}
-        body = self._transport.call(
-            "POST",
-            video_path(video_id, "/copy"),
-            operation="copy_video",
-            kind=CallKind.CREATE,
-            json_body=payload,
-        )
-        return self._answered(body, "copy_video", video_id, create=True)
+        return self._action(video_id, "copy", CallKind.CREATE, payload)
 
     def move(self, video_id: str, project_id: str, folder_id: str | None = None) -> Video:
         """POST (or PUT) /v1/videos/:id/move: same id, new project/folder. Idempotent (same target): retried.
@@ -314,14 +307,7 @@ class Videos:
         payload: dict[str, Any] = {"project_id": project_id}
         if folder_id is not None:
             payload["folder_id"] = folder_id
-        body = self._transport.call(
-            "POST",
-            video_path(video_id, "/move"),
-            operation="move_video",
-            kind=CallKind.IDEMPOTENT,
-            json_body=payload,
-        )
-        return self._answered(body, "move_video", video_id, create=False)
+        return self._action(video_id, "move", CallKind.IDEMPOTENT, payload)
 
     def cut(
         self,
@@ -356,15 +342,8 @@ class Videos:
         ):
             if value is not None:
                 payload[name] = value
-        body = self._transport.call(
-            "POST",
-            video_path(video_id, "/cut"),
-            operation="cut_video",
-            kind=CallKind.IN_PLACE,
-            json_body=payload,
-        )
         # A service may write the cut back or make a new video (the spec says both): the answer names which.
-        return self._answered(body, "cut_video", video_id, create=False)
+        return self._action(video_id, "cut", CallKind.IN_PLACE, payload)
 
     def concat(
         self, video_id: str, *, prepend: Sequence[str] = (), append: Sequence[str] = (), replace: bool = False
@@ -380,14 +359,7 @@ class Videos:
             payload["prepend"] = [{"video_id": vid} for vid in prepend]
         if append:
             payload["append"] = [{"video_id": vid} for vid in append]
-        body = self._transport.call(
-            "POST",
-            video_path(video_id, "/concat"),
-            operation="concat_video",
-            kind=CallKind.CREATE,
-            json_body=payload,
-        )
-        return self._answered(body, "concat_video", video_id, create=True)
+        return self._action(video_id, "concat", CallKind.CREATE, payload)
 
     def set_chapters(self, video_id: str, items: Sequence[ChapterInput], enabled: bool = True) -> Chapters:
         """PUT (or POST, learned from a 405) /v1/videos/:id/chapters: replace all markers; seconds -> ms."""
@@ -411,6 +383,18 @@ class Videos:
             raise ResponseFormatError(
                 f"answer is not chapters ({type(exc).__name__})", operation="set_chapters"
             ) from None
+
+    def _action(self, video_id: str, action: str, kind: CallKind, payload: dict[str, Any]) -> Video:
+        """POST (or PUT) /v1/videos/:id/<action> (operation "<action>_video"); the video its answer names.
+
+        A CREATE (copy, concat) answered without a video raises UnknownOutcomeError; any other reads
+        video_id again (see _answered).
+        """
+        operation = f"{action}_video"
+        body = self._transport.call(
+            "POST", video_path(video_id, f"/{action}"), operation=operation, kind=kind, json_body=payload
+        )
+        return self._answered(body, operation, video_id, create=kind is CallKind.CREATE)
 
     def _answered(self, body: Any, operation: str, video_id: str, *, create: bool) -> Video:
         """The video an operation's 2xx answer names, whatever the answer's shape (spec: not shown).
