@@ -602,3 +602,18 @@ def test_parquet_and_jsonl_accept_native_values(tmp_path: Path) -> None:
     from_jsonl = read_operations(str(tmp_path / "ops.ndjson"))
     assert from_jsonl.specs[0].params == ConcatParams(append=(Target(TargetKind.VIDEO, VIDEO),), replace=True)
     assert from_jsonl.warnings == ["ignored unknown columns: x"]
+
+
+def test_the_documented_examples_read_the_same_in_csv_and_yaml(tmp_path: Path) -> None:
+    doc = (Path(__file__).parents[2] / "connectors" / "OPERATIONS.md").read_text()
+    (tmp_path / "doc.csv").write_text(doc.split("```csv\n", 1)[1].split("```", 1)[0])
+    (tmp_path / "doc.yaml").write_text(doc.split("```yaml\n", 1)[1].split("```", 1)[0])
+    from_csv = read_operations(str(tmp_path / "doc.csv"))
+    from_yaml = read_operations(str(tmp_path / "doc.yaml"))
+    assert from_csv.errors == from_yaml.errors == [] and from_csv.warnings == from_yaml.warnings == []
+    assert [s.kind for s in from_csv.specs] == list(OpKind)
+    assert [(s.id, s.target, s.params) for s in from_csv.specs] == [
+        (s.id, s.target, s.params) for s in from_yaml.specs
+    ]
+    good, errors = from_yaml.plan({"keynote"})
+    assert errors == [] and len(good) == 8
