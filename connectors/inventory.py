@@ -34,7 +34,7 @@ from connectors.s3 import (
     shared_s3_client,
 )
 from connectors.sources import SourceError, file_uri_to_path
-from core.item import Chapter, ItemSpec, PrivacyType, RowError, Via
+from core.item import ItemSpec, RowError, item_spec
 from core.redact import safe_uri, scrub_urls
 
 __all__ = [
@@ -79,19 +79,19 @@ class Inventory:
     def specs(self) -> Iterator[ItemSpec]:
         """Every good row as the item it specifies, in input order (validated once, here)."""
         for row in self.rows.iter_rows(named=True):
-            yield ItemSpec(
+            yield item_spec(
                 key=row["key"],
                 source=row["source"],
                 parent_id=row["parent_id"],
-                via=Via(row["via"]),
+                via=row["via"],
                 title=row["title"],
                 row=row["row"],
                 source_size=row["size"],
                 description=row["description"],
-                tags=tuple(row["tags"] or ()),
-                chapters=tuple(Chapter(c["time"], c["title"]) for c in row["chapters"] or ()),
-                privacy_type=PrivacyType(row["privacy_type"]) if row["privacy_type"] else None,
-                privacy_domains=tuple(row["privacy_domains"] or ()),
+                tags=row["tags"],
+                chapters=row["chapters"],
+                privacy_type=row["privacy_type"],
+                privacy_domains=row["privacy_domains"],
             )
 
 

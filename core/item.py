@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 
 class Via(StrEnum):
@@ -192,6 +193,42 @@ class ItemSpec:
         "chapters",
         "privacy_type",
         "privacy_domains",
+    )
+
+
+def item_spec(
+    *,
+    key: str,
+    source: str,
+    parent_id: str,
+    via: str,
+    title: str,
+    row: int | None,
+    source_size: int | None,
+    description: str | None,
+    tags: Iterable[str] | None,
+    chapters: Iterable[Mapping[str, Any]] | None,
+    privacy_type: str | None,
+    privacy_domains: Iterable[str] | None,
+) -> ItemSpec:
+    """An ItemSpec from plain values (an inventory frame's row, a stored items row, once decoded).
+
+    via and privacy_type by their values (an empty privacy_type: none); tags and privacy domains as
+    strings, chapters from {time, title} mappings; a missing list is empty.
+    """
+    return ItemSpec(
+        key=key,
+        source=source,
+        parent_id=parent_id,
+        via=Via(via),
+        title=title,
+        row=row,
+        source_size=source_size,
+        description=description,
+        tags=tuple(str(tag) for tag in tags or ()),
+        chapters=tuple(Chapter(float(c["time"]), str(c["title"])) for c in chapters or ()),
+        privacy_type=PrivacyType(privacy_type) if privacy_type else None,
+        privacy_domains=tuple(str(domain) for domain in privacy_domains or ()),
     )
 
 

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from core.item import Chapter, ItemSpec, PrivacyType, Via, default_title, owes_metadata
+from core.item import ItemSpec, Via, default_title, item_spec, owes_metadata
 
 #: The items columns an ItemSpec fills (besides key and row), in report order. "row" never counts as a change.
 SPEC_COLUMNS: tuple[str, ...] = (
@@ -52,34 +52,22 @@ def spec_columns(spec: ItemSpec) -> dict[str, Any]:
     }
 
 
-def strings(value: str | None) -> tuple[str, ...]:
-    """A stored JSON list of strings as a tuple (NULL: empty)."""
-    data = _load(value)
-    return tuple(str(x) for x in data) if data else ()
-
-
-def chapters(value: str | None) -> tuple[Chapter, ...]:
-    """Stored chapters ([{"time", "title"}]) as Chapter tuples (NULL: none)."""
-    data = _load(value)
-    return tuple(Chapter(float(c["time"]), str(c["title"])) for c in data) if data else ()
-
-
 def spec_from_row(row: Mapping[str, Any]) -> ItemSpec:
     """The ItemSpec of a stored items row. Older ledgers: NULL title -> the derived title, NULL via -> tus."""
     source, key = row["source"], row["key"]
-    return ItemSpec(
+    return item_spec(
         key=key,
         source=source,
         parent_id=row["parent_id"] or "",
-        via=Via(row["via"]) if row["via"] else Via.TUS,
+        via=row["via"] or Via.TUS,
         title=row["title"] if row["title"] is not None else default_title(source, key),
         row=row["row"],
         source_size=row["source_size"],
         description=row["description"],
-        tags=strings(row["tags"]),
-        chapters=chapters(row["chapters"]),
-        privacy_type=PrivacyType(row["privacy_type"]) if row["privacy_type"] else None,
-        privacy_domains=strings(row["privacy_domains"]),
+        tags=_load(row["tags"]),
+        chapters=_load(row["chapters"]),
+        privacy_type=row["privacy_type"],
+        privacy_domains=_load(row["privacy_domains"]),
     )
 
 
