@@ -102,7 +102,7 @@ def migrate(**values: Any) -> None:
             result = preview_migration(opts).as_dict()
         else:
             settings = Settings.from_env(api_url=service.api_url, upload_url=service.upload_url)
-            from flows.runner import run_limiter
+            from tasks.open_run import run_limiter
 
             counter = run_limiter(settings, ledger)
             with LiveDisplay(ledger, console, counter):

@@ -27,6 +27,7 @@ from flows.options import (
 from flows.runner import run_migration
 from tasks.context import RunContext
 from tasks.next_step import Handle
+from tasks.open_run import RunRef, run_ref
 from tasks.prefect_tasks import transfer_batch_task
 from tasks.report import Report, build_report, markdown
 
@@ -44,8 +45,14 @@ class _FutureHandle:
         return self.future.state.is_final()
 
 
-def _submit(ctx: RunContext) -> Callable[[list[str]], Handle]:
-    return lambda keys: _FutureHandle(transfer_batch_task.submit(ctx.run_id, keys))
+def _submitter(settings: Settings) -> Callable[[RunContext], Callable[[list[str]], Handle]]:
+    """Batches become task runs that receive plain values only (the run's RunRef and the keys)."""
+
+    def submit_factory(ctx: RunContext) -> Callable[[list[str]], Handle]:
+        ref: RunRef = run_ref(ctx, settings)
+        return lambda keys: _FutureHandle(transfer_batch_task.submit(ref, keys))
+
+    return submit_factory
 
 
 @flow(
@@ -109,7 +116,7 @@ def migrate_flow(
     outcome = run_migration(
         opts,
         settings,  # type: ignore[arg-type]
-        submit_factory=_submit,
+        submit_factory=_submitter(settings) if settings is not None else None,
         on_start=on_start,
         on_tick=on_tick,
     )

@@ -10,17 +10,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from connectors.client import VideoClient
 from connectors.config import Settings
 from connectors.errors import AuthError, VideoApiError
-from connectors.limiter import ApiRateLimiter, rate_limiter
 from connectors.s3 import S3Config
-from connectors.tus import TusUpload
 from flows.options import MigrateOptions
 from state.ledger import Ledger
 from state.machine import COMPLETE_STATES
-from tasks.context import RunContext, register, unregister
+from tasks.context import RunContext
 from tasks.next_step import Handle, advance_items
+from tasks.open_run import forget, open_service, share
 from tasks.plan import Plan, apply_plan, preview, read_plan
 from tasks.readiness import start_webhooks
 from tasks.reconcile import retry_service_errors
@@ -28,10 +26,6 @@ from tasks.report import Report, build_report, write_report
 from tasks.transfer import transfer_batch
 
 log = logging.getLogger(__name__)
-
-#: The rate limiter's default store, beside the ledger: a run restarted right after a crash (or a second run
-#: with ledgers in the same directory) shares the budget and the 429 pause with the runs before it.
-LIMITER_FILE = "videoferry-limiter.db"
 
 
 @dataclass
@@ -77,25 +71,6 @@ def preview_migration(opts: MigrateOptions, s3: S3Config | None = None) -> Migra
     return MigrateOutcome(exit_code=1 if rejected else 0, reasons=reasons, rejected=rejected, preview=counts)
 
 
-def run_limiter(settings: Settings, ledger_path: str) -> ApiRateLimiter:
-    """The rate limiter of a run: VIDEOFERRY_LIMITER_URL when set, else a SQLite file beside the ledger.
-
-    An in-process limiter would forget the calls of a run killed a moment ago: its successor would start with
-    a full budget while the service still counts them (and would ignore a 429 pause the killed run was in).
-    """
-    url = settings.limiter_url
-    if not url:
-        folder = Path(ledger_path).resolve().parent
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / LIMITER_FILE
-        if not path.exists():
-            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-        url = f"sqlite://{path}"
-    return rate_limiter(
-        settings.token, url=url, per_second=settings.rate_per_second, per_minute=settings.rate_per_minute
-    )
-
-
 def run_migration(
     opts: MigrateOptions,
     settings: Settings,
@@ -117,8 +92,7 @@ def run_migration(
     except BaseException:  # e.g. another run holds the ledger: give the connection back before saying so
         ledger.close()
         raise
-    client = VideoClient.from_settings(settings, limiter=run_limiter(settings, opts.ledger))
-    tus = TusUpload.from_transport(client.transport, chunk_size=opts.chunk_size)
+    client, tus = open_service(settings, opts.ledger, opts.chunk_size)
     ctx = RunContext(
         client=client,
         tus=tus,
@@ -129,7 +103,7 @@ def run_migration(
         poll_interval=opts.poll_interval,
         default_parent_id=opts.parent_id,
     )
-    register(ctx)
+    share(ctx)  # this process's tasks of the run use this very context
     pool: concurrent.futures.ThreadPoolExecutor | None = None
     receiver = None
     status = "failed"
@@ -186,7 +160,7 @@ def run_migration(
         try:
             ledger.finish_run(run_id, status, ledger.summary(run_id))
         finally:
-            unregister(run_id)
+            forget(ctx)
             tus.close()
             client.close()
             ledger.close()
@@ -223,8 +197,7 @@ def _outcome(
         reasons.append("not done: " + ", ".join(f"{n} {s}" for s, n in not_done.items()))
         failures = [i for i in ctx.ledger.items(["failed", "error", "aborted"], limit=20)]
         reasons += [
-            f"  {i.key} (row {i.spec.row}): {i.state} {i.error_code}: {i.error_message}"
-            for i in failures
+            f"  {i.key} (row {i.spec.row}): {i.state} {i.error_code}: {i.error_message}" for i in failures
         ]
         reasons += [
             f"  {i.key} (row {i.spec.row}): creating: the create's outcome is still unknown (the service did"
@@ -259,6 +232,5 @@ __all__ = [
     "MigrateOutcome",
     "preview_migration",
     "report_only",
-    "run_limiter",
     "run_migration",
 ]

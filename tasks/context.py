@@ -109,28 +109,6 @@ class RunContext:
             self.abort.set()
 
 
-_REGISTRY: dict[str, RunContext] = {}
-_REGISTRY_LOCK = threading.Lock()
-
-
-def register(ctx: RunContext) -> None:
-    """Make a run's context findable by run id (Prefect tasks receive only the id)."""
-    with _REGISTRY_LOCK:
-        _REGISTRY[ctx.run_id] = ctx
-
-
-def lookup(run_id: str) -> RunContext:
-    """The context of a run started in this process."""
-    with _REGISTRY_LOCK:
-        return _REGISTRY[run_id]
-
-
-def unregister(run_id: str) -> None:
-    """Forget a finished run's context."""
-    with _REGISTRY_LOCK:
-        _REGISTRY.pop(run_id, None)
-
-
 def error_code(exc: VideoApiError) -> str | int:
     """The code a failure is recorded under: error.code, else http_<status>, else the error's kind."""
     if exc.code is not None:
