@@ -7,7 +7,6 @@ import io
 import json
 import posixpath
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -275,6 +274,8 @@ def _yaml_records(label: str, data: bytes, errors: list[RowError]) -> list[Recor
     return records
 
 
-def _rank(name: str, order: Iterable[str] = ("record", *ALL_COLUMNS)) -> int:
-    ranks = {n: i for i, n in enumerate(order)}
-    return ranks.get(name, len(ranks))
+def _rank(name: str) -> int:
+    return _FIELD_ORDER.get(name, len(_FIELD_ORDER))
+
+
+_FIELD_ORDER = {name: i for i, name in enumerate(("record", *ALL_COLUMNS))}

@@ -376,6 +376,18 @@ def _replace(r: _Row, base: SourceBase) -> OpParams:
     return ReplaceParams(source, r.parse("trim", parse_replace_trim))
 
 
+_PARAMS: dict[OpKind, Callable[[_Row, SourceBase], OpParams]] = {
+    OpKind.UPDATE: lambda r, _: _update(r),
+    OpKind.CHAPTERS: lambda r, _: _chapters(r),
+    OpKind.COPY: lambda r, _: CopyParams(r.parse("parent_id", parse_id)),
+    OpKind.MOVE: lambda r, _: _move(r),
+    OpKind.CUT: lambda r, _: _cut(r),
+    OpKind.CONCAT: lambda r, _: _concat(r),
+    OpKind.REPLACE: _replace,
+    OpKind.DELETE: lambda r, _: DeleteParams(),
+}
+
+
 def parse_row(row: int | None, cells: Mapping[str, str | None], base: SourceBase) -> RowResult:
     """Check one row (cells: column -> text, None or blank = not given); every problem is reported."""
     r = _Row(row, cells)
@@ -404,23 +416,7 @@ def parse_row(row: int | None, cells: Mapping[str, str | None], base: SourceBase
         if col not in COMMON_COLUMNS and col not in KIND_COLUMNS[kind] and r.text(col) is not None:
             takes = ", ".join(KIND_COLUMNS[kind]) or "no parameters"
             r.bad(col, f"not a parameter of {kind.value} (it takes {takes})")
-    params: OpParams
-    if kind is OpKind.UPDATE:
-        params = _update(r)
-    elif kind is OpKind.CHAPTERS:
-        params = _chapters(r)
-    elif kind is OpKind.COPY:
-        params = CopyParams(r.parse("parent_id", parse_id))
-    elif kind is OpKind.MOVE:
-        params = _move(r)
-    elif kind is OpKind.CUT:
-        params = _cut(r)
-    elif kind is OpKind.CONCAT:
-        params = _concat(r)
-    elif kind is OpKind.REPLACE:
-        params = _replace(r, base)
-    else:
-        params = DeleteParams()
+    params = _PARAMS[kind](r, base)
     if r.errors or target is None:
         return RowResult(None, r.errors, given_id)
     spec = OperationSpec(

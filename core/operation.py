@@ -245,16 +245,9 @@ class DeleteParams:
     """delete: no parameters."""
 
 
-OpParams = (
-    UpdateParams
-    | ChaptersParams
-    | CopyParams
-    | MoveParams
-    | CutParams
-    | ConcatParams
-    | ReplaceParams
-    | DeleteParams
-)
+_EditParams = UpdateParams | ChaptersParams | CopyParams | MoveParams
+#: The parameters of one operation: one class per kind.
+OpParams = _EditParams | CutParams | ConcatParams | ReplaceParams | DeleteParams
 
 
 @dataclass(frozen=True)
