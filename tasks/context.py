@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
-from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -22,46 +20,17 @@ WEBHOOK_POLL_SECONDS = 60.0
 
 @dataclass
 class Progress:
-    """Thread-safe live counters for the progress display and the Prefect progress artifact."""
+    """Run-wide counters: items and bytes known at the start (the flow logs them), bytes acknowledged."""
 
     items_total: int = 0
     bytes_total: int = 0
     bytes_sent: int = 0
-    started: float = field(default_factory=time.monotonic)
-    states: Counter[str] = field(default_factory=Counter)
-    _api_calls: deque[float] = field(default_factory=deque)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add_bytes(self, n: int) -> None:
         """Count n more bytes acknowledged by an upload endpoint."""
         with self._lock:
             self.bytes_sent += n
-
-    def api_call(self) -> None:
-        """Count one API call (for the calls-per-minute figure)."""
-        now = time.monotonic()
-        with self._lock:
-            self._api_calls.append(now)
-            while self._api_calls and self._api_calls[0] < now - 60:
-                self._api_calls.popleft()
-
-    def api_calls_last_minute(self) -> int:
-        """API calls made in the last 60 seconds."""
-        now = time.monotonic()
-        with self._lock:
-            while self._api_calls and self._api_calls[0] < now - 60:
-                self._api_calls.popleft()
-            return len(self._api_calls)
-
-    def set_states(self, counts: dict[str, int]) -> None:
-        """Replace the per-state item counts (read from the ledger)."""
-        with self._lock:
-            self.states = Counter(counts)
-
-    def rate(self) -> float:
-        """Average upload rate in bytes per second since the start."""
-        elapsed = max(time.monotonic() - self.started, 1e-6)
-        return self.bytes_sent / elapsed
 
 
 @dataclass
