@@ -24,7 +24,7 @@ from flows.options import (
     MigrateOptions,
     from_params,
 )
-from flows.runner import run_migration
+from flows.runner import SubmitFactory, run_migration
 from tasks.context import RunContext
 from tasks.next_step import Handle
 from tasks.open_run import RunRef, run_ref
@@ -45,7 +45,7 @@ class _FutureHandle:
         return self.future.state.is_final()
 
 
-def _submitter(settings: Settings) -> Callable[[RunContext], Callable[[list[str]], Handle]]:
+def _submitter(settings: Settings) -> SubmitFactory:
     """Batches become task runs that receive plain values only (the run's RunRef and the keys)."""
 
     def submit_factory(ctx: RunContext) -> Callable[[list[str]], Handle]:
