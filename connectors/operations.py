@@ -251,7 +251,7 @@ def _yaml_records(label: str, data: bytes, errors: list[RowError]) -> list[Recor
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or type(exc).__name__
         raise OperationsError(f"cannot parse {label} as yaml{where}: {scrub_urls(str(problem))}") from None
-    if value is None:
+    if value is None or node is None:
         return []
     if isinstance(value, dict):
         keys = {str(k).strip().lower(): k for k in value}
