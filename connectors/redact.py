@@ -1,36 +1,15 @@
-"""Keep secret URLs (upload endpoints, import URLs) out of httpx's own request log lines."""
+"""Logging filters that apply core/redact.py's rules to httpx's and boto's own log records."""
 
 from __future__ import annotations
 
 import logging
-import re
 import threading
 
 import httpx
 
-__all__ = [
-    "API_PATH",
-    "BOTO_LOGGERS",
-    "redact_url",
-    "scrub_aws",
-    "install_httpx_redaction",
-    "install_boto_redaction",
-]
+from core.redact import log_url, scrub_aws
 
-#: Paths of plain API calls (safe to log). Any other path (an upload endpoint) is logged as its origin only.
-API_PATH = re.compile(r"^/(v1/|v2/(init|video|poster)$|v2/live/|_emulator/)")
-
-
-def redact_url(url: object) -> str:
-    """The URL as it may be logged: API paths in full, any other path replaced by "<upload endpoint>"."""
-    try:
-        parsed = httpx.URL(str(url))
-    except Exception:  # noqa: BLE001 - anything unparseable is fully hidden
-        return "<url>"
-    origin = f"{parsed.scheme}://{parsed.host}" + (f":{parsed.port}" if parsed.port else "")
-    if API_PATH.match(parsed.path):
-        return str(parsed)
-    return f"{origin}/<upload endpoint>"
+__all__ = ["BOTO_LOGGERS", "install_httpx_redaction", "install_boto_redaction"]
 
 
 class _HttpxUrlFilter(logging.Filter):
@@ -39,7 +18,7 @@ class _HttpxUrlFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         args = record.args
         if isinstance(args, tuple) and len(args) >= 2 and isinstance(args[1], httpx.URL | str):
-            record.args = (args[0], redact_url(args[1]), *args[2:])
+            record.args = (args[0], log_url(args[1]), *args[2:])
         return True
 
 
@@ -67,18 +46,7 @@ BOTO_LOGGERS = (
     "botocore.regions",
     "urllib3.connectionpool",
 )
-_AWS_SECRET = re.compile(
-    r"(?i)(x-amz-security-token|x-amz-signature|x-amz-credential|signature|credential|authorization)"
-    r"(['\"]?\s*[:=]\s*b?['\"]?\n?)([^&\s'\",;}]+)"
-)
-
-
 _SIGNING_STEPS = ("CanonicalRequest", "StringToSign", "Signature", "String to sign")
-
-
-def scrub_aws(text: str) -> str:
-    """Blank the values of signatures, credentials, session tokens and Authorization headers in a text."""
-    return _AWS_SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}<redacted>", text)
 
 
 class _BotoSecretFilter(logging.Filter):
