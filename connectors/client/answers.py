@@ -10,10 +10,16 @@ from connectors.models import Video
 __all__ = ["data_of", "video_of"]
 
 
-def data_of(body: Any, operation: str) -> Any:
-    """The answer's `data` member (ResponseFormatError when the body has none)."""
-    if isinstance(body, dict) and "data" in body:
-        return body["data"]
+def data_of(body: Any, operation: str, *, bare: bool = False) -> Any:
+    """The answer's `data` member (ResponseFormatError when the body has none).
+
+    With bare=True a bare object (no envelope) is taken as the data itself.
+    """
+    if isinstance(body, dict):
+        if "data" in body:
+            return body["data"]
+        if bare and body:
+            return body
     raise ResponseFormatError("answer has no data", operation=operation)
 
 

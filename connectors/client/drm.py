@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from connectors.client.live_models import DrmAuth
-from connectors.client.live_support import deleting, read_one, redacting, segment
+from connectors.client.live_support import deleting, given_fields, read_one, redacting, segment
 from connectors.client.transport import Transport
 from connectors.errors import NotFoundError
 from connectors.retry import CallKind
@@ -61,9 +61,7 @@ class Drm:
             "strict": strict,
             **extra,
         }
-        payload = {k: v for k, v in fields.items() if v is not None}
-        if not payload:
-            raise ValueError("the DRM update needs at least one field")
+        payload = given_fields(fields, "the DRM update")
         body = self._transport.call(
             "PUT",
             _path(project_id),

@@ -1,9 +1,9 @@
-"""Support for the live, DRM and privacy resources: answers as models, page walks, deletes, redaction."""
+"""Support for the resources: answers as models, update payloads, deletes (videos too), redaction."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -12,6 +12,7 @@ import httpx
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
+from connectors.client.answers import data_of
 from connectors.client.live_models import Page
 from connectors.client.transport import ErrorHook
 from connectors.errors import NotFoundError, ResponseFormatError, TransportError, VideoApiError
@@ -25,8 +26,11 @@ __all__ = [
     "data_of",
     "as_model",
     "as_models",
+    "given_fields",
     "read_one",
     "read_page",
+    "meta_of",
+    "order_of",
     "redacting",
     "deleting",
 ]
@@ -69,16 +73,6 @@ def day(value: date | str) -> str:
         raise ValueError("expected a date as YYYY-MM-DD") from None
 
 
-def data_of(body: Any, operation: str, *, bare: bool = False) -> Any:
-    """`data` of an answer; with bare=True a bare object (no envelope) is taken as the data itself."""
-    if isinstance(body, dict):
-        if "data" in body:
-            return body["data"]
-        if bare and body:
-            return body
-    raise ResponseFormatError("answer has no data", operation=operation)
-
-
 def as_model(model: type[M], data: Any, operation: str) -> M:
     """`data` as the model; ResponseFormatError naming only the model (never the values) otherwise."""
     failure = ""
@@ -105,15 +99,25 @@ def read_one(body: Any, model: type[M], operation: str, *, bare: bool = False) -
 def read_page(body: Any, model: type[M], operation: str) -> Page[M]:
     """`{meta: {pagination, order}, data: [...]}` as a Page (a missing meta gives an empty Pagination)."""
     items = as_models(model, data_of(body, operation), operation)
-    meta = body.get("meta") if isinstance(body, dict) else None
-    meta = meta if isinstance(meta, dict) else {}
+    meta = meta_of(body)
     pagination = meta.get("pagination")
-    order = meta.get("order")
     return Page(
         items=items,
         pagination=as_model(Pagination, pagination if isinstance(pagination, dict) else {}, operation),
-        order={str(k): str(v) for k, v in order.items()} if isinstance(order, dict) else {},
+        order=order_of(meta),
     )
+
+
+def meta_of(body: Any) -> dict[str, Any]:
+    """The answer's `meta` member ({} when the body has none, or not an object)."""
+    meta = body.get("meta") if isinstance(body, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+def order_of(meta: Mapping[str, Any]) -> dict[str, str]:
+    """A list answer's `meta.order` as text ({} when missing or not an object)."""
+    order = meta.get("order")
+    return {str(k): str(v) for k, v in order.items()} if isinstance(order, dict) else {}
 
 
 def _scrub(text: str, secrets: list[str]) -> str:
@@ -130,6 +134,15 @@ def _scrub_value(value: Any, secrets: list[str]) -> Any:
     if isinstance(value, list):
         return [_scrub_value(v, secrets) for v in value]
     return value
+
+
+def given_fields(fields: Mapping[str, Any], needs: str) -> dict[str, Any]:
+    """An update's payload: only the given (non-None) fields; ValueError("<needs> needs at least one field")
+    when none is given."""
+    payload = {k: v for k, v in fields.items() if v is not None}
+    if not payload:
+        raise ValueError(f"{needs} needs at least one field")
+    return payload
 
 
 def redacting(secrets: Iterable[str | None], then: ErrorHook | None = None) -> ErrorHook:

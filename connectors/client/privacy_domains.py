@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from connectors.client.live_models import DomainPage, PrivacyDomain
-from connectors.client.live_support import as_models, data_of, deleting, read_one, segment
+from connectors.client.live_support import as_models, data_of, deleting, meta_of, order_of, read_one, segment
 from connectors.client.transport import Transport
 from connectors.errors import UnknownOutcomeError
 from connectors.ids import try_normal_id
@@ -86,9 +86,7 @@ class PrivacyDomains:
             "GET", PATH, operation="list_privacy_domains", kind=CallKind.IDEMPOTENT, params=params
         )
         items = as_models(PrivacyDomain, data_of(body, "list_privacy_domains"), "list_privacy_domains")
-        meta = body.get("meta") if isinstance(body, dict) else None
-        meta = meta if isinstance(meta, dict) else {}
-        order_map = meta.get("order")
+        meta = meta_of(body)
         parent = meta.get("parent_id")
         return DomainPage(
             items=items,
@@ -96,7 +94,7 @@ class PrivacyDomains:
             limit=_int(meta.get("limit")),
             total=_int(meta.get("total")),
             total_count=_int(meta.get("total_count")),
-            order={str(k): str(v) for k, v in order_map.items()} if isinstance(order_map, dict) else {},
+            order=order_of(meta),
             parent_id=try_normal_id(parent) if isinstance(parent, str) else None,
         )
 

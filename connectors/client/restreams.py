@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from connectors.client.live_models import Restream, RestreamTarget
-from connectors.client.live_support import as_models, data_of, deleting, read_one, redacting, segment
+from connectors.client.live_support import (
+    as_models,
+    data_of,
+    deleting,
+    given_fields,
+    read_one,
+    redacting,
+    segment,
+)
 from connectors.client.transport import Transport
 from connectors.retry import CallKind
 
@@ -76,9 +84,7 @@ class Restreams:
             "description": description,
             "enabled": enabled,
         }
-        payload = {k: v for k, v in fields.items() if v is not None}
-        if not payload:
-            raise ValueError("the restream update needs at least one field")
+        payload = given_fields(fields, "the restream update")
         body = self._transport.call(
             "PUT",
             _path(event_id, restream_id),

@@ -9,17 +9,14 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
-import httpx
-
 from connectors.client.answers import video_of
+from connectors.client.live_support import deleting, given_fields, meta_of
 from connectors.client.paging import walk_pages
 from connectors.client.transport import Transport
 from connectors.errors import (
     NotFoundError,
     ResponseFormatError,
-    TransportError,
     UnknownOutcomeError,
-    VideoApiError,
 )
 from connectors.ids import same_id
 from connectors.models import Chapters, Crop, Video, VideoPage
@@ -95,8 +92,7 @@ class Videos:
         )
         if not isinstance(body, dict) or not isinstance(body.get("data"), list):
             raise ResponseFormatError("list answer has no data array", operation="list_videos")
-        meta = body.get("meta")
-        meta = meta if isinstance(meta, dict) else {}
+        meta = meta_of(body)
         try:
             return VideoPage.model_validate(
                 {
@@ -252,9 +248,7 @@ class Videos:
             "tags": list(tags) if tags is not None else None,
             **extra,
         }
-        payload = {k: v for k, v in fields.items() if v is not None}
-        if not payload:
-            raise ValueError("update_video needs at least one field")
+        payload = given_fields(fields, "update_video")
         body = self._transport.call(
             "PATCH",
             video_path(video_id),
@@ -271,23 +265,12 @@ class Videos:
         unknown (network error or 5xx), counts as success: the earlier attempt deleted it. A 404 on the
         first attempt raises NotFoundError.
         """
-        ambiguous = False
-
-        def on_error(exc: VideoApiError, number: int) -> httpx.Response | None:
-            nonlocal ambiguous
-            if isinstance(exc, NotFoundError) and number > 1 and ambiguous:
-                log.info("delete_video: 404 after an unanswered attempt; treating as deleted")
-                return httpx.Response(204)
-            if (isinstance(exc, TransportError) and exc.sent) or (exc.status or 0) >= 500:
-                ambiguous = True
-            return None
-
         self._transport.call(
             "DELETE",
             video_path(video_id),
             operation="delete_video",
             kind=CallKind.IDEMPOTENT,
-            on_error=on_error,
+            on_error=deleting("delete_video"),
         )
 
     def copy(self, video_id: str, parent_id: str | None = None) -> Video:
