@@ -11,15 +11,14 @@ from state.db import fetch
 from state.errors import InvalidTransition, LedgerError, UnknownItem
 from state.journal import Transition, event, write_transitions
 from state.machine import (
-    ABORTED,
     CREATING,
-    ERROR,
     FINISHED,
     PLANNED,
     PROCESSING,
     UPLOADED,
     UPLOADING,
     state_for_status,
+    status_error_code,
 )
 
 #: Columns reset when an item goes back to planned to be created again.
@@ -192,9 +191,10 @@ def adopt(
     values: dict[str, Any] = {"video_id": video_id, "status": status, "request_id": request_id}
     if row["source_size"] is not None:
         values["bytes_total"] = row["source_size"]
-    if target in (ERROR, ABORTED):
+    error_code = status_error_code(target)
+    if error_code is not None:
         values.update(
-            error_code=f"video_{target}",
+            error_code=error_code,
             error_message=f"the adopted video {video_id} was already in status {status}",
         )
     move(
@@ -205,7 +205,7 @@ def adopt(
         run_id,
         allowed_from={CREATING},
         values=values,
-        error_code=values.get("error_code"),
+        error_code=error_code,
         request_id=request_id,
         message=f"reconcile: adopted existing video {video_id} (status {status})",
     )

@@ -107,6 +107,12 @@ def state_for_status(status: str, current: str, via: str | None) -> str:
         return PROCESSING
 
 
+def status_error_code(target: str) -> str | None:
+    """The error code an item gets when a service status moves it to `target`: video_error or
+    video_aborted (the service failed or aborted the video), None for any other state."""
+    return f"video_{target}" if target in (ERROR, ABORTED) else None
+
+
 # Operations (edits and finish steps): one row per call, intent first, outcome right after.
 OP_INTENT = "intent"
 OP_DONE = "done"

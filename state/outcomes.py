@@ -23,6 +23,7 @@ from state.machine import (
     UPLOADING,
     WATCHED_STATES,
     state_for_status,
+    status_error_code,
 )
 
 # States in which the service's status of the item's video may be recorded.
@@ -44,9 +45,8 @@ def record_status(
     if target == current and (status == row["status"] or current in COMPLETE_STATES):
         return str(current)
     values: dict[str, Any] = {"status": status}
-    error_code = None
-    if target in (ERROR, ABORTED):
-        error_code = f"video_{target}"
+    error_code = status_error_code(target)
+    if error_code is not None:
         values.update(error_code=error_code, error_message=message)
     move(
         conn,
