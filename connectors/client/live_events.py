@@ -8,7 +8,7 @@ from typing import Any, TypedDict, Unpack
 
 from connectors.client.live_models import LiveEvent, Page, RestreamTarget
 from connectors.client.live_streams import CHAT_FORMATS, LiveStreams
-from connectors.client.live_support import deleting, read_one, read_page, redacting, rfc3339
+from connectors.client.live_support import deleting, present, read_one, read_page, redacting, rfc3339
 from connectors.client.paging import walk_items
 from connectors.errors import AuthError, ClientError, MethodNotAllowedError, NotFoundError, ValidationError
 from connectors.retry import CallKind
@@ -129,9 +129,7 @@ class LiveEvents(LiveStreams):
         conventions.
         """
         params: dict[str, Any] = {"page": page, "per_page": per_page}
-        for key, value in (("order", order), ("parent_id", parent_id), ("type", type)):
-            if value is not None:
-                params[key] = value
+        params.update(present({"order": order, "parent_id": parent_id, "type": type}))
         body = self._transport.call(
             "GET", PATH, operation="list_live_events", kind=CallKind.IDEMPOTENT, params=params
         )

@@ -27,6 +27,7 @@ __all__ = [
     "as_model",
     "as_models",
     "given_fields",
+    "present",
     "read_one",
     "read_page",
     "meta_of",
@@ -136,10 +137,15 @@ def _scrub_value(value: Any, secrets: list[str]) -> Any:
     return value
 
 
+def present(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """Only the given (non-None) fields, in their order: a call's optional parameters or payload fields."""
+    return {k: v for k, v in fields.items() if v is not None}
+
+
 def given_fields(fields: Mapping[str, Any], needs: str) -> dict[str, Any]:
     """An update's payload: only the given (non-None) fields; ValueError("<needs> needs at least one field")
     when none is given."""
-    payload = {k: v for k, v in fields.items() if v is not None}
+    payload = present(fields)
     if not payload:
         raise ValueError(f"{needs} needs at least one field")
     return payload

@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import quote
 
 from connectors.client.answers import data_of
+from connectors.client.live_support import present
 from connectors.client.transport import BodyFactory, Transport
 from connectors.errors import UnknownOutcomeError
 from connectors.models import UploadResult, UploadSession
@@ -63,15 +64,15 @@ class Uploads:
             "parent_id": parent_id,
             "title": title,
             "filesize": filesize,
+            **present(
+                {
+                    "filename": filename,
+                    "description": description,
+                    "subtitle": subtitle,
+                    "client_ip": client_ip,
+                }
+            ),
         }
-        for name, value in (
-            ("filename", filename),
-            ("description", description),
-            ("subtitle", subtitle),
-            ("client_ip", client_ip),
-        ):
-            if value is not None:
-                payload[name] = value
         body = self._transport.call(
             "POST",
             "/v2/init",

@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import quote
 
 from connectors.client.answers import video_of
-from connectors.client.live_support import deleting, given_fields, meta_of
+from connectors.client.live_support import deleting, given_fields, meta_of, present
 from connectors.client.paging import walk_pages
 from connectors.client.transport import Transport
 from connectors.errors import (
@@ -79,14 +79,9 @@ class Videos:
     ) -> VideoPage:
         """GET /v1/videos: one page (page from 1, per_page 1..100), filtered, order "<field>.<asc|desc>"."""
         params: dict[str, Any] = {"page": page, "per_page": per_page}
-        for name, value in (
-            ("project_id", project_id),
-            ("folder_id", folder_id),
-            ("title", title),
-            ("order", order),
-        ):
-            if value is not None:
-                params[name] = value
+        params.update(
+            present({"project_id": project_id, "folder_id": folder_id, "title": title, "order": order})
+        )
         body = self._transport.call(
             "GET", "/v1/videos", operation="list_videos", kind=CallKind.IDEMPOTENT, params=params
         )
@@ -317,14 +312,11 @@ class Videos:
         if crop is not None:
             crop_model = crop if isinstance(crop, Crop) else Crop.model_validate(dict(crop))
             payload["crop"] = crop_model.model_dump(exclude_none=True)
-        for name, value in (
-            ("title", title),
-            ("description", description),
-            ("project_id", project_id),
-            ("folder_id", folder_id),
-        ):
-            if value is not None:
-                payload[name] = value
+        payload.update(
+            present(
+                {"title": title, "description": description, "project_id": project_id, "folder_id": folder_id}
+            )
+        )
         # A service may write the cut back or make a new video (the spec says both): the answer names which.
         return self._action(video_id, "cut", CallKind.IN_PLACE, payload)
 
