@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ import polars as pl
 from botocore.exceptions import BotoCoreError, ClientError
 
 from connectors.ids import normal_id
+from connectors.input_files import InputFileError, detect_format, read_input
 from connectors.inventory_normalise import (
     CHAPTER_DTYPE,
     INPUT_COLUMNS,
@@ -28,12 +28,10 @@ from connectors.inventory_sources import SourceBase
 from connectors.s3 import (
     S3Config,
     client_error_code,
-    get_object_bytes,
     list_prefix,
     parse_s3_uri,
     shared_s3_client,
 )
-from connectors.sources import SourceError, file_uri_to_path
 from core.item import ItemSpec, RowError, item_spec
 from core.redact import safe_uri, scrub_urls
 
@@ -57,7 +55,7 @@ FORMATS = {
 }
 
 
-class InventoryError(Exception):
+class InventoryError(InputFileError):
     """The inventory as a whole cannot be read (missing, unreadable, unknown format, no source column)."""
 
 
@@ -152,58 +150,13 @@ def _load(uri: str, *, s3: S3Config | None, format: str | None) -> _Loaded:
         bucket, key = parse_s3_uri(uri)
         if key == "" or key.endswith("/"):
             return _load_listing(uri, bucket, key, s3)
-        fmt = _detect_format(uri, key, format)
-        client = shared_s3_client(s3)
-        try:
-            data = get_object_bytes(client, bucket, key)
-        except ClientError as exc:
-            code = client_error_code(exc)
-            if code in ("NoSuchKey", "404"):
-                raise InventoryError(
-                    f"inventory not found: {uri} (end the uri with / to migrate every object under a prefix)"
-                ) from None
-            if code == "NoSuchBucket":
-                raise InventoryError(f"inventory not found: {uri} (no such bucket)") from None
-            raise InventoryError(f"cannot read inventory {uri}: S3 error {code or 'unknown'}") from None
-        except BotoCoreError as exc:
-            raise InventoryError(f"cannot read inventory {uri}: {type(exc).__name__}") from None
-        base = SourceBase(s3_bucket=bucket, s3_dir=posixpath.dirname(key))
-        return _parse(uri, data, fmt, base)
-    if uri.startswith(("http://", "https://")):
-        raise InventoryError(
-            f"inventory {safe_uri(uri)} must be a local path or an s3:// uri (download it first)"
-        )
+    hint = " (end the uri with / to migrate every object under a prefix)"
     try:
-        path = Path(file_uri_to_path(uri) if uri.startswith("file://") else uri).expanduser()
-    except SourceError as exc:
-        raise InventoryError(f"cannot read inventory {uri}: {exc.reason}") from None
-    if path.is_dir():
-        raise InventoryError(f"inventory {path} is a directory (give a CSV, Parquet or JSON Lines file)")
-    if not path.exists():
-        raise InventoryError(f"inventory not found: {path}")
-    fmt = _detect_format(uri, path.name, format)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InventoryError(f"inventory not found: {path}") from None
-    except OSError as exc:
-        raise InventoryError(f"cannot read inventory {path}: {exc.strerror}") from None
-    return _parse(str(path), data, fmt, SourceBase(local_dir=str(path.resolve().parent)))
-
-
-def _detect_format(uri: str, name: str, forced: str | None) -> str:
-    if forced:
-        if forced not in set(FORMATS.values()):
-            raise InventoryError(f"unknown inventory format {forced!r} (csv, tsv, parquet or jsonl)")
-        return forced
-    suffix = posixpath.splitext(name.lower())[1]
-    fmt = FORMATS.get(suffix)
-    if fmt is None:
-        raise InventoryError(
-            f"cannot tell the format of inventory {safe_uri(uri)} from its extension "
-            f"{suffix or '(none)'!r}: use .csv, .tsv, .parquet or .jsonl"
-        )
-    return fmt
+        data, name, base = read_input(uri, s3, what="inventory", missing_hint=hint)
+        fmt = detect_format(uri, name, format, FORMATS, what="inventory")
+    except InputFileError as exc:
+        raise InventoryError(str(exc)) from None
+    return _parse(uri if uri.startswith("s3://") else str(Path(base.local_dir or "") / name), data, fmt, base)
 
 
 def _parse(label: str, data: bytes, fmt: str, base: SourceBase) -> _Loaded:

@@ -5,21 +5,17 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
-import posixpath
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 import yaml
-from botocore.exceptions import BotoCoreError, ClientError
 
+from connectors.input_files import InputFileError, detect_format, read_input
 from connectors.inventory import _as_text
-from connectors.inventory_sources import SourceBase
 from connectors.operations_rows import parse_row
-from connectors.s3 import S3Config, client_error_code, get_object_bytes, parse_s3_uri, shared_s3_client
-from connectors.sources import SourceError, file_uri_to_path
+from connectors.s3 import S3Config
 from core.item import RowError
 from core.operation import ALL_COLUMNS, OperationSpec, check_references, order_operations
 from core.redact import safe_uri, scrub_urls
@@ -37,7 +33,7 @@ FORMATS = {
 Record = tuple[int, dict[str, str | None]]
 
 
-class OperationsError(Exception):
+class OperationsError(InputFileError):
     """The operations file as a whole cannot be read (missing, unreadable, unknown format, no op column)."""
 
 
@@ -75,8 +71,11 @@ def read_operations(uri: str, *, s3: S3Config | None = None, format: str | None 
     all; bad rows go to ``.errors`` and never stop the good ones. The reference graph is checked by
     ``Operations.plan`` (it needs the ledger's keys).
     """
-    data, name, base = _fetch(uri, s3)
-    fmt = _detect_format(uri, name, format)
+    try:
+        data, name, base = read_input(uri, s3, what="operations file")
+        fmt = detect_format(uri, name, format, FORMATS, what="operations")
+    except InputFileError as exc:
+        raise OperationsError(str(exc)) from None
     label = safe_uri(uri)
     ops = Operations(uri=label, format=fmt)
     if fmt == "jsonl":
@@ -103,56 +102,6 @@ def read_operations(uri: str, *, s3: S3Config | None = None, format: str | None 
 
 
 # ---------------------------------------------------------------------------------------------- loading
-
-
-def _fetch(uri: str, s3: S3Config | None) -> tuple[bytes, str, SourceBase]:
-    """The file's bytes, its name (for the format) and what a relative replace source resolves against."""
-    if uri.startswith("s3://"):
-        bucket, key = parse_s3_uri(uri)
-        if not key or key.endswith("/"):
-            raise OperationsError(f"operations file {uri} must name one object (s3://bucket/key)")
-        try:
-            data = get_object_bytes(shared_s3_client(s3), bucket, key)
-        except ClientError as exc:
-            code = client_error_code(exc)
-            if code in ("NoSuchKey", "404", "NoSuchBucket"):
-                what = "no such bucket" if code == "NoSuchBucket" else "no such object"
-                raise OperationsError(f"operations file not found: {uri} ({what})") from None
-            raise OperationsError(
-                f"cannot read operations file {uri}: S3 error {code or 'unknown'}"
-            ) from None
-        except BotoCoreError as exc:
-            raise OperationsError(f"cannot read operations file {uri}: {type(exc).__name__}") from None
-        return data, key, SourceBase(s3_bucket=bucket, s3_dir=posixpath.dirname(key))
-    if uri.startswith(("http://", "https://")):
-        raise OperationsError(f"operations file {safe_uri(uri)} must be a local path or an s3:// uri")
-    try:
-        path = Path(file_uri_to_path(uri) if uri.startswith("file://") else uri).expanduser()
-        data = path.read_bytes()
-    except SourceError as exc:
-        raise OperationsError(f"cannot read operations file {uri}: {exc.reason}") from None
-    except FileNotFoundError:
-        raise OperationsError(f"operations file not found: {uri}") from None
-    except IsADirectoryError:
-        raise OperationsError(f"operations file {uri} is a directory") from None
-    except OSError as exc:
-        raise OperationsError(f"cannot read operations file {uri}: {exc.strerror}") from None
-    return data, path.name, SourceBase(local_dir=str(path.resolve().parent))
-
-
-def _detect_format(uri: str, name: str, forced: str | None) -> str:
-    known = sorted(set(FORMATS.values()))
-    if forced:
-        if forced not in known:
-            raise OperationsError(f"unknown operations format {forced!r} ({', '.join(known)})")
-        return forced
-    suffix = posixpath.splitext(name.lower())[1]
-    if suffix not in FORMATS:
-        raise OperationsError(
-            f"cannot tell the format of {safe_uri(uri)} from its extension {suffix or '(none)'!r}: "
-            "use .csv, .tsv, .parquet, .jsonl or .yaml"
-        )
-    return FORMATS[suffix]
 
 
 def _table(label: str, data: bytes, fmt: str) -> pl.DataFrame:
