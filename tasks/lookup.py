@@ -103,8 +103,13 @@ def find_created(
     return mine[0] if mine else None
 
 
+def settle_remaining(sent: SentCreate) -> float:
+    """Seconds until "not found" can be believed (0: now)."""
+    if sent.intent_at is None:
+        return 0.0
+    return max(0.0, SETTLE_SECONDS - (datetime.now(UTC) - sent.intent_at).total_seconds())
+
+
 def settled(sent: SentCreate) -> bool:
     """Whether "not found" can be believed: the intent is old enough for any listing to show the object."""
-    if sent.intent_at is None:
-        return True
-    return (datetime.now(UTC) - sent.intent_at).total_seconds() >= SETTLE_SECONDS
+    return settle_remaining(sent) <= 0.0

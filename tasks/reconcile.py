@@ -12,12 +12,14 @@ from connectors.ids import try_normal_id
 from connectors.models import Video
 from connectors.titles import header_safe_title, placeholder_title
 from core.item import FAILED_STATUSES, ItemState, Via, default_title
+from state.errors import LedgerError
 from state.machine import UPLOADING
 from state.models import Item
 from tasks.context import RunContext
-from tasks.lookup import Postponed, SentCreate, find_created, service_bound, settled
+from tasks.lookup import Postponed, SentCreate, find_created, service_bound, settle_remaining, settled
 
 log = logging.getLogger(__name__)
+
 
 def shared_titles(ctx: RunContext) -> frozenset[tuple[str, str]]:
     """(parent, title) pairs more than one item of the ledger would create: learned once per run."""
@@ -102,7 +104,11 @@ def reconcile_item(ctx: RunContext, item: Item) -> None:
 
 
 def delete_video(ctx: RunContext, item: Item, video_id: str) -> bool:
-    """Delete a video of this item (gone already counts); False when the service refused (item failed)."""
+    """Delete a video of this item (gone already counts); False when the service refused (item failed).
+
+    An item failed here keeps the video's id (recorded if it had none): a requeue of a failed item without a
+    video id plans a new create, which would leave this video beside the new one.
+    """
     try:
         ctx.client.videos.delete(video_id)
     except NotFoundError:
@@ -111,10 +117,49 @@ def delete_video(ctx: RunContext, item: Item, video_id: str) -> bool:
         if isinstance(exc, AuthError):
             ctx.stop(str(exc), config_error=True)
         else:
+            if reload(ctx, item.key).video_id is None:
+                try:
+                    ctx.ledger.set_video_id(item.key, ctx.run_id, video_id)
+                except LedgerError:  # another item owns it: not this item's to keep
+                    log.warning("item %s: video %s belongs to another item", item.key, video_id)
             why = f"could not delete video {video_id}: {exc}"
             ctx.ledger.fail(item.key, ctx.run_id, exc.code or "delete", why)
         return False
     return True
+
+
+def claim_video(ctx: RunContext, item: Item, *, wait: bool = True) -> str | None:
+    """The item's video id, found by listing and recorded when its init named only an upload session.
+
+    None only when the item made no create, or its create made no video the service shows once the listing
+    had time to show it. Whatever may delete the video, fail the item (a failed item without a video id is
+    requeued to planned: a new create) or create again asks this first. A lookup that cannot decide (the
+    listing failed, several candidates, too early to say "none") raises Postponed; with wait, a lookup only
+    too early waits (abort-aware) until the listing can show the video, then looks once more.
+    """
+    if item.video_id is not None or item.created_intent_at is None:
+        return item.video_id
+    try:
+        found = locate(ctx, item)
+        if found is None and wait and _too_early(item):
+            ctx.abort.wait(settle_remaining(sent_create(item)))
+            found = locate(ctx, item)
+    except VideoApiError as exc:
+        if isinstance(exc, AuthError):
+            ctx.stop(str(exc), config_error=True)
+        else:
+            log.warning("item %s: the lookup of its video failed (%s); left for later", item.key, exc.code)
+            ctx.ledger.note(item.key, ctx.run_id, f"video lookup postponed: {exc}")
+        raise Postponed(item.key) from None
+    if found is None:
+        if _too_early(item):
+            raise Postponed(item.key)
+        return None
+    try:
+        ctx.ledger.set_video_id(item.key, ctx.run_id, found.id)
+    except LedgerError:  # another item took it, or this one learned another id meanwhile: look again later
+        raise Postponed(item.key) from None
+    return found.id
 
 
 def replace_empty_video(ctx: RunContext, item: Item, why: str) -> None:
@@ -122,15 +167,12 @@ def replace_empty_video(ctx: RunContext, item: Item, why: str) -> None:
 
     For a tus item whose init answer (and endpoint) was lost, whose upload address stopped working, or whose
     source changed since its upload began. Nobody else can complete that video, so the item still ends with
-    exactly one video. A video id not known yet (init named a session) is looked up first.
+    exactly one video. A video id not known yet (init named a session) is looked up and recorded first; a
+    lookup that cannot decide leaves the item as it is (Postponed): nothing is created beside a video that
+    may exist.
     """
-    video_id = item.video_id
-    if video_id is None and item.created_intent_at is not None:
-        found = locate(ctx, item)
-        video_id = found.id if found is not None else None
-        if video_id is None and _too_early(item):
-            raise Postponed(item.key)
-    if video_id is not None and not delete_video(ctx, item, video_id):
+    video_id = claim_video(ctx, item)
+    if video_id is not None and not delete_video(ctx, reload(ctx, item.key), video_id):
         return
     ctx.ledger.restart(item.key, ctx.run_id, f"{why}; the unfinished video was deleted")
 
@@ -141,7 +183,11 @@ def retry_service_errors(ctx: RunContext) -> int:
     for item in ctx.ledger.items([ItemState.ERROR, ItemState.ABORTED]):
         if ctx.abort.is_set():
             break
-        if item.video_id is None or delete_video(ctx, item, item.video_id):
+        try:
+            video_id = claim_video(ctx, item)
+        except Postponed:
+            continue  # its video may exist and was not found: not created again this run
+        if video_id is None or delete_video(ctx, reload(ctx, item.key), video_id):
             why = f"--retry-errors: the video in status {item.state} was deleted"
             ctx.ledger.restart(item.key, ctx.run_id, why)
             done += 1

@@ -26,6 +26,7 @@ from state.models import Item
 from tasks.context import RunContext, error_code
 from tasks.reconcile import (
     Postponed,
+    claim_video,
     create_title,
     learn_init_ids,
     reconcile_item,
@@ -42,6 +43,14 @@ OFFSET_SAVE_SECONDS = 1.0
 
 
 def _fail(ctx: RunContext, item: Item, code: str | int, message: str, request_id: str | None = None) -> None:
+    """Fail the item; one whose init named only an upload session gets its video's id recorded first.
+
+    A failed item without a video id is requeued to planned (a new create), so an uploading item's video is
+    found by listing before it fails; a lookup that cannot decide leaves it uploading (Postponed) for later.
+    """
+    current = reload(ctx, item.key)
+    if current.state == UPLOADING:
+        claim_video(ctx, current)
     ctx.ledger.fail(item.key, ctx.run_id, code, message, request_id=request_id)
 
 
@@ -299,11 +308,14 @@ def _endpoint_gone(ctx: RunContext, item: Item, status: int | None) -> None:
 
     When the service already has every byte (the video is past uploading) the upload is complete; otherwise
     the unfinished video is deleted and the item planned again: a new init gives a new address (chosen over a
-    `type: replace` session, whose parameters the spec does not show).
+    `type: replace` session, whose parameters the spec does not show). A video id not known yet (init named a
+    session) is looked up and recorded first.
     """
-    if item.video_id is not None:
+    video_id = claim_video(ctx, item)
+    if video_id is not None:
+        item = reload(ctx, item.key)
         try:
-            video = ctx.client.videos.get(item.video_id)
+            video = ctx.client.videos.get(video_id)
         except NotFoundError:
             video = None
         except VideoApiError as exc:
@@ -340,6 +352,13 @@ def _record_crash(ctx: RunContext, key: str, exc: Exception) -> str:
     item = ctx.ledger.get(key)
     if item is None or item.state in (FAILED, CREATING):
         return item.state if item is not None else FAILED  # creating is reconciled by the next run
+    if item.state == UPLOADING and item.video_id is None:
+        # Failed without a video id, the next run would create again beside the video its init made.
+        try:
+            claim_video(ctx, item)
+        except Exception:
+            log.warning("item %s: its video could not be looked up; it stays uploading for the next run", key)
+            return item.state
     code = exc.code if isinstance(exc, VideoApiError) and exc.code is not None else "internal"
     message = str(exc) if isinstance(exc, VideoApiError) else f"internal error: {type(exc).__name__}"
     try:
