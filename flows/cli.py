@@ -200,6 +200,56 @@ def report_cmd(
 
 
 @app.command()
+def apply(
+    ops: str = typer.Argument(..., help="The operations file: a path or s3:// (connectors/OPERATIONS.md)."),
+    ledger: str = typer.Option(
+        DEFAULT_LEDGER, envvar="VIDEOFERRY_LEDGER", help="The ledger whose items key: targets name."
+    ),
+    dry_run: bool = typer.Option(
+        False,
+        "--dry-run",
+        help="Print what each row would do to which video; no write call, no ledger write.",
+    ),
+    allow_delete: bool = typer.Option(
+        False,
+        "--allow-delete",
+        help="Let delete rows run (takes effect with the runner; the dry run only words its summary).",
+    ),
+) -> None:
+    """Apply an operations file to the library (this version: --dry-run only; GET calls only)."""
+    if not dry_run:
+        raise _fail("apply runs only with --dry-run in this version")
+    from pathlib import Path
+
+    from connectors.client import VideoClient
+    from connectors.config import ConfigError, Settings
+    from connectors.errors import AuthError
+    from connectors.operations import OperationsError, read_operations
+    from connectors.s3 import S3Config
+    from state.errors import LedgerError
+    from state.ledger import Ledger
+    from tasks.apply_plan import resolve_plan
+
+    try:
+        settings = Settings.from_env()
+        operations = read_operations(ops, s3=S3Config.from_env())
+        book = Ledger.open(ledger, create=False) if Path(ledger).expanduser().exists() else None
+    except (ConfigError, OperationsError, LedgerError) as exc:
+        raise _fail(str(exc)) from None
+    try:
+        with VideoClient.from_settings(settings) as client:
+            plan = resolve_plan(operations, book, client)
+    except AuthError as exc:
+        raise _fail(f"the service refused the token (VIDEOFERRY_TOKEN): {exc}") from None
+    finally:
+        if book is not None:
+            book.close()
+    for line in plan.lines(allow_delete=allow_delete):
+        typer.echo(line)
+    raise typer.Exit(plan.exit_code)
+
+
+@app.command()
 def emulator(
     host: str = typer.Option("127.0.0.1", help="Address to listen on."),
     port: int = typer.Option(8080, help="Port of the API host ({base_url})."),
