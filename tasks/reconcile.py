@@ -78,15 +78,7 @@ def reconcile_item(ctx: RunContext, item: Item) -> None:
     A found video that our own broken transfer left in error/aborted (a cut single upload) is deleted and the
     item created again. A lookup that cannot decide leaves the item in creating (Postponed).
     """
-    try:
-        match = locate(ctx, item)
-    except VideoApiError as exc:
-        if isinstance(exc, AuthError):
-            ctx.stop(str(exc), config_error=True)
-        else:
-            log.warning("item %s: reconcile listing failed (%s); left for later", item.key, exc.code)
-            ctx.ledger.note(item.key, ctx.run_id, f"reconcile postponed: {exc}")
-        raise Postponed(item.key) from None
+    match = _lookup(ctx, item, "reconcile", wait=False)
     if match is None:
         if _too_early(item):
             raise Postponed(item.key)
@@ -101,6 +93,26 @@ def reconcile_item(ctx: RunContext, item: Item) -> None:
     state = ctx.ledger.adopt(item.key, ctx.run_id, match.id, status)
     if state == UPLOADING and item.spec.via is Via.TUS:
         replace_empty_video(ctx, reload(ctx, item.key), "init answer lost")
+
+
+def _lookup(ctx: RunContext, item: Item, what: str, *, wait: bool) -> Video | None:
+    """locate(), once more after the settle time when `wait` and it is too early; a failed listing postpones.
+
+    The failure is journalled as "<what> postponed: ..." (an auth error stops the run instead).
+    """
+    try:
+        found = locate(ctx, item)
+        if found is None and wait and _too_early(item):
+            ctx.abort.wait(settle_remaining(sent_create(item)))
+            found = locate(ctx, item)
+    except VideoApiError as exc:
+        if isinstance(exc, AuthError):
+            ctx.stop(str(exc), config_error=True)
+        else:
+            log.warning("item %s: %s listing failed (%s); left for later", item.key, what, exc.code)
+            ctx.ledger.note(item.key, ctx.run_id, f"{what} postponed: {exc}")
+        raise Postponed(item.key) from None
+    return found
 
 
 def delete_video(ctx: RunContext, item: Item, video_id: str) -> bool:
@@ -139,18 +151,7 @@ def claim_video(ctx: RunContext, item: Item, *, wait: bool = True) -> str | None
     """
     if item.video_id is not None or item.created_intent_at is None:
         return item.video_id
-    try:
-        found = locate(ctx, item)
-        if found is None and wait and _too_early(item):
-            ctx.abort.wait(settle_remaining(sent_create(item)))
-            found = locate(ctx, item)
-    except VideoApiError as exc:
-        if isinstance(exc, AuthError):
-            ctx.stop(str(exc), config_error=True)
-        else:
-            log.warning("item %s: the lookup of its video failed (%s); left for later", item.key, exc.code)
-            ctx.ledger.note(item.key, ctx.run_id, f"video lookup postponed: {exc}")
-        raise Postponed(item.key) from None
+    found = _lookup(ctx, item, "video lookup", wait=wait)
     if found is None:
         if _too_early(item):
             raise Postponed(item.key)
