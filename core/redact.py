@@ -51,11 +51,17 @@ def sanitize(value: Any) -> Any:
     return value
 
 
-def scrub(text: str, secrets: Iterable[str | None], placeholder: str = PLACEHOLDER) -> str:
-    """text with each known secret string replaced by a placeholder, cut to MAX_MESSAGE characters."""
+def blank(text: str, secrets: Iterable[str | None], placeholder: str = PLACEHOLDER) -> str:
+    """text with each known secret string replaced by a placeholder."""
     for secret in secrets:
         if secret:
             text = text.replace(secret, placeholder)
+    return text
+
+
+def scrub(text: str, secrets: Iterable[str | None], placeholder: str = PLACEHOLDER) -> str:
+    """blank(), then cut to MAX_MESSAGE characters (messages the journal and reports keep)."""
+    text = blank(text, secrets, placeholder)
     return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 3] + "..."
 
 

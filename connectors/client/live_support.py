@@ -17,6 +17,7 @@ from connectors.client.live_models import Page
 from connectors.client.transport import ErrorHook
 from connectors.errors import NotFoundError, ResponseFormatError, TransportError, VideoApiError
 from connectors.models import Pagination
+from core.redact import PLACEHOLDER, blank
 
 __all__ = [
     "REDACTED",
@@ -41,7 +42,7 @@ log = logging.getLogger(__name__)
 M = TypeVar("M", bound=BaseModel)
 
 #: What a secret is replaced with in an error's message, detail and invalid_params.
-REDACTED = "<redacted>"
+REDACTED = PLACEHOLDER
 #: Shorter values are not searched for: blanking every "x" would garble a message and hide nothing.
 MIN_SECRET = 3
 
@@ -121,15 +122,9 @@ def order_of(meta: Mapping[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in order.items()} if isinstance(order, dict) else {}
 
 
-def _scrub(text: str, secrets: list[str]) -> str:
-    for secret in secrets:
-        text = text.replace(secret, REDACTED)
-    return text
-
-
 def _scrub_value(value: Any, secrets: list[str]) -> Any:
     if isinstance(value, str):
-        return _scrub(value, secrets)
+        return blank(value, secrets)
     if isinstance(value, dict):
         return {k: _scrub_value(v, secrets) for k, v in value.items()}
     if isinstance(value, list):
@@ -161,8 +156,8 @@ def redacting(secrets: Iterable[str | None], then: ErrorHook | None = None) -> E
 
     def hook(exc: VideoApiError, number: int) -> httpx.Response | None:
         if values:
-            exc.message = _scrub(exc.message, values)
-            exc.detail = _scrub(exc.detail, values) if exc.detail is not None else None
+            exc.message = blank(exc.message, values)
+            exc.detail = blank(exc.detail, values) if exc.detail is not None else None
             exc.invalid_params = [_scrub_value(p, values) for p in exc.invalid_params]
             exc.args = (str(exc),)
         return then(exc, number) if then is not None else None
