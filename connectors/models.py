@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from connectors.ids import try_normal_id
+from core.item import TERMINAL_STATUSES
 
 __all__ = [
     "ApiModel",
@@ -24,10 +25,6 @@ __all__ = [
     "UploadResult",
     "Crop",
 ]
-
-#: Terminal video statuses (spec 3.1); readiness is judged only by these, never by progress.
-TERMINAL_STATUSES = frozenset({"done", "error", "aborted"})
-
 
 def _blank_to_none(value: Any) -> Any:
     return None if value == "" else value
