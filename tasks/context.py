@@ -44,7 +44,9 @@ class RunContext:
     s3: S3Config | None = None
     chunk_size: int = 8 * 1024 * 1024
     poll_interval: float = 5.0
+    #: Creates one item may make in one run (counted in `creates` across every round of the run).
     max_create_attempts: int = 3
+    creates: dict[str, int] = field(default_factory=dict)
     #: parent ids the service refused on a create (400236: unknown, or another workspace's) -> the reason;
     #: later items with that parent fail at once instead of repeating the same refused call.
     refused_parents: dict[str, str] = field(default_factory=dict)
@@ -69,6 +71,15 @@ class RunContext:
         if self.webhooks is not None and self.webhooks.valid_events > 0:
             return max(self.poll_interval, WEBHOOK_POLL_SECONDS)
         return self.poll_interval
+
+    def count_create(self, key: str) -> int | None:
+        """Count one more create of this item in this run; None once it has had max_create_attempts."""
+        with self.lock:
+            made = self.creates.get(key, 0)
+            if made >= self.max_create_attempts:
+                return None
+            self.creates[key] = made + 1
+            return made + 1
 
     def stop(self, reason: str, *, config_error: bool = False) -> None:
         """Ask every worker to stop taking new items (auth failure, user interrupt)."""

@@ -27,9 +27,10 @@ MAX_BATCH = 25
 #: next run (never failed: that could allow a second create of a video that exists).
 RECONCILE_ROUNDS = 3
 RECONCILE_PAUSE = 5.0
-#: Extra rounds for lookups that were only too early to say "no video" (lists that lag): they do not use up
-#: RECONCILE_ROUNDS, but are bounded too (an item whose create keeps failing without an answer).
-SETTLE_ROUNDS = 6
+#: Rounds for lookups that were only too early to say "no video" (lists that lag) wait for the youngest intent
+#: and use up nothing: each item makes at most RunContext.max_create_attempts creates a run, so they end.
+#: This bound only guards against a bug; it is far above what those creates can need.
+SETTLE_ROUNDS = 1000
 
 
 class Handle(Protocol):
@@ -78,8 +79,10 @@ def advance_items(
     watcher = Watcher(ctx)
     finish_tried: set[str] = set()
     waiting_since: float | None = None  # when the last transfer ended: the wait bound counts from there
-    rounds = 0
+    rounds = 0  # rounds after a failed listing
+    settle_rounds = 0  # rounds that only waited for a young intent
     next_round: float | None = None
+    next_young = False
     while True:
         running = [h for h in handles if not h.done()]
         gate_open = all(h.done() for h in first)
@@ -99,7 +102,7 @@ def advance_items(
                 watched = watcher.watched()
             unsettled: list[str] = []
             young = 0.0
-            if not running and not queue and rounds < RECONCILE_ROUNDS + SETTLE_ROUNDS:
+            if not running and not queue and settle_rounds < SETTLE_ROUNDS:
                 unsettled, young = _unsettled(ctx)
                 if not young and rounds >= RECONCILE_ROUNDS:
                     unsettled = []  # the listing kept failing: leave them in creating for the next run
@@ -109,9 +112,13 @@ def advance_items(
                     # count as a failed round); one whose listing failed backs off round by round.
                     pause = young + 0.5 if young else RECONCILE_PAUSE * (rounds + 1)
                     next_round = time.monotonic() + pause
+                    next_young = bool(young)
                     log.info("%d items with an unknown create outcome; reconciling again", len(unsettled))
                 elif time.monotonic() >= next_round:
-                    rounds += 1
+                    if next_young:
+                        settle_rounds += 1
+                    else:
+                        rounds += 1
                     next_round = None
                     queue = make_batches(unsettled, transfers)
                     queue.reverse()
@@ -122,8 +129,10 @@ def advance_items(
                 waiting_since = None
             elif waiting_since is None:
                 waiting_since = time.monotonic()
-            if waiting_since is not None and wait_timeout is not None and (
-                time.monotonic() - waiting_since > wait_timeout
+            if (
+                waiting_since is not None
+                and wait_timeout is not None
+                and (time.monotonic() - waiting_since > wait_timeout)
             ):
                 log.warning("stopped waiting for processing after %.0f s; rerun to go on", wait_timeout)
                 return False

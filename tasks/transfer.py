@@ -68,15 +68,14 @@ def transfer_item(ctx: RunContext, key: str) -> str:
     item = ledger.get(key)
     if item is None:
         raise LedgerError(f"item {key!r} is not in the ledger")
-    creates = 0
     while not ctx.abort.is_set():
         if item.state == CREATING:
             reconcile_item(ctx, item)
         elif item.state == PLANNED:
-            if creates >= ctx.max_create_attempts:
-                _fail(ctx, item, "create_attempts", f"no video after {creates} create attempts")
+            if ctx.count_create(key) is None:  # counted over the whole run, every reconcile round included
+                made = ctx.max_create_attempts
+                _fail(ctx, item, "create_attempts", f"no video after {made} create attempts")
             else:
-                creates += 1
                 create_item(ctx, item)
         elif item.state == UPLOADING:
             upload_item(ctx, item)
