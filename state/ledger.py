@@ -9,8 +9,9 @@ from types import TracebackType
 from typing import Any
 
 from core.item import ItemSpec
+from state import applied, operations, outcomes, planning, runs
 from state import items as item_steps
-from state import operations, outcomes, planning, runs
+from state.applied import UnitPlan
 from state.db import LedgerDB, utcnow
 from state.errors import LedgerError
 from state.files import RunLock
@@ -363,4 +364,61 @@ class Ledger(LedgerReader):
                 request_id=request_id,
                 run_id=run_id,
                 created=created,
+            )
+
+    # ------------------------------------------------------------------ apply units
+
+    def plan_units(self, plans: Iterable[UnitPlan], run_id: str | None) -> int:
+        """Store the units of an operations file not yet in the ledger; returns how many were new."""
+        with self._db.write() as conn:
+            return applied.plan_units(conn, self._db.now(), plans, run_id)
+
+    def move_unit(
+        self,
+        key: str,
+        to_state: str,
+        run_id: str | None,
+        message: str,
+        *,
+        values: Mapping[str, Any] | None = None,
+        error_code: str | int | None = None,
+        request_id: str | None = None,
+        expect: Collection[str] = (),
+    ) -> str:
+        """Move a unit to another state (machine.UNIT_TRANSITIONS), journalled; returns the state it left."""
+        with self._db.write() as conn:
+            return applied.move_unit(
+                conn,
+                self._db.now(),
+                key,
+                to_state,
+                run_id,
+                message=message,
+                values=values,
+                error_code=error_code,
+                request_id=request_id,
+                expect=tuple(expect),
+            )
+
+    def unit_intent(
+        self,
+        key: str,
+        kind: str,
+        params: Mapping[str, Any],
+        run_id: str | None,
+        *,
+        video_id: str | None,
+        before: Mapping[str, Any] | None = None,
+    ) -> int:
+        """A unit's call intent: the unit is running and an op row (op_key = unit key) holds the intent."""
+        operations.check_intent(kind, before)
+        target = operations.resolve_target(video_id, None, None)
+        with self._db.write() as conn:
+            now = self._db.now()
+            state = applied.unit_state(conn, key)
+            if state != "running":
+                applied.move_unit(conn, now, key, "running", run_id, message=f"{kind} intent")
+            applied.bump_attempts(conn, key)
+            return operations.record_intent(
+                conn, now, None, kind, params, run_id=run_id, target=target, op_key=key, before=before
             )

@@ -150,3 +150,28 @@ def check_op_transition(op_id: int, from_status: str, to_status: str) -> None:
     """Raise InvalidTransition unless an operation may go from from_status to to_status."""
     if to_status not in OP_TRANSITIONS.get(from_status, frozenset()):
         raise InvalidTransition(f"op {op_id}", from_status, to_status)
+
+
+# Apply units: one operation of an operations file on one video (a select: fans out into one unit per video).
+UNIT_PLANNED = "planned"  # waits for its turn (and for what it references)
+UNIT_RUNNING = "running"  # its call's intent is written; the ops table holds intent and outcome
+UNIT_PROCESSING = "processing"  # the call is done; the video it made or changed is not yet `done`
+UNIT_DONE = "done"
+UNIT_FAILED = "failed"
+UNIT_STATES: tuple[str, ...] = (UNIT_PLANNED, UNIT_RUNNING, UNIT_PROCESSING, UNIT_DONE, UNIT_FAILED)
+UNIT_TRANSITIONS: Mapping[str, frozenset[str]] = {
+    UNIT_PLANNED: frozenset({UNIT_RUNNING, UNIT_DONE, UNIT_FAILED}),
+    # planned again: the call provably did not take effect (its op is void) and is repeated.
+    UNIT_RUNNING: frozenset({UNIT_PLANNED, UNIT_PROCESSING, UNIT_DONE, UNIT_FAILED}),
+    UNIT_PROCESSING: frozenset({UNIT_DONE, UNIT_FAILED}),
+    UNIT_DONE: frozenset(),
+    # A later run tries a failed unit again: from the start, or from waiting when its call was done.
+    UNIT_FAILED: frozenset({UNIT_PLANNED, UNIT_PROCESSING}),
+}
+UNIT_END_STATES: frozenset[str] = frozenset({UNIT_DONE, UNIT_FAILED})
+
+
+def check_unit_transition(key: str, from_state: str, to_state: str) -> None:
+    """Raise InvalidTransition unless an apply unit may go from from_state to to_state."""
+    if to_state not in UNIT_TRANSITIONS.get(from_state, frozenset()):
+        raise InvalidTransition(key, from_state, to_state)

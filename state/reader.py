@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from state import queries
+from state import applied, queries
+from state.applied import Unit
 from state.db import LedgerDB
 from state.machine import OP_INTENT
 from state.models import Event, Item, Op, Run
@@ -104,3 +105,28 @@ class LedgerReader:
     def pending_ops(self) -> list[Op]:
         """Operations whose outcome is unknown (intent written, no outcome): reconcile before repeating."""
         return self.ops(status=OP_INTENT)
+
+    # ------------------------------------------------------------------ apply units
+
+    def units(self, states: Collection[str] | None = None) -> list[Unit]:
+        """Apply units in the given states (all when None), in plan order."""
+        with self._db.read() as db:
+            return applied.units(db.conn, states)
+
+    def unit_counts(self) -> dict[str, int]:
+        """How many apply units are in each state."""
+        counts: dict[str, int] = {}
+        for unit in self.units():
+            counts[unit.state] = counts.get(unit.state, 0) + 1
+        return counts
+
+    def unit(self, key: str) -> Unit | None:
+        """One apply unit, or None."""
+        with self._db.read() as db:
+            found = applied.units(db.conn, None, key=key)
+        return found[0] if found else None
+
+    def video_owners(self, video_ids: Sequence[str]) -> dict[str, str]:
+        """Which ledger entry owns each video: an item's key, or the unit whose operation created it."""
+        with self._db.read() as db:
+            return applied.owners(db.conn, list(video_ids))

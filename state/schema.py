@@ -5,12 +5,12 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Mapping
 
-from state.machine import OP_STATUSES, STATES
+from state.machine import OP_STATUSES, STATES, UNIT_STATES
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # PRAGMA application_id stamped into the file header: b"vfry".
 APPLICATION_ID = 0x76667279
-TABLES: tuple[str, ...] = ("meta", "runs", "items", "ops", "events")
+TABLES: tuple[str, ...] = ("meta", "runs", "items", "ops", "events", "units")
 
 _STATE_LIST = ", ".join(f"'{s}'" for s in STATES)
 _OP_STATUS_LIST = ", ".join(f"'{s}'" for s in OP_STATUSES)
@@ -20,6 +20,38 @@ OPS_TARGET_INDEXES: tuple[str, ...] = (
     "CREATE INDEX IF NOT EXISTS ops_target ON ops (target_kind, target_id)",
     "CREATE INDEX IF NOT EXISTS ops_created ON ops (created_kind, created_id)",
 )
+
+_UNIT_STATE_LIST = ", ".join(f"'{s}'" for s in UNIT_STATES)
+
+# The units of `videoferry apply` (schema 4; state/applied.py): its calls are ops rows with op_key = unit_key.
+UNITS_DDL: tuple[str, ...] = (
+    f"""
+    CREATE TABLE IF NOT EXISTS units (
+        unit_key TEXT PRIMARY KEY,
+        op_id TEXT NOT NULL,
+        row INTEGER,
+        kind TEXT NOT NULL,
+        target TEXT NOT NULL,
+        video_id TEXT,
+        depends TEXT NOT NULL DEFAULT '[]',
+        params TEXT NOT NULL DEFAULT '',
+        state TEXT NOT NULL CHECK (state IN ({_UNIT_STATE_LIST})),
+        result_id TEXT,
+        detail TEXT,
+        error_code TEXT,
+        error_message TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        first_run TEXT,
+        last_run TEXT,
+        planned_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        done_at TEXT
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS units_state ON units (state)",
+    "CREATE INDEX IF NOT EXISTS units_op_id ON units (op_id)",
+)
+
 
 # Times are RFC 3339 UTC text with microseconds ("...T12:00:00.000000Z"): they sort as text.
 DDL: tuple[str, ...] = (
@@ -136,6 +168,7 @@ DDL: tuple[str, ...] = (
     CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events
     BEGIN SELECT RAISE(ABORT, 'events is an append-only journal'); END
     """,
+    *UNITS_DDL,
 )
 
 
@@ -156,9 +189,19 @@ def _add_op_targets(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _add_units(conn: sqlite3.Connection) -> None:
+    """3 -> 4: the units table of `videoferry apply` (one operation on one video)."""
+    for statement in UNITS_DDL:
+        conn.execute(statement)
+
+
 # Upgrades from an older schema_version: version -> function run inside the upgrade transaction that brings
 # the file from that version to the next.
-MIGRATIONS: Mapping[int, Callable[[sqlite3.Connection], None]] = {1: _add_source_version, 2: _add_op_targets}
+MIGRATIONS: Mapping[int, Callable[[sqlite3.Connection], None]] = {
+    1: _add_source_version,
+    2: _add_op_targets,
+    3: _add_units,
+}
 
 
 def user_tables(conn: sqlite3.Connection) -> set[str]:

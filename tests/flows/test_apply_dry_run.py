@@ -3,56 +3,15 @@ refused rows listed, only GET calls, exit statuses."""
 
 from __future__ import annotations
 
-import csv
 import json
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from connectors.client import VideoClient
 from emulator.control import EmulatorControl, Workspace
 from state.ledger import Ledger
-from tests.flows.helpers import cli_env, clip_rows, run_cli, settings_for, write_inventory
-
-
-def _run(args: list[str], ws: Workspace | None, **env: str) -> subprocess.CompletedProcess[str]:
-    return run_cli(args, cli_env(ws, **env), timeout=240)
-
-
-def _write_ops(path: Path, rows: list[dict[str, Any]]) -> Path:
-    columns: list[str] = []
-    for row in rows:
-        columns += [c for c in row if c not in columns]
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
-
-
-@pytest.fixture()
-def library(tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory) -> dict[str, Any]:
-    """Two videos migrated for real (ledger with keys), three more uploaded into a second project."""
-    inventory = write_inventory(tmp_path / "inv.csv", clip_rows(clip_factory, 2, metadata=False))
-    ledger = tmp_path / "ledger.db"
-    done = _run(
-        ["migrate", str(inventory), "--no-prefect", "--parent-id", emu.project_id, "--ledger", str(ledger)],
-        emu,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    with Ledger.open(ledger, create=False) as book:
-        keys = {item.spec.key: item.video_id for item in book.items()}
-    project, folder = emu_control.create_project(emu)
-    uploaded: dict[str, str] = {}
-    with VideoClient.from_settings(settings_for(emu)) as client:
-        for title, parent in (("Intro A", project), ("Intro B", project), ("Outro", folder)):
-            data = clip_factory(1.0, name=f"{title}.mp4").read_bytes()
-            result = client.uploads.single(parent_id=parent, title=title, source=data, filename="c.mp4")
-            uploaded[title] = str(result.id)
-    return {"ledger": ledger, "keys": keys, "project": project, "folder": folder, "videos": uploaded}
+from tests.flows.apply_fixtures import run_vf as _run
+from tests.flows.apply_fixtures import write_ops as _write_ops
 
 
 def test_dry_run_lists_each_row_and_makes_only_get_calls(
@@ -137,18 +96,22 @@ def test_a_clean_file_exits_0_and_allow_delete_changes_the_wording(
     )
 
 
-def test_without_dry_run_or_configuration_exits_2_and_calls_nothing(
+def test_configuration_to_fix_exits_2_and_writes_nothing(
     tmp_path: Path, emu: Workspace, emu_control: EmulatorControl
 ) -> None:
     ops = _write_ops(tmp_path / "ops.csv", [{"op": "update", "target": "select:title=x", "title": "y"}])
     mark = time.time()
-    plain = _run(["apply", str(ops)], emu)
-    assert plain.returncode == 2 and "apply runs only with --dry-run in this version" in plain.stderr
+    revoked = "vf-revoked-0123456789abcdef"
+    ledger = str(tmp_path / "l.db")
+    plain = _run(["apply", str(ops), "--no-prefect", "--ledger", ledger], emu, VIDEOFERRY_TOKEN=revoked)
+    assert plain.returncode == 2 and "VIDEOFERRY_TOKEN" in plain.stdout, plain.stdout + plain.stderr
+    gone = _run(["apply", str(tmp_path / "nope.csv"), "--no-prefect", "--ledger", ledger], emu)
+    assert gone.returncode == 2 and "nope.csv" in gone.stderr
     no_token = _run(["apply", str(ops), "--dry-run"], emu, VIDEOFERRY_TOKEN="")
     assert no_token.returncode == 2 and "VIDEOFERRY_TOKEN" in no_token.stderr
     missing = _run(["apply", str(tmp_path / "nope.csv"), "--dry-run"], emu)
     assert missing.returncode == 2 and "nope.csv" in missing.stderr
     bad_token = _run(["apply", str(ops), "--dry-run"], emu, VIDEOFERRY_TOKEN="vf-revoked-0123456789abcdef")
     assert bad_token.returncode == 2 and "VIDEOFERRY_TOKEN" in bad_token.stderr
-    assert [(r["method"], r["status"]) for r in emu_control.requests(since=mark)] == [("GET", 401)]
+    assert [(r["method"], r["status"]) for r in emu_control.requests(since=mark)] == [("GET", 401)] * 2
     assert emu.token not in plain.stderr + no_token.stderr + bad_token.stdout + bad_token.stderr

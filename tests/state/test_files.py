@@ -108,6 +108,8 @@ def test_newer_schema_refused(ledger_path: Path) -> None:
 def _make_older(path: Path, version: int) -> None:
     """Turn a current ledger file into the file an older videoferry wrote (schema `version`)."""
     conn = sqlite3.connect(path)
+    if version < 4:
+        conn.execute("DROP TABLE units")
     if version < 3:
         conn.execute("DROP INDEX ops_target")
         conn.execute("DROP INDEX ops_created")
@@ -144,7 +146,7 @@ def test_schema_1_is_upgraded_with_source_versions(ledger_path: Path) -> None:
         assert item is not None and item.source_version == "10:123"
     finally:
         ledger.close()
-    assert _stored_version(ledger_path) == str(SCHEMA_VERSION) == "3"
+    assert _stored_version(ledger_path) == str(SCHEMA_VERSION) == "4"
 
 
 def test_schema_2_is_upgraded_with_op_targets(ledger_path: Path) -> None:

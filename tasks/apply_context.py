@@ -1,0 +1,48 @@
+"""The per-run context of `videoferry apply`: client, ledger, operations by id, stop flag, create locks."""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from connectors.client import VideoClient
+    from connectors.s3 import S3Config
+    from core.operation import OperationSpec
+    from state.ledger import Ledger
+
+
+@dataclass
+class ApplyContext:
+    """Everything one apply run shares between its workers (never serialised, never logged)."""
+
+    client: VideoClient
+    ledger: Ledger
+    run_id: str
+    specs: dict[str, OperationSpec]
+    s3: S3Config | None = None
+    #: Seconds between two status reads of one processing video (the spec: at most one per 5 s).
+    poll_interval: float = 5.0
+    abort: threading.Event = field(default_factory=threading.Event)
+    abort_reason: str = ""
+    config_error: bool = False
+    #: Creates that land in the same (parent, title) run one at a time, so a lost answer's lookup can only
+    #: ever find the video its own call made.
+    create_locks: defaultdict[tuple[str, str], threading.Lock] = field(
+        default_factory=lambda: defaultdict(threading.Lock)
+    )
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def create_lock(self, parent: str | None, title: str | None) -> threading.Lock:
+        """The lock of creates landing in this parent with this title."""
+        with self.lock:
+            return self.create_locks[(parent or "", title or "")]
+
+    def stop(self, reason: str, *, config_error: bool = False) -> None:
+        """Ask every worker to stop taking new units (auth failure, user interrupt)."""
+        if not self.abort.is_set():
+            self.abort_reason = reason
+            self.config_error = config_error
+            self.abort.set()

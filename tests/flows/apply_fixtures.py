@@ -1,0 +1,55 @@
+"""Shared by the apply tests: an operations CSV writer, the CLI runner, and a migrated library to act on."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from connectors.client import VideoClient
+from emulator.control import EmulatorControl, Workspace
+from state.ledger import Ledger
+from tasks.open_run import run_limiter
+from tests.flows.helpers import cli_env, clip_rows, run_cli, settings_for, write_inventory
+
+
+def run_vf(args: list[str], ws: Workspace | None, **env: str) -> subprocess.CompletedProcess[str]:
+    return run_cli(args, cli_env(ws, **env), timeout=240)
+
+
+def write_ops(path: Path, rows: list[dict[str, Any]]) -> Path:
+    columns: list[str] = []
+    for row in rows:
+        columns += [c for c in row if c not in columns]
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+@pytest.fixture()
+def library(tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory) -> dict[str, Any]:
+    """Two videos migrated for real (ledger with keys), three more uploaded into a second project."""
+    inventory = write_inventory(tmp_path / "inv.csv", clip_rows(clip_factory, 2, metadata=False))
+    ledger = tmp_path / "ledger.db"
+    done = run_vf(
+        ["migrate", str(inventory), "--no-prefect", "--parent-id", emu.project_id, "--ledger", str(ledger)],
+        emu,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    with Ledger.open(ledger, create=False) as book:
+        keys = {item.spec.key: item.video_id for item in book.items()}
+    project, folder = emu_control.create_project(emu)
+    uploaded: dict[str, str] = {}
+    settings = settings_for(emu)
+    # The migrate run's rate budget (the limiter file beside the ledger) counts these calls too.
+    with VideoClient.from_settings(settings, limiter=run_limiter(settings, str(ledger))) as client:
+        for title, parent in (("Intro A", project), ("Intro B", project), ("Outro", folder)):
+            data = clip_factory(1.0, name=f"{title}.mp4").read_bytes()
+            result = client.uploads.single(parent_id=parent, title=title, source=data, filename="c.mp4")
+            uploaded[title] = str(result.id)
+    return {"ledger": ledger, "keys": keys, "project": project, "folder": folder, "videos": uploaded}
