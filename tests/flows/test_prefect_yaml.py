@@ -1,4 +1,4 @@
-"""prefect.yaml names a real flow; its parameters are the flow's, and those are the declared options."""
+"""prefect.yaml names real flows, each deployment with its flow's parameters; apply-nightly runs on a cron."""
 
 from __future__ import annotations
 
@@ -9,29 +9,50 @@ import typing
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
+from prefect.client.schemas.actions import DeploymentScheduleCreate
+from prefect.client.schemas.schedules import CronSchedule
 
+from flows.apply_runner import ApplyOptions
 from flows.options import ENTRY_DECLARATIONS, MIB, MigrateOptions, ServiceOptions, entry_fields, from_params
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: Parameters whose value in prefect.yaml is an example of a site's own (paths, the inventory).
-SITE_VALUES = {"inventory", "ledger", "report_dir"}
+#: Per deployment, the parameters whose value in prefect.yaml is an example of a site's own (paths, files).
+SITE_VALUES = {
+    "migrate": {"inventory", "ledger", "report_dir"},
+    "apply-nightly": {"ops", "ledger", "report_dir"},
+}
 #: Flow parameters that are connection settings (ServiceOptions), not MigrateOptions (the token is never one).
 SETTINGS_PARAMS = {"api_url", "upload_url"}
 
 
-def _deployment() -> tuple[dict[str, Any], dict[str, Any], Any]:
+#: Each deployment of prefect.yaml and the name of the flow its entrypoint names.
+FLOWS = {"migrate": "videoferry-migrate", "apply-nightly": "videoferry-apply"}
+
+
+def _deployment(name: str = "migrate") -> tuple[dict[str, Any], dict[str, Any], Any]:
     config = yaml.safe_load((ROOT / "prefect.yaml").read_text())
-    (deployment,) = config["deployments"]
-    path, name = deployment["entrypoint"].split(":")
+    (deployment,) = [d for d in config["deployments"] if d["name"] == name]
+    path, attribute = deployment["entrypoint"].split(":")
     module = importlib.import_module(path.removesuffix(".py").replace("/", "."))
-    return config, deployment, getattr(module, name)
+    return config, deployment, getattr(module, attribute)
 
 
-def test_deployment_matches_the_flow() -> None:
-    config, deployment, flow = _deployment()
-    assert flow.name == "videoferry-migrate"
+def test_deployments_are_the_known_ones() -> None:
+    config = yaml.safe_load((ROOT / "prefect.yaml").read_text())
+    assert [d["name"] for d in config["deployments"]] == list(FLOWS)
+    # The same work pool for both: one worker (with the token in its environment) runs them all.
+    assert {(d["work_pool"]["name"], d["work_pool"]["work_queue_name"]) for d in config["deployments"]} == {
+        ("videoferry", "default")
+    }
+
+
+@pytest.mark.parametrize("name", list(FLOWS))
+def test_deployment_matches_the_flow(name: str) -> None:
+    config, deployment, flow = _deployment(name)
+    assert flow.name == FLOWS[name]
     params = inspect.signature(flow.fn).parameters
     # Exactly the flow's parameters, in the flow's order: none missing, none the flow would refuse.
     assert list(deployment["parameters"]) == list(params)
@@ -39,18 +60,59 @@ def test_deployment_matches_the_flow() -> None:
     assert not any("token" in name or "secret" in name for name in params)
 
 
-def test_deployment_values_are_the_flow_defaults() -> None:
-    _config, deployment, flow = _deployment()
+@pytest.mark.parametrize("name", list(FLOWS))
+def test_deployment_values_are_the_flow_defaults(name: str) -> None:
+    _config, deployment, flow = _deployment(name)
     params = inspect.signature(flow.fn).parameters
-    for name, value in deployment["parameters"].items():
-        if name in SITE_VALUES:
+    for param, value in deployment["parameters"].items():
+        if param in SITE_VALUES[name]:
+            assert isinstance(value, str) and value, param  # an example, never left empty
             continue
-        assert value == params[name].default, name
-        assert type(value) is type(params[name].default), name  # 3600.0, not 3600 or "3600"
+        assert value == params[param].default, param
+        assert type(value) is type(params[param].default), param  # 3600.0, not 3600 or "3600"
+    if name == "apply-nightly":
+        assert deployment["parameters"]["ops"] == "s3://my-bucket/operations/nightly.csv"
+    # Both keep their files in the same place; apply's key: targets are read from migrate's ledger.
+    assert deployment["parameters"]["ledger"] == "/var/lib/videoferry/ledger.db"
+    assert deployment["parameters"]["report_dir"].startswith("/var/lib/videoferry/")
+
+
+def test_apply_deployment_runs_nightly_on_a_cron() -> None:
+    _config, deployment, _flow = _deployment("apply-nightly")
+    # Prefect 3's `schedules:` list; the legacy `schedule:` key beside it makes `prefect deploy` fail.
+    assert "schedule" not in deployment
+    (schedule,) = deployment["schedules"]
+    assert schedule == {"cron": "0 2 * * *", "timezone": "UTC", "active": True}
+    # Prefect's own models take it as written (a valid cron, an IANA timezone): what `prefect deploy` sends.
+    cron = CronSchedule(cron=schedule["cron"], timezone=schedule["timezone"])
+    sent = DeploymentScheduleCreate(schedule=cron, active=schedule["active"])
+    assert isinstance(sent.schedule, CronSchedule) and sent.schedule.timezone == "UTC" and sent.active
+
+
+def test_migrate_deployment_has_no_schedule() -> None:
+    _config, deployment, _flow = _deployment("migrate")
+    assert deployment.get("schedule") is None and not deployment.get("schedules")
+
+
+def test_apply_flow_parameters_are_the_apply_options() -> None:
+    _config, _deployment_, flow = _deployment("apply-nightly")
+    params = inspect.signature(flow.fn).parameters
+    hints = typing.get_type_hints(flow.fn)
+    option_hints = typing.get_type_hints(ApplyOptions)
+    fields = dataclasses.fields(ApplyOptions)
+    # ApplyOptions' fields in their order, then the connection settings: the same options as the CLI's.
+    assert list(params) == [f.name for f in fields] + ["api_url", "upload_url"]
+    for spec in fields:
+        default = inspect.Parameter.empty if spec.default is dataclasses.MISSING else spec.default
+        assert params[spec.name].default == default, spec.name
+        assert type(params[spec.name].default) is type(default), spec.name
+        assert hints[spec.name] == option_hints[spec.name], spec.name
+    for name in SETTINGS_PARAMS:
+        assert params[name].default is None, name  # None: read from the worker's environment
 
 
 def test_flow_parameters_are_the_declared_options() -> None:
-    _config, _deployment_, flow = _deployment()
+    _config, _deployment_, flow = _deployment("migrate")
     params = inspect.signature(flow.fn).parameters
     hints = typing.get_type_hints(flow.fn)
     declared = {name: hint for d in ENTRY_DECLARATIONS for name, hint in typing.get_type_hints(d).items()}
