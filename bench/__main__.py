@@ -25,6 +25,7 @@ BENCHMARKS = (
     "throughput",
     "memory",
     "plan",
+    "apply_ops",
     "end_to_end",
 )
 

@@ -30,6 +30,7 @@ EXPECTED = {
         "peak_rss_growth_s3",
     ],
     "plan": ["plan_1k_rows_seconds", "peak_rss_plan_1k_rows", "rerun_finished_1k_seconds"],
+    "apply_ops": ["apply_ops_per_minute", "apply_floor_ratio", "apply_api_calls_per_op"],
     "end_to_end": [
         "e2e_5_videoferry_seconds",
         "e2e_5_naive_seconds",
@@ -82,11 +83,25 @@ def _end_to_end(figures: Figures) -> None:
     _no_429(figures, *(n for n in figures if re.fullmatch(r"e2e_\d+_videoferry(_prefect)?_seconds", n)))
 
 
+def _apply_ops(figures: Figures) -> None:
+    note = figures["apply_api_calls_per_op"][1]
+    assert _found(r"429s: (\d+)", note)[1] == "0", note
+    operations, done = (
+        int(g)
+        for g in _found(r"\b(\d+) operations \(.*\b(\d+) done\b", figures["apply_ops_per_minute"][1]).groups()
+    )
+    assert operations > 0 and operations == done, figures["apply_ops_per_minute"]
+    writes = int(_found(r"\b(\d+) writes\b", note)[1])
+    assert writes == operations, note  # one write per operation, none repeated
+    assert figures["apply_api_calls_per_op"][0] >= float(_found(r"least (\d+\.\d+)", note)[1]), note
+
+
 #: Invariants that hold in --quick mode too, read from each benchmark's printed figures.
 INVARIANTS: dict[str, Callable[[Figures], None]] = {
     "rate_cap": _rate_cap,
     "api_calls": _api_calls,
     "end_to_end": _end_to_end,
+    "apply_ops": _apply_ops,
 }
 
 
