@@ -39,6 +39,11 @@ PROCESSED_KINDS = frozenset({OpKind.COPY, OpKind.CONCAT, OpKind.CUT, OpKind.REPL
 CREATE_KINDS = frozenset({OpKind.COPY, OpKind.CONCAT})
 
 
+class ResultUnnamed(Exception):
+    """A cut was accepted, its answer named the source, and the source is unchanged: the service made a new
+    video without naming it (spec: answers not shown). Look it up; never cut again."""
+
+
 @dataclass(frozen=True)
 class Called:
     """What a call (or its reconcile) established: the video it left, whether it is new, what happened."""
@@ -68,8 +73,17 @@ def changed(before: dict[str, Any], video: Video) -> bool:
     return any(before.get(k) != now[k] for k in ("version", "updated_at", "duration", "file_size"))
 
 
-def call(ctx: ApplyContext, spec: OperationSpec, video_id: str, others: dict[str, str]) -> Called:
-    """Make the unit's call on video_id (others: op:/key: targets of prepend/append resolved to ids)."""
+def call(
+    ctx: ApplyContext,
+    spec: OperationSpec,
+    video_id: str,
+    others: dict[str, str],
+    before: dict[str, Any] | None = None,
+) -> Called:
+    """Make the unit's call on video_id (others: op:/key: targets of prepend/append resolved to ids).
+
+    before: the snapshot taken before the call (a cut answered with the source unchanged: ResultUnnamed).
+    """
     params = spec.params
     client = ctx.client
     if isinstance(params, UpdateParams):
@@ -111,6 +125,8 @@ def call(ctx: ApplyContext, spec: OperationSpec, video_id: str, others: dict[str
             folder_id=params.folder_id,
         )
         new = video.id != video_id
+        if not new and before is not None and not changed(before, video):
+            raise ResultUnnamed(video_id)
         return Called(video, new, "cut made a new video" if new else "cut written back to the same video")
     if isinstance(params, ReplaceParams):
         return _replace(ctx, params, video_id)

@@ -33,7 +33,15 @@ class ApplyContext:
     create_locks: defaultdict[tuple[str, str], threading.Lock] = field(
         default_factory=lambda: defaultdict(threading.Lock)
     )
+    #: Calls on one video run one at a time (intent to outcome, reconcile included): a reconcile then sees
+    #: only what its own call did to the video, never another unit's edit.
+    video_locks: defaultdict[str, threading.Lock] = field(default_factory=lambda: defaultdict(threading.Lock))
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def video_lock(self, video_id: str) -> threading.Lock:
+        """The lock of calls on this video."""
+        with self.lock:
+            return self.video_locks[video_id]
 
     def create_lock(self, parent: str | None, title: str | None) -> threading.Lock:
         """The lock of creates landing in this parent with this title."""

@@ -148,7 +148,8 @@ def advance_units(
         for key, handle in list(in_flight.items()):
             if handle.done():
                 del in_flight[key]
-                _collect(ctx, key, handle, not_before, postponed)
+                if _collect(ctx, key, handle, not_before, postponed) == UNIT_PROCESSING:
+                    polled[key] = time.monotonic()  # its call's answer just said so: read it a poll later
         units = {u.unit_key: u for u in ctx.ledger.units() if u.unit_key in keys}
         open_units = [u for u in units.values() if u.state not in UNIT_END_STATES]
         if ctx.abort.is_set():
@@ -201,9 +202,10 @@ def advance_units(
 
 def _collect(
     ctx: ApplyContext, key: str, handle: Handle, not_before: dict[str, float], postponed: Counter[str]
-) -> None:
+) -> str | None:
+    """The state a finished unit task left (None when it raised: postponed or crashed)."""
     try:
-        handle.result()
+        return handle.result()
     except Postponed:
         postponed[key] += 1
         not_before[key] = time.monotonic() + POSTPONE_PAUSE
@@ -221,6 +223,7 @@ def _collect(
                 error_code="internal",
             )
         # a unit left running has an intent without an outcome: it is reconciled, never failed blind
+    return None
 
 
 def _blocked_by(unit: Unit, units: dict[str, Unit]) -> str | None:

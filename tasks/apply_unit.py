@@ -24,7 +24,7 @@ from state.machine import (
     UNIT_RUNNING,
 )
 from state.models import Op
-from tasks.apply_calls import PROCESSED_KINDS, Called, before_of, call, reconcile
+from tasks.apply_calls import PROCESSED_KINDS, Called, ResultUnnamed, before_of, call, reconcile
 from tasks.apply_context import ApplyContext
 from tasks.context import error_code
 from tasks.lookup import Postponed
@@ -99,7 +99,8 @@ def run_unit(ctx: ApplyContext, unit: Unit) -> str:
     ops = ctx.ledger.ops(op_key=unit.unit_key)
     last = ops[-1] if ops else None
     if unit.state == UNIT_RUNNING and last is not None:
-        settled = _settle_last(ctx, unit, spec, video_id, last)
+        with ctx.video_lock(video_id):
+            settled = _settle_last(ctx, unit, spec, video_id, last)
         if settled is not None:
             return settled
     return _call(ctx, unit.unit_key, spec, video_id, others, repeat=any(o.status == OP_VOID for o in ops))
@@ -144,6 +145,13 @@ def _called_from(ctx: ApplyContext, op: Op) -> Called:
 def _call(
     ctx: ApplyContext, key: str, spec: OperationSpec, video_id: str, others: dict[str, str], *, repeat: bool
 ) -> str:
+    with ctx.video_lock(video_id):
+        return _call_locked(ctx, key, spec, video_id, others, repeat=repeat)
+
+
+def _call_locked(
+    ctx: ApplyContext, key: str, spec: OperationSpec, video_id: str, others: dict[str, str], *, repeat: bool
+) -> str:
     try:
         before = before_of(ctx, spec, video_id)
     except NotFoundError:
@@ -159,10 +167,12 @@ def _call(
     )
     with guard:
         try:
-            called = call(ctx, spec, video_id, others)
+            called = call(ctx, spec, video_id, others, before)
         except UnknownOutcomeError:
             log.info("unit %s: outcome unknown; reconciling", key)
             return _settle_unknown(ctx, key, spec, video_id, op_id, wait=before is not None)
+        except ResultUnnamed:
+            return _settle_unnamed(ctx, key, spec, video_id, op_id)
         except NotFoundError as exc:
             if spec.kind is OpKind.DELETE and repeat:
                 return _record(
@@ -201,6 +211,30 @@ def _settle_unknown(
             return settled
         ctx.ledger.move_unit(key, UNIT_PLANNED, ctx.run_id, "the call did not take effect: made again")
         return UNIT_PLANNED
+
+
+def _settle_unnamed(ctx: ApplyContext, key: str, spec: OperationSpec, video_id: str, op_id: int) -> str:
+    """An accepted cut whose answer named no result: find it (in place or new); never cut again."""
+    while True:
+        last = ctx.ledger.get_op(op_id)
+        assert last is not None
+        try:
+            found = reconcile(ctx, spec, video_id, last)
+        except Postponed:
+            if ctx.abort.wait(1.0):
+                raise
+            continue
+        except VideoApiError as exc:
+            return _op_failed(ctx, key, op_id, exc)
+        if found is not None:
+            return _record(ctx, key, spec, found, op_id)
+        message = (
+            f"the service accepted the cut but its answer named no video, {video_id} is unchanged and no new"
+            " video was found by listing: check the project by hand (not cut again)"
+        )
+        ctx.ledger.record_op_outcome(op_id, OP_FAILED, error_code="cut_unnamed", error_message=message)
+        _fail(ctx, key, "cut_unnamed", message)
+        return UNIT_FAILED
 
 
 def get_unit(ctx: ApplyContext, key: str) -> Unit:

@@ -128,3 +128,24 @@ def test_in_place_calls_refused_without_effect_are_made_again_once(
     videos = {v["id"]: v for v in wait_done(emu_control, emu)}
     assert abs(videos[v1]["duration"] - 0.6) < 0.15  # trimmed once
     assert abs(videos[v0]["duration"] - 2.0) < 0.15  # the new bytes
+
+
+def test_a_cut_answered_with_the_source_finds_the_new_video(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, library: dict[str, Any]
+) -> None:
+    # The service makes a new video and answers without a body: the client reads the source again, sees it
+    # unchanged, and the new video is found by listing (not cut a second time).
+    (_k0, _v0), (_k1, v1) = library["keys"].items()
+    before = {v["id"] for v in wait_done(emu_control, emu)}
+    emu_control.set_variants(emu, ["cut-new-video", "empty-bodies"])
+    ops = write_ops(tmp_path / "ops.csv", [{"op": "cut", "id": "trim", "target": v1, "trim": TRIM}])
+    opts = ApplyOptions(ops=str(ops), ledger=str(library["ledger"]), poll_interval=0.5, wait_timeout=120)
+    outcome = run_apply(opts, settings_for(emu))
+    assert outcome.exit_code == 0, outcome.reasons
+    with Ledger.open(library["ledger"], create=False) as book:
+        (unit,) = book.units()
+    videos = {v["id"]: v for v in wait_done(emu_control, emu)}
+    assert set(videos) - before == {unit.result_id}
+    assert "new video" in (unit.detail or "")
+    assert abs(videos[unit.result_id or ""]["duration"] - 0.6) < 0.15
+    assert abs(videos[v1]["duration"] - 1.0) < 0.15

@@ -1,0 +1,158 @@
+"""Chaos for `videoferry apply`: every kind under the service's variants, faults and kill -9, exactly once."""
+
+from __future__ import annotations
+
+import logging
+import random
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from emulator.control import EmulatorControl, Workspace
+from flows.apply_runner import ApplyOptions, run_apply
+from tests.chaos.apply_harness import (
+    ACTION_PATHS,
+    assert_applied_once,
+    assert_no_strays,
+    chaos_operations,
+    make_library,
+)
+from tests.chaos.checks import rate_figures
+from tests.chaos.harness import FaultScript, chaos_seeds, describe_variants, draw_variants
+from tests.flows.helpers import cli_argv, cli_env, run_cli, settings_for
+
+pytestmark = [pytest.mark.chaos, pytest.mark.timeout(900)]
+
+log = logging.getLogger(__name__)
+
+#: Seeds of the apply chaos in `make test` (the first two of chaos_seeds()); `make chaos` runs them all.
+DEFAULT_APPLY_SEEDS = 2
+
+
+def apply_seeds() -> list[int]:
+    """The seeds to run: all of chaos_seeds() when VIDEOFERRY_CHAOS_SEEDS is set, else the first two."""
+    import os
+
+    seeds = chaos_seeds()
+    return seeds if "VIDEOFERRY_CHAOS_SEEDS" in os.environ else seeds[:DEFAULT_APPLY_SEEDS]
+
+
+def _faults(control: EmulatorControl, ws: Workspace, seed: int) -> FaultScript:
+    script = FaultScript(control, ws, seed)
+    rng = random.Random(seed * 13 + 5)
+    script.rules.append({"kind": "drop_after_commit", "path": ACTION_PATHS, "rate": rng.uniform(0.15, 0.35)})
+    return script
+
+
+def _options(ops: Path, ledger: Path) -> ApplyOptions:
+    return ApplyOptions(
+        ops=str(ops), ledger=str(ledger), allow_delete=True, transfers=4, poll_interval=0.5, wait_timeout=300
+    )
+
+
+@pytest.mark.parametrize("seed", apply_seeds())
+def test_faulted_apply_then_clean_rerun(
+    seed: int, tmp_path: Path, chaos_ws: Workspace, chaos_control: EmulatorControl, clip_factory
+) -> None:
+    lib = make_library(tmp_path, chaos_control, chaos_ws, clip_factory)
+    ops = chaos_operations(tmp_path / "ops.csv", lib, seed)
+    variants, params = draw_variants(seed + 2000)
+    chaos_control.set_variants(chaos_ws, variants, **params)
+    started = time.time()
+    with _faults(chaos_control, chaos_ws, seed):
+        faulted = run_apply(_options(ops, lib.ledger), settings_for(chaos_ws))
+    faulted_seconds = time.time() - started
+    assert faulted.exit_code in (0, 1), faulted.reasons
+    assert_no_strays(chaos_control, chaos_ws, lib.ledger)
+    clean = run_apply(_options(ops, lib.ledger), settings_for(chaos_ws))
+    assert clean.exit_code == 0, clean.reasons + clean.refused
+    assert_applied_once(chaos_control, chaos_ws, lib)
+    figures = rate_figures(chaos_control, chaos_ws, variants=variants)
+    log.warning(
+        "chaos apply seed %d (variants %s): faulted run %.1f s (%s), total %.1f s, %d counted requests, "
+        "max %d/s, %d/min, %d answered 429",
+        seed,
+        describe_variants(variants, params),
+        faulted_seconds,
+        faulted.counts,
+        time.time() - started,
+        figures.calls,
+        figures.per_second,
+        figures.per_minute,
+        figures.refused_429,
+    )
+    figures.assert_inside_limits()
+
+
+def _unit_events(ledger: Path) -> int:
+    """Unit transitions and operation outcomes journalled so far (read-only)."""
+    try:
+        with sqlite3.connect(f"file:{ledger}?mode=ro", uri=True, timeout=5) as conn:
+            row = conn.execute("SELECT count(*) FROM events WHERE kind IN ('unit', 'op')").fetchone()
+            return int(row[0])
+    except sqlite3.Error:
+        return 0
+
+
+def _run_and_kill(cmd: list[str], env: dict[str, str], ledger: Path, rng: random.Random) -> str:
+    """Start `videoferry apply`; SIGKILL it after a seed-chosen number of journal rows or delay."""
+    before = _unit_events(ledger)
+    target = before + rng.randint(1, 60)
+    delay = rng.uniform(1.0, 12.0)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    started = time.monotonic()
+    try:
+        while proc.poll() is None:
+            if _unit_events(ledger) >= target or time.monotonic() - started >= delay:
+                proc.send_signal(signal.SIGKILL)
+                proc.wait(timeout=30)
+                return f"killed after {_unit_events(ledger) - before} journal rows"
+            time.sleep(0.02)
+        return f"ended by itself with {proc.returncode}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize("seed", apply_seeds())
+def test_killed_apply_runs_then_clean_rerun(
+    seed: int, tmp_path: Path, chaos_ws: Workspace, chaos_control: EmulatorControl, clip_factory
+) -> None:
+    lib = make_library(tmp_path, chaos_control, chaos_ws, clip_factory)
+    ops = chaos_operations(tmp_path / "ops.csv", lib, seed)
+    variants, params = draw_variants(seed + 3000)
+    chaos_control.set_variants(chaos_ws, variants, **params)
+    args = [
+        "apply", str(ops), "--no-prefect", "--allow-delete", "--ledger", str(lib.ledger),
+        "--poll-interval", "0.5", "--transfers", "4",
+    ]  # fmt: skip
+    env = cli_env(chaos_ws)
+    rng = random.Random(seed * 71 + 9)
+    endings = []
+    started = time.time()
+    with _faults(chaos_control, chaos_ws, seed):
+        for _ in range(3):
+            endings.append(_run_and_kill(cli_argv(*args), env, lib.ledger, rng))
+            assert_no_strays(chaos_control, chaos_ws, lib.ledger)
+    final = run_cli(args, env, timeout=600)
+    assert final.returncode == 0, final.stdout[-3000:] + final.stderr[-3000:]
+    assert_applied_once(chaos_control, chaos_ws, lib)
+    figures = rate_figures(chaos_control, chaos_ws, variants=variants)
+    log.warning(
+        "chaos apply kill seed %d (variants %s): %s, total %.1f s, %d counted requests, max %d/s, %d/min, "
+        "%d answered 429",
+        seed,
+        describe_variants(variants, params),
+        endings,
+        time.time() - started,
+        figures.calls,
+        figures.per_second,
+        figures.per_minute,
+        figures.refused_429,
+    )
+    figures.assert_inside_limits()
