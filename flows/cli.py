@@ -140,12 +140,13 @@ def _print_outcome(result: dict[str, Any]) -> None:
 def status(
     ledger: str = typer.Option(DEFAULT_LEDGER, envvar="VIDEOFERRY_LEDGER", help="The ledger file."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
-    failures: int = typer.Option(20, help="How many failed items to list."),
+    failures: int = typer.Option(20, help="How many failed items (and failed operations) to list."),
 ) -> None:
-    """Show where every item stands (reads the ledger only; no API call, no Prefect)."""
+    """Show where every item and operation stands (reads the ledger only; no API call, no Prefect)."""
     from state.errors import LedgerError
     from state.ledger import Ledger
     from tasks.report import summary_lines
+    from tasks.report_ops import failed_lines, operations_complete, operations_frame, operations_summary
 
     try:
         book = Ledger.open(ledger, create=False)
@@ -155,8 +156,12 @@ def status(
         summary = book.summary()
         bad = book.items(["failed", "error", "aborted"], limit=failures)
         runs = book.runs()
+        units = book.units()
     finally:
         book.close()
+    operations = operations_summary(units)
+    if operations:
+        summary["operations"] = operations
     if as_json:
         typer.echo(json.dumps(summary, default=str, indent=2))
         return
@@ -168,9 +173,11 @@ def status(
     for item in bad:
         where = f"row {item.spec.row}"
         typer.echo(f"  {item.key} ({where}): {item.state} {item.error_code}: {item.error_message}")
+    for line in failed_lines(operations_frame(units), failures):
+        typer.echo(f"  {line}")
     counts = summary.get("counts", {})
     complete = counts.get("done", 0) + counts.get("finished", 0)
-    raise typer.Exit(0 if complete == summary.get("items", 0) else 1)
+    raise typer.Exit(0 if complete == summary.get("items", 0) and operations_complete(summary) else 1)
 
 
 @app.command("report")
@@ -181,7 +188,7 @@ def report_cmd(
     ),
     out: str = typer.Option("videoferry-report", help="Directory for the report files."),
 ) -> None:
-    """Write the per-item table and the summary of a ledger (reads the ledger only)."""
+    """Write the item and operation tables and the summary of a ledger (reads the ledger only)."""
     bad = [f for f in fmt if f not in REPORT_FORMATS]
     if bad:
         raise _fail(f"unknown format {bad[0]!r} (use {', '.join(REPORT_FORMATS)})")

@@ -1,4 +1,4 @@
-"""Reports from the ledger with polars: per-item table and summary as CSV, Parquet, JSON and one HTML page."""
+"""Reports from the ledger with polars: item and operation tables, summary as CSV, Parquet, JSON and HTML."""
 
 from __future__ import annotations
 
@@ -14,6 +14,14 @@ import polars as pl
 from core.redact import safe_uri
 from state.ledger import Ledger
 from state.machine import FINISHED, STATES
+from tasks.report_ops import (
+    HTML_COLUMNS,
+    failed_lines,
+    html_frame,
+    operations_frame,
+    operations_lines,
+    operations_summary,
+)
 
 FORMATS = ("csv", "parquet", "json", "html")
 #: Colours of the status chart (end states stand out).
@@ -28,12 +36,14 @@ _COLOURS = {
 
 @dataclass
 class Report:
-    """What a run produced: the per-item table, the summary, rejected rows and a completion timeline."""
+    """What a run produced: the per-item table, the summary, rejected rows, a completion timeline, and the
+    operations table (one row per apply unit; empty when the ledger has none)."""
 
     items: pl.DataFrame
     summary: dict[str, Any]
     rejected: list[dict[str, Any]] = field(default_factory=list)
     timeline: pl.DataFrame = field(default_factory=pl.DataFrame)
+    operations: pl.DataFrame = field(default_factory=pl.DataFrame)
 
 
 def build_report(ledger: Ledger, *, rejected: list[dict[str, Any]] | None = None) -> Report:
@@ -45,8 +55,18 @@ def build_report(ledger: Ledger, *, rejected: list[dict[str, Any]] | None = None
     summary = ledger.summary()
     if rejected:
         summary["rejected_rows"] = len(rejected)
+    units = ledger.units()
+    ops = operations_summary(units)
+    if ops:
+        summary["operations"] = ops
     timeline = _timeline(ledger, rows)
-    return Report(items=items, summary=summary, rejected=list(rejected or []), timeline=timeline)
+    return Report(
+        items=items,
+        summary=summary,
+        rejected=list(rejected or []),
+        timeline=timeline,
+        operations=operations_frame(units),
+    )
 
 
 def _bucket(span_seconds: float) -> str:
@@ -82,13 +102,17 @@ def _timeline(ledger: Ledger, rows: list[dict[str, Any]]) -> pl.DataFrame:
 
 
 def summary_frame(summary: dict[str, Any]) -> pl.DataFrame:
-    """The summary as a two-column table (metric, value) for CSV / Parquet."""
+    """The summary as a two-column table (metric, value) for CSV / Parquet (nested names joined by dots)."""
     flat: list[tuple[str, str]] = []
-    for name, value in summary.items():
-        if isinstance(value, dict):
-            flat.extend((f"{name}.{k}", str(v)) for k, v in value.items())
-        else:
-            flat.append((name, "" if value is None else str(value)))
+
+    def add(prefix: str, values: dict[str, Any]) -> None:
+        for name, value in values.items():
+            if isinstance(value, dict):
+                add(f"{prefix}{name}.", value)
+            else:
+                flat.append((f"{prefix}{name}", "" if value is None else str(value)))
+
+    add("", summary)
     return pl.DataFrame(flat, schema=["metric", "value"], orient="row")
 
 
@@ -103,16 +127,23 @@ def write_report(report: Report, out_dir: Path, formats: tuple[str, ...] = FORMA
             written += [out_dir / "items.csv", out_dir / "summary.csv"]
             _flat(report.items).write_csv(written[-2])
             summary_frame(report.summary).write_csv(written[-1])
+            if not report.operations.is_empty():
+                written.append(out_dir / "operations.csv")
+                report.operations.write_csv(written[-1])
         elif fmt == "parquet":
             written += [out_dir / "items.parquet", out_dir / "summary.parquet"]
             report.items.write_parquet(written[-2])
             summary_frame(report.summary).write_parquet(written[-1])
+            if not report.operations.is_empty():
+                written.append(out_dir / "operations.parquet")
+                report.operations.write_parquet(written[-1])
         elif fmt == "json":
             path = out_dir / "report.json"
             document = {
                 "summary": report.summary,
                 "rejected": report.rejected,
                 "items": report.items.to_dicts(),
+                "operations": report.operations.to_dicts(),
             }
             path.write_text(json.dumps(document, indent=2, default=str, ensure_ascii=False), encoding="utf-8")
             written.append(path)
@@ -133,8 +164,18 @@ def _flat(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _operations_only(summary: dict[str, Any]) -> bool:
+    """A ledger used only by apply: units, no item (the item lines and charts would say nothing)."""
+    return bool(summary.get("operations")) and not summary.get("items")
+
+
 def summary_lines(summary: dict[str, Any]) -> list[str]:
-    """The summary as plain lines for the terminal and the markdown artifact."""
+    """The summary as plain lines for the terminal and the markdown artifact (operations when there are)."""
+    if _operations_only(summary):
+        lines = operations_lines(summary)
+        if summary.get("rejected_rows"):
+            lines.append(f"refused operation rows: {summary['rejected_rows']}")
+        return lines
     counts = {k: v for k, v in summary.get("counts", {}).items() if v}
     lines = [
         f"items: {summary.get('items', 0)} ({', '.join(f'{k} {v}' for k, v in counts.items()) or 'none'})",
@@ -149,7 +190,7 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
         lines.append("error codes: " + ", ".join(f"{k} x{v}" for k, v in summary["error_codes"].items()))
     if summary.get("rejected_rows"):
         lines.append(f"rejected inventory rows: {summary['rejected_rows']}")
-    return lines
+    return lines + operations_lines(summary)
 
 
 def markdown(report: Report) -> str:
@@ -159,6 +200,10 @@ def markdown(report: Report) -> str:
     if report.rejected:
         out += ["", "## Rejected rows", ""]
         out += [f"- row {r['row']}, {r['field']}: {r['reason']}" for r in report.rejected[:200]]
+    failed = failed_lines(report.operations, 200)
+    if failed:
+        out += ["", "## Failed operations", ""]
+        out += [f"- {line}" for line in failed]
     return "\n".join(out)
 
 
@@ -223,16 +268,16 @@ def _line_chart(timeline: pl.DataFrame) -> str:
     )
 
 
-def _table(frame: pl.DataFrame, columns: tuple[str, ...], limit: int = 5000) -> str:
+def _table(frame: pl.DataFrame, columns: tuple[str, ...], limit: int = 5000, noun: str = "items") -> str:
     present = [c for c in columns if c in frame.columns]
     if frame.is_empty() or not present:
-        return "<p>No items.</p>"
+        return f"<p>No {noun}.</p>"
     head = "".join(f"<th>{html.escape(c)}</th>" for c in present)
     body = []
     for row in frame.select(present).head(limit).iter_rows():
         cells = "".join(f"<td>{html.escape('' if v is None else str(v))}</td>" for v in row)
         body.append(f"<tr>{cells}</tr>")
-    more = f"<p>First {limit} of {frame.height} items; the CSV has all.</p>" if frame.height > limit else ""
+    more = f"<p>First {limit} of {frame.height} {noun}; the CSV has all.</p>" if frame.height > limit else ""
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{more}"
 
 
@@ -253,9 +298,10 @@ _ITEM_COLUMNS = (
 
 
 def render_html(report: Report) -> str:
-    """One self-contained HTML page: summary, status chart, throughput chart, rejected rows, item table."""
+    """One self-contained HTML page: summary, status chart, throughput chart, rejected rows, item table and
+    operations table; a ledger used only by apply gets the summary, refused rows and operations only."""
     summary = report.summary
-    ok = summary.get("counts", {}).get(FINISHED, 0)
+    only_ops = _operations_only(summary)
     lines = "".join(f"<li>{html.escape(line)}</li>" for line in summary_lines(summary))
     rejected = ""
     if report.rejected:
@@ -264,10 +310,29 @@ def render_html(report: Report) -> str:
             f"<td>{html.escape(str(r['reason']))}</td></tr>"
             for r in report.rejected
         )
+        heading = "Refused operation rows" if only_ops else "Rejected inventory rows"
         rejected = (
-            "<h2>Rejected inventory rows</h2><table><thead><tr><th>row</th><th>field</th><th>reason</th>"
+            f"<h2>{heading}</h2><table><thead><tr><th>row</th><th>field</th><th>reason</th>"
             f"</tr></thead><tbody>{rows}</tbody></table>"
         )
+    if only_ops:
+        ops = summary["operations"]
+        title = "videoferry operations report"
+        head = f"<p>{ops['counts'].get('done', 0)} of {ops['units']} operations done.</p>"
+        items = rejected
+    else:
+        title = "videoferry migration report"
+        finished = summary.get("counts", {}).get(FINISHED, 0)
+        head = f"<p>{finished} of {summary.get('items', 0)} items finished.</p>"
+        items = (
+            f'<div class="charts"><div><h2>Items by state</h2>{_bar_chart(summary.get("counts", {}))}</div>\n'
+            f"<div><h2>Throughput over time</h2>{_line_chart(report.timeline)}</div></div>\n"
+            f"{rejected}\n<h2>Items</h2>\n{_table(report.items, _ITEM_COLUMNS)}"
+        )
+    operations = ""
+    if not report.operations.is_empty():
+        table = _table(html_frame(report.operations), HTML_COLUMNS, noun="operations")
+        operations = f"<h2>Operations</h2>\n{table}"
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>videoferry report</title>
 <style>
@@ -278,13 +343,10 @@ th {{ background: #f4f4f4; }}
 .charts {{ display: flex; gap: 3em; flex-wrap: wrap; }}
 </style></head>
 <body>
-<h1>videoferry migration report</h1>
-<p>{ok} of {summary.get("items", 0)} items finished.</p>
+<h1>{title}</h1>
+{head}
 <ul>{lines}</ul>
-<div class="charts"><div><h2>Items by state</h2>{_bar_chart(summary.get("counts", {}))}</div>
-<div><h2>Throughput over time</h2>{_line_chart(report.timeline)}</div></div>
-{rejected}
-<h2>Items</h2>
-{_table(report.items, _ITEM_COLUMNS)}
+{items}
+{operations}
 </body></html>
 """
