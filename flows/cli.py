@@ -341,6 +341,10 @@ def demo(
     raise typer.Exit(run_demo(items=items, workdir=workdir, transfers=transfers))
 
 
+# The jobs' commands live in their own modules and register themselves on `app` when imported.
+from flows import cli_archive, cli_check, cli_setup  # noqa: E402, F401
+
+
 def main() -> None:
     """Entry point of the `videoferry` console script."""
     # This workplace, like many migration hosts, has no route out: Prefect's telemetry would only log errors.

@@ -1,0 +1,5 @@
+"""The `videoferry` commands of the check job (registered on flows.cli.app when flows.cli is imported)."""
+
+from __future__ import annotations
+
+from flows.cli import app as app  # the one command line; commands are added with @app.command()
