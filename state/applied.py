@@ -194,9 +194,12 @@ def unit_state(conn: sqlite3.Connection, key: str) -> str:
     return str(rows[0]["state"])
 
 
-def bump_attempts(conn: sqlite3.Connection, key: str) -> None:
-    """Count one more call of a unit (an intent written)."""
-    conn.execute("UPDATE units SET attempts = attempts + 1 WHERE unit_key = ?", (key,))
+def bump_attempts(conn: sqlite3.Connection, key: str, video_id: str | None) -> None:
+    """Count one more call of a unit (an intent written); an op: target's video is known from now on."""
+    conn.execute(
+        "UPDATE units SET attempts = attempts + 1, video_id = COALESCE(video_id, ?) WHERE unit_key = ?",
+        (video_id, key),
+    )
 
 
 def units(

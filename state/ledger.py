@@ -418,7 +418,7 @@ class Ledger(LedgerReader):
             state = applied.unit_state(conn, key)
             if state != "running":
                 applied.move_unit(conn, now, key, "running", run_id, message=f"{kind} intent")
-            applied.bump_attempts(conn, key)
+            applied.bump_attempts(conn, key, video_id)
             return operations.record_intent(
                 conn, now, None, kind, params, run_id=run_id, target=target, op_key=key, before=before
             )
