@@ -137,6 +137,20 @@ OP_KINDS: Mapping[str, str] = {
     "replace": "replace a video's file in place (needs the before snapshot)",
     "archive": "copy a live event's / stream's recording into a video (creates a video)",
     "delete_recording": "delete a live event's / stream's recording",
+    "create_event": "create a live event (setup; creates a live_event)",
+    "update_event": "update a live event's fields (setup)",
+    "delete_event": "delete a live event (setup, --prune)",
+    "create_restream": "add a restream target to a live event (setup)",
+    "update_restream": "change a restream target (setup)",
+    "delete_restream": "remove a restream target (setup, --prune)",
+    "create_codes": "create a unique codes batch of a live event (setup)",
+    "delete_codes": "delete a unique codes batch (setup, --prune)",
+    "schedule_stream": "move the start of a live event's upcoming stream (setup)",
+    "set_poster": "set a live event's poster from an image address (setup)",
+    "set_drm": "set the DRM authorisation callback of the workspace or a project (setup)",
+    "create_domain": "add a privacy domain to the workspace (setup)",
+    "update_domain": "restore an archived privacy domain (setup)",
+    "delete_domain": "delete a privacy domain (setup, --prune)",
 }
 #: What an operation acts on (target_kind) or created (created_kind).
 OBJECT_KINDS: tuple[str, ...] = ("video", "live_event", "stream", "project")
