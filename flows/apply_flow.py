@@ -6,6 +6,7 @@ from typing import Any
 
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.states import Failed, State
 
 from connectors.config import Settings
 from flows.apply_runner import ApplyOptions, run_apply
@@ -25,12 +26,14 @@ def apply_flow(
     wait_timeout: float = 3600.0,
     api_url: str | None = None,
     upload_url: str | None = None,
-) -> dict[str, Any]:
+) -> dict[str, Any] | State[Any]:
     """Apply an operations file (a path or s3://); per-unit truth is in the ledger, not in Prefect.
 
     The parameters are ApplyOptions' fields, then the service's {base_url} / {upload_url} (None reads
     VIDEOFERRY_API_URL / VIDEOFERRY_UPLOAD_URL). The token comes from VIDEOFERRY_TOKEN in the environment
-    running the flow, never from a parameter.
+    running the flow, never from a parameter. A run that did not do everything (exit status 1 or 2) ends
+    as a Failed flow run whose data is the same dict (`state.result(raise_on_failure=False)`), so a
+    nightly deployment shows red in the UI when an operation failed.
     """
     logger = get_run_logger()
     opts = ApplyOptions(
@@ -46,6 +49,9 @@ def apply_flow(
     _artifacts(opts.ledger, outcome.counts, [*outcome.refused, *outcome.reasons])
     for line in [*outcome.refused, *outcome.reasons]:
         logger.info(line)
+    if outcome.exit_code != 0:
+        first = (outcome.reasons or outcome.refused or ["not every operation is done"])[0].strip()
+        return Failed(message=f"exit status {outcome.exit_code}: {first}", data=outcome.as_dict())
     return outcome.as_dict()
 
 

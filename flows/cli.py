@@ -297,9 +297,16 @@ def _run_apply(options: Any, settings: Any, *, prefect: bool) -> Any:
         from flows.apply_flow import apply_flow
         from flows.apply_runner import ApplyOutcome
 
-        result = apply_flow(
-            **dataclasses.asdict(options), api_url=settings.api_url, upload_url=settings.upload_url
+        state = apply_flow(
+            **dataclasses.asdict(options),
+            api_url=settings.api_url,
+            upload_url=settings.upload_url,
+            return_state=True,
         )
+        result = state.result(raise_on_failure=False)  # a Failed run (exit status 1/2) still carries it
+        if isinstance(result, BaseException):
+            raise result
+        assert isinstance(result, dict)
         return ApplyOutcome(**result)
     from flows.apply_runner import run_apply
 

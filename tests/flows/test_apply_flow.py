@@ -97,3 +97,39 @@ def test_apply_flow_runs_on_prefect(
     assert "2 done" in str(summary.data)
     dumped = "\n".join(f"{a.data}\n{a.description}" for a in artifacts)
     assert emu.token not in dumped
+
+
+@pytest.mark.flow
+def test_a_failed_operation_fails_the_flow_run_and_keeps_its_outcome(
+    prefect_harness: None,
+    tmp_path: Path,
+    emu: Workspace,
+    emu_control: EmulatorControl,
+    library: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from flows.apply_flow import apply_flow
+
+    monkeypatch.setenv("VIDEOFERRY_TOKEN", emu.token)
+    key = next(iter(library["keys"]))
+    ops = write_ops(
+        tmp_path / "ops.csv",
+        [
+            {"op": "update", "id": "ok", "target": f"key:{key}", "tags": "kept"},
+            {"op": "update", "id": "gone", "target": "00000000-0000-0000-0000-000000000000", "tags": "x"},
+        ],
+    )
+    state = apply_flow(
+        ops=str(ops),
+        ledger=str(library["ledger"]),
+        poll_interval=0.5,
+        api_url=emu.base_url,
+        upload_url=emu.upload_url,
+        return_state=True,
+    )
+    assert state.is_failed(), state  # a nightly deployment shows it
+    assert "exit status 1" in (state.message or "")
+    result = state.result(raise_on_failure=False)
+    assert isinstance(result, dict)
+    assert (result["exit_code"], result["counts"]) == (1, {"done": 1, "failed": 1})
+    assert emu.token not in (state.message or "")
