@@ -26,7 +26,7 @@ from state.machine import (
 )
 from tasks.apply_context import ApplyContext
 from tasks.apply_plan import ApplyPlan, Refusal
-from tasks.apply_unit import poll_status, replan
+from tasks.apply_unit import fail_unit, poll_status, replan
 from tasks.lookup import Postponed
 
 log = logging.getLogger(__name__)
@@ -172,14 +172,7 @@ def advance_units(
                 continue  # left running for the next run: its outcome could not be told
             blocked = _blocked_by(unit, units)
             if blocked is not None:
-                ctx.ledger.move_unit(
-                    unit.unit_key,
-                    UNIT_FAILED,
-                    ctx.run_id,
-                    blocked,
-                    values={"error_message": blocked},
-                    error_code="blocked",
-                )
+                fail_unit(ctx, unit.unit_key, "blocked", blocked)
                 continue
             if not all(units.get(d) is not None and units[d].state == UNIT_DONE for d in unit.depends):
                 continue
@@ -213,15 +206,7 @@ def _collect(
         log.exception("unit %s: crashed", key)
         unit = ctx.ledger.unit(key)
         if unit is not None and unit.state in (UNIT_PLANNED, UNIT_PROCESSING):
-            message = f"internal error: {type(exc).__name__}"
-            ctx.ledger.move_unit(
-                key,
-                UNIT_FAILED,
-                ctx.run_id,
-                message,
-                values={"error_message": message},
-                error_code="internal",
-            )
+            fail_unit(ctx, key, "internal", f"internal error: {type(exc).__name__}")
         # a unit left running has an intent without an outcome: it is reconciled, never failed blind
     return None
 

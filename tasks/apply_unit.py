@@ -94,7 +94,7 @@ def run_unit(ctx: ApplyContext, unit: Unit) -> str:
     try:
         video_id, others = resolve(ctx, unit, spec)
     except Blocked as exc:
-        _fail(ctx, unit.unit_key, "blocked", str(exc))
+        fail_unit(ctx, unit.unit_key, "blocked", str(exc))
         return UNIT_FAILED
     ops = ctx.ledger.ops(op_key=unit.unit_key)
     last = ops[-1] if ops else None
@@ -112,7 +112,7 @@ def _settle_last(ctx: ApplyContext, unit: Unit, spec: OperationSpec, video_id: s
     if last.status == OP_DONE:  # the outcome was written, the unit's move was not
         return _record(ctx, key, spec, _called_from(ctx, last), last.op_id, outcome_written=True)
     if last.status == OP_FAILED:
-        _fail(ctx, key, last.error_code or "failed", last.error_message or "the call failed")
+        fail_unit(ctx, key, last.error_code or "failed", last.error_message or "the call failed")
         return UNIT_FAILED
     if last.status == OP_INTENT:
         try:
@@ -155,7 +155,7 @@ def _call_locked(
     try:
         before = before_of(ctx, spec, video_id)
     except NotFoundError:
-        _fail(ctx, key, "not_found", f"video {video_id} does not exist")
+        fail_unit(ctx, key, "not_found", f"video {video_id} does not exist")
         return UNIT_FAILED
     params: dict[str, Any] = {"video_id": video_id, **others}
     op_id = ctx.ledger.unit_intent(key, spec.kind.value, params, ctx.run_id, video_id=video_id, before=before)
@@ -184,7 +184,7 @@ def _call_locked(
             ctx.ledger.record_op_outcome(
                 op_id, OP_FAILED, error_code="source", error_message=message, run_id=ctx.run_id
             )
-            _fail(ctx, key, "source", message)
+            fail_unit(ctx, key, "source", message)
             return UNIT_FAILED
         except AuthError as exc:
             ctx.stop(str(exc), config_error=True)
@@ -233,7 +233,7 @@ def _settle_unnamed(ctx: ApplyContext, key: str, spec: OperationSpec, video_id: 
             " video was found by listing: check the project by hand (not cut again)"
         )
         ctx.ledger.record_op_outcome(op_id, OP_FAILED, error_code="cut_unnamed", error_message=message)
-        _fail(ctx, key, "cut_unnamed", message)
+        fail_unit(ctx, key, "cut_unnamed", message)
         return UNIT_FAILED
 
 
@@ -287,11 +287,14 @@ def _op_failed(ctx: ApplyContext, key: str, op_id: int, exc: VideoApiError) -> s
         request_id=exc.request_id,
         run_id=ctx.run_id,
     )
-    _fail(ctx, key, code, str(exc), exc.request_id)
+    fail_unit(ctx, key, code, str(exc), exc.request_id)
     return UNIT_FAILED
 
 
-def _fail(ctx: ApplyContext, key: str, code: str | int, message: str, request_id: str | None = None) -> None:
+def fail_unit(
+    ctx: ApplyContext, key: str, code: str | int, message: str, request_id: str | None = None
+) -> None:
+    """Record a unit as failed with its code and message (a ledger error is logged, not raised)."""
     try:
         ctx.ledger.move_unit(
             key,
@@ -322,17 +325,17 @@ def poll_status(ctx: ApplyContext, unit: Unit) -> str:
     try:
         video = ctx.client.videos.get(unit.result_id)
     except NotFoundError:
-        _fail(ctx, unit.unit_key, "not_found", f"video {unit.result_id} vanished while processing")
+        fail_unit(ctx, unit.unit_key, "not_found", f"video {unit.result_id} vanished while processing")
         return UNIT_FAILED
     if video.status == "done":
         ctx.ledger.move_unit(unit.unit_key, UNIT_DONE, ctx.run_id, f"video {video.id} is done")
         return UNIT_DONE
     if video.status in _TERMINAL_FAILED:
-        _fail(
+        fail_unit(
             ctx, unit.unit_key, f"video_{video.status}", f"the service's processing ended in {video.status}"
         )
         return UNIT_FAILED
     return UNIT_PROCESSING
 
 
-__all__ = ["Blocked", "UNIT_PLANNED", "poll_status", "replan", "resolve", "run_unit", "target_unit"]
+__all__ = ["Blocked", "fail_unit", "poll_status", "replan", "resolve", "run_unit", "target_unit"]

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import random
+import signal
+import subprocess
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -251,3 +254,27 @@ class FaultScript:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+# -- kill -9 -------------------------------------------------------------------------------------------
+
+
+def run_and_kill(
+    cmd: list[str], env: dict[str, str], progress: Callable[[], int], target: int, delay: float
+) -> str:
+    """Start a command; SIGKILL it once progress() reaches target or after delay seconds. How it ended."""
+    before = progress()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    started = time.monotonic()
+    try:
+        while proc.poll() is None:
+            if progress() >= target or time.monotonic() - started >= delay:
+                proc.send_signal(signal.SIGKILL)
+                proc.wait(timeout=30)
+                return f"killed after {progress() - before} journal rows"
+            time.sleep(0.02)
+        return f"ended by itself with {proc.returncode}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)

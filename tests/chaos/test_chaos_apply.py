@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import logging
 import random
-import signal
 import sqlite3
-import subprocess
 import time
 from pathlib import Path
 
@@ -22,7 +20,7 @@ from tests.chaos.apply_harness import (
     make_library,
 )
 from tests.chaos.checks import rate_figures
-from tests.chaos.harness import FaultScript, chaos_seeds, describe_variants, draw_variants
+from tests.chaos.harness import FaultScript, chaos_seeds, describe_variants, draw_variants, run_and_kill
 from tests.flows.helpers import cli_argv, cli_env, run_cli, settings_for
 
 pytestmark = [pytest.mark.chaos, pytest.mark.timeout(900)]
@@ -100,23 +98,8 @@ def _unit_events(ledger: Path) -> int:
 
 def _run_and_kill(cmd: list[str], env: dict[str, str], ledger: Path, rng: random.Random) -> str:
     """Start `videoferry apply`; SIGKILL it after a seed-chosen number of journal rows or delay."""
-    before = _unit_events(ledger)
-    target = before + rng.randint(1, 60)
-    delay = rng.uniform(1.0, 12.0)
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    started = time.monotonic()
-    try:
-        while proc.poll() is None:
-            if _unit_events(ledger) >= target or time.monotonic() - started >= delay:
-                proc.send_signal(signal.SIGKILL)
-                proc.wait(timeout=30)
-                return f"killed after {_unit_events(ledger) - before} journal rows"
-            time.sleep(0.02)
-        return f"ended by itself with {proc.returncode}"
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=30)
+    target = _unit_events(ledger) + rng.randint(1, 60)
+    return run_and_kill(cmd, env, lambda: _unit_events(ledger), target, rng.uniform(1.0, 12.0))
 
 
 @pytest.mark.parametrize("seed", apply_seeds())

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import logging
 import random
-import signal
 import sqlite3
-import subprocess
 import time
 from pathlib import Path
 
@@ -24,6 +22,7 @@ from tests.chaos.harness import (
     chaos_via,
     describe_variants,
     draw_variants,
+    run_and_kill,
     write_rows,
 )
 from tests.flows.helpers import cli_argv, cli_env, migrate_args, run_cli
@@ -51,24 +50,10 @@ def _run_and_kill(
 
     Its start time is appended to `runs` (the rate check needs them under tus-rate-limited).
     """
-    before = _transitions(ledger)
-    target = before + rng.randint(1, 4 * n)
+    target = _transitions(ledger) + rng.randint(1, 4 * n)
     delay = rng.uniform(2.0, 20.0)
     runs.append(time.time())
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    started = time.monotonic()
-    try:
-        while proc.poll() is None:
-            if _transitions(ledger) >= target or time.monotonic() - started >= delay:
-                proc.send_signal(signal.SIGKILL)
-                proc.wait(timeout=30)
-                return f"killed after {_transitions(ledger) - before} transitions"
-            time.sleep(0.02)
-        return f"ended by itself with {proc.returncode}"
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=30)
+    return run_and_kill(cmd, env, lambda: _transitions(ledger), target, delay)
 
 
 @pytest.mark.parametrize("seed", chaos_seeds())
