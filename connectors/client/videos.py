@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import builtins
+import hashlib
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
+
+import httpx
 
 from connectors.client.answers import video_of
 from connectors.client.live_support import deleting, given_fields, meta_of, present
@@ -16,6 +19,7 @@ from connectors.client.transport import Transport
 from connectors.errors import (
     NotFoundError,
     ResponseFormatError,
+    TransportError,
     UnknownOutcomeError,
 )
 from connectors.ids import same_id
@@ -210,6 +214,30 @@ class Videos:
         return folder_id is None or same_id(folder_id, video.folder_id)
 
     # -- one video ---------------------------------------------------------------------------------
+
+    def download_digest(self, link: str, chunk_size: int = 1024 * 1024) -> tuple[int, str]:
+        """(bytes, md5 hex) of an asset's download link (spec 2.2), streamed, never held whole in memory.
+
+        The link is signed (a capability): it is sent without the token, is not an API call (no rate limit),
+        and never appears in an error (ResponseFormatError with the HTTP status, or TransportError).
+        """
+        digest = hashlib.md5(usedforsecurity=False)
+        size = 0
+        timeout = httpx.Timeout(self._transport.timeout, connect=min(self._transport.timeout, 10.0))
+        try:
+            with httpx.stream("GET", link, timeout=timeout, follow_redirects=True) as answer:
+                if answer.status_code != 200:
+                    raise ResponseFormatError(
+                        "the download link did not give the file",
+                        status=answer.status_code,
+                        operation="download_asset",
+                    )
+                for chunk in answer.iter_bytes(chunk_size):
+                    digest.update(chunk)
+                    size += len(chunk)
+        except httpx.HTTPError as exc:
+            raise TransportError(type(exc).__name__, operation="download_asset") from None
+        return size, digest.hexdigest()
 
     def get(self, video_id: str) -> Video:
         """GET /v1/videos/:id (404 -> NotFoundError)."""

@@ -1,0 +1,176 @@
+"""videoferry check against the emulator: clean, changed behind the tool's back, a lost ledger adopted."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from connectors.client import VideoClient
+from connectors.sources import open_source
+from emulator.control import EmulatorControl, Workspace
+from flows.check_runner import CheckOptions, run_check
+from flows.runner import run_migration
+from tasks.open_run import run_limiter
+from tests.flows.helpers import (
+    api_calls,
+    cli_env,
+    clip_rows,
+    creates,
+    options,
+    settings_for,
+    write_inventory,
+)
+
+#: Methods that change something in the service: check never sends one.
+WRITES = ("POST", "PUT", "PATCH", "DELETE")
+
+
+def _videoferry(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`videoferry ARGS` as the console script runs it (flows.cli imported: every job's command is there)."""
+    argv = [sys.executable, "-c", "from flows.cli import main; main()", *args]
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+
+
+def _by_hand(emu: Workspace, tmp_path: Path) -> VideoClient:
+    """A client changing things behind the tool's back, inside the same rate budget as the tool's runs."""
+    settings = settings_for(emu)
+    return VideoClient.from_settings(settings, limiter=run_limiter(settings, str(tmp_path / "ledger.db")))
+
+
+def _migrate(tmp_path: Path, emu: Workspace, rows: list[dict[str, Any]], name: str = "inv.csv") -> Path:
+    inventory = write_inventory(tmp_path / name, rows)
+    outcome = run_migration(options(inventory, emu, tmp_path), settings_for(emu))
+    assert outcome.exit_code == 0, outcome.reasons
+    return inventory
+
+
+def _check(inventory: Path, emu: Workspace, ledger: Path, **changes: Any) -> Any:
+    opts = CheckOptions(inventory=str(inventory), ledger=str(ledger), parent_id=emu.project_id, **changes)
+    return run_check(opts, settings_for(emu))
+
+
+def test_clean_migration_checks_same_everywhere_with_and_without_ledger(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory
+) -> None:
+    rows = clip_rows(clip_factory, 4)
+    inventory = _migrate(tmp_path, emu, rows)
+    mark = time.time()
+    with_ledger = _check(inventory, emu, tmp_path / "ledger.db")
+    assert with_ledger.exit_code == 0, [line.text() for line in with_ledger.lines]
+    assert [line.mark.value for line in with_ledger.lines] == ["="] * 4
+    assert all(line.bytes_by == "md5" for line in with_ledger.lines)
+    calls = api_calls(emu_control, emu, since=mark)
+    assert not [c for c in calls if c["method"] in WRITES]
+    lists = [c for c in calls if c["path"] == "/v1/videos"]
+    assert len(lists) == 1  # one call covers up to 100 videos
+    gets = [c for c in calls if c["path"].startswith("/v1/videos/")]
+    assert len(gets) == sum(1 for r in rows if "tags" in r)  # tags come only with a GET (spec 2.1)
+
+    without = _check(inventory, emu, tmp_path / "no-such-ledger.db")
+    assert without.exit_code == 0
+    assert [line.mark.value for line in without.lines] == ["="] * 4
+    assert all("found by title" in line.note for line in without.lines)
+    assert not (tmp_path / "no-such-ledger.db").exists()
+
+
+def test_changes_behind_the_back_are_found_with_symbol_and_field(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory
+) -> None:
+    rows = clip_rows(clip_factory, 4)
+    rows[0]["description"] = "as planned"
+    inventory = _migrate(tmp_path, emu, rows)
+    by_title = {v["title"]: v["id"] for v in emu_control.videos(emu)}
+    stray = clip_factory(1.0, name="stray.mp4")
+    with _by_hand(emu, tmp_path) as client:
+        client.videos.update(by_title[rows[0]["title"]], description="edited by hand", tags=["x"])
+        client.videos.delete(by_title[rows[1]["title"]])
+        client.uploads.single(parent_id=emu.project_id, title="Stray upload", source=open_source(str(stray)))
+    combined = tmp_path / "combined.txt"
+    report = tmp_path / "report"
+    ledger = tmp_path / "ledger.db"
+    mark = time.time()
+    done = _videoferry(
+        [
+            "check", str(inventory), "--ledger", str(ledger), "--parent-id", emu.project_id,
+            "--combined", str(combined), "--report", str(report), "--download-md5",
+        ],
+        cli_env(emu),
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    out = done.stdout.splitlines()
+    keys = [line for line in out if line[:2] in ("= ", "* ", "- ", "+ ", "! ")]
+    assert len(keys) == 5
+    changed = next(line for line in keys if f'"{rows[0]["title"]}"' in line)
+    assert changed.startswith("* ") and "differs in description, tags" in changed
+    assert next(line for line in keys if f'"{rows[1]["title"]}"' in line).startswith("- ")
+    assert next(line for line in keys if '"Stray upload"' in line).startswith("+ ")
+    assert sum(1 for line in keys if line.startswith("= ")) == 2
+    summary = "4 items: 2 same (=), 1 differ (*), 1 missing (-), 0 not checked (!); 1 only in the service (+)"
+    assert summary in out
+    assert combined.read_text(encoding="utf-8").splitlines() == keys
+    assert {p.name for p in report.iterdir()} >= {"check.csv", "check.json", "check.html", "check.parquet"}
+    assert not [c for c in api_calls(emu_control, emu, since=mark) if c["method"] in WRITES]
+    texts = [done.stdout, done.stderr, combined.read_text(), *(p.read_text() for p in report.glob("*.*sv"))]
+    texts += [(report / "check.json").read_text(), (report / "check.html").read_text()]
+    for text in texts:
+        assert emu.token not in text
+        assert "sig=" not in text  # asset links are signed: never shown
+
+
+def test_lost_ledger_is_adopted_then_migrate_creates_only_the_missing(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory
+) -> None:
+    rows = clip_rows(clip_factory, 5)
+    _migrate(tmp_path, emu, rows[:3], name="first.csv")
+    (tmp_path / "ledger.db").unlink()  # the disk is gone
+    with _by_hand(emu, tmp_path) as client:  # a copy: two videos now fit row 2
+        client.videos.copy(next(v["id"] for v in emu_control.videos(emu) if v["title"] == rows[2]["title"]))
+    inventory = write_inventory(tmp_path / "all.csv", rows)
+    new_ledger = tmp_path / "rebuilt.db"
+    mark = time.time()
+    adopted = _check(inventory, emu, new_ledger, adopt=True)
+    assert adopted.exit_code == 1
+    assert not [c for c in api_calls(emu_control, emu, since=mark) if c["method"] in WRITES]
+    assert [line.mark.value for line in adopted.lines] == ["=", "=", "!", "-", "-"]
+    assert [a.key for a in adopted.adoptions] == [line.key for line in adopted.lines]
+    assert [a.adopted for a in adopted.adoptions] == [True, True, False, False, False]
+    assert "cannot tell which" in adopted.adoptions[2].detail
+    assert adopted.summary["adopted"] == 2 and adopted.summary["left_to_migrate"] == 3
+
+    mark = time.time()
+    again = run_migration(options(inventory, emu, tmp_path, ledger=str(new_ledger)), settings_for(emu))
+    assert again.exit_code == 0, again.reasons
+    made = creates(emu_control, emu, since=mark)
+    assert len(made) == 3  # rows 3 and 4, and row 2 whose two candidates could not be told apart
+    final = _check(inventory, emu, new_ledger)
+    items = [line for line in final.lines if line.key is not None]
+    assert [line.mark.value for line in items] == ["="] * 5
+    assert [line.mark.value for line in final.lines if line.key is None] == ["+", "+"]
+
+
+def test_accounts_without_originals_compare_durations(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory
+) -> None:
+    variants = ["no-original", "ignore-parent-filter", "ignore-title-filter", "ids-base58"]
+    emu_control.set_variants(emu, variants)
+    other_project, _ = emu_control.create_project(emu)
+    rows = clip_rows(clip_factory, 3, metadata=False)
+    _migrate(tmp_path, emu, rows)
+    elsewhere = open_source(str(clip_factory(1.0, name="o.mp4")))
+    with _by_hand(emu, tmp_path) as client:  # another project: not this check's business
+        client.uploads.single(parent_id=other_project, title="Elsewhere", source=elsewhere)
+    rows[0]["duration"] = "1.0"
+    rows[1]["duration"] = "0:09"
+    with_durations = write_inventory(tmp_path / "durations.csv", rows)
+    outcome = _check(with_durations, emu, tmp_path / "ledger.db")
+    lines = {line.title: line for line in outcome.lines}
+    assert len(outcome.lines) == 3
+    assert lines[rows[0]["title"]].mark.value == "=" and lines[rows[0]["title"]].bytes_by == "duration"
+    assert lines[rows[1]["title"]].mark.value == "*" and lines[rows[1]["title"]].fields == ("duration",)
+    assert lines[rows[2]["title"]].mark.value == "=" and lines[rows[2]["title"]].bytes_by == ""
+    assert all("keeps no original" in line.note for line in outcome.lines)
+    assert outcome.summary["no_original"] == 3
+    assert outcome.exit_code == 1
