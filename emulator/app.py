@@ -229,6 +229,13 @@ class HostApp:
                 time.monotonic() - session.opened > ws.variants.endpoint_ttl_seconds
             ):
                 raise not_found("upload")  # the address expired
+        elif found.auth == "media":
+            from emulator.media_links import media_owner  # a signed download link names no token
+
+            owner = media_owner(self.emu, match.group("video_id"))
+            if owner is None:
+                raise not_found("media")
+            ws = owner
         else:
             ws = authenticate(self.emu, request.headers.get("authorization"))
         outcome.workspace_id = ws.id

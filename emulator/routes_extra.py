@@ -6,14 +6,16 @@ from emulator.app import Route
 from emulator.broadcast import poster_routes
 from emulator.codes import codes_routes
 from emulator.drm import drm_routes
+from emulator.media_links import media_routes
 from emulator.privacy import privacy_routes
 from emulator.qos_chat import qos_chat_routes
 from emulator.routes_live import live_routes
 
 
 def extra_api_routes() -> list[Route]:
-    """Routes of 4.3 to 4.7 on the API host."""
-    return drm_routes() + privacy_routes() + live_routes() + codes_routes() + qos_chat_routes()
+    """Routes of 4.3 to 4.7 on the API host, and the download links of originals."""
+    live = live_routes() + codes_routes() + qos_chat_routes()
+    return drm_routes() + privacy_routes() + live + media_routes()
 
 
 def extra_upload_routes() -> list[Route]:

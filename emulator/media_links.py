@@ -1,0 +1,41 @@
+"""Download links of stored originals: GET {base_url}/media/:video_id/:asset_id/original?sig=... (signed)."""
+
+from __future__ import annotations
+
+import uuid
+
+from emulator.app import Ctx, Resp, Route, route
+from emulator.backends.core import Emulator
+from emulator.errors import not_found
+from emulator.ids import parse_id
+from emulator.state import Workspace
+
+
+def media_owner(emu: Emulator, raw_video_id: str) -> Workspace | None:
+    """The workspace holding a video (a signed link names no token), None when no workspace has it."""
+    try:
+        video_id = parse_id(raw_video_id)
+    except Exception:  # noqa: BLE001 - an unparseable id in a link is just a missing object
+        return None
+    with emu.lock:
+        for ws in emu.workspaces.values():
+            if video_id in ws.videos:
+                return ws
+    return None
+
+
+async def download(ctx: Ctx) -> Resp:
+    """The stored bytes of the original, when the signature and asset id are the video's current ones."""
+    video = ctx.ws.videos.get(parse_id(ctx.params["video_id"]))
+    if video is None or video.path is None or ctx.ws.variants.has("no-original"):
+        raise not_found("media")
+    original_id = str(uuid.uuid5(uuid.UUID(video.id), f"{video.version}:original"))
+    if ctx.params["asset_id"] != original_id or ctx.request.query_params.get("sig") != original_id[:8]:
+        raise not_found("media")
+    data = video.path.read_bytes()
+    return Resp(200, raw=data, headers={"content-type": "video/mp4"})
+
+
+def media_routes() -> list[Route]:
+    """The download route on the API host (authenticated by the link's signature, not by a token)."""
+    return [route("/media/{video_id}/{asset_id}/original", {"GET": download}, auth="media")]
