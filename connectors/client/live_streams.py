@@ -162,6 +162,17 @@ class LiveStreams:
         )
         return as_models(ChatMessage, data_of(body, "live_chat"), "live_chat")
 
+    def chat_body(self, event_id: str, stream_id: str) -> Any:
+        """GET .../chat.json: the answer as the service sent it ({data: [...]}, for keeping verbatim)."""
+        body = self._transport.call(
+            "GET",
+            self._chat_path(event_id, stream_id, "json"),
+            operation="live_chat",
+            kind=CallKind.IDEMPOTENT,
+        )
+        data_of(body, "live_chat")  # the same shape check as chat()
+        return body
+
     def chat_text(self, event_id: str, stream_id: str, fmt: str = "txt") -> str:
         """GET .../chat.csv or .../chat.txt: the chat log as the service lays it out (layout not shown)."""
         if fmt == "json":

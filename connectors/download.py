@@ -1,0 +1,69 @@
+"""Streaming GET of a signed download link (no token sent, the link never in a message or a log)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import urljoin
+
+import httpx
+
+from connectors.redact import install_httpx_redaction
+
+__all__ = ["DownloadError", "Downloaded", "Downloader"]
+
+CHUNK = 1024 * 1024
+
+
+class DownloadError(Exception):
+    """A download that failed; the message names the HTTP status or error class, never the link."""
+
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = True) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
+
+
+@dataclass(frozen=True)
+class Downloaded:
+    """What one download delivered: byte count and md5 of the bytes."""
+
+    size: int
+    md5: str
+
+
+class Downloader:
+    """One pooled httpx client for download links; relative links are resolved against `base_url`."""
+
+    def __init__(self, base_url: str, *, timeout: float = 60.0, chunk_size: int = CHUNK) -> None:
+        install_httpx_redaction()
+        self._base = base_url.rstrip("/") + "/"
+        self._chunk = chunk_size
+        self._http = httpx.Client(timeout=httpx.Timeout(timeout, connect=10.0), follow_redirects=True)
+
+    def fetch(self, link: str, sink: Callable[[bytes], None]) -> Downloaded:
+        """Stream the link's body into sink, chunk by chunk (flat memory); size and md5 of what came."""
+        url = urljoin(self._base, link)
+        digest = hashlib.md5(usedforsecurity=False)
+        size = 0
+        try:
+            with self._http.stream("GET", url) as answer:
+                if answer.status_code != 200:
+                    status = answer.status_code
+                    raise DownloadError(
+                        f"download answered HTTP {status}",
+                        status=status,
+                        retryable=status >= 500 or status == 429,
+                    )
+                for chunk in answer.iter_bytes(self._chunk):
+                    digest.update(chunk)
+                    size += len(chunk)
+                    sink(chunk)
+        except httpx.HTTPError as exc:
+            raise DownloadError(f"download failed: {type(exc).__name__}") from None
+        return Downloaded(size, digest.hexdigest())
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._http.close()
