@@ -1,0 +1,178 @@
+"""Where archives go: an S3 prefix (multipart, streamed) or a local directory, behind one small interface."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from botocore.exceptions import ClientError
+
+from connectors.s3 import S3Config, parse_s3_uri, shared_s3_client
+from connectors.s3_multipart import DEFAULT_PART_SIZE, MultipartWriter, abort_uploads
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+
+__all__ = ["Destination", "LocalDestination", "S3Destination", "ObjectWriter", "open_destination"]
+
+#: Object metadata that carries the md5 of an archived recording (an S3 multipart ETag is not an md5).
+MD5_META = "md5"
+
+
+class ObjectWriter(ABC):
+    """One object being written: write() as bytes arrive, then commit() (appears whole) or abort()."""
+
+    @abstractmethod
+    def write(self, data: bytes) -> None: ...
+
+    @abstractmethod
+    def commit(self) -> None: ...
+
+    @abstractmethod
+    def abort(self) -> None: ...
+
+
+class Destination(ABC):
+    """An archive destination; keys are '/'-separated paths under its root."""
+
+    uri: str
+
+    @abstractmethod
+    def key(self, *parts: str) -> str:
+        """The full key (S3) or path (local) of a relative path."""
+
+    @abstractmethod
+    def stat(self, key: str) -> tuple[int, str | None] | None:
+        """(size, md5 when known) of a complete object, None when absent."""
+
+    @abstractmethod
+    def put_bytes(self, key: str, data: bytes, content_type: str) -> None:
+        """Write a small object whole (sidecars, manifests); it appears only complete."""
+
+    @abstractmethod
+    def writer(self, key: str, md5: str | None) -> ObjectWriter:
+        """A streaming writer for a large object; md5 (when known beforehand) is kept with it."""
+
+    @abstractmethod
+    def discard_partial(self, key: str) -> int:
+        """Remove what an interrupted writer left for this key (unfinished uploads, .part files)."""
+
+
+class _S3Writer(ObjectWriter):
+    def __init__(self, upload: MultipartWriter) -> None:
+        self._upload = upload
+
+    def write(self, data: bytes) -> None:
+        self._upload.write(data)
+
+    def commit(self) -> None:
+        self._upload.complete()
+
+    def abort(self) -> None:
+        self._upload.abort()
+
+
+class S3Destination(Destination):
+    """s3://bucket/prefix/: recordings by multipart upload, sidecars by put_object."""
+
+    def __init__(self, uri: str, client: S3Client, *, part_size: int = DEFAULT_PART_SIZE) -> None:
+        self.uri = uri
+        self.bucket, prefix = parse_s3_uri(uri)
+        self.prefix = prefix.strip("/")
+        self.client = client
+        self.part_size = part_size
+
+    def key(self, *parts: str) -> str:
+        return "/".join(p for p in (self.prefix, *parts) if p)
+
+    def stat(self, key: str) -> tuple[int, str | None] | None:
+        try:
+            answer = self.client.head_object(Bucket=self.bucket, Key=key)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
+                return None
+            raise
+        return int(answer["ContentLength"]), (answer.get("Metadata") or {}).get(MD5_META)
+
+    def put_bytes(self, key: str, data: bytes, content_type: str) -> None:
+        self.client.put_object(Bucket=self.bucket, Key=key, Body=data, ContentType=content_type)
+
+    def writer(self, key: str, md5: str | None) -> ObjectWriter:
+        metadata = {MD5_META: md5} if md5 else {}
+        upload = MultipartWriter(self.client, self.bucket, key, part_size=self.part_size, metadata=metadata)
+        upload.start()
+        return _S3Writer(upload)
+
+    def discard_partial(self, key: str) -> int:
+        return abort_uploads(self.client, self.bucket, key)
+
+
+class _LocalWriter(ObjectWriter):
+    def __init__(self, final: Path) -> None:
+        self._final = final
+        self._part = final.with_name(final.name + ".part")
+        final.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(self._part, "wb")  # noqa: SIM115 - closed by commit() / abort()
+
+    def write(self, data: bytes) -> None:
+        self._file.write(data)
+
+    def commit(self) -> None:
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        os.replace(self._part, self._final)
+
+    def abort(self) -> None:
+        self._file.close()
+        self._part.unlink(missing_ok=True)
+
+
+class LocalDestination(Destination):
+    """A local directory: a recording is written to <name>.part and renamed only once complete."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root).expanduser().resolve()
+        self.uri = str(self.root)
+
+    def key(self, *parts: str) -> str:
+        return str(self.root.joinpath(*parts))
+
+    def stat(self, key: str) -> tuple[int, str | None] | None:
+        path = Path(key)
+        if not path.is_file():
+            return None
+        digest = hashlib.md5(usedforsecurity=False)
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1024 * 1024):
+                digest.update(chunk)
+        return path.stat().st_size, digest.hexdigest()
+
+    def put_bytes(self, key: str, data: bytes, content_type: str) -> None:
+        path = Path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        part = path.with_name(path.name + ".part")
+        part.write_bytes(data)
+        os.replace(part, path)
+
+    def writer(self, key: str, md5: str | None) -> ObjectWriter:
+        return _LocalWriter(Path(key))
+
+    def discard_partial(self, key: str) -> int:
+        part = Path(key + ".part")
+        if part.exists():
+            part.unlink()
+            return 1
+        return 0
+
+
+def open_destination(
+    to: str, *, s3: S3Config | None = None, part_size: int = DEFAULT_PART_SIZE
+) -> Destination:
+    """s3://bucket/prefix/ or a local directory."""
+    if to.startswith("s3://"):
+        return S3Destination(to, shared_s3_client(s3), part_size=part_size)
+    return LocalDestination(to)

@@ -1,0 +1,82 @@
+"""An archive run over events: their recordings (threads), then each manifest; a report of the results."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from connectors.client.live_models import LiveEvent
+from state.machine import OP_DONE
+from state.reader import LedgerReader
+from tasks.archive_files import write_manifest
+from tasks.archive_item import ArchiveContext, ItemResult, archive_recording, op_key
+from tasks.archive_plan import event_recordings
+
+__all__ = ["archive_events", "manifest_rows", "write_report", "RESULT_STATES"]
+
+#: States of a recording in a run's results.
+RESULT_STATES = ("archived", "already", "pending", "skipped", "failed")
+
+
+def manifest_rows(reader: LedgerReader, event_id: str) -> list[dict[str, Any]]:
+    """One row per recording of the event whose copy is verified, from the ledger (every run so far)."""
+    rows = []
+    for op in reader.ops(kind="archive", status=OP_DONE):
+        if not (op.op_key or "").endswith(":copy") or not isinstance(op.result, dict):
+            continue
+        if op.result.get("event_id") != event_id:
+            continue
+        row = dict(op.result)
+        sidecars = reader.ops(op_key=op_key(str(row.get("video_id")), "sidecars"), status=OP_DONE)
+        side = sidecars[-1].result if sidecars and isinstance(sidecars[-1].result, dict) else {}
+        row["chat_keys"] = ",".join(side.get("chat_keys") or [])
+        row["qos_keys"] = ",".join(side.get("qos_keys") or [])
+        rows.append(row)
+    rows.sort(key=lambda r: (str(r.get("stream_id")), str(r.get("video_id"))))
+    return rows
+
+
+def archive_events(
+    ctx: ArchiveContext, events: Iterable[LiveEvent], *, transfers: int = 2
+) -> list[ItemResult]:
+    """Archive every recording of every event; an event's manifest is rewritten once its recordings ran."""
+    results: list[ItemResult] = []
+    with ThreadPoolExecutor(max_workers=max(1, transfers), thread_name_prefix="archive") as pool:
+        for event in events:
+            recordings = list(event_recordings(ctx.client, event))
+            done = list(pool.map(lambda rec: archive_recording(ctx, rec), recordings))
+            results += done
+            rows = manifest_rows(ctx.ledger, event.id)
+            if rows and any(r.steps for r in done):
+                write_manifest(ctx.dest, event.id, rows, ctx.now())
+            elif rows and ctx.dest.stat(ctx.dest.key(event.id, "manifest.json")) is None:
+                write_manifest(ctx.dest, event.id, rows, ctx.now())
+    return results
+
+
+def write_report(results: Sequence[ItemResult], folder: str | Path) -> list[Path]:
+    """archive.csv, archive.parquet and archive.json: one row per recording seen by the run."""
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = [{**asdict(r), "steps": ",".join(r.steps)} for r in results]
+    schema = {
+        "event_id": pl.String,
+        "stream_id": pl.String,
+        "video_id": pl.String,
+        "state": pl.String,
+        "reason": pl.String,
+        "bytes": pl.Int64,
+        "object_key": pl.String,
+        "steps": pl.String,
+    }
+    frame = pl.DataFrame(rows, schema=schema)
+    paths = [out / "archive.csv", out / "archive.parquet", out / "archive.json"]
+    frame.write_csv(paths[0])
+    frame.write_parquet(paths[1])
+    frame.write_json(paths[2])
+    return paths

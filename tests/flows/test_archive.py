@@ -1,0 +1,230 @@
+"""videoferry archive against the emulator's broadcasts and moto's S3: layout, verification, exactly once."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import boto3
+import polars as pl
+import pytest
+
+from connectors.client import VideoClient
+from emulator.control import EmulatorControl, Workspace
+from flows.archive_runner import ArchiveOptions, ArchiveOutcome, run_archive
+from state.ledger import Ledger
+from tests.flows.helpers import settings_for
+
+
+@dataclass
+class World:
+    """Events broadcast in one workspace: event id -> [(stream_id, video_id)]."""
+
+    ws: Workspace
+    streams: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    restream_key: str = "rs-key-SECRET-4711"
+
+    @property
+    def videos(self) -> list[str]:
+        return [v for pairs in self.streams.values() for _, v in pairs]
+
+
+def wait_status(control: EmulatorControl, ws: Workspace, ids: list[str], status: str = "done") -> None:
+    """Poll the emulator (bounded) until every video has the status."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        seen = {v["id"]: v["status"] for v in control.videos(ws)}
+        if all(seen.get(i) == status for i in ids):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"videos not {status}: {seen}")
+
+
+def broadcast_world(
+    control: EmulatorControl, ws: Workspace, plan: dict[str, int], *, wait: bool = True, chat: int = 6
+) -> World:
+    """One event per name in plan (recurring when it streams more than once), each broadcast that often."""
+    world = World(ws)
+    with VideoClient.from_settings(settings_for(ws)) as client:
+        for name, times in plan.items():
+            kind = "recurring" if times > 1 else "one-time"
+            event = client.live_events.create(
+                name,
+                kind,
+                parent_id=ws.project_id,
+                restreams=[{"name": "yt", "url": "rtmp://127.0.0.1/live", "key": world.restream_key}],
+            )
+            pairs = []
+            for _ in range(times):
+                answer = control.broadcast(ws, event.id, seconds=2, chat_messages=chat)
+                pairs.append((answer["stream_id"], answer["video_id"]))
+            world.streams[event.id] = pairs
+    if wait:
+        wait_status(control, ws, world.videos)
+    return world
+
+
+def s3() -> Any:
+    return boto3.session.Session().client("s3", region_name="us-east-1")
+
+
+def objects(bucket: str) -> dict[str, bytes]:
+    client = s3()
+    out = {}
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+        for obj in page.get("Contents", []):
+            out[obj["Key"]] = client.get_object(Bucket=bucket, Key=obj["Key"])["Body"].read()
+    return out
+
+
+def stored(control: EmulatorControl, ws: Workspace) -> dict[str, dict[str, Any]]:
+    return {v["id"]: v for v in control.videos(ws)}
+
+
+def run(ws: Workspace, tmp: Path, **changes: Any) -> ArchiveOutcome:
+    opts = ArchiveOptions(
+        **{"to": "", "project": ws.project_id, "ledger": str(tmp / "ledger.db"), **changes}  # type: ignore[arg-type]
+    )
+    return run_archive(opts, settings_for(ws))
+
+
+def test_archive_to_s3_layout_manifest_chat_qos_and_a_rerun_that_does_nothing(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, s3_bucket: str
+) -> None:
+    world = broadcast_world(emu_control, emu, {"Weekly show": 3, "Launch": 1, "Town hall": 2})
+    to = f"s3://{s3_bucket}/archive/"
+    outcome = run(emu, tmp_path, to=to, report_dir=str(tmp_path / "report"))
+    assert outcome.exit_code == 0, outcome
+    assert outcome.counts == {"archived": 6}
+
+    files = objects(s3_bucket)
+    truth = stored(emu_control, emu)
+    for event_id, pairs in world.streams.items():
+        manifest = json.loads(files[f"archive/{event_id}/manifest.json"])
+        assert {r["video_id"] for r in manifest["recordings"]} == {v for _, v in pairs}
+        frame = pl.read_parquet(files[f"archive/{event_id}/manifest.parquet"])
+        assert frame.height == len(pairs)
+        for stream_id, video_id in pairs:
+            body = files[f"archive/{event_id}/{stream_id}/{video_id}.mp4"]
+            assert len(body) == truth[video_id]["file_size"]
+            assert hashlib.md5(body).hexdigest() == truth[video_id]["md5"]
+            chat = json.loads(files[f"archive/{event_id}/{stream_id}/chat.json"])
+            assert len(chat["data"]) == 6
+            assert files[f"archive/{event_id}/{stream_id}/chat.csv"].startswith(b"id,username")
+            assert files[f"archive/{event_id}/{stream_id}/chat.txt"].count(b"\n") == 6
+            qos = json.loads(files[f"archive/{event_id}/{stream_id}/qos.json"])
+            assert qos["session"]["country"] == "US" and qos["qos"]
+            assert pl.read_parquet(files[f"archive/{event_id}/{stream_id}/qos.parquet"]).height == len(
+                qos["qos"]
+            )
+    # nothing tidied by default, nothing deleted
+    assert set(world.videos) <= set(truth)
+    # no secrets anywhere we wrote
+    written = b"".join(files.values()) + b"".join(p.read_bytes() for p in (tmp_path / "report").iterdir())
+    for secret in (emu.token, world.restream_key, "sig="):
+        assert secret.encode() not in written
+
+    again = run(emu, tmp_path, to=to)
+    assert again.exit_code == 0 and again.counts == {"already": 6} and again.bytes == 0
+    with Ledger.open(tmp_path / "ledger.db") as ledger:
+        copies = [op for op in ledger.ops(kind="archive") if (op.op_key or "").endswith(":copy")]
+    assert len(copies) == 6  # one copy per recording over both runs
+
+
+def test_processing_recording_waits_for_the_next_run_then_tidy_after_verified_copy(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl
+) -> None:
+    world = broadcast_world(emu_control, emu, {"Morning": 1})
+    emu_control.set_processing(emu, "manual")
+    late = broadcast_world(emu_control, emu, {"Evening": 1}, wait=False)
+    wait_status(emu_control, emu, late.videos, "processing")
+    project, folder = emu_control.create_project(emu)
+    dest = tmp_path / "dest"
+    first = run(emu, tmp_path, to=str(dest), move_to=project, tags=["archived"], delete_after_archive=False)
+    assert first.exit_code == 0 and first.counts == {"archived": 1, "pending": 1}
+    truth = stored(emu_control, emu)
+    (event_id, [(stream_id, video_id)]) = next(iter(world.streams.items()))
+    copy = dest / event_id / stream_id / f"{video_id}.mp4"
+    assert hashlib.md5(copy.read_bytes()).hexdigest() == truth[video_id]["md5"]
+    assert truth[video_id]["project_id"] == project
+    assert not list(dest.rglob("*.part"))
+
+    emu_control.set_video_status(emu, late.videos[0], "done")
+    second = run(emu, tmp_path, to=str(dest), move_to=project, tags=["archived"], delete_after_archive=True)
+    assert second.exit_code == 0 and second.counts == {"archived": 2}
+    truth = stored(emu_control, emu)
+    assert late.videos[0] not in truth and video_id not in truth  # deleted only now, after verified copies
+    (late_event, [(late_stream, late_video)]) = next(iter(late.streams.items()))
+    assert (dest / late_event / late_stream / f"{late_video}.mp4").stat().st_size > 0
+    assert (
+        json.loads((dest / late_event / "manifest.json").read_text())["recordings"][0]["video_id"]
+        == late_video
+    )
+
+
+def test_missing_original_fails_the_recording_and_leaves_it_untouched(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, s3_bucket: str
+) -> None:
+    world = broadcast_world(emu_control, emu, {"No original": 1})
+    emu_control.set_variants(emu, ["no-original"])
+    outcome = run(emu, tmp_path, to=f"s3://{s3_bucket}/a", delete_after_archive=True)
+    assert outcome.exit_code == 1 and outcome.counts == {"failed": 1}
+    assert "no downloadable asset" in outcome.reasons[0]
+    assert set(world.videos) <= set(stored(emu_control, emu))  # not deleted
+    assert not [k for k in objects(s3_bucket) if k.endswith(".mp4")]
+
+
+def test_faults_during_the_copy_are_retried_and_never_leave_a_partial_object(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, s3_bucket: str
+) -> None:
+    world = broadcast_world(emu_control, emu, {"Flaky": 2})
+    emu_control.set_faults(
+        emu,
+        [
+            {"kind": "error", "status": 503, "path": "^/media/", "times": 2},
+            {"kind": "drop_after_commit", "path": "^/media/", "times": 1},
+            {"kind": "error", "status": 502, "path": "/qos$", "times": 1},
+        ],
+        seed=3,
+    )
+    outcome = run(emu, tmp_path, to=f"s3://{s3_bucket}/f")
+    assert outcome.exit_code == 0, outcome
+    truth = stored(emu_control, emu)
+    files = objects(s3_bucket)
+    for event_id, pairs in world.streams.items():
+        for stream_id, video_id in pairs:
+            assert (
+                hashlib.md5(files[f"f/{event_id}/{stream_id}/{video_id}.mp4"]).hexdigest()
+                == truth[video_id]["md5"]
+            )
+    assert s3().list_multipart_uploads(Bucket=s3_bucket).get("Uploads", []) == []
+
+
+def test_a_copy_that_keeps_failing_is_reported_and_nothing_is_deleted(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl
+) -> None:
+    world = broadcast_world(emu_control, emu, {"Broken": 1})
+    emu_control.set_faults(emu, [{"kind": "error", "status": 503, "path": "^/media/"}])
+    dest = tmp_path / "d"
+    outcome = run(emu, tmp_path, to=str(dest), delete_after_archive=True)
+    assert outcome.exit_code == 1 and outcome.counts == {"failed": 1}
+    assert "HTTP 503" in outcome.reasons[0] and "sig=" not in outcome.reasons[0]
+    assert set(world.videos) <= set(stored(emu_control, emu))
+    assert not [p for p in dest.rglob("*") if p.is_file()]
+    emu_control.clear_faults(emu)
+    assert run(emu, tmp_path, to=str(dest), delete_after_archive=True).counts == {"archived": 1}
+    assert not set(world.videos) & set(stored(emu_control, emu))
+
+
+@pytest.mark.parametrize(
+    "bad", [{"events": ["x"], "project": "p"}, {"quality": "4k"}, {"since": "yesterday"}]
+)
+def test_bad_options_are_configuration_errors(tmp_path: Path, emu: Workspace, bad: dict[str, Any]) -> None:
+    from flows.archive_runner import ArchiveConfigError
+
+    with pytest.raises(ArchiveConfigError):
+        run(emu, tmp_path, to=str(tmp_path), **bad)
