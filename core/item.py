@@ -131,6 +131,25 @@ def derive_key(source: str, parent_id: str) -> str:
     return hashlib.sha256(f"{source}\n{parent_id}".encode()).hexdigest()[:32]
 
 
+def parse_shard(text: str) -> tuple[int, int]:
+    """"K/N" -> (K, N) with 1 <= K <= N (ValueError naming the value otherwise)."""
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if match is None:
+        raise ValueError(f"shard {text!r}: expected K/N, e.g. 1/4")
+    k, n = int(match.group(1)), int(match.group(2))
+    if not 1 <= k <= n:
+        raise ValueError(f"shard {text!r}: K must be between 1 and N")
+    return k, n
+
+
+def in_shard(key: str, shard: tuple[int, int] | None) -> bool:
+    """Whether an item key falls in shard K of N (sha256 of the key, so any key spreads evenly)."""
+    if shard is None:
+        return True
+    k, n = shard
+    return int(hashlib.sha256(key.encode()).hexdigest()[:16], 16) % n == k - 1
+
+
 def choose_via(kind: SourceKind, option: str) -> Via:
     """The path an item of this kind takes under the --via option (auto, tus, url, single).
 

@@ -87,6 +87,13 @@ def migrate(**values: Any) -> None:
     opts, service = _options_from_cli(values)
     if opts.via not in VIAS:
         raise _fail(f"--via must be one of {', '.join(VIAS)}, not {opts.via!r}")
+    if opts.shard:
+        from core.item import parse_shard
+
+        try:
+            parse_shard(opts.shard)
+        except ValueError as exc:
+            raise _fail(f"--shard: {exc}") from None
     from rich.console import Console
 
     from connectors.config import ConfigError, Settings

@@ -106,6 +106,13 @@ class MigrateOptions:
         default=False,
         metadata=about("Also migrate again items the service failed (processing error/aborted)."),
     )
+    shard: str | None = field(
+        default=None,
+        metadata=about(
+            "K/N: only the items whose key falls in shard K of N (N coordinators split one inventory;"
+            " give each its own ledger and one VIDEOFERRY_LIMITER_URL)."
+        ),
+    )
 
     def params(self) -> dict[str, Any]:
         """The entry fields' values: the flow's parameters for these options."""

