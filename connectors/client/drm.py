@@ -4,13 +4,32 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
+
 from connectors.client.live_models import DrmAuth
 from connectors.client.live_support import deleting, given_fields, read_one, redacting, segment
 from connectors.client.transport import Transport
-from connectors.errors import NotFoundError
+from connectors.errors import MethodNotAllowedError, NotFoundError
 from connectors.retry import CallKind
 
-__all__ = ["Drm", "DrmAuth"]
+__all__ = ["Drm", "DrmAuth", "call_callback", "CALLBACK_TIMEOUT"]
+
+#: The service waits this long for the callback's answer (spec 8), then decides as for no answer.
+CALLBACK_TIMEOUT = 5.0
+
+
+def call_callback(url: str, body: dict[str, Any], username: str | None, password: str | None) -> int | None:
+    """One POST to a DRM callback as the service sends it (spec 4.3): its HTTP status, None when no answer.
+
+    Basic credentials only when a username is set; one attempt, 5 s, no redirects (spec 3.3, 8).
+    """
+    auth = httpx.BasicAuth(username, password or "") if username else None
+    try:
+        with httpx.Client(timeout=CALLBACK_TIMEOUT, follow_redirects=False) as http:
+            response = http.post(url, json=body, auth=auth or httpx.USE_CLIENT_DEFAULT)
+    except httpx.HTTPError:
+        return None
+    return response.status_code
 
 
 def _path(project_id: str | None) -> str:
@@ -85,3 +104,23 @@ class Drm:
             kind=CallKind.IDEMPOTENT,
             on_error=deleting("delete_drm"),
         )
+
+    def simulate_license(self, video_id: str, project_id: str | None = None) -> dict[str, Any] | None:
+        """The emulator's license simulation (POST /_emulator/drm/license): {decision, status, reason}.
+
+        Not part of the service: None when the host has no such endpoint (404 / 405), as the real one.
+        """
+        body: dict[str, Any] = {"video_id": video_id}
+        if project_id is not None:
+            body["project_id"] = project_id
+        try:
+            answer = self._transport.call(
+                "POST",
+                "/_emulator/drm/license",
+                operation="simulate_drm_license",
+                kind=CallKind.IDEMPOTENT,
+                json_body=body,
+            )
+        except (NotFoundError, MethodNotAllowedError):
+            return None
+        return answer if isinstance(answer, dict) and "decision" in answer else None
