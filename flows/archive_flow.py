@@ -27,6 +27,7 @@ def archive_flow(
     report_dir: str | None = None,
     transfers: int = 2,
     part_size: int = DEFAULT_PART_SIZE,
+    retry_backoff: float = 0.5,
     api_url: str | None = None,
     upload_url: str | None = None,
 ) -> dict[str, Any] | State[Any]:
@@ -51,6 +52,7 @@ def archive_flow(
         report_dir=report_dir,
         transfers=transfers,
         part_size=part_size,
+        retry_backoff=retry_backoff,
     )
     outcome = run_archive(opts, Settings.from_env(api_url=api_url, upload_url=upload_url))
     counts = ", ".join(f"{n} {s}" for s, n in outcome.counts.items()) or "no recordings"

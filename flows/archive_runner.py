@@ -17,7 +17,14 @@ from state.ledger import Ledger
 from state.machine import OP_DONE
 from tasks.archive_dest import open_destination
 from tasks.archive_item import TERMINAL_BAD, ArchiveContext, op_key
-from tasks.archive_plan import QUALITY_ORDER, Selection, choose_asset, event_recordings, select_events
+from tasks.archive_plan import (
+    QUALITY_ORDER,
+    Selection,
+    UnknownEventError,
+    choose_asset,
+    event_recordings,
+    select_events,
+)
 from tasks.archive_run import RESULT_STATES, archive_events, write_report
 from tasks.open_run import run_limiter
 
@@ -46,6 +53,7 @@ class ArchiveOptions:
     report_dir: str | None = None
     transfers: int = 2
     part_size: int = DEFAULT_PART_SIZE
+    retry_backoff: float = 0.5
 
     def check(self) -> None:
         """Raise ArchiveConfigError for options that cannot work."""
@@ -127,8 +135,12 @@ def run_archive(opts: ArchiveOptions, settings: Settings, *, s3: S3Config | None
             move_to=opts.move_target(),
             tags=tuple(opts.tags),
             delete_after=opts.delete_after_archive,
+            backoff=opts.retry_backoff,
         )
-        events = select_events(client, opts.selection())
+        try:
+            events = select_events(client, opts.selection())
+        except UnknownEventError as exc:
+            raise ArchiveConfigError(str(exc)) from None
         results = archive_events(ctx, events, transfers=opts.transfers)
         counts = {state: sum(1 for r in results if r.state == state) for state in RESULT_STATES}
         failed = [r for r in results if r.state == "failed"]
@@ -156,7 +168,11 @@ def preview_archive(opts: ArchiveOptions, settings: Settings) -> list[str]:
     lines = []
     try:
         with VideoClient.from_settings(settings) as client:
-            for event in select_events(client, opts.selection()):
+            try:
+                events = select_events(client, opts.selection())
+            except UnknownEventError as exc:
+                raise ArchiveConfigError(str(exc)) from None
+            for event in events:
                 for rec in event_recordings(client, event):
                     where = f"{rec.event_id}/{rec.stream_id}/{rec.video_id}"
                     copied = reader is not None and any(

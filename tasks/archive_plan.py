@@ -9,10 +9,12 @@ from datetime import UTC, datetime, timedelta
 
 from connectors.client import VideoClient
 from connectors.client.live_models import LiveEvent
+from connectors.errors import NotFoundError
 from connectors.models import Asset, Video
 
 __all__ = [
     "Selection",
+    "UnknownEventError",
     "Recording",
     "select_events",
     "event_recordings",
@@ -33,6 +35,10 @@ QOS_CAP = timedelta(hours=12) - timedelta(minutes=1)
 QOS_BUCKET = timedelta(seconds=30)
 #: Slack around a stream's lifetime when it is estimated from its recording.
 LIFETIME_SLACK = timedelta(minutes=5)
+
+
+class UnknownEventError(ValueError):
+    """A live event given by id that the service does not know (a configuration to fix)."""
 
 
 @dataclass(frozen=True)
@@ -80,7 +86,12 @@ def _finished_since(event: LiveEvent, since: datetime | None) -> bool:
 def select_events(client: VideoClient, selection: Selection) -> list[LiveEvent]:
     """The events to archive. Given ids are read one by one; a project is listed (and checked locally)."""
     if selection.event_ids:
-        events = [client.live_events.get(event_id) for event_id in selection.event_ids]
+        events = []
+        for event_id in selection.event_ids:
+            try:
+                events.append(client.live_events.get(event_id))
+            except NotFoundError:
+                raise UnknownEventError(f"live event {event_id} does not exist (or is not visible)") from None
         limit = _aware(selection.since)
         return [e for e in events if limit is None or _finished_since(e, limit)]
     if not selection.project_id:

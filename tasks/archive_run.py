@@ -11,6 +11,7 @@ from typing import Any
 import polars as pl
 
 from connectors.client.live_models import LiveEvent
+from connectors.errors import VideoApiError
 from state.machine import OP_DONE
 from state.reader import LedgerReader
 from tasks.archive_files import write_manifest
@@ -48,7 +49,11 @@ def archive_events(
     results: list[ItemResult] = []
     with ThreadPoolExecutor(max_workers=max(1, transfers), thread_name_prefix="archive") as pool:
         for event in events:
-            recordings = list(event_recordings(ctx.client, event))
+            try:
+                recordings = list(event_recordings(ctx.client, event))
+            except VideoApiError as exc:  # this event's listing failed: the other events still run
+                results.append(ItemResult(event.id, "", "", "failed", f"listing recordings: {exc}"))
+                continue
             done = list(pool.map(lambda rec: archive_recording(ctx, rec), recordings))
             results += done
             rows = manifest_rows(ctx.ledger, event.id)

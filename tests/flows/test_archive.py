@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,9 @@ from emulator.control import EmulatorControl, Workspace
 from flows.archive_runner import ArchiveOptions, ArchiveOutcome, run_archive
 from state.ledger import Ledger
 from tests.flows.helpers import settings_for
+
+#: Tests raise the workspace's limits (and the client's) so they run in seconds; the crash test keeps 10/300.
+FAST = {"rate_per_second": 200, "rate_per_minute": 12000}
 
 
 @dataclass
@@ -49,7 +53,8 @@ def broadcast_world(
 ) -> World:
     """One event per name in plan (recurring when it streams more than once), each broadcast that often."""
     world = World(ws)
-    with VideoClient.from_settings(settings_for(ws)) as client:
+    control.set_limits(ws, **FAST)
+    with VideoClient.from_settings(settings_for(ws, **FAST)) as client:
         for name, times in plan.items():
             kind = "recurring" if times > 1 else "one-time"
             event = client.live_events.create(
@@ -86,16 +91,26 @@ def stored(control: EmulatorControl, ws: Workspace) -> dict[str, dict[str, Any]]
 
 
 def run(ws: Workspace, tmp: Path, **changes: Any) -> ArchiveOutcome:
-    opts = ArchiveOptions(
-        **{"to": "", "project": ws.project_id, "ledger": str(tmp / "ledger.db"), **changes}  # type: ignore[arg-type]
-    )
-    return run_archive(opts, settings_for(ws))
+    values: dict[str, Any] = {
+        "to": "",
+        "project": ws.project_id,
+        "ledger": str(tmp / "ledger.db"),
+        "retry_backoff": 0.02,
+        **changes,
+    }
+    return run_archive(ArchiveOptions(**values), settings_for(ws, **FAST))
 
 
 def test_archive_to_s3_layout_manifest_chat_qos_and_a_rerun_that_does_nothing(
-    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, s3_bucket: str
+    tmp_path: Path,
+    emu: Workspace,
+    emu_control: EmulatorControl,
+    s3_bucket: str,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     world = broadcast_world(emu_control, emu, {"Weekly show": 3, "Launch": 1, "Town hall": 2})
+    caplog.set_level(logging.DEBUG)
+    started = time.time()
     to = f"s3://{s3_bucket}/archive/"
     outcome = run(emu, tmp_path, to=to, report_dir=str(tmp_path / "report"))
     assert outcome.exit_code == 0, outcome
@@ -127,6 +142,10 @@ def test_archive_to_s3_layout_manifest_chat_qos_and_a_rerun_that_does_nothing(
     written = b"".join(files.values()) + b"".join(p.read_bytes() for p in (tmp_path / "report").iterdir())
     for secret in (emu.token, world.restream_key, "sig="):
         assert secret.encode() not in written
+        assert secret not in caplog.text and secret not in repr(outcome)
+    log = emu_control.requests(emu.workspace_id, since=started)
+    assert not [r for r in log if r["status"] == 429]
+    assert len([r for r in log if r["path"].startswith("/media/")]) == 6  # each recording downloaded once
 
     again = run(emu, tmp_path, to=to)
     assert again.exit_code == 0 and again.counts == {"already": 6} and again.bytes == 0
