@@ -1,0 +1,67 @@
+"""The archive's pieces on real parts: multipart writer on moto (parts, flat memory, abort), QoS windows."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from datetime import UTC, datetime, timedelta
+
+import boto3
+import pytest
+
+from connectors.s3_multipart import MIN_PART_SIZE, MultipartWriter, abort_uploads, open_uploads
+from tasks.archive_plan import QOS_BUCKET, qos_windows
+
+
+def _client(endpoint: str):  # type: ignore[no-untyped-def]
+    return boto3.session.Session().client("s3", endpoint_url=endpoint, region_name="us-east-1")
+
+
+def test_multipart_writer_streams_parts_with_one_part_in_memory(s3_server: str, s3_bucket: str) -> None:
+    client = _client(s3_server)
+    writer = MultipartWriter(client, s3_bucket, "a/big.mp4", part_size=MIN_PART_SIZE)
+    chunk = os.urandom(1024 * 1024)
+    digest = hashlib.md5()
+    peak = 0
+    for _ in range(11):  # 11 MiB: parts of 5, 5 and 1 MiB
+        writer.write(chunk)
+        digest.update(chunk)
+        peak = max(peak, len(writer._buffer))
+    assert open_uploads(client, s3_bucket, "a/big.mp4") == [writer.upload_id]
+    assert not client.list_objects_v2(Bucket=s3_bucket).get("Contents")  # nothing looks complete yet
+    writer.complete()
+    assert peak < MIN_PART_SIZE + len(chunk)
+    body = client.get_object(Bucket=s3_bucket, Key="a/big.mp4")["Body"].read()
+    assert hashlib.md5(body).hexdigest() == digest.hexdigest()
+    assert client.head_object(Bucket=s3_bucket, Key="a/big.mp4")["ETag"].strip('"').endswith("-3")
+    assert open_uploads(client, s3_bucket, "a/big.mp4") == []
+
+
+def test_an_interrupted_upload_is_aborted_with_its_parts(s3_server: str, s3_bucket: str) -> None:
+    client = _client(s3_server)
+    writer = MultipartWriter(client, s3_bucket, "k.mp4", part_size=MIN_PART_SIZE)
+    writer.write(os.urandom(MIN_PART_SIZE))  # one part sent
+    other = MultipartWriter(client, s3_bucket, "k.mp4.other", part_size=MIN_PART_SIZE)
+    other.start()
+    assert abort_uploads(client, s3_bucket, "k.mp4") == 1  # only this key's upload
+    assert open_uploads(client, s3_bucket, "k.mp4") == []
+    assert open_uploads(client, s3_bucket, "k.mp4.other") == [other.upload_id]
+    other.abort()
+    with pytest.raises(ValueError):
+        MultipartWriter(client, s3_bucket, "x", part_size=MIN_PART_SIZE - 1)
+
+
+def test_qos_windows_cover_a_long_stream_in_answers_under_12_hours() -> None:
+    start = datetime(2026, 11, 20, 18, 0, 7, tzinfo=UTC)
+    end = start + timedelta(hours=30, minutes=5)
+    windows = qos_windows(start, end)
+    assert len(windows) == 3
+    assert windows[0][0] <= start and windows[-1][1] == end
+    for (_a, b), (c, _) in zip(windows, windows[1:], strict=False):
+        assert b == c  # contiguous
+    for a, b in windows:
+        assert b - a < timedelta(hours=12)
+        assert a.timestamp() % QOS_BUCKET.total_seconds() == 0 or a == windows[-1][0]
+    assert qos_windows(start, start + timedelta(seconds=10)) == [
+        (start - timedelta(seconds=7), start + timedelta(seconds=10))
+    ]
