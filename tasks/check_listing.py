@@ -29,10 +29,21 @@ class Destination:
 
     videos: dict[str, Video] = field(default_factory=dict)
     by_parent: dict[str, list[str]] = field(default_factory=dict)
+    _titles: dict[tuple[str, str], list[Video]] | None = field(default=None, init=False, repr=False)
 
     def in_parent(self, parent_id: str) -> list[Video]:
         """The videos listed under one parent, newest first."""
         return [self.videos[vid] for vid in self.by_parent.get(parent_id, [])]
+
+    def titled(self, parent_id: str, title: str) -> list[Video]:
+        """The videos listed under one parent with exactly this title, newest first (indexed once)."""
+        if self._titles is None:
+            self._titles = {}
+            for parent, ids in self.by_parent.items():
+                for vid in ids:
+                    video = self.videos[vid]
+                    self._titles.setdefault((parent, video.title or ""), []).append(video)
+        return self._titles.get((parent_id, title), [])
 
 
 def _walk(client: VideoClient, parent: str, scope: str | None) -> list[Video]:
@@ -116,8 +127,8 @@ def match_items(
     for spec in rest:
         free = [
             v
-            for v in dest.in_parent(spec.parent_id)
-            if v.title == spec.title and v.id not in claimed and owners.get(v.id, spec.key) == spec.key
+            for v in dest.titled(spec.parent_id, spec.title)
+            if v.id not in claimed and owners.get(v.id, spec.key) == spec.key
         ]
         match = _by_title(spec, free, size_of, alone=shared[(spec.parent_id, spec.title)] == 1)
         matches[spec.key] = match
