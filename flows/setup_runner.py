@@ -110,7 +110,9 @@ def run_up(opts: SetupOptions, settings: Settings) -> SetupOutcome:
         if plan.problems:
             status = "refused"
             return SetupOutcome(EXIT_CONFIG, lines + [f"error: {p}" for p in plan.problems], plan.counts())
-        result = Applier(client, ledger, run_id, state.secrets).apply(plan)
+        applier = Applier(client, ledger, run_id, state.secrets)
+        applier.reconcile_pending()
+        result = applier.apply(plan)
         written = write_outputs(client, state, result.events, Outputs(opts.outputs))
         lines += [f"skipped: {s}" for s in result.skipped] + [f"failed: {f}" for f in result.failed]
         lines.append(f"plan: {plan_summary(plan)}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -135,6 +135,59 @@ class Applier:
             raise
         self._done(op_id, result, kind)
         return result
+
+    def reconcile_pending(self) -> int:
+        """Every setup op an earlier run left without an outcome, settled before anything is sent.
+
+        A create is looked up by name within its parent (found: done with the object; not there once the
+        listing had time to show it: void, safe to create); an idempotent write is marked failed (it is
+        simply sent again if the plan still wants it). Returns how many were left open (too young to judge).
+        """
+        still_open = 0
+        for op in self.ledger.pending_ops():
+            if not (op.op_key or "").startswith("setup:"):
+                continue
+            find = self._finder(op.kind, op.params, op.target_id)
+            if find is None:
+                self.ledger.record_op_outcome(
+                    op.op_id,
+                    "failed",
+                    error_message="outcome unknown; sent again if still wanted",
+                    run_id=self.run_id,
+                )
+                continue
+            found = find()
+            if found is not None:
+                self._done(op.op_id, found, op.kind)
+            elif settle_remaining_at(op.intent_at) <= 0:
+                self.ledger.record_op_outcome(
+                    op.op_id,
+                    "void",
+                    error_message="not found by listing after the settle time",
+                    run_id=self.run_id,
+                )
+            else:
+                still_open += 1
+        return still_open
+
+    def _finder(self, kind: str, params: Mapping[str, Any], event_id: str | None) -> Callable[[], Any] | None:
+        name = str(params.get("name") or params.get("domain") or "")
+        if kind == "create_event":
+            parent = str(params.get("parent_id") or "")
+            events = self.client.live_events
+
+            def find_event() -> LiveEvent | None:
+                listed = events.iter_events(parent_id=parent)
+                return next((e for e in listed if e.name == name and same_id(e.parent_id, parent)), None)
+
+            return find_event
+        if kind == "create_restream" and event_id:
+            return lambda: next(iter(self.client.restreams.find(event_id, name)), None)
+        if kind == "create_codes" and event_id:
+            return lambda: self.client.unique_codes.find(event_id, name)
+        if kind == "create_domain":
+            return lambda: self.client.privacy_domains.find(name)
+        return None
 
     # -- the changes ----------------------------------------------------------------------------------
 
