@@ -32,10 +32,12 @@ def check(
 ) -> None:
     """Compare the library in the service with an inventory and its ledger, like `rclone check`.
 
-    One line per item: = same, - missing in the service, + only in the service, * differs (fields named),
-    ! could not be checked. Exit status 0 only when everything matches, 1 otherwise, 2 for configuration.
+    One line per item (= same, - missing in the service, * differs, with the fields named, ! not checked) and
+    per video no item accounts for (+). Exit status 0 only when everything matches, 1 otherwise, 2 for
+    configuration to fix. Only reads the service; --adopt writes the ledger.
     """
     from connectors.config import ConfigError, Settings
+    from connectors.errors import VideoApiError
     from connectors.inventory import InventoryError
     from flows.check_runner import CheckConfigError, CheckOptions, run_check
     from state.errors import LedgerError
@@ -56,6 +58,9 @@ def check(
     except (ConfigError, InventoryError, LedgerError, CheckConfigError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    except VideoApiError as exc:  # the listing failed after its retries: nothing could be checked
+        typer.echo(f"error: the destination could not be listed: {exc}", err=True)
+        raise typer.Exit(1) from None
     for line in outcome.lines:
         typer.echo(line.text())
     for note in outcome.notes:

@@ -123,3 +123,22 @@ def test_configuration_to_fix_exits_2_without_the_token(tmp_path: Path, emu: Wor
     del env["VIDEOFERRY_TOKEN"]
     unset = _videoferry(args, env)
     assert unset.returncode == 2 and "VIDEOFERRY_TOKEN" in unset.stderr
+
+
+def test_a_failing_listing_exits_1_and_an_unreadable_video_is_not_checked(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory
+) -> None:
+    inventory = write_inventory(tmp_path / "inv.csv", clip_rows(clip_factory, 2))  # row 0 has tags: a GET
+    assert run_migration(options(inventory, emu, tmp_path), settings_for(emu)).exit_code == 0
+    emu_control.set_faults(
+        emu, [{"kind": "error", "status": 403, "method": "GET", "path": "^/v1/videos/[^/]+$"}]
+    )
+    opts = CheckOptions(str(inventory), ledger=str(tmp_path / "ledger.db"), parent_id=emu.project_id)
+    outcome = run_check(opts, settings_for(emu))
+    assert [line.mark.value for line in outcome.lines] == ["!", "="]
+    assert "could not be read" in outcome.lines[0].note and outcome.exit_code == 1
+    emu_control.set_faults(emu, [{"kind": "error", "status": 400, "method": "GET", "path": "^/v1/videos$"}])
+    args = ["check", str(inventory), "--parent-id", emu.project_id, "--ledger", str(tmp_path / "ledger.db")]
+    failed = _videoferry(args, cli_env(emu))
+    assert failed.returncode == 1 and "could not be listed" in failed.stderr, failed.stderr
+    assert emu.token not in failed.stdout + failed.stderr
