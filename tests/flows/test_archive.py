@@ -18,6 +18,7 @@ from connectors.client import VideoClient
 from emulator.control import EmulatorControl, Workspace
 from flows.archive_runner import ArchiveOptions, ArchiveOutcome, run_archive
 from state.ledger import Ledger
+from tasks.archive_report import archive_lines, archive_summary
 from tests.flows.helpers import settings_for
 
 #: Tests raise the workspace's limits (and the client's) so they run in seconds; the crash test keeps 10/300.
@@ -183,6 +184,11 @@ def test_processing_recording_waits_for_the_next_run_then_tidy_after_verified_co
         json.loads((dest / late_event / "manifest.json").read_text())["recordings"][0]["video_id"]
         == late_video
     )
+    with Ledger.open(tmp_path / "ledger.db") as ledger:
+        summary = archive_summary(ledger)
+    assert summary is not None and summary["recordings"] == 2 and summary["failed"] == []
+    assert summary["steps"] == {"copy": 2, "sidecars": 2, "move": 2, "tags": 2, "delete": 2}
+    assert archive_lines(summary)[0].startswith("archive: 2 recordings archived")
 
 
 def test_missing_original_fails_the_recording_and_leaves_it_untouched(
