@@ -151,7 +151,7 @@ def compare_bytes(
         if remote_md5.lower() != facts.md5.lower():
             differ.append("md5")
     if not by:
-        return differ, "", "bytes not compared: the source's size is unknown"
+        return differ, "", "bytes not compared: the source's size is unknown (http(s) sources are not read)"
     return differ, by, ""
 
 

@@ -142,3 +142,23 @@ def test_a_failing_listing_exits_1_and_an_unreadable_video_is_not_checked(
     failed = _videoferry(args, cli_env(emu))
     assert failed.returncode == 1 and "could not be listed" in failed.stderr, failed.stderr
     assert emu.token not in failed.stdout + failed.stderr
+
+
+def test_url_sources_are_compared_without_their_bytes(
+    tmp_path: Path, emu: Workspace, clip_factory, files: tuple[str, Path]
+) -> None:
+    base, folder = files
+    clips = [clip_factory(1.0, name=f"u{n}.mp4") for n in range(2)]
+    for clip in clips:
+        shutil.copy(clip, folder / clip.name)
+    rows = [
+        {"source": f"{base}/{c.name}?sig=SECRET", "title": f"From a URL {n}"} for n, c in enumerate(clips)
+    ]
+    inventory = write_inventory(tmp_path / "inv.csv", rows)
+    assert run_migration(options(inventory, emu, tmp_path), settings_for(emu)).exit_code == 0
+    opts = CheckOptions(str(inventory), ledger=str(tmp_path / "ledger.db"), parent_id=emu.project_id)
+    outcome = run_check(opts, settings_for(emu))
+    assert [(line.mark.value, line.bytes_by) for line in outcome.lines] == [("=", "")] * 2
+    assert all("http(s) sources are not read" in line.note for line in outcome.lines)
+    assert outcome.exit_code == 0
+    assert not any("SECRET" in line.text() for line in outcome.lines)
