@@ -8,7 +8,7 @@ import posixpath
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from urllib.parse import unquote, urlsplit
 
 from botocore.exceptions import BotoCoreError, ClientError, IncompleteReadError, ResponseStreamingError
@@ -27,6 +27,10 @@ class SourceError(Exception):
         self.uri = safe_uri(uri)
         self.reason = reason
         super().__init__(f"{self.uri}: {reason}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled with its parts (a Dask worker's failure reaches the coordinator whole)."""
+        return type(self), (self.uri, self.reason)
 
 
 @runtime_checkable

@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -61,12 +61,24 @@ class TusError(VideoApiError):
         """True when a later attempt (a new upload() call) may succeed."""
         return self._retryable
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled whole (a Dask worker's failure reaches the coordinator with its status and offset)."""
+        return _rebuild_tus_error, (type(self), self.message, self.status, self.offset, self._retryable)
+
 
 class TusEndpointGoneError(TusError):
     """The endpoint answered 403/404/410: it expired or never existed; a new upload session is needed."""
 
     def __init__(self, message: str, *, status: int | None = None) -> None:
         super().__init__(message, status=status, retryable=False)
+
+
+def _rebuild_tus_error(
+    cls: type[TusError], message: str, status: int | None, offset: int | None, retryable: bool
+) -> TusError:
+    error = cls.__new__(cls)
+    TusError.__init__(error, message, status=status, offset=offset, retryable=retryable)
+    return error
 
 
 @dataclass(frozen=True)

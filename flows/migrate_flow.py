@@ -73,6 +73,7 @@ def migrate_flow(
     wait_timeout: float | None = DEFAULT_WAIT_TIMEOUT,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     retry_errors: bool = False,
+    dask: str | None = None,
     shard: str | None = None,
     api_url: str | None = None,
     upload_url: str | None = None,

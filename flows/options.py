@@ -106,6 +106,13 @@ class MigrateOptions:
         default=False,
         metadata=about("Also migrate again items the service failed (processing error/aborted)."),
     )
+    dask: str | None = field(
+        default=None,
+        metadata=about(
+            "Scheduler address (tcp://host:port) of a Dask cluster whose workers send the bytes of tus"
+            " uploads; this process keeps the ledger and every API call."
+        ),
+    )
     shard: str | None = field(
         default=None,
         metadata=about(

@@ -17,6 +17,7 @@ from core.item import parse_shard
 from flows.options import MigrateOptions
 from state.ledger import Ledger
 from state.machine import COMPLETE_STATES
+from tasks.byte_plane import DaskBytes
 from tasks.context import RunContext
 from tasks.next_step import Handle, advance_items
 from tasks.open_run import forget, open_service, share
@@ -104,6 +105,11 @@ def run_migration(
         poll_interval=opts.poll_interval,
         default_parent_id=opts.parent_id,
     )
+    if opts.dask:
+        try:
+            ctx.bytes_plane = DaskBytes.connect(opts.dask)
+        except OSError as exc:
+            ctx.stop(f"--dask: {exc}", config_error=True)
     if plan.shard is not None:  # titles shared with another shard's rows count as shared here too
         ctx.shared_titles = plan.shared_titles()
     share(ctx)  # this process's tasks of the run use this very context
@@ -166,6 +172,8 @@ def run_migration(
             forget(ctx)
             tus.close()
             client.close()
+            if ctx.bytes_plane is not None:
+                ctx.bytes_plane.close()
             ledger.close()
 
 

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from connectors.tus import TusUpload
     from connectors.webhook import WebhookReceiver
     from state.ledger import Ledger
+    from tasks.byte_plane import DaskBytes
 
 #: Poll interval once webhooks carry the news (polls remain a safety net).
 WEBHOOK_POLL_SECONDS = 60.0
@@ -63,6 +64,8 @@ class RunContext:
     init_id_is_video: bool | None = None
     #: The webhook receiver when --webhook-listen is on (polls slow down only once a valid webhook came).
     webhooks: WebhookReceiver | None = None
+    #: --dask: tus byte transfers run on this cluster's workers (None: in this process).
+    bytes_plane: DaskBytes | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     init_lock: threading.Lock = field(default_factory=threading.Lock)
 

@@ -16,6 +16,7 @@ from connectors.s3 import S3Config
 from connectors.tus import TusUpload
 from state.errors import LedgerError
 from state.ledger import Ledger
+from tasks.byte_plane import DaskBytes
 from tasks.context import RunContext
 
 #: The rate limiter's default store, beside the ledger: a run restarted right after a crash (or a second run
@@ -42,6 +43,7 @@ class RunRef(TypedDict):
     parent_id: str | None
     s3_endpoint_url: str | None
     s3_region: str | None
+    dask: str | None  #: --dask: the scheduler whose workers send the bytes (None: this process)
 
 
 def run_limiter(settings: Settings, ledger_path: str) -> ApiRateLimiter:
@@ -85,6 +87,7 @@ def run_ref(ctx: RunContext, settings: Settings) -> RunRef:
         parent_id=ctx.default_parent_id,
         s3_endpoint_url=ctx.s3.endpoint_url if ctx.s3 is not None else None,
         s3_region=ctx.s3.region if ctx.s3 is not None else None,
+        dask=ctx.bytes_plane.address if ctx.bytes_plane is not None else None,
     )
 
 
@@ -119,6 +122,7 @@ def open_context(ref: RunRef, env: Mapping[str, str] | None = None) -> RunContex
         chunk_size=ref["chunk_size"],
         poll_interval=ref["poll_interval"],
         default_parent_id=ref["parent_id"],
+        bytes_plane=DaskBytes.connect(dask) if (dask := ref.get("dask")) else None,
     )
 
 
@@ -127,6 +131,8 @@ def close_context(ctx: RunContext) -> None:
     try:
         ctx.tus.close()
         ctx.client.close()
+        if ctx.bytes_plane is not None:
+            ctx.bytes_plane.close()
     finally:
         ctx.ledger.close()
 

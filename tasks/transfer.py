@@ -277,13 +277,20 @@ def upload_item(ctx: RunContext, item: Item) -> None:
                 moved_on[0] = True
 
     try:
-        ctx.tus.upload(
-            item.upload_endpoint,
-            source,
-            chunk_size=ctx.chunk_size,
-            on_progress=on_progress,
-            offset=item.upload_offset,
-        )
+        if ctx.bytes_plane is not None:  # a worker sends the bytes; the coordinator learns the end
+            on_progress(
+                ctx.bytes_plane.push(
+                    item.upload_endpoint, item.spec.source, source.size, ctx.chunk_size, ctx.s3
+                )
+            )
+        else:
+            ctx.tus.upload(
+                item.upload_endpoint,
+                source,
+                chunk_size=ctx.chunk_size,
+                on_progress=on_progress,
+                offset=item.upload_offset,
+            )
     except TusEndpointGoneError as exc:
         _endpoint_gone(ctx, item, exc.status)
         return

@@ -1,0 +1,113 @@
+"""The data plane on a real local Dask cluster (two worker processes on loopback): bytes sent by workers,
+exactly once, inside the limits, and a worker killed mid-upload without losing or doubling anything."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from emulator.control import EmulatorControl, Workspace
+from flows.runner import run_migration
+from state.ledger import Ledger
+from tests.chaos.checks import file_md5, rate_figures
+from tests.flows.helpers import options, settings_for, write_inventory
+
+pytestmark = pytest.mark.timeout(300)
+
+MIB = 1024 * 1024
+
+
+@pytest.fixture()
+def cluster() -> Iterator[Any]:
+    """A LocalCluster of two worker processes (with nannies) on 127.0.0.1, no dashboard."""
+    from distributed import LocalCluster
+
+    local = LocalCluster(
+        n_workers=2, threads_per_worker=2, processes=True, host="127.0.0.1", dashboard_address=None
+    )
+    try:
+        yield local
+    finally:
+        local.close()
+
+
+def _rows(clip_factory: Any, n: int) -> list[dict[str, Any]]:
+    """n clips of a few MiB each (several tus chunks of 1 MiB)."""
+    return [
+        {"source": str(clip_factory(4.0, width=640, height=480, name=f"big-{i}.mp4")), "title": f"Big {i}"}
+        for i in range(n)
+    ]
+
+
+def _check_exactly_once(
+    control: EmulatorControl, ws: Workspace, ledger: Path, rows: list[dict[str, Any]]
+) -> None:
+    with Ledger.open(ledger, create=False) as book:
+        items = book.items()
+    assert {i.state for i in items} == {"finished"}
+    videos = control.videos(ws)
+    assert len(videos) == len(rows)
+    md5_of = {i.video_id: file_md5(Path(i.spec.source)) for i in items}
+    assert all(v["md5"] == md5_of[v["id"]] for v in videos)
+    figures = rate_figures(control, ws)
+    assert figures.per_second <= 10 and figures.per_minute <= 300 and figures.refused_429 == 0
+
+
+def _pushes(cluster: Any) -> tuple[int, int]:
+    """Byte transfers (push_bytes tasks) the scheduler started on a worker, and those that finished."""
+    prefix = cluster.scheduler.task_prefixes.get("push_bytes")
+    counts = {} if prefix is None else prefix.state_counts
+    return counts.get("processing", 0), counts.get("memory", 0)
+
+
+def test_workers_send_the_bytes(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory, cluster: Any
+) -> None:
+    rows = _rows(clip_factory, 4)
+    inventory = write_inventory(tmp_path / "inv.csv", rows)
+    opts = options(inventory, emu, tmp_path, dask=cluster.scheduler_address, chunk_size=MIB, via="tus")
+    outcome = run_migration(opts, settings_for(emu))
+    assert outcome.exit_code == 0, outcome.reasons
+    _check_exactly_once(emu_control, emu, tmp_path / "ledger.db", rows)
+    assert _pushes(cluster) == (len(rows), len(rows))  # every upload's bytes went through a worker, once
+
+
+def test_a_worker_killed_mid_upload_is_replaced_and_the_upload_resumes(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory, cluster: Any
+) -> None:
+    from distributed import Client
+
+    rows = _rows(clip_factory, 3)
+    inventory = write_inventory(tmp_path / "inv.csv", rows)
+    # Slow upload addresses, so a transfer is still running when its worker is killed.
+    emu_control.set_faults(emu, [{"kind": "bandwidth", "path": "^/upload/", "bytes_per_second": 100_000}])
+    # Chunks of 64 KiB: several per file, so the worker that takes over resumes from the server's offset.
+    opts = options(inventory, emu, tmp_path, dask=cluster.scheduler_address, chunk_size=64 * 1024, via="tus")
+    with Client(cluster.scheduler_address, set_as_default=False) as watcher:
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            running = pool.submit(run_migration, opts, settings_for(emu))
+            deadline = time.monotonic() + 60
+            victim = None
+            while victim is None and time.monotonic() < deadline and not running.done():
+                busy = {addr: keys for addr, keys in watcher.processing().items() if keys}
+                if busy:
+                    victim = next(iter(busy))
+                else:
+                    time.sleep(0.2)
+            assert victim is not None, "no transfer was seen running on a worker"
+            time.sleep(1.0)  # let it send some chunks first (a resume must then skip them)
+            pids = watcher.run(os.getpid)
+            os.kill(pids[victim], signal.SIGKILL)
+            outcome = running.result(timeout=240)
+    assert outcome.exit_code == 0, outcome.reasons
+    emu_control.set_faults(emu, [])
+    _check_exactly_once(emu_control, emu, tmp_path / "ledger.db", rows)
+    started, finished = _pushes(cluster)
+    assert finished == len(rows) and started > len(rows)  # the killed worker's transfer ran again elsewhere
