@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from connectors.client import VideoClient
 from connectors.download import Downloader, DownloadError
 from connectors.errors import NotFoundError, VideoApiError
@@ -100,7 +102,7 @@ def _step(
     )
     try:
         result = call()
-    except (VideoApiError, DownloadError, CopyError, OSError) as exc:
+    except (VideoApiError, DownloadError, CopyError, OSError, BotoCoreError, ClientError) as exc:
         code = getattr(exc, "code", None)
         ctx.ledger.record_op_outcome(
             op_id,
@@ -179,7 +181,7 @@ def _copy(ctx: ArchiveContext, rec: Recording) -> tuple[bool, Any]:
             try:
                 size, md5 = _copy_once(ctx, link, key, asset.file_size, asset.md5)
                 return {**params, "bytes": size, "md5": md5, "archived_at": ctx.now().isoformat()}
-            except (DownloadError, CopyError, OSError) as exc:
+            except (DownloadError, CopyError, OSError, BotoCoreError, ClientError) as exc:
                 retryable = getattr(exc, "retryable", True)
                 if attempt == ctx.attempts or not retryable:
                     raise

@@ -7,6 +7,7 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -141,7 +142,10 @@ def test_archive_to_s3_layout_manifest_chat_qos_and_a_rerun_that_does_nothing(
     assert set(world.videos) <= set(truth)
     # no secrets anywhere we wrote
     written = b"".join(files.values()) + b"".join(p.read_bytes() for p in (tmp_path / "report").iterdir())
-    for secret in (emu.token, world.restream_key, "sig="):
+    with VideoClient.from_settings(settings_for(emu, **FAST)) as client:
+        stream_keys = [client.live_events.get(event_id).streamkey or "" for event_id in world.streams]
+    assert all(stream_keys)
+    for secret in (emu.token, world.restream_key, "sig=", *stream_keys):
         assert secret.encode() not in written
         assert secret not in caplog.text and secret not in repr(outcome)
     log = emu_control.requests(emu.workspace_id, since=started)
@@ -253,3 +257,21 @@ def test_bad_options_are_configuration_errors(tmp_path: Path, emu: Workspace, ba
 
     with pytest.raises(ArchiveConfigError):
         run(emu, tmp_path, to=str(tmp_path), **bad)
+
+
+def test_since_and_event_ids_select_what_is_archived(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl
+) -> None:
+    world = broadcast_world(emu_control, emu, {"First": 1, "Second": 1})
+    dest = str(tmp_path / "d")
+    tomorrow = (datetime.now(UTC) + timedelta(days=1)).isoformat()
+    nothing = run(emu, tmp_path, to=dest, since=tomorrow)
+    assert nothing.exit_code == 0 and nothing.counts == {}
+    first = next(iter(world.streams))
+    one = run(emu, tmp_path, to=dest, project=None, events=[first], since="2020-01-01")
+    assert one.counts == {"archived": 1}
+    assert [p.name for p in (tmp_path / "d").iterdir()] == [first]
+    from flows.archive_runner import ArchiveConfigError
+
+    with pytest.raises(ArchiveConfigError, match="does not exist"):
+        run(emu, tmp_path, to=dest, project=None, events=["0" * 32])
