@@ -126,18 +126,23 @@ def test_lost_ledger_is_adopted_then_migrate_creates_only_the_missing(
     rows = clip_rows(clip_factory, 5)
     _migrate(tmp_path, emu, rows[:3], name="first.csv")
     (tmp_path / "ledger.db").unlink()  # the disk is gone
-    with _by_hand(emu, tmp_path) as client:  # a copy: two videos now fit row 2
-        client.videos.copy(next(v["id"] for v in emu_control.videos(emu) if v["title"] == rows[2]["title"]))
+    by_title = {v["title"]: v["id"] for v in emu_control.videos(emu)}
+    with _by_hand(emu, tmp_path) as client:  # a copy: two videos now fit row 2; row 0 lost its tags
+        client.videos.copy(by_title[rows[2]["title"]])
+        client.videos.update(by_title[rows[0]["title"]], tags=["x"])
     inventory = write_inventory(tmp_path / "all.csv", rows)
     new_ledger = tmp_path / "rebuilt.db"
     mark = time.time()
     adopted = _check(inventory, emu, new_ledger, adopt=True)
     assert adopted.exit_code == 1
     assert not [c for c in api_calls(emu_control, emu, since=mark) if c["method"] in WRITES]
-    assert [line.mark.value for line in adopted.lines] == ["=", "=", "!", "-", "-"]
+    assert [line.mark.value for line in adopted.lines] == ["*", "=", "!", "-", "-"]
+    assert adopted.lines[0].fields == ("tags",)
     assert [a.key for a in adopted.adoptions] == [line.key for line in adopted.lines]
     assert [a.adopted for a in adopted.adoptions] == [True, True, False, False, False]
     assert "cannot tell which" in adopted.adoptions[2].detail
+    assert adopted.adoptions[0].detail == "done; migrate applies: tags"
+    assert adopted.adoptions[1].detail == "finished"
     assert adopted.summary["adopted"] == 2 and adopted.summary["left_to_migrate"] == 3
 
     mark = time.time()
@@ -145,7 +150,7 @@ def test_lost_ledger_is_adopted_then_migrate_creates_only_the_missing(
     assert again.exit_code == 0, again.reasons
     made = creates(emu_control, emu, since=mark)
     assert len(made) == 3  # rows 3 and 4, and row 2 whose two candidates could not be told apart
-    final = _check(inventory, emu, new_ledger)
+    final = _check(inventory, emu, new_ledger)  # row 0's tags were set again by migrate's finish step
     items = [line for line in final.lines if line.key is not None]
     assert [line.mark.value for line in items] == ["="] * 5
     assert [line.mark.value for line in final.lines if line.key is None] == ["+", "+"]
