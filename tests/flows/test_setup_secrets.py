@@ -61,7 +61,7 @@ def test_no_secret_in_output_ledger_or_logs(
     )
     runs = [videoferry(["setup", "up", file, *common, "--outputs", str(outputs)], env)]
     data["events"][0]["restreams"].append({"name": "extra", "url": "rtmp://x.example/a", "key": "${FB_KEY}"})
-    data["events"][1]["latency_mode"] = "reduced"
+    data["events"][0]["latency_mode"] = "reduced"
     write(tmp_path / "c.yaml", data)
     runs += [videoferry(["setup", "plan", file, *common, "--show-unchanged"], env)]
     runs += [videoferry(["setup", "up", file, *common, "--outputs", str(outputs)], env)]
