@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+from botocore.exceptions import BotoCoreError, ClientError
 
 from connectors.client.live_models import LiveEvent
 from connectors.errors import VideoApiError
-from state.machine import OP_DONE
+from state.machine import OP_DONE, OP_FAILED, OP_INTENT, OP_VOID
 from state.reader import LedgerReader
 from tasks.archive_files import write_manifest
 from tasks.archive_item import ArchiveContext, ItemResult, archive_recording, op_key
@@ -56,12 +57,44 @@ def archive_events(
                 continue
             done = list(pool.map(lambda rec: archive_recording(ctx, rec), recordings))
             results += done
-            rows = manifest_rows(ctx.ledger, event.id)
-            if rows and any(r.steps for r in done):
-                write_manifest(ctx.dest, event.id, rows, ctx.now())
-            elif rows and ctx.dest.stat(ctx.dest.key(event.id, "manifest.json")) is None:
-                write_manifest(ctx.dest, event.id, rows, ctx.now())
+            error = _manifest(ctx, event.id)
+            if error is not None:
+                results.append(ItemResult(event.id, "", "", "failed", error))
     return results
+
+
+def _manifest(ctx: ArchiveContext, event_id: str) -> str | None:
+    """Rewrite the event's manifest when its archived recordings changed (op archive:<event_id>:manifest).
+
+    Returns the error of a failed write (the event's recordings stay archived; the next run writes it).
+    """
+    rows = manifest_rows(ctx.ledger, event_id)
+    if not rows:
+        return None
+    videos = sorted(str(r.get("video_id")) for r in rows)
+    key = f"archive:{event_id}:manifest"
+    last = ctx.ledger.ops(op_key=key)
+    if last and last[-1].status == OP_DONE and isinstance(last[-1].result, dict):
+        if last[-1].result.get("video_ids") == videos:
+            return None
+    if last and last[-1].status == OP_INTENT:  # a crash while writing: writing again is harmless
+        ctx.ledger.record_op_outcome(last[-1].op_id, OP_VOID, {"resolved": "written again"})
+    op_id = ctx.ledger.record_op_intent(
+        None,
+        "archive",
+        {"recordings": len(videos)},
+        run_id=ctx.run_id,
+        op_key=key,
+        target_kind="live_event",
+        target_id=event_id,
+    )
+    try:
+        keys = write_manifest(ctx.dest, event_id, rows, ctx.now())
+    except (OSError, BotoCoreError, ClientError) as exc:
+        ctx.ledger.record_op_outcome(op_id, OP_FAILED, None, error_message=str(exc), run_id=ctx.run_id)
+        return f"manifest: {exc}"
+    ctx.ledger.record_op_outcome(op_id, OP_DONE, {"video_ids": videos, "keys": keys}, run_id=ctx.run_id)
+    return None
 
 
 def write_report(results: Sequence[ItemResult], folder: str | Path) -> list[Path]:

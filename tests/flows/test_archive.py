@@ -156,7 +156,9 @@ def test_archive_to_s3_layout_manifest_chat_qos_and_a_rerun_that_does_nothing(
     assert again.exit_code == 0 and again.counts == {"already": 6} and again.bytes == 0
     with Ledger.open(tmp_path / "ledger.db") as ledger:
         copies = [op for op in ledger.ops(kind="archive") if (op.op_key or "").endswith(":copy")]
-    assert len(copies) == 6  # one copy per recording over both runs
+        assert len(copies) == 6  # one copy per recording over both runs
+        manifests = [op for op in ledger.ops(kind="archive") if (op.op_key or "").endswith(":manifest")]
+    assert len(manifests) == 3  # one manifest write per event: the rerun changed nothing
 
 
 def test_processing_recording_waits_for_the_next_run_then_tidy_after_verified_copy(
