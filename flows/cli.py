@@ -371,4 +371,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # `python -m flows.cli` runs this file as __main__, a second copy beside the module `flows.cli` on whose
+    # `app` the jobs' modules register their commands: run that one.
+    from flows.cli import main as registered_main
+
+    registered_main()
