@@ -113,7 +113,7 @@ def run_up(opts: SetupOptions, settings: Settings) -> SetupOutcome:
         applier = Applier(client, ledger, run_id, state.secrets)
         applier.reconcile_pending()
         result = applier.apply(plan)
-        written = write_outputs(client, state, result.events, Outputs(opts.outputs))
+        written = write_outputs(client, state, result.events, Outputs(opts.outputs), result.batches)
         lines += [f"skipped: {s}" for s in result.skipped] + [f"failed: {f}" for f in result.failed]
         lines.append(f"plan: {plan_summary(plan)}")
         lines.append(

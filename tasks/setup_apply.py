@@ -36,6 +36,7 @@ class ApplyResult:
     failed: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     events: dict[tuple[str, str], LiveEvent] = field(default_factory=dict, repr=False)
+    batches: dict[tuple[str, str], str] = field(default_factory=dict)  #: (event id, name) -> batch id
     writes: int = 0
 
 
@@ -193,7 +194,7 @@ class Applier:
 
     def apply(self, plan: Plan) -> ApplyResult:
         """Every change of the plan that writes; blocked and conflicting ones are reported, not sent."""
-        result = ApplyResult(events=dict(plan.found))
+        result = ApplyResult(events=dict(plan.found), batches=dict(plan.batches))
         created: dict[tuple[str, str], LiveEvent] = {}
         for change in plan.changes:
             if change.action in (BLOCKED, CONFLICT):
@@ -222,6 +223,8 @@ class Applier:
                 continue
             result.writes += 1
             result.done.append(f"{change.action} {change.kind} {change.label}")
+            if change.kind == "codes" and change.action == CREATE and isinstance(change.spec, BatchSpec):
+                result.batches[(str(change.event_id), change.spec.name)] = str(event.id)
             if isinstance(event, LiveEvent) and change.event is not None:
                 key = (change.event.parent_id, change.event.name)
                 result.events[key] = event

@@ -83,9 +83,16 @@ def codes_name(event_name: str, batch_name: str) -> str:
 
 
 def write_outputs(
-    client: VideoClient, state: DesiredState, events: Mapping[tuple[str, str], LiveEvent], outputs: Outputs
+    client: VideoClient,
+    state: DesiredState,
+    events: Mapping[tuple[str, str], LiveEvent],
+    outputs: Outputs,
+    batches: Mapping[tuple[str, str], str] | None = None,
 ) -> list[str]:
-    """events.csv, and each batch's codes CSV as the service gives it (downloaded once, when missing)."""
+    """events.csv, and each batch's codes CSV as the service gives it (downloaded once, when missing).
+
+    batches maps (event id, batch name) to the batch's id when known; others are looked up by name.
+    """
     written = [outputs.write(EVENTS_FILE, events_text(events))] if events else []
     for spec in state.events:
         event = events.get((spec.parent_id, spec.name))
@@ -95,9 +102,12 @@ def write_outputs(
             name = codes_name(spec.name, batch.name)
             if outputs.exists(name):
                 continue
-            found = client.unique_codes.find(event.id, batch.name)
-            if found is None:
-                continue
-            download = client.unique_codes.download(event.id, found.id)
+            batch_id = (batches or {}).get((event.id, batch.name))
+            if batch_id is None:
+                found = client.unique_codes.find(event.id, batch.name)
+                if found is None:
+                    continue
+                batch_id = found.id
+            download = client.unique_codes.download(event.id, batch_id)
             written.append(outputs.write(name, download.text))
     return written

@@ -88,6 +88,8 @@ class Plan:
 
     changes: list[Change] = field(default_factory=list)
     found: dict[tuple[str, str], LiveEvent] = field(default_factory=dict, repr=False)
+    #: (event id, batch name) -> batch id of the batches the service has (the outputs download them).
+    batches: dict[tuple[str, str], str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
@@ -346,6 +348,7 @@ class Planner:
 
     def _batches(self, plan: Plan, spec: EventSpec, event: LiveEvent) -> None:
         have = {b.name: b for b in self.client.unique_codes.iter_batches(event.id) if b.name}
+        plan.batches.update({(event.id, name): b.id for name, b in have.items()})
         wanted = {b.name for b in spec.batches or ()}
         for batch in spec.batches or ():
             found = have.get(batch.name)
