@@ -26,6 +26,7 @@ BENCHMARKS = (
     "memory",
     "plan",
     "apply_ops",
+    "dask_plane",
     "end_to_end",
 )
 

@@ -31,6 +31,14 @@ EXPECTED = {
     ],
     "plan": ["plan_1k_rows_seconds", "peak_rss_plan_1k_rows", "rerun_finished_1k_seconds"],
     "apply_ops": ["apply_ops_per_minute", "apply_floor_ratio", "apply_api_calls_per_op"],
+    "dask_plane": [
+        "inprocess_bytes_throughput",
+        "dask_1_worker_throughput",
+        "dask_1_vs_inprocess",
+        "dask_2_workers_throughput",
+        "dask_2_vs_inprocess",
+        "workers_to_saturate_one_token",
+    ],
     "end_to_end": [
         "e2e_5_videoferry_seconds",
         "e2e_5_naive_seconds",
