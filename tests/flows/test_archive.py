@@ -209,29 +209,31 @@ def test_missing_original_fails_the_recording_and_leaves_it_untouched(
     assert not [k for k in objects(s3_bucket) if k.endswith(".mp4")]
 
 
-def test_faults_during_the_copy_are_retried_and_never_leave_a_partial_object(
+def test_faults_during_the_copy_and_the_tidy_are_retried_and_never_leave_a_partial_object(
     tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, s3_bucket: str
 ) -> None:
     world = broadcast_world(emu_control, emu, {"Flaky": 2})
+    truth = stored(emu_control, emu)
     emu_control.set_faults(
         emu,
         [
             {"kind": "error", "status": 503, "path": "^/media/", "times": 2},
             {"kind": "drop_after_commit", "path": "^/media/", "times": 1},
             {"kind": "error", "status": 502, "path": "/qos$", "times": 1},
+            {"kind": "error", "status": 500, "path": "/chat.csv$", "times": 1},
+            {"kind": "drop_after_commit", "method": "DELETE", "path": "^/v1/videos/", "times": 1},
         ],
         seed=3,
     )
-    outcome = run(emu, tmp_path, to=f"s3://{s3_bucket}/f")
+    outcome = run(emu, tmp_path, to=f"s3://{s3_bucket}/f", delete_after_archive=True)
     assert outcome.exit_code == 0, outcome
-    truth = stored(emu_control, emu)
+    assert outcome.counts == {"archived": 2}
+    assert not set(world.videos) & set(stored(emu_control, emu))  # a DELETE answered by a drop counts too
     files = objects(s3_bucket)
     for event_id, pairs in world.streams.items():
         for stream_id, video_id in pairs:
-            assert (
-                hashlib.md5(files[f"f/{event_id}/{stream_id}/{video_id}.mp4"]).hexdigest()
-                == truth[video_id]["md5"]
-            )
+            body = files[f"f/{event_id}/{stream_id}/{video_id}.mp4"]
+            assert hashlib.md5(body).hexdigest() == truth[video_id]["md5"]
     assert s3().list_multipart_uploads(Bucket=s3_bucket).get("Uploads", []) == []
 
 
