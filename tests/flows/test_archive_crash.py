@@ -24,8 +24,6 @@ def run_cli(args: list[str], env: dict[str, str], timeout: float = 120) -> subpr
     return subprocess.run([*ENTRY, *args], env=env, capture_output=True, text=True, timeout=timeout)
 
 
-
-
 def _uploads(bucket: str) -> list[dict[str, object]]:
     return list(s3().list_multipart_uploads(Bucket=bucket).get("Uploads", []))
 
@@ -108,6 +106,22 @@ def test_archive_flow_on_prefect_and_the_cli_dry_run(
     )
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout.startswith("copy ") and not (tmp_path / "d").exists()
+    both = run_cli(["archive", "--to", str(tmp_path / "d"), "--events", "a", "--project", "b"], cli_env(emu))
+    assert both.returncode == 2 and "either --events" in both.stderr
+    broken = run_cli(
+        [
+            "archive",
+            "--to",
+            str(tmp_path / "d"),
+            "--events",
+            ",".join(world.streams),
+            "--no-prefect",
+            "--ledger",
+            str(tmp_path / "broken.db"),
+        ],
+        cli_env(emu, VIDEOFERRY_TOKEN="not-a-token"),
+    )
+    assert broken.returncode == 2 and "not-a-token" not in broken.stdout + broken.stderr
     monkeypatch.setenv("VIDEOFERRY_TOKEN", emu.token)
     state = archive_flow(
         to=str(tmp_path / "d"),
