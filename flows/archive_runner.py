@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -83,15 +84,22 @@ class ArchiveOptions:
         return project, folder or None
 
 
-def parse_since(text: str) -> datetime:
-    """YYYY-MM-DD (midnight UTC) or an ISO 8601 moment (naive = UTC)."""
+def parse_since(text: str, now: datetime | None = None) -> datetime:
+    """YYYY-MM-DD (midnight UTC), an ISO 8601 moment (naive = UTC), or a look-back such as 36h or 7d."""
+    back = re.fullmatch(r"(\d+)([hd])", text.strip())
+    if back:
+        amount = int(back.group(1))
+        delta = timedelta(hours=amount) if back.group(2) == "h" else timedelta(days=amount)
+        return (now or datetime.now(UTC)) - delta
     try:
         if len(text) == 10:
             day = date.fromisoformat(text)
             return datetime(day.year, day.month, day.day, tzinfo=UTC)
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise ArchiveConfigError(f"--since must be YYYY-MM-DD or an ISO 8601 time, not {text!r}") from None
+        raise ArchiveConfigError(
+            f"--since must be YYYY-MM-DD, an ISO 8601 time or 36h / 7d, not {text!r}"
+        ) from None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 

@@ -25,7 +25,9 @@ def archive(
     events: str | None = typer.Option(None, "--events", help="Live event ids, comma separated."),
     project: str | None = typer.Option(None, "--project", help="Every live event under this project."),
     since: str | None = typer.Option(
-        None, "--since", help="Only events whose latest stream finished since (YYYY-MM-DD or ISO time, UTC)."
+        None,
+        "--since",
+        help="Only events whose latest stream finished since: YYYY-MM-DD, an ISO time (UTC) or 36h / 7d ago.",
     ),
     quality: str = typer.Option(
         "best", "--quality", help="best (original, else highest), original, 1080p..."

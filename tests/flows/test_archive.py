@@ -271,10 +271,14 @@ def test_since_and_event_ids_select_what_is_archived(
     tomorrow = (datetime.now(UTC) + timedelta(days=1)).isoformat()
     nothing = run(emu, tmp_path, to=dest, since=tomorrow)
     assert nothing.exit_code == 0 and nothing.counts == {}
+    assert run(emu, tmp_path, to=dest, since="1h", report_dir=str(tmp_path / "r")).counts == {"archived": 2}
+    assert pl.read_csv(tmp_path / "r" / "archive.csv")["state"].to_list() == ["archived", "archived"]
     first = next(iter(world.streams))
-    one = run(emu, tmp_path, to=dest, project=None, events=[first], since="2020-01-01")
+    one = run(
+        emu, tmp_path / "other", to=str(tmp_path / "e"), project=None, events=[first], since="2020-01-01"
+    )
     assert one.counts == {"archived": 1}
-    assert [p.name for p in (tmp_path / "d").iterdir()] == [first]
+    assert [p.name for p in (tmp_path / "e").iterdir()] == [first]
     from flows.archive_runner import ArchiveConfigError
 
     with pytest.raises(ArchiveConfigError, match="does not exist"):
