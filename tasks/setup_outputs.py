@@ -37,11 +37,11 @@ class Outputs:
     def exists(self, name: str) -> bool:
         """Whether an output of that relative name was written before."""
         if self._s3:
-            from connectors.s3 import head_object, make_s3_client, parse_s3_uri
+            from connectors.s3 import head_object, parse_s3_uri, shared_s3_client
 
             bucket, prefix = parse_s3_uri(self.where)
             try:
-                head_object(make_s3_client(), bucket, f"{prefix.rstrip('/')}/{name}".lstrip("/"))
+                head_object(shared_s3_client(), bucket, f"{prefix.rstrip('/')}/{name}".lstrip("/"))
             except Exception:  # noqa: BLE001 - missing or unreadable: write it
                 return False
             return True
@@ -50,11 +50,11 @@ class Outputs:
     def write(self, name: str, text: str) -> str:
         """Write one output; the path or URI written (the content is never logged)."""
         if self._s3:
-            from connectors.s3 import make_s3_client, parse_s3_uri
+            from connectors.s3 import parse_s3_uri, shared_s3_client
 
             bucket, prefix = parse_s3_uri(self.where)
             key = f"{prefix.rstrip('/')}/{name}".lstrip("/")
-            make_s3_client().put_object(Bucket=bucket, Key=key, Body=text.encode("utf-8"))
+            shared_s3_client().put_object(Bucket=bucket, Key=key, Body=text.encode("utf-8"))
             return f"s3://{bucket}/{key}"
         path = Path(self.where) / name
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -140,7 +140,8 @@ def event_differences(spec: EventSpec, event: LiveEvent) -> list[tuple[str, Any,
         elif name == "privacy_share":
             share = event.privacy_share
             now = share.model_dump(exclude_none=True, exclude={"link"}) if share else {}
-            same = all(now.get(k) == v for k, v in wanted.items()) and set(now) <= set(wanted)
+            # only the written keys count; an empty mapping means "anyone with the link" (nothing set)
+            same = all(now.get(k) == v for k, v in wanted.items()) and (bool(wanted) or not now)
         else:
             now = getattr(event, name, None)
             same = now == wanted
