@@ -156,6 +156,9 @@ def _copy_once(
 
 
 def _copy(ctx: ArchiveContext, rec: Recording) -> tuple[bool, Any]:
+    last = _last(ctx, op_key(rec.video_id, "copy"))
+    if last is not None and last.status == OP_DONE:
+        return True, last.result  # archived by an earlier run: no call at all
     video = ctx.client.videos.get(rec.video_id)  # fresh signed links
     asset = choose_asset(video, ctx.quality)
     if asset is None:

@@ -152,8 +152,11 @@ def test_archive_to_s3_layout_manifest_chat_qos_and_a_rerun_that_does_nothing(
     assert not [r for r in log if r["status"] == 429]
     assert len([r for r in log if r["path"].startswith("/media/")]) == 6  # each recording downloaded once
 
+    second = time.time()
     again = run(emu, tmp_path, to=to)
     assert again.exit_code == 0 and again.counts == {"already": 6} and again.bytes == 0
+    calls = {r["path"] for r in emu_control.requests(emu.workspace_id, since=second)}
+    assert all(p.startswith("/v2/live/events") and p.endswith(("/videos", "/events")) for p in calls), calls
     with Ledger.open(tmp_path / "ledger.db") as ledger:
         copies = [op for op in ledger.ops(kind="archive") if (op.op_key or "").endswith(":copy")]
         assert len(copies) == 6  # one copy per recording over both runs
