@@ -145,11 +145,12 @@ def run_archive(opts: ArchiveOptions, settings: Settings, *, s3: S3Config | None
             delete_after=opts.delete_after_archive,
             backoff=opts.retry_backoff,
         )
+        selection = opts.selection()
         try:
-            events = select_events(client, opts.selection())
+            events = select_events(client, selection)
         except UnknownEventError as exc:
             raise ArchiveConfigError(str(exc)) from None
-        results = archive_events(ctx, events, transfers=opts.transfers)
+        results = archive_events(ctx, events, transfers=opts.transfers, since=selection.since)
         counts = {state: sum(1 for r in results if r.state == state) for state in RESULT_STATES}
         failed = [r for r in results if r.state == "failed"]
         outcome = ArchiveOutcome(
@@ -176,12 +177,13 @@ def preview_archive(opts: ArchiveOptions, settings: Settings) -> list[str]:
     lines = []
     try:
         with VideoClient.from_settings(settings) as client:
+            selection = opts.selection()
             try:
-                events = select_events(client, opts.selection())
+                events = select_events(client, selection)
             except UnknownEventError as exc:
                 raise ArchiveConfigError(str(exc)) from None
             for event in events:
-                for rec in event_recordings(client, event):
+                for rec in event_recordings(client, event, selection.since):
                     where = f"{rec.event_id}/{rec.stream_id}/{rec.video_id}"
                     copied = reader is not None and any(
                         op.status == OP_DONE for op in reader.ops(op_key=op_key(rec.video_id, "copy"))

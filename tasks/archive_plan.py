@@ -73,8 +73,12 @@ def _aware(moment: datetime | None) -> datetime | None:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
-def _finished_since(event: LiveEvent, since: datetime | None) -> bool:
-    """The event's latest stream finished (at or after `since` when given)."""
+def _may_have_recordings(event: LiveEvent, since: datetime | None) -> bool:
+    """Whether the event can have a recording (finished since `since`): a recurring event may have finished
+    streams before its current one (pending or live), so it is always listed; a one-time event only once its
+    stream finished."""
+    if event.type == "recurring":
+        return True
     stream = event.stream
     finished = _aware(stream.finished_at) if stream is not None else None
     if finished is None:
@@ -92,17 +96,27 @@ def select_events(client: VideoClient, selection: Selection) -> list[LiveEvent]:
                 events.append(client.live_events.get(event_id))
             except NotFoundError:
                 raise UnknownEventError(f"live event {event_id} does not exist (or is not visible)") from None
-        limit = _aware(selection.since)
-        return [e for e in events if limit is None or _finished_since(e, limit)]
+        return [e for e in events if _may_have_recordings(e, selection.since)]
     if not selection.project_id:
         raise ValueError("give --events or --project")
     listed = client.live_events.iter_events(parent_id=selection.project_id)
-    return [e for e in listed if e.parent_id == selection.project_id and _finished_since(e, selection.since)]
+    return [
+        e for e in listed if e.parent_id == selection.project_id and _may_have_recordings(e, selection.since)
+    ]
 
 
-def event_recordings(client: VideoClient, event: LiveEvent) -> Iterator[Recording]:
-    """Every recording of the event (every page); a recording listed without meta is read once."""
+def event_recordings(
+    client: VideoClient, event: LiveEvent, since: datetime | None = None
+) -> Iterator[Recording]:
+    """Every recording of the event (every page) made since `since`; one listed without meta is read once.
+
+    A recording is made when its stream finishes, so its created_at is when the stream finished.
+    """
+    limit = _aware(since)
     for video in client.live_events.iter_recordings(event.id):
+        created = _aware(video.created_at)
+        if limit is not None and created is not None and created < limit:
+            continue
         meta = video.meta or {}
         if not meta.get("stream_id"):
             video = client.videos.get(video.id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,14 +45,18 @@ def manifest_rows(reader: LedgerReader, event_id: str) -> list[dict[str, Any]]:
 
 
 def archive_events(
-    ctx: ArchiveContext, events: Iterable[LiveEvent], *, transfers: int = 2
+    ctx: ArchiveContext,
+    events: Iterable[LiveEvent],
+    *,
+    transfers: int = 2,
+    since: datetime | None = None,
 ) -> list[ItemResult]:
     """Archive every recording of every event; an event's manifest is rewritten once its recordings ran."""
     results: list[ItemResult] = []
     with ThreadPoolExecutor(max_workers=max(1, transfers), thread_name_prefix="archive") as pool:
         for event in events:
             try:
-                recordings = list(event_recordings(ctx.client, event))
+                recordings = list(event_recordings(ctx.client, event, since))
             except VideoApiError as exc:  # this event's listing failed: the other events still run
                 results.append(ItemResult(event.id, "", "", "failed", f"listing recordings: {exc}"))
                 continue

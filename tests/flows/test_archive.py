@@ -286,3 +286,26 @@ def test_since_and_event_ids_select_what_is_archived(
 
     with pytest.raises(ArchiveConfigError, match="does not exist"):
         run(emu, tmp_path, to=dest, project=None, events=["0" * 32])
+
+
+def test_a_recurring_event_with_its_next_stream_scheduled_is_archived_stream_by_stream(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl
+) -> None:
+    world = broadcast_world(emu_control, emu, {"Weekly": 2})
+    (event_id, pairs) = next(iter(world.streams.items()))
+    between = datetime.now(UTC)
+    third = emu_control.broadcast(emu, event_id, seconds=2, chat_messages=1)
+    wait_status(emu_control, emu, [third["video_id"]])
+    with VideoClient.from_settings(settings_for(emu, **FAST)) as client:
+        client.live_events.schedule_stream(event_id, datetime.now(UTC) + timedelta(days=7))
+        assert client.live_events.get(event_id).stream.is_pending  # type: ignore[union-attr]
+    dest = tmp_path / "d"
+    recent = run(emu, tmp_path, to=str(dest), since=between.isoformat())
+    assert recent.counts == {"archived": 1}
+    assert [p.name for p in (dest / event_id).iterdir() if p.is_dir()] == [third["stream_id"]]
+    every = run(emu, tmp_path, to=str(dest))
+    assert every.counts == {"already": 1, "archived": 2}
+    streams = {p.name for p in (dest / event_id).iterdir() if p.is_dir()}
+    assert streams == {s for s, _ in pairs} | {third["stream_id"]}
+    for stream_id in streams:  # every stream's QoS found, also where its lifetime is estimated
+        assert json.loads((dest / event_id / stream_id / "qos.json").read_text())["qos"]
