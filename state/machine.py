@@ -135,7 +135,7 @@ OP_KINDS: Mapping[str, str] = {
     "move": "move a video to another project",
     "delete": "delete a video",
     "replace": "replace a video's file in place (needs the before snapshot)",
-    "archive": "copy a live event's / stream's recording into a video (creates a video)",
+    "archive": "keep a live recording outside the service: copy, chat and QoS, manifest (archive job)",
     "delete_recording": "delete a live event's / stream's recording",
     "create_event": "create a live event (setup; creates a live_event)",
     "update_event": "update a live event's fields (setup)",
