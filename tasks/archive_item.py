@@ -18,7 +18,7 @@ from state.machine import OP_DONE, OP_FAILED, OP_INTENT, OP_VOID
 from state.models import Op
 from tasks.archive_dest import Destination
 from tasks.archive_files import save_chat, save_qos
-from tasks.archive_plan import Layout, Recording, choose_asset, extension
+from tasks.archive_plan import UNKNOWN_STREAM, Layout, Recording, choose_asset, extension
 
 __all__ = ["ArchiveContext", "ItemResult", "archive_recording", "op_key", "TERMINAL_BAD"]
 
@@ -102,7 +102,7 @@ def _step(
     )
     try:
         result = call()
-    except (VideoApiError, DownloadError, CopyError, OSError, BotoCoreError, ClientError) as exc:
+    except (VideoApiError, DownloadError, CopyError, OSError, BotoCoreError, ClientError, ValueError) as exc:
         code = getattr(exc, "code", None)
         ctx.ledger.record_op_outcome(
             op_id,
@@ -275,6 +275,13 @@ def archive_recording(ctx: ArchiveContext, rec: Recording) -> ItemResult:
         result.steps.append("copy")
 
     def sidecars() -> dict[str, Any]:
+        if rec.stream_id == UNKNOWN_STREAM:
+            return {
+                "chat_keys": [],
+                "qos_keys": [],
+                "qos_records": 0,
+                "note": "the recording names no stream",
+            }
         chat_keys = save_chat(ctx.client, ctx.dest, rec)
         qos_keys, records = save_qos(ctx.client, ctx.dest, rec)
         return {"chat_keys": chat_keys, "qos_keys": qos_keys, "qos_records": records}

@@ -25,6 +25,7 @@ __all__ = [
     "QUALITY_ORDER",
     "QOS_BUCKET",
     "stream_lifetime",
+    "UNKNOWN_STREAM",
 ]
 
 #: Qualities from best to worst; "original" wins when the service kept it.
@@ -33,6 +34,8 @@ QUALITY_ORDER = ("original", "2160p", "1440p", "1080p", "720p", "480p", "360p")
 #: and start on a bucket boundary so that no 30 s bucket is split between two answers.
 QOS_CAP = timedelta(hours=12) - timedelta(minutes=1)
 QOS_BUCKET = timedelta(seconds=30)
+#: The stream directory of a recording whose meta names no stream (its chat and QoS cannot be read).
+UNKNOWN_STREAM = "unknown-stream"
 #: Slack around a stream's lifetime when it is estimated from its recording.
 LIFETIME_SLACK = timedelta(minutes=5)
 
@@ -123,7 +126,7 @@ def event_recordings(
             meta = video.meta or {}
         if meta.get("event_id") not in (None, event.id):
             continue  # not this event's: the server's filter is checked here
-        yield Recording(event=event, stream_id=str(meta.get("stream_id") or "unknown-stream"), video=video)
+        yield Recording(event=event, stream_id=str(meta.get("stream_id") or UNKNOWN_STREAM), video=video)
 
 
 def _rank(asset: Asset) -> int:
