@@ -136,3 +136,42 @@ def test_archive_flow_on_prefect_and_the_cli_dry_run(
     assert isinstance(result, dict) and result["counts"] == {"archived": 1}
     (event_id, [(stream_id, video_id)]) = next(iter(world.streams.items()))
     assert (tmp_path / "d" / event_id / stream_id / f"{video_id}.mp4").stat().st_size > 0
+
+
+def test_a_copy_completed_just_before_a_crash_is_adopted_not_copied_again(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, s3_bucket: str
+) -> None:
+    from flows.archive_runner import ArchiveOptions, run_archive
+    from state.ledger import Ledger
+    from tests.flows.test_archive import FAST, settings_for
+
+    world = broadcast_world(emu_control, emu, {"Adopt": 1})
+    (event_id, [(stream_id, video_id)]) = next(iter(world.streams.items()))
+    to = f"s3://{s3_bucket}/a/"
+    first = ArchiveOptions(to=to, events=[event_id], ledger=str(tmp_path / "first.db"))
+    assert run_archive(first, settings_for(emu, **FAST)).counts == {"archived": 1}
+    with Ledger.open(tmp_path / "first.db") as ledger:
+        (done,) = ledger.ops(op_key=f"archive:{video_id}:copy")
+    # The ledger a run killed right after completing the upload leaves: the intent, no outcome.
+    with Ledger.open(tmp_path / "crashed.db") as ledger:
+        run_id = ledger.start_run("archive")
+        ledger.record_op_intent(
+            f"archive:{video_id}",
+            "archive",
+            dict(done.params),
+            run_id=run_id,
+            op_key=f"archive:{video_id}:copy",
+            video_id=video_id,
+        )
+    started = time.time()
+    again = ArchiveOptions(to=to, events=[event_id], ledger=str(tmp_path / "crashed.db"))
+    outcome = run_archive(again, settings_for(emu, **FAST))
+    assert outcome.exit_code == 0 and outcome.counts == {"archived": 1}
+    assert not [
+        r for r in emu_control.requests(emu.workspace_id, since=started) if r["path"].startswith("/media/")
+    ]
+    with Ledger.open(tmp_path / "crashed.db") as ledger:
+        ops = ledger.ops(op_key=f"archive:{video_id}:copy")
+    assert [op.status for op in ops] == ["done"] and ops[0].result["adopted"] is True
+    body = objects(s3_bucket)[f"a/{event_id}/{stream_id}/{video_id}.mp4"]
+    assert hashlib.md5(body).hexdigest() == stored(emu_control, emu)[video_id]["md5"]
