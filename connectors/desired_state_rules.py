@@ -293,6 +293,12 @@ def read_event(r: Reader, raw: Any, where: Callable[[str], str], default_parent:
         fields["privacy_share"] = _share(r, share, where)
         if fields.get("unique_codes_enabled"):
             r.fail(where("privacy_share"), "privacy_share", "reset by unique_codes_enabled: true (spec 3.2)")
+    if fields.get("unique_codes_enabled") is False and raw.get("unique_codes"):
+        r.fail(
+            where("unique_codes_enabled"),
+            "unique_codes_enabled",
+            "false, but the first batch turns it on (3.2)",
+        )
     restreams = _restreams(r, raw["restreams"], where) if "restreams" in raw else None
     batches = _batches(r, raw["unique_codes"], where, "unique_codes") if "unique_codes" in raw else None
     stream_start = None

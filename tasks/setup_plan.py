@@ -404,9 +404,10 @@ class Planner:
         if self.ledger is None:
             return
         declared = {event_key(e) for e in state.events}
+        deleted = {op.target_id for op in self.ledger.ops(kind="delete_event", status="done")}
         for op in self.ledger.ops(kind="create_event", status="done"):
             scope = f"{op.params.get('parent_id')}/{op.params.get('name')}"
-            if scope in declared or not op.created_id:
+            if scope in declared or not op.created_id or op.created_id in deleted:
                 continue
             from connectors.errors import NotFoundError
 

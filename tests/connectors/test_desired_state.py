@@ -122,6 +122,10 @@ def test_a_full_file_reads(tmp_path: Path) -> None:
         ("chat_active: maybe\n", ":5: chat_active: true or false"),
         ("colour: red\n", ":5: colour: unknown field"),
         (
+            "unique_codes_enabled: false\nunique_codes: [{name: b, codes_amount: 1}]\n",
+            ":5: unique_codes_enabled: false, but the first batch turns it on",
+        ),
+        (
             "unique_codes_enabled: true\nprivacy_share: {password: '${PW}'}\n",
             ":6: privacy_share: reset by unique_codes_enabled: true",
         ),
