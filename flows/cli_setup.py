@@ -116,6 +116,7 @@ def drift_cmd(
 
 @setup.command("drm-check")
 def drm_check_cmd(
+    ledger: str = _ledger(),
     project_id: str | None = typer.Option(
         None, help="Check this project's callback (default: the workspace's)."
     ),
@@ -124,10 +125,11 @@ def drm_check_cmd(
     """Show the license decision (spec 3.3) of the DRM callback: exit 0 issued / not blocked, 1 denied."""
     from connectors.client import VideoClient
     from connectors.errors import VideoApiError
+    from tasks.open_run import run_limiter
     from tasks.setup_drm import check_drm
 
     settings = _settings()
-    with VideoClient.from_settings(settings) as client:
+    with VideoClient.from_settings(settings, limiter=run_limiter(settings, ledger)) as client:
         try:
             check = check_drm(client, project_id=project_id, video_id=video_id)
         except VideoApiError as exc:

@@ -69,3 +69,24 @@ def test_up_then_nightly_drift_on_prefect(
     dumped = "\n".join(f"{a.data}\n{a.description}" for a in artifacts)
     assert "latency_mode: standard -> reduced" in dumped
     assert not [s for s in [ws.token, *SECRET_ENV.values(), *streamkeys] if s in dumped]
+
+
+@pytest.mark.flow
+def test_a_secret_block_reference_resolves(prefect_harness: None, tmp_path: Path) -> None:
+    from prefect.blocks.system import Secret
+
+    from connectors.desired_state import SecretRef, load_desired_state
+    from tasks.setup_plan import resolve_secret
+
+    Secret(value="block-held-key-42").save("videoferry-test-yt-key", overwrite=True)  # type: ignore[arg-type]
+    assert resolve_secret(SecretRef(block="videoferry-test-yt-key")) == "block-held-key-42"
+    with pytest.raises(KeyError):
+        resolve_secret(SecretRef(block="videoferry-no-such-block"))
+    file = tmp_path / "s.yaml"
+    file.write_text(
+        "parent_id: p\nevents:\n  - name: A\n    type: one-time\n    restreams:\n"
+        "      - {name: yt, url: 'rtmp://x', key: 'secret-block:videoferry-test-yt-key'}\n",
+        encoding="utf-8",
+    )
+    (event,) = load_desired_state(file, resolve_secret).events
+    assert event.restreams is not None and event.restreams[0].key == "block-held-key-42"
