@@ -50,6 +50,7 @@ def test_the_task_body_opens_the_run_from_plain_values(
         "parent_id": emu.project_id,
         "s3_endpoint_url": None,
         "s3_region": None,
+        "dask": None,
     }
     text = json.dumps(run)
     assert emu.token not in text
