@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import io
+import posixpath
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -11,6 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
+
+from connectors.input_files import InputFileError, read_input
+from connectors.inventory_sources import SourceBase
 
 if TYPE_CHECKING:
     from connectors.desired_state_rules import Reader
@@ -152,22 +157,23 @@ def _node_value(node: yaml.Node, file: str, path: str, lines: dict[str, str]) ->
     return yaml.SafeLoader("").construct_object(node)
 
 
-def _csv_events(
-    r: Reader, raw: Any, base: Path, at: str, default_parent: Any
-) -> list[tuple[Any, Callable[[str], str]]]:
+def _csv_events(r: Reader, raw: Any, base: SourceBase, at: str) -> list[tuple[Any, Callable[[str], str]]]:
     """Rows of events_csv: {path, defaults}; each row is merged over the defaults."""
     if isinstance(raw, str):
         raw = {"path": raw}
     if not isinstance(raw, dict) or not isinstance(raw.get("path"), str):
         r.fail(at, "events_csv", "a path, or a mapping with path and defaults")
         return []
-    path = base / raw["path"]
+    if base.s3_bucket:
+        path = f"s3://{base.s3_bucket}/{posixpath.join(base.s3_dir, raw['path'])}"
+    else:
+        path = str(Path(base.local_dir or ".") / raw["path"])
     defaults = raw.get("defaults") or {}
     try:
-        with path.open(newline="", encoding="utf-8-sig") as handle:
-            rows = list(csv.DictReader(handle))
-    except OSError as exc:
-        r.fail(at, "events_csv.path", f"cannot read {path}: {exc.strerror}")
+        data, _, _ = read_input(path, None, what="events_csv")
+        rows = list(csv.DictReader(io.StringIO(data.decode("utf-8-sig"), newline="")))
+    except (InputFileError, UnicodeDecodeError) as exc:
+        r.fail(at, "events_csv.path", str(exc))
         return []
     out: list[tuple[Any, Callable[[str], str]]] = []
     for n, row in enumerate(rows, start=2):
@@ -189,7 +195,7 @@ def _yaml_where(lines: Mapping[str, str], top: str, index: int) -> Callable[[str
     return where
 
 
-def _csv_where(file: Path, row: int) -> Callable[[str], str]:
+def _csv_where(file: str, row: int) -> Callable[[str], str]:
     """`<file>:<row>` for every field of a CSV row."""
     return lambda _name: f"{file}:{row}"
 
@@ -201,10 +207,10 @@ def load_desired_state(path: str | Path, resolver: Resolver, *, today: date | No
     file = str(path)
     r = rules.Reader(file, resolver, today or datetime.now(UTC).date())
     try:
-        text = Path(path).read_text(encoding="utf-8")
-        root = yaml.compose(text)
-    except OSError as exc:
-        raise DesiredStateError([f"{file}: cannot read: {exc.strerror}"]) from None
+        content, _, base = read_input(file, None, what="desired-state file")
+        root = yaml.compose(content.decode("utf-8"))
+    except (InputFileError, UnicodeDecodeError) as exc:
+        raise DesiredStateError([f"{file}: {exc}"]) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
@@ -221,9 +227,7 @@ def load_desired_state(path: str | Path, resolver: Resolver, *, today: date | No
     for i, raw in enumerate(data.get("events") or []):
         raw_events.append((raw, _yaml_where(lines, top, i)))
     if "events_csv" in data:
-        raw_events += _csv_events(
-            r, data["events_csv"], Path(path).parent, lines.get("events_csv", top), default_parent
-        )
+        raw_events += _csv_events(r, data["events_csv"], base, lines.get("events_csv", top))
     events: list[EventSpec] = []
     seen: dict[tuple[str, str], str] = {}
     for raw, where in raw_events:

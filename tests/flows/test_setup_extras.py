@@ -127,3 +127,25 @@ def test_outputs_to_s3(tmp_path: Path, ws: Workspace, settings: Settings, s3_buc
     assert keys == ["setup/codes/Course/cohort-1.csv", "setup/events.csv"]
     codes = s3.get_object(Bucket=s3_bucket, Key=keys[0])["Body"].read().decode()
     assert codes.startswith("sep=,") and len(codes.strip().splitlines()) == 2 + 4
+
+
+def test_a_file_on_s3_with_its_csv_beside_it(
+    tmp_path: Path, ws: Workspace, settings: Settings, s3_bucket: str
+) -> None:
+    s3 = boto3.session.Session().client("s3", region_name="us-east-1")
+    text = f"parent_id: {ws.project_id}\nevents_csv:\n  path: rooms.csv\n  defaults: {{type: one-time}}\n"
+    s3.put_object(Bucket=s3_bucket, Key="conf/setup.yaml", Body=text.encode())
+    s3.put_object(
+        Bucket=s3_bucket, Key="conf/rooms.csv", Body=b"name,latency_mode\nRoom X,reduced\nRoom Y,fast\n"
+    )
+    opts = SetupOptions(file=f"s3://{s3_bucket}/conf/setup.yaml", ledger=str(tmp_path / "l.db"))
+    refused = run_plan(opts, settings)
+    assert refused.exit_code == 2
+    assert refused.lines == [
+        f"error: s3://{s3_bucket}/conf/rooms.csv:3: latency_mode: one of standard, reduced"
+    ]
+    s3.put_object(Bucket=s3_bucket, Key="conf/rooms.csv", Body=b"name,latency_mode\nRoom X,reduced\n")
+    planned = run_plan(opts, settings)
+    assert planned.exit_code == 0 and planned.counts == {"create": 1}
+    missing = run_plan(SetupOptions(file=f"s3://{s3_bucket}/conf/none.yaml"), settings)
+    assert missing.exit_code == 2 and "not found" in missing.lines[0]
