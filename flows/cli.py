@@ -152,6 +152,7 @@ def status(
     """Show where every item and operation stands (reads the ledger only; no API call, no Prefect)."""
     from state.errors import LedgerError
     from state.ledger import Ledger
+    from tasks.archive_report import archive_lines, archive_summary
     from tasks.report import summary_lines
     from tasks.report_ops import failed_lines, operations_complete, operations_frame, operations_summary
 
@@ -164,11 +165,14 @@ def status(
         bad = book.items(["failed", "error", "aborted"], limit=failures)
         runs = book.runs()
         units = book.units()
+        archive = archive_summary(book)
     finally:
         book.close()
     operations = operations_summary(units)
     if operations:
         summary["operations"] = operations
+    if archive:
+        summary["archive"] = archive
     if as_json:
         typer.echo(json.dumps(summary, default=str, indent=2))
         return
@@ -182,9 +186,13 @@ def status(
         typer.echo(f"  {item.key} ({where}): {item.state} {item.error_code}: {item.error_message}")
     for line in failed_lines(operations_frame(units), failures):
         typer.echo(f"  {line}")
+    for line in archive_lines(archive):
+        typer.echo(line)
     counts = summary.get("counts", {})
     complete = counts.get("done", 0) + counts.get("finished", 0)
-    raise typer.Exit(0 if complete == summary.get("items", 0) and operations_complete(summary) else 1)
+    archived = not (archive and archive["failed"])
+    everything = complete == summary.get("items", 0) and operations_complete(summary) and archived
+    raise typer.Exit(0 if everything else 1)
 
 
 @app.command("report")

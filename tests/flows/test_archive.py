@@ -20,7 +20,7 @@ from emulator.control import EmulatorControl, Workspace
 from flows.archive_runner import ArchiveOptions, ArchiveOutcome, run_archive
 from state.ledger import Ledger
 from tasks.archive_report import archive_lines, archive_summary
-from tests.flows.helpers import settings_for
+from tests.flows.helpers import cli_env, run_cli, settings_for
 
 #: Tests raise the workspace's limits (and the client's) so they run in seconds; the crash test keeps 10/300.
 FAST = {"rate_per_second": 200, "rate_per_minute": 12000}
@@ -162,6 +162,10 @@ def test_archive_to_s3_layout_manifest_chat_qos_and_a_rerun_that_does_nothing(
         assert len(copies) == 6  # one copy per recording over both runs
         manifests = [op for op in ledger.ops(kind="archive") if (op.op_key or "").endswith(":manifest")]
     assert len(manifests) == 3  # one manifest write per event: the rerun changed nothing
+    # `videoferry status` shows the archive beside items and operations (the ledger only, no API call).
+    shown = run_cli(["status", "--ledger", str(tmp_path / "ledger.db")], cli_env())
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert "archive: 6 recordings archived" in shown.stdout
 
 
 def test_processing_recording_waits_for_the_next_run_then_tidy_after_verified_copy(

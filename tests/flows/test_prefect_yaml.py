@@ -23,13 +23,30 @@ ROOT = Path(__file__).resolve().parents[2]
 SITE_VALUES = {
     "migrate": {"inventory", "ledger", "report_dir"},
     "apply-nightly": {"ops", "ledger", "report_dir"},
+    "archive-nightly": {"to", "project", "tags", "ledger", "report_dir"},
 }
 #: Flow parameters that are connection settings (ServiceOptions), not MigrateOptions (the token is never one).
 SETTINGS_PARAMS = {"api_url", "upload_url"}
 
 
 #: Each deployment of prefect.yaml and the name of the flow its entrypoint names.
-FLOWS = {"migrate": "videoferry-migrate", "apply-nightly": "videoferry-apply"}
+FLOWS = {
+    "migrate": "videoferry-migrate",
+    "apply-nightly": "videoferry-apply",
+    "archive-nightly": "videoferry-archive",
+}
+#: The nightly deployments' schedules, as prefect.yaml must write them.
+SCHEDULES = {
+    "apply-nightly": {"cron": "0 2 * * *", "timezone": "UTC", "active": True},
+    "archive-nightly": {"cron": "30 3 * * *", "timezone": "UTC", "active": True},
+}
+#: Each deployment's ledger: apply reads key: targets from migrate's; a job of its own keeps its own (a run
+#: holds its ledger's lock).
+LEDGERS = {
+    "migrate": "/var/lib/videoferry/ledger.db",
+    "apply-nightly": "/var/lib/videoferry/ledger.db",
+    "archive-nightly": "/var/lib/videoferry/archive-ledger.db",
+}
 
 
 def _deployment(name: str = "migrate") -> tuple[dict[str, Any], dict[str, Any], Any]:
@@ -66,23 +83,23 @@ def test_deployment_values_are_the_flow_defaults(name: str) -> None:
     params = inspect.signature(flow.fn).parameters
     for param, value in deployment["parameters"].items():
         if param in SITE_VALUES[name]:
-            assert isinstance(value, str) and value, param  # an example, never left empty
+            assert isinstance(value, str | list) and value, param  # an example, never left empty
             continue
         assert value == params[param].default, param
         assert type(value) is type(params[param].default), param  # 3600.0, not 3600 or "3600"
     if name == "apply-nightly":
         assert deployment["parameters"]["ops"] == "s3://my-bucket/operations/nightly.csv"
-    # Both keep their files in the same place; apply's key: targets are read from migrate's ledger.
-    assert deployment["parameters"]["ledger"] == "/var/lib/videoferry/ledger.db"
+    assert deployment["parameters"]["ledger"] == LEDGERS[name]
     assert deployment["parameters"]["report_dir"].startswith("/var/lib/videoferry/")
 
 
-def test_apply_deployment_runs_nightly_on_a_cron() -> None:
-    _config, deployment, _flow = _deployment("apply-nightly")
+@pytest.mark.parametrize("name", list(SCHEDULES))
+def test_nightly_deployments_run_on_a_cron(name: str) -> None:
+    _config, deployment, _flow = _deployment(name)
     # Prefect 3's `schedules:` list; the legacy `schedule:` key beside it makes `prefect deploy` fail.
     assert "schedule" not in deployment
     (schedule,) = deployment["schedules"]
-    assert schedule == {"cron": "0 2 * * *", "timezone": "UTC", "active": True}
+    assert schedule == SCHEDULES[name]
     # Prefect's own models take it as written (a valid cron, an IANA timezone): what `prefect deploy` sends.
     cron = CronSchedule(cron=schedule["cron"], timezone=schedule["timezone"])
     sent = DeploymentScheduleCreate(schedule=cron, active=schedule["active"])
