@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 
 from connectors.client import VideoClient
 from connectors.errors import NotFoundError, VideoApiError
+from connectors.media_probe import file_duration
 from connectors.models import Video
 from connectors.s3 import S3Config
-from core.item import ItemSpec
+from core.item import ItemSpec, SourceKind
 from tasks.check_compare import (
     CheckLine,
     SourceFacts,
@@ -115,13 +116,11 @@ def _item_line(client: VideoClient, match: Match, cfg: CheckSettings) -> tuple[C
                 failed = f"{type(exc).__name__} {exc.status or ''}".strip()
         else:
             failed = "the original has no download link"
+    duration = cfg.durations.get(spec.row) if spec.row is not None else None
+    if duration is None and asset is None and spec.source_kind is SourceKind.FILE:
+        duration = file_duration(spec.source)  # no original to compare bytes with: the source's duration
     line = compare_item(
-        spec,
-        video,
-        facts,
-        downloaded_md5=downloaded,
-        download_error=failed,
-        duration=cfg.durations.get(spec.row) if spec.row is not None else None,
+        spec, video, facts, downloaded_md5=downloaded, download_error=failed, duration=duration
     )
     if match.how != "ledger":
         line = CheckLine(
