@@ -152,7 +152,7 @@ def status(
     """Show where every item and operation stands (reads the ledger only; no API call, no Prefect)."""
     from state.errors import LedgerError
     from state.ledger import Ledger
-    from tasks.archive_report import archive_lines, archive_summary
+    from tasks.archive_report import archive_summary
     from tasks.report import summary_lines
     from tasks.report_ops import failed_lines, operations_complete, operations_frame, operations_summary
 
@@ -186,8 +186,6 @@ def status(
         typer.echo(f"  {item.key} ({where}): {item.state} {item.error_code}: {item.error_message}")
     for line in failed_lines(operations_frame(units), failures):
         typer.echo(f"  {line}")
-    for line in archive_lines(archive):
-        typer.echo(line)
     counts = summary.get("counts", {})
     complete = counts.get("done", 0) + counts.get("finished", 0)
     archived = not (archive and archive["failed"])

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import html
 from typing import Any
+
+import polars as pl
 
 from state.machine import OP_DONE, OP_FAILED
 from state.reader import LedgerReader
 
-__all__ = ["archive_summary", "archive_lines", "ARCHIVE_STEPS"]
+__all__ = [
+    "ARCHIVE_COLUMNS",
+    "ARCHIVE_STEPS",
+    "archive_frame",
+    "archive_html",
+    "archive_lines",
+    "archive_summary",
+]
 
 #: The steps of one recording, in order (op_key archive:<video_id>:<step>).
 ARCHIVE_STEPS = ("copy", "sidecars", "move", "tags", "delete")
@@ -50,3 +60,53 @@ def archive_lines(summary: dict[str, Any] | None) -> list[str]:
         for f in summary["failed"]
     ]
     return lines
+
+
+#: The archive table's columns (one row per recording whose copy is verified).
+ARCHIVE_COLUMNS = (
+    "event_id", "event_name", "stream_id", "video_id", "title", "quality", "bytes", "md5", "object_key",
+    "archived_at",
+)  # fmt: skip
+
+
+def archive_frame(reader: LedgerReader) -> pl.DataFrame:
+    """One row per archived recording (its latest verified copy): event, stream, video, bytes, md5, key."""
+    latest: dict[str, Any] = {}
+    for op in reader.ops(kind="archive"):
+        if (op.op_key or "").endswith(":copy"):
+            latest[op.op_key or ""] = op
+    rows = [
+        {c: (op.result or {}).get(c) for c in ARCHIVE_COLUMNS}
+        for op in latest.values()
+        if op.status == OP_DONE and isinstance(op.result, dict)
+    ]
+    schema = {c: (pl.Int64 if c == "bytes" else pl.String) for c in ARCHIVE_COLUMNS}
+    return pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
+
+
+def archive_html(frame: pl.DataFrame) -> str:
+    """The report's archive section: bytes archived per event (bars) and the recordings; "" without any."""
+    if frame.is_empty():
+        return ""
+    per_event = (
+        frame.group_by("event_id", "event_name")
+        .agg(pl.col("bytes").sum().alias("bytes"), pl.len().alias("recordings"))
+        .sort("bytes", descending=True)
+    )
+    top = max([1, *(int(b or 0) for b in per_event["bytes"].to_list())])
+    bars = "".join(
+        f"<tr><td>{html.escape(str(r['event_name'] or r['event_id']))}</td><td>{r['recordings']}</td>"
+        f"<td>{r['bytes']}</td><td><div style=\"background:#4a7;height:12px;"
+        f"width:{300 * r['bytes'] // top}px\"></div></td></tr>"
+        for r in per_event.iter_rows(named=True)
+    )
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(v if v is not None else ''))}</td>" for v in row) + "</tr>"
+        for row in frame.select(ARCHIVE_COLUMNS).iter_rows()
+    )
+    head = "".join(f"<th>{c}</th>" for c in ARCHIVE_COLUMNS)
+    return (
+        "<h2>Archived bytes per event</h2><table><thead><tr><th>event</th><th>recordings</th><th>bytes</th>"
+        f"<th></th></tr></thead><tbody>{bars}</tbody></table>\n"
+        f"<h2>Archived recordings</h2><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+    )

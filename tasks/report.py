@@ -14,6 +14,7 @@ import polars as pl
 from core.redact import safe_uri
 from state.ledger import Ledger
 from state.machine import FINISHED, STATES
+from tasks.archive_report import archive_frame, archive_html, archive_lines, archive_summary
 from tasks.report_ops import (
     HTML_COLUMNS,
     failed_lines,
@@ -44,6 +45,7 @@ class Report:
     rejected: list[dict[str, Any]] = field(default_factory=list)
     timeline: pl.DataFrame = field(default_factory=pl.DataFrame)
     operations: pl.DataFrame = field(default_factory=pl.DataFrame)
+    archive: pl.DataFrame = field(default_factory=pl.DataFrame)  #: archived recordings (archive job)
 
 
 def build_report(ledger: Ledger, *, rejected: list[dict[str, Any]] | None = None) -> Report:
@@ -59,6 +61,9 @@ def build_report(ledger: Ledger, *, rejected: list[dict[str, Any]] | None = None
     ops = operations_summary(units)
     if ops:
         summary["operations"] = ops
+    archived = archive_summary(ledger)
+    if archived:
+        summary["archive"] = archived
     timeline = _timeline(ledger, rows)
     return Report(
         items=items,
@@ -66,6 +71,7 @@ def build_report(ledger: Ledger, *, rejected: list[dict[str, Any]] | None = None
         rejected=list(rejected or []),
         timeline=timeline,
         operations=operations_frame(units),
+        archive=archive_frame(ledger),
     )
 
 
@@ -130,6 +136,9 @@ def write_report(report: Report, out_dir: Path, formats: tuple[str, ...] = FORMA
             if not report.operations.is_empty():
                 written.append(out_dir / "operations.csv")
                 report.operations.write_csv(written[-1])
+            if not report.archive.is_empty():
+                written.append(out_dir / "archive.csv")
+                report.archive.write_csv(written[-1])
         elif fmt == "parquet":
             written += [out_dir / "items.parquet", out_dir / "summary.parquet"]
             report.items.write_parquet(written[-2])
@@ -137,6 +146,9 @@ def write_report(report: Report, out_dir: Path, formats: tuple[str, ...] = FORMA
             if not report.operations.is_empty():
                 written.append(out_dir / "operations.parquet")
                 report.operations.write_parquet(written[-1])
+            if not report.archive.is_empty():
+                written.append(out_dir / "archive.parquet")
+                report.archive.write_parquet(written[-1])
         elif fmt == "json":
             path = out_dir / "report.json"
             document = {
@@ -144,6 +156,7 @@ def write_report(report: Report, out_dir: Path, formats: tuple[str, ...] = FORMA
                 "rejected": report.rejected,
                 "items": report.items.to_dicts(),
                 "operations": report.operations.to_dicts(),
+                "archive": report.archive.to_dicts(),
             }
             path.write_text(json.dumps(document, indent=2, default=str, ensure_ascii=False), encoding="utf-8")
             written.append(path)
@@ -190,7 +203,7 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
         lines.append("error codes: " + ", ".join(f"{k} x{v}" for k, v in summary["error_codes"].items()))
     if summary.get("rejected_rows"):
         lines.append(f"rejected inventory rows: {summary['rejected_rows']}")
-    return lines + operations_lines(summary)
+    return lines + operations_lines(summary) + archive_lines(summary.get("archive"))
 
 
 def markdown(report: Report) -> str:
@@ -333,6 +346,7 @@ def render_html(report: Report) -> str:
     if not report.operations.is_empty():
         table = _table(html_frame(report.operations), HTML_COLUMNS, noun="operations")
         operations = f"<h2>Operations</h2>\n{table}"
+    operations += archive_html(report.archive)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>videoferry report</title>
 <style>

@@ -166,6 +166,17 @@ def test_archive_to_s3_layout_manifest_chat_qos_and_a_rerun_that_does_nothing(
     shown = run_cli(["status", "--ledger", str(tmp_path / "ledger.db")], cli_env())
     assert shown.returncode == 0, shown.stdout + shown.stderr
     assert "archive: 6 recordings archived" in shown.stdout
+    # `videoferry report` carries them too: a table of the archived recordings, bytes per event in the HTML.
+    out = tmp_path / "ledger-report"
+    made = run_cli(["report", "--ledger", str(tmp_path / "ledger.db"), "--out", str(out)], cli_env())
+    assert made.returncode == 0, made.stdout + made.stderr
+    table = pl.read_csv(out / "archive.csv")
+    assert table.height == 6 and set(table["video_id"]) == set(truth)
+    assert table["bytes"].sum() == sum(truth[v]["file_size"] for v in truth)
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "Archived bytes per event" in page
+    assert len(json.loads((out / "report.json").read_text())["archive"]) == 6
+    assert emu.token not in page
 
 
 def test_processing_recording_waits_for_the_next_run_then_tidy_after_verified_copy(
