@@ -27,6 +27,7 @@ BENCHMARKS = (
     "plan",
     "apply_ops",
     "dask_plane",
+    "archive_copy",
     "end_to_end",
 )
 

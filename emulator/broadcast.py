@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import secrets
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -28,6 +30,9 @@ if TYPE_CHECKING:
 
 ControlHandler = Callable[[Request, dict[str, str]], Awaitable[Resp]]
 MAX_SECONDS = 600
+#: Largest size_bytes a broadcast's recording may be padded to (a benchmark's multi-GB recording).
+MAX_SIZE_BYTES = 64 * 1024**3
+_PAD_BLOCK = 1024 * 1024
 QOS_EVERY = 30
 POSTER_TIMEOUT = 10.0
 _IMAGES = ((b"\xff\xd8\xff", ".jpg"), (b"\x89PNG\r\n\x1a\n", ".png"), (b"GIF8", ".gif"))
@@ -82,8 +87,26 @@ def _fill(stream: Stream, seconds: float, chat_messages: int, with_qos: bool, se
             offset += QOS_EVERY
 
 
+def pad_random(path: Path, size: int) -> None:
+    """Append random bytes to a file until it holds `size` bytes (a bigger file is left as it is).
+
+    The clip stays at the start, so the probe still finds the video; the padding is fresh random bytes
+    (nothing on a copy path compresses them).
+    """
+    left = size - path.stat().st_size
+    with open(path, "ab") as out:
+        while left > 0:
+            block = os.urandom(min(left, _PAD_BLOCK))
+            out.write(block)
+            left -= len(block)
+
+
 async def broadcast(app: ControlApp, request: Request, params: dict[str, str]) -> Resp:
-    """POST /_emulator/live/events/{id}/broadcast {seconds, chat_messages, qos}: {stream_id, video_id}."""
+    """POST /_emulator/live/events/{id}/broadcast {seconds, chat_messages, qos, size_bytes}: ids.
+
+    size_bytes (a test and benchmark hook): the recording's stored file is the clip followed by random bytes
+    up to that size; its file_size and md5 are those of the whole file.
+    """
     emu = app.emu
     ws = app._workspace(request)
     event_id = parse_id(params["event_id"])
@@ -91,6 +114,9 @@ async def broadcast(app: ControlApp, request: Request, params: dict[str, str]) -
     seconds = f.number("seconds")
     chat_messages = f.integer("chat_messages", minimum=0)
     with_qos = f.boolean("qos")
+    size_bytes = f.integer("size_bytes", minimum=1)
+    if size_bytes is not None and size_bytes > MAX_SIZE_BYTES:
+        f.add("size_bytes", "range", f"size_bytes <= {MAX_SIZE_BYTES}")
     if seconds is not None and not 0 < seconds <= MAX_SECONDS:
         f.add("seconds", "range", f"0 < seconds <= {MAX_SECONDS}")
     f.check()
@@ -106,6 +132,8 @@ async def broadcast(app: ControlApp, request: Request, params: dict[str, str]) -
     path = emu.new_file(ws, suffix=".mp4")
     try:
         await asyncio.to_thread(make_clip, path, seconds, seed=len(event.streams))
+        if size_bytes is not None:
+            await asyncio.to_thread(pad_random, path, size_bytes)
         digest = await asyncio.to_thread(md5_file, path)
     except BaseException:
         path.unlink(missing_ok=True)

@@ -39,6 +39,13 @@ EXPECTED = {
         "dask_2_vs_inprocess",
         "workers_to_saturate_one_token",
     ],
+    "archive_copy": [
+        "archive_throughput",
+        "raw_boto3_throughput",
+        "archive_vs_raw_boto3",
+        "peak_rss_archive",
+        "peak_rss_growth_archive",
+    ],
     "end_to_end": [
         "e2e_5_videoferry_seconds",
         "e2e_5_naive_seconds",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import uuid
 from datetime import datetime, timedelta
@@ -148,3 +149,28 @@ def test_qos_windows_buckets_and_errors(
         api.get(qos_url, params={"stream_id": foreign_event["stream"]["id"]}).json()["error"]["code"]
         == 404404
     )
+
+
+def test_size_bytes_pads_the_recording_with_random_bytes(
+    api: httpx.Client, ws: Workspace, emu_control: EmulatorControl
+) -> None:
+    event = _event(api)
+    size = 3 * 1024 * 1024 + 17
+    answer = emu_control.http.post(
+        f"/_emulator/live/events/{event['id']}/broadcast",
+        headers=ws.headers,
+        json={"seconds": 1, "size_bytes": size},
+    )
+    assert answer.status_code == 200, answer.text
+    video = wait_status(api, answer.json()["video_id"])
+    assert video["status"] == "done"  # the clip is still at the start: the probe finds the video
+    original = next(a for a in video["assets"] if a["quality"] == "original")
+    assert original["file_size"] == size
+    body = httpx.get(original["download_link"], timeout=30).content
+    assert len(body) == size
+    assert hashlib.md5(body).hexdigest() == original["md5"]
+    assert body[4:8] == b"ftyp" and len(set(body[-4096:])) > 200  # the clip, then random padding
+    too_big = emu_control.http.post(
+        f"/_emulator/live/events/{event['id']}/broadcast", headers=ws.headers, json={"size_bytes": 2**40}
+    )
+    assert too_big.status_code == 400

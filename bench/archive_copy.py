@@ -1,0 +1,323 @@
+"""`videoferry archive` into S3 (moto) against a raw boto3 copy of the same link, and its peak RSS."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, cast
+
+import httpx
+
+from bench.figures import Figure
+from bench.services import REPO, EmulatorProcess, MotoProcess
+from bench.workload import MIB, BenchConfig, fit_size, settings_for
+from connectors.s3_multipart import DEFAULT_PART_SIZE
+from emulator.control import Workspace
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+
+#: The recording copied for throughput, and the (reference, big) recordings of the memory runs.
+FULL_SIZE, QUICK_SIZE = 1024 * MIB, 16 * MIB
+FULL_MEMORY, QUICK_MEMORY = (64 * MIB, 2048 * MIB), (4 * MIB, 16 * MIB)
+#: Each way runs this often, alternating (archive, raw, raw sequential, archive, ...); the best is reported.
+ROUNDS = 2
+BUCKET = "videoferry-archive-bench"
+UNLIMITED_PER_SECOND, UNLIMITED_PER_MINUTE = 10_000, 600_000
+READY_TIMEOUT = 300.0
+
+
+def _recording(emu: EmulatorProcess, ws: Workspace, size: int, name: str) -> tuple[str, dict[str, Any]]:
+    """A live event with one finished broadcast whose recording is `size` bytes (the clip, then random bytes).
+
+    Uses the broadcast control call's `size_bytes` hook; returns (event id, the recording's original asset)
+    once the recording is done.
+    """
+    with httpx.Client(base_url=ws.base_url, headers=ws.headers, timeout=120.0) as api:
+        answer = api.post("/v2/live/events", json={"name": name, "type": "recurring"})
+        answer.raise_for_status()
+        event_id = str(answer.json()["data"]["id"])
+        made = emu.ctl().http.post(
+            f"/_emulator/live/events/{event_id}/broadcast",
+            headers=ws.headers,
+            json={"seconds": 10, "size_bytes": size},
+            timeout=READY_TIMEOUT,
+        )
+        made.raise_for_status()
+        video_id = made.json()["video_id"]
+        deadline = time.monotonic() + READY_TIMEOUT
+        while True:
+            video = api.get(f"/v1/videos/{video_id}").json()["data"]
+            if video["status"] == "done":
+                break
+            if video["status"] in ("error", "aborted") or time.monotonic() > deadline:
+                raise RuntimeError(f"the {size // MIB} MiB recording ended {video['status']}")
+            time.sleep(0.2)
+    original = next(a for a in video["assets"] if a["quality"] == "original")
+    if original["file_size"] != size:
+        raise RuntimeError(f"recording of {original['file_size']} bytes, not {size}")
+    return event_id, original
+
+
+@contextmanager
+def _aws_env(moto: MotoProcess) -> Iterator[None]:
+    """moto's fake credentials and endpoint in this process's environment (the in-process archive run)."""
+    saved = {k: os.environ.get(k) for k in moto.env}
+    os.environ.update(moto.env)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _s3_client(moto: MotoProcess) -> S3Client:
+    import boto3
+
+    client: S3Client = boto3.session.Session().client(
+        "s3",
+        endpoint_url=moto.endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    return client
+
+
+def _empty(s3: S3Client, prefix: str) -> None:
+    """Delete what a run left under prefix (moto keeps every byte)."""
+    listed = s3.list_objects_v2(Bucket=BUCKET, Prefix=prefix).get("Contents", [])
+    for obj in listed:
+        s3.delete_object(Bucket=BUCKET, Key=obj["Key"])
+
+
+def archive_once(ws: Workspace, event_id: str, size: int, workdir: Path, n: int) -> tuple[float, float]:
+    """One run_archive of the event into s3://BUCKET/run-n/ with a fresh ledger.
+
+    Returns (seconds of the copy step, from its intent to its outcome as the ledger journals them: the
+    video GET for fresh links is before; download, multipart upload, md5 check, HEAD of the stored object
+    are in; wall seconds of the whole run_archive call).
+    """
+    from flows.archive_runner import ArchiveOptions, run_archive
+    from state.ledger import Ledger
+
+    ledger = workdir / f"archive-{n}.db"
+    opts = ArchiveOptions(to=f"s3://{BUCKET}/run-{n}/", events=[event_id], ledger=str(ledger), transfers=1)
+    started = time.perf_counter()
+    outcome = run_archive(opts, settings_for(ws, UNLIMITED_PER_SECOND, UNLIMITED_PER_MINUTE))
+    wall = time.perf_counter() - started
+    if outcome.exit_code != 0 or outcome.bytes != size:
+        raise RuntimeError(
+            f"archive run {n}: exit {outcome.exit_code}, {outcome.bytes} bytes: {outcome.reasons}"
+        )
+    reader = Ledger.open(str(ledger), create=False)
+    try:
+        copies = [op for op in reader.ops() if (op.op_key or "").endswith(":copy")]
+    finally:
+        reader.close()
+    (op,) = copies
+    assert op.outcome_at is not None
+    return (op.outcome_at - op.intent_at).total_seconds(), wall
+
+
+class _LinkReader:
+    """A read()-able view of a streamed httpx body (what upload_fileobj reads parts from)."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self._chunks = chunks
+        self._left = b""
+
+    def read(self, size: int = -1) -> bytes:
+        out = bytearray(self._left)
+        while size < 0 or len(out) < size:
+            chunk = next(self._chunks, b"")
+            if not chunk:
+                break
+            out += chunk
+        if size < 0:
+            self._left = b""
+            return bytes(out)
+        self._left = bytes(out[size:])
+        return bytes(out[:size])
+
+
+def raw_copy(s3: S3Client, link: str, size: int, key: str, *, threads: bool) -> float:
+    """GET the same link with httpx (1 MiB chunks) into boto3's upload_fileobj, 8 MiB parts; seconds taken.
+
+    threads=True is boto3's default transfer (10 threads: parts upload while the next ones download),
+    threads=False sends one part after the other, as the archive does.
+    """
+    from boto3.s3.transfer import TransferConfig
+
+    config = TransferConfig(
+        multipart_threshold=DEFAULT_PART_SIZE, multipart_chunksize=DEFAULT_PART_SIZE, use_threads=threads
+    )
+    with httpx.Client(timeout=httpx.Timeout(600.0, connect=10.0)) as http:
+        started = time.perf_counter()
+        with http.stream("GET", link) as answer:
+            answer.raise_for_status()
+            reader = cast(IO[bytes], _LinkReader(answer.iter_bytes(MIB)))
+            s3.upload_fileobj(reader, BUCKET, key, Config=config)
+        stored = s3.head_object(Bucket=BUCKET, Key=key)["ContentLength"]
+        elapsed = time.perf_counter() - started
+    if stored != size:
+        raise RuntimeError(f"raw copy stored {stored} bytes, not {size}")
+    return elapsed
+
+
+def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: MotoProcess) -> Iterator[Figure]:
+    root = cfg.subdir("archive-throughput")
+    wanted = QUICK_SIZE if cfg.quick else FULL_SIZE
+    size = fit_size(cfg, wanted, copies=4, what="archive recording", minimum=QUICK_SIZE)
+    event_id, original = _recording(emu, ws, size, "throughput")
+    s3 = _s3_client(moto)
+    archived: list[tuple[float, float]] = []
+    raw: list[float] = []
+    seq: list[float] = []
+    with _aws_env(moto):
+        for n in range(ROUNDS):
+            archived.append(archive_once(ws, event_id, size, root, n))
+            _empty(s3, f"run-{n}/")
+            raw.append(raw_copy(s3, original["download_link"], size, f"raw-{n}.bin", threads=True))
+            _empty(s3, f"raw-{n}.bin")
+            seq.append(raw_copy(s3, original["download_link"], size, f"seq-{n}.bin", threads=False))
+            _empty(s3, f"seq-{n}.bin")
+    mib = size / MIB
+    best_archive = mib / min(t for t, _ in archived)
+    best_raw = mib / min(raw)
+    yield Figure(
+        "archive_throughput",
+        best_archive,
+        "MiB/s",
+        f"{mib:.0f} MiB recording by run_archive to s3:// (moto), 8 MiB parts, the copy step's intent -> "
+        f"outcome in the ledger, best of {ROUNDS}: {', '.join(f'{t:.2f}' for t, _ in archived)} s; "
+        f"whole run_archive calls {', '.join(f'{w:.2f}' for _, w in archived)} s",
+    )
+    yield Figure(
+        "raw_boto3_throughput",
+        best_raw,
+        "MiB/s",
+        f"the same link streamed by httpx into boto3 upload_fileobj, 8 MiB parts, 10 threads, same moto, "
+        f"best of {ROUNDS}: {', '.join(f'{t:.2f}' for t in raw)} s; one thread (parts in turn, as archive): "
+        f"{mib / min(seq):.0f} MiB/s, {', '.join(f'{t:.2f}' for t in seq)} s",
+    )
+    yield Figure(
+        "archive_vs_raw_boto3",
+        best_archive / best_raw,
+        note=f"archive / raw boto3 (10 threads); archive / raw one thread "
+        f"{best_archive * min(seq) / mib:.2f}; 1.0 = as fast",
+    )
+
+
+def _measure(spec: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+    """Run one archive in a child process (`python -m bench.archive_copy`); its JSON result."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.archive_copy"],
+        input=json.dumps(spec),
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, **env},
+        timeout=900,
+        check=False,
+    )
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        tail = proc.stderr.strip().splitlines()[-5:]
+        raise RuntimeError(f"archive child failed ({proc.returncode}): {' | '.join(tail)}")
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
+
+
+def _memory(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: MotoProcess) -> Iterator[Figure]:
+    root = cfg.subdir("archive-memory")
+    sizes = QUICK_MEMORY if cfg.quick else FULL_MEMORY
+    env = {
+        "VIDEOFERRY_API_URL": ws.base_url,
+        "VIDEOFERRY_UPLOAD_URL": ws.upload_url,
+        "VIDEOFERRY_TOKEN": ws.token,
+        **moto.env,
+    }
+    s3 = _s3_client(moto)
+    results: list[tuple[int, dict[str, Any]]] = []
+    for n, wanted in enumerate(sizes):
+        size = fit_size(cfg, wanted, copies=3, what="archive memory recording", minimum=sizes[0])
+        event_id, _ = _recording(emu, ws, size, f"memory-{n}")
+        opts = {"to": f"s3://{BUCKET}/mem-{n}/", "events": [event_id], "ledger": str(root / f"mem-{n}.db")}
+        result = _measure({"options": opts}, env)
+        if result["exit_code"] != 0 or result["bytes"] != size:
+            raise RuntimeError(f"archive of {size} bytes: {result}")
+        results.append((size, result))
+        _empty(s3, f"mem-{n}/")
+    (ref_size, ref), (size, big) = results
+    peak, ref_peak = big["peak_rss"] / MIB, ref["peak_rss"] / MIB
+    yield Figure(
+        "peak_rss_archive",
+        peak,
+        "MiB",
+        f"{size // MIB} MiB recording by run_archive to s3:// (8 MiB parts) in a child process: "
+        f"{big['peak_rss'] / size:.3f} x the recording; after imports {big['baseline_rss'] / MIB:.0f} MiB; "
+        f"whole run {size / MIB / big['seconds']:.0f} MiB/s",
+    )
+    yield Figure(
+        "peak_rss_growth_archive",
+        peak - ref_peak,
+        "MiB",
+        f"peak with the {size // MIB} MiB recording minus peak with a {ref_size // MIB} MiB one "
+        f"({ref_peak:.0f} MiB); flat memory = about 0",
+    )
+
+
+def run(cfg: BenchConfig) -> Iterator[Figure]:
+    """Archive a big recording to moto S3 and copy the same link with raw boto3; then peak RSS, small vs big.
+
+    The recording is the broadcast's real clip padded with random bytes (the emulator's `size_bytes` hook),
+    so it is processed to `done` like any recording and nothing on the path compresses it.
+    """
+    root = cfg.subdir("archive_copy")
+    with EmulatorProcess(root) as emu, MotoProcess(root) as moto:
+        # Limits off (rate 0 = no window): the few API calls around each copy never wait on the limits.
+        ws = emu.ctl().create_workspace(processing="immediate", rate_per_second=0, rate_per_minute=0)
+        _s3_client(moto).create_bucket(Bucket=BUCKET)
+        yield from _throughput(cfg, emu, ws, moto)
+        yield from _memory(cfg, emu, ws, moto)
+
+
+def _child() -> None:
+    """The measured process: run_archive with options from stdin; prints its peak RSS as JSON."""
+    import logging
+
+    from bench.child import _peak_rss, _rss_now
+    from connectors.config import Settings
+    from flows.archive_runner import ArchiveOptions, run_archive
+
+    logging.basicConfig(level=logging.ERROR)
+    spec = json.loads(sys.stdin.read())
+    opts = ArchiveOptions(**spec["options"])
+    settings = Settings.from_env()
+    baseline = _rss_now()
+    started = time.perf_counter()
+    outcome = run_archive(opts, settings)
+    seconds = time.perf_counter() - started
+    result = {
+        "baseline_rss": baseline,
+        "seconds": seconds,
+        "exit_code": outcome.exit_code,
+        "bytes": outcome.bytes,
+        "reasons": outcome.reasons[:5],
+        "peak_rss": _peak_rss(),
+    }
+    print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    _child()
