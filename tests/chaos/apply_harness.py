@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any
 from emulator.control import EmulatorControl, Workspace
 from flows.runner import run_migration
 from state.ledger import Ledger
-from tests.flows.apply_fixtures import write_ops
+from tests.flows.apply_fixtures import wait_done, write_ops
 from tests.flows.helpers import options, settings_for, write_inventory
 
 #: Clip length of the library, and what a cut keeps of it: a second trim of the result would keep less.
@@ -115,12 +114,7 @@ def wait_processed(
     control: EmulatorControl, ws: Workspace, bound: float = 120.0
 ) -> dict[str, dict[str, Any]]:
     """The workspace's videos by id once none is processing (bounded)."""
-    deadline = time.monotonic() + bound
-    while True:
-        videos = control.videos(ws)
-        if all(v["status"] in ("done", "error", "aborted") for v in videos) or time.monotonic() > deadline:
-            return {v["id"]: v for v in videos}
-        time.sleep(0.2)
+    return {v["id"]: v for v in wait_done(control, ws, bound)}
 
 
 def assert_applied_once(control: EmulatorControl, ws: Workspace, lib: ApplyLibrary) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import threading
 import time
@@ -257,6 +258,19 @@ class FaultScript:
 
 
 # -- kill -9 -------------------------------------------------------------------------------------------
+
+
+def journal_rows(ledger: Path, *kinds: str) -> int:
+    """Journal rows of these kinds written so far, read-only (0 while the ledger does not exist yet)."""
+    if not ledger.exists():
+        return 0
+    marks = ", ".join("?" * len(kinds))
+    try:
+        with sqlite3.connect(f"file:{ledger}?mode=ro", uri=True, timeout=5) as conn:
+            row = conn.execute(f"SELECT count(*) FROM events WHERE kind IN ({marks})", kinds).fetchone()
+            return int(row[0])
+    except sqlite3.Error:
+        return 0
 
 
 def run_and_kill(

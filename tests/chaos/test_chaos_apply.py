@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import random
-import sqlite3
 import time
 from pathlib import Path
 
@@ -20,7 +19,14 @@ from tests.chaos.apply_harness import (
     make_library,
 )
 from tests.chaos.checks import rate_figures
-from tests.chaos.harness import FaultScript, chaos_seeds, describe_variants, draw_variants, run_and_kill
+from tests.chaos.harness import (
+    FaultScript,
+    chaos_seeds,
+    describe_variants,
+    draw_variants,
+    journal_rows,
+    run_and_kill,
+)
 from tests.flows.helpers import cli_argv, cli_env, run_cli, settings_for
 
 pytestmark = [pytest.mark.chaos, pytest.mark.timeout(900)]
@@ -86,20 +92,10 @@ def test_faulted_apply_then_clean_rerun(
     figures.assert_inside_limits()
 
 
-def _unit_events(ledger: Path) -> int:
-    """Unit transitions and operation outcomes journalled so far (read-only)."""
-    try:
-        with sqlite3.connect(f"file:{ledger}?mode=ro", uri=True, timeout=5) as conn:
-            row = conn.execute("SELECT count(*) FROM events WHERE kind IN ('unit', 'op')").fetchone()
-            return int(row[0])
-    except sqlite3.Error:
-        return 0
-
-
 def _run_and_kill(cmd: list[str], env: dict[str, str], ledger: Path, rng: random.Random) -> str:
     """Start `videoferry apply`; SIGKILL it after a seed-chosen number of journal rows or delay."""
-    target = _unit_events(ledger) + rng.randint(1, 60)
-    return run_and_kill(cmd, env, lambda: _unit_events(ledger), target, rng.uniform(1.0, 12.0))
+    target = journal_rows(ledger, "unit", "op") + rng.randint(1, 60)
+    return run_and_kill(cmd, env, lambda: journal_rows(ledger, "unit", "op"), target, rng.uniform(1.0, 12.0))
 
 
 @pytest.mark.parametrize("seed", apply_seeds())

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import random
-import sqlite3
 import time
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from tests.chaos.harness import (
     chaos_via,
     describe_variants,
     draw_variants,
+    journal_rows,
     run_and_kill,
     write_rows,
 )
@@ -32,17 +32,6 @@ pytestmark = [pytest.mark.chaos, pytest.mark.timeout(900)]
 log = logging.getLogger(__name__)
 
 
-def _transitions(ledger: Path) -> int:
-    """Transitions journaled so far (read-only; 0 while the ledger does not exist yet)."""
-    if not ledger.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{ledger}?mode=ro", uri=True, timeout=5) as conn:
-            return int(conn.execute("SELECT count(*) FROM events WHERE kind = 'transition'").fetchone()[0])
-    except sqlite3.Error:
-        return 0
-
-
 def _run_and_kill(
     cmd: list[str], env: dict[str, str], ledger: Path, rng: random.Random, n: int, runs: list[float]
 ) -> str:
@@ -50,10 +39,10 @@ def _run_and_kill(
 
     Its start time is appended to `runs` (the rate check needs them under tus-rate-limited).
     """
-    target = _transitions(ledger) + rng.randint(1, 4 * n)
+    target = journal_rows(ledger, "transition") + rng.randint(1, 4 * n)
     delay = rng.uniform(2.0, 20.0)
     runs.append(time.time())
-    return run_and_kill(cmd, env, lambda: _transitions(ledger), target, delay)
+    return run_and_kill(cmd, env, lambda: journal_rows(ledger, "transition"), target, delay)
 
 
 @pytest.mark.parametrize("seed", chaos_seeds())

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import random
-import sqlite3
 import time
 from collections import Counter
 from pathlib import Path
@@ -16,7 +15,7 @@ from connectors.client import VideoClient
 from emulator.control import EmulatorControl, Workspace
 from tasks.open_run import run_limiter
 from tests.chaos.checks import rate_figures
-from tests.chaos.harness import FaultScript, chaos_seeds, run_and_kill
+from tests.chaos.harness import FaultScript, chaos_seeds, journal_rows, run_and_kill
 from tests.flows.helpers import cli_argv, cli_env, run_cli, settings_for
 from tests.flows.test_setup import SECRET_ENV, conference, write
 
@@ -27,21 +26,8 @@ log = logging.getLogger(__name__)
 ROOMS = 40
 
 
-def _ops_journalled(ledger: Path) -> int:
-    """Operation events journalled so far (read-only; 0 while the ledger does not exist)."""
-    if not ledger.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{ledger}?mode=ro", uri=True, timeout=5) as conn:
-            return int(conn.execute("SELECT count(*) FROM events WHERE kind = 'op'").fetchone()[0])
-    except sqlite3.Error:
-        return 0
-
-
 @pytest.mark.parametrize("seed", chaos_seeds()[:1])
-def test_killed_setup_runs_then_clean_run(
-    seed: int, tmp_path: Path, chaos_control: EmulatorControl
-) -> None:
+def test_killed_setup_runs_then_clean_run(seed: int, tmp_path: Path, chaos_control: EmulatorControl) -> None:
     ws: Workspace = chaos_control.create_workspace(rate_per_second=10, rate_per_minute=300)
     file = write(tmp_path / "conference.yaml", conference(ws, rooms=ROOMS))
     ledger = tmp_path / "setup.db"
@@ -52,8 +38,10 @@ def test_killed_setup_runs_then_clean_run(
     started = time.time()
     with FaultScript(chaos_control, ws, seed):
         for _ in range(3):
-            target = _ops_journalled(ledger) + rng.randint(5, 80)
-            endings.append(run_and_kill(cli_argv(*args), env, lambda: _ops_journalled(ledger), target, 20.0))
+            target = journal_rows(ledger, "op") + rng.randint(5, 80)
+            endings.append(
+                run_and_kill(cli_argv(*args), env, lambda: journal_rows(ledger, "op"), target, 20.0)
+            )
     final = run_cli(args, env, timeout=600)
     assert final.returncode == 0, final.stdout[-3000:] + final.stderr[-3000:]
     # The check's own calls share the run's budget (the limiter file beside the ledger): the service counts

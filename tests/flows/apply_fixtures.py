@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,16 @@ def run_vf(args: list[str], ws: Workspace | None, **env: str) -> subprocess.Comp
 def write_ops(path: Path, rows: list[dict[str, Any]]) -> Path:
     """An operations CSV with the union of the rows' columns (the inventory writer serves as it is)."""
     return write_inventory(path, rows)
+
+
+def wait_done(control: EmulatorControl, ws: Workspace, bound: float = 60.0) -> list[dict[str, Any]]:
+    """Every video of the workspace, once none is processing any more (bounded)."""
+    deadline = time.monotonic() + bound
+    while True:
+        videos = control.videos(ws)
+        if all(v["status"] in ("done", "error", "aborted") for v in videos) or time.monotonic() > deadline:
+            return videos
+        time.sleep(0.2)
 
 
 @pytest.fixture()

@@ -10,20 +10,10 @@ from typing import Any
 from emulator.control import EmulatorControl, Workspace
 from flows.apply_runner import ApplyOptions, run_apply
 from state.ledger import Ledger
-from tests.flows.apply_fixtures import write_ops
+from tests.flows.apply_fixtures import wait_done, write_ops
 from tests.flows.helpers import settings_for
 
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
-
-
-def wait_done(control: EmulatorControl, ws: Workspace, bound: float = 60.0) -> list[dict[str, Any]]:
-    """Every video of the workspace, once none is processing any more (bounded)."""
-    deadline = time.monotonic() + bound
-    while True:
-        videos = control.videos(ws)
-        if all(v["status"] in ("done", "error", "aborted") for v in videos) or time.monotonic() > deadline:
-            return videos
-        time.sleep(0.2)
 
 
 def writes(control: EmulatorControl, ws: Workspace, since: float) -> list[tuple[str, str]]:

@@ -11,9 +11,8 @@ from emulator.control import EmulatorControl, Workspace
 from flows.apply_runner import ApplyOptions, run_apply
 from state.ledger import Ledger
 from tasks import lookup
-from tests.flows.apply_fixtures import write_ops
+from tests.flows.apply_fixtures import wait_done, write_ops
 from tests.flows.helpers import settings_for
-from tests.flows.test_apply import wait_done
 
 TRIM = '[{"start": 0.2, "length": 0.6}]'
 

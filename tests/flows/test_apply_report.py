@@ -12,9 +12,8 @@ import polars as pl
 from emulator.control import EmulatorControl, Workspace
 from flows.apply_runner import ApplyOptions, run_apply
 from state.ledger import Ledger
-from tests.flows.apply_fixtures import run_vf, write_ops
+from tests.flows.apply_fixtures import run_vf, wait_done, write_ops
 from tests.flows.helpers import settings_for
-from tests.flows.test_apply import wait_done
 
 MISSING = "00000000-0000-0000-0000-000000000000"
 FILES = (
