@@ -68,17 +68,16 @@ def run_apply(opts: ApplyOptions, settings: Settings, *, s3: S3Config | None = N
     status = "failed"
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=opts.transfers, thread_name_prefix="apply")
     try:
-        items = {i.spec.key for i in ledger.items() if i.video_id}
-        specs = {s.id: s for s in operations.plan(items)[0]}
-        ctx = ApplyContext(client=client, ledger=ledger, run_id=run_id, specs=specs, s3=s3)
+        ctx = ApplyContext(client=client, ledger=ledger, run_id=run_id, specs={}, s3=s3)
         ctx.poll_interval = opts.poll_interval
         try:
             plan = resolve_plan(operations, ledger, client)
         except AuthError as exc:
             ctx.stop(f"the service refused the token (VIDEOFERRY_TOKEN): {exc}", config_error=True)
             return _outcome(ctx, set(), [], None)
+        ctx.specs = plan.specs  # the file's operations as resolve_plan ordered them (planned once)
         refused = [] if opts.allow_delete else refuse_deletes(plan)
-        plans, skipped = unit_plans(plan, specs, ledger.video_owners)
+        plans, skipped = unit_plans(plan, ctx.specs, ledger.video_owners)
         refused += [*plan.refused, *skipped]
         ledger.plan_units(plans, run_id)
         keys = {p.unit_key for p in plans}

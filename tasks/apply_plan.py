@@ -98,6 +98,8 @@ class ApplyPlan:
     """What an operations file would do: operations in run order, refused rows, file warnings."""
 
     uri: str
+    #: The valid operations by id (what the runner executes; the dry run only prints `planned`).
+    specs: dict[str, OperationSpec] = field(default_factory=dict)
     planned: list[PlannedOp] = field(default_factory=list)
     refused: list[Refusal] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -167,7 +169,7 @@ def resolve_plan(ops: Operations, ledger: LedgerReader | None, client: VideoClie
     items = {item.spec.key: item for item in ledger.items()} if ledger is not None else {}
     video_of = {k: item.video_id for k, item in items.items() if item.video_id}
     ordered, refused = ops.plan(set(video_of))
-    plan = ApplyPlan(uri=ops.uri, warnings=list(ops.warnings))
+    plan = ApplyPlan(uri=ops.uri, specs={s.id: s for s in ordered}, warnings=list(ops.warnings))
     plan.refused = [_refusal(e, items, ledger is not None) for e in refused]
     rows = {s.id: s.row for s in ordered}
     listings: dict[tuple[str | None, str | None, str | None], list[Video] | VideoApiError] = {}
