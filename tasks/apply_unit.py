@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from contextlib import nullcontext
-from typing import Any
+from typing import Any, TypeVar
 
 from connectors.errors import AuthError, NotFoundError, UnknownOutcomeError, VideoApiError
 from connectors.sources import SourceError
@@ -194,47 +195,54 @@ def _call_locked(
         return _record(ctx, key, spec, called, op_id)
 
 
+T = TypeVar("T")
+
+
+def _until_known(ctx: ApplyContext, attempt: Callable[[], T], *, wait: bool) -> T:
+    """attempt() until it can tell (no Postponed); with wait False, or once the run stops, Postponed rises."""
+    while True:
+        try:
+            return attempt()
+        except Postponed:
+            if not wait or ctx.abort.wait(1.0):
+                raise
+
+
 def _settle_unknown(
     ctx: ApplyContext, key: str, spec: OperationSpec, video_id: str, op_id: int, *, wait: bool
 ) -> str:
     """Reconcile a call whose answer was just lost; with wait, until it can tell (the run may stop it)."""
-    while True:
-        last = ctx.ledger.get_op(op_id)
-        assert last is not None
-        try:
-            settled = _settle_last(ctx, get_unit(ctx, key), spec, video_id, last)
-        except Postponed:
-            if not wait or ctx.abort.wait(1.0):
-                raise
-            continue
-        if settled is not None:
-            return settled
-        ctx.ledger.move_unit(key, UNIT_PLANNED, ctx.run_id, "the call did not take effect: made again")
-        return UNIT_PLANNED
+    last = _op(ctx, op_id)
+    unit = get_unit(ctx, key)
+    settled = _until_known(ctx, lambda: _settle_last(ctx, unit, spec, video_id, last), wait=wait)
+    if settled is not None:
+        return settled
+    ctx.ledger.move_unit(key, UNIT_PLANNED, ctx.run_id, "the call did not take effect: made again")
+    return UNIT_PLANNED
 
 
 def _settle_unnamed(ctx: ApplyContext, key: str, spec: OperationSpec, video_id: str, op_id: int) -> str:
     """An accepted cut whose answer named no result: find it (in place or new); never cut again."""
-    while True:
-        last = ctx.ledger.get_op(op_id)
-        assert last is not None
-        try:
-            found = reconcile(ctx, spec, video_id, last)
-        except Postponed:
-            if ctx.abort.wait(1.0):
-                raise
-            continue
-        except VideoApiError as exc:
-            return _op_failed(ctx, key, op_id, exc)
-        if found is not None:
-            return _record(ctx, key, spec, found, op_id)
-        message = (
-            f"the service accepted the cut but its answer named no video, {video_id} is unchanged and no new"
-            " video was found by listing: check the project by hand (not cut again)"
-        )
-        ctx.ledger.record_op_outcome(op_id, OP_FAILED, error_code="cut_unnamed", error_message=message)
-        fail_unit(ctx, key, "cut_unnamed", message)
-        return UNIT_FAILED
+    last = _op(ctx, op_id)
+    try:
+        found = _until_known(ctx, lambda: reconcile(ctx, spec, video_id, last), wait=True)
+    except VideoApiError as exc:
+        return _op_failed(ctx, key, op_id, exc)
+    if found is not None:
+        return _record(ctx, key, spec, found, op_id)
+    message = (
+        f"the service accepted the cut but its answer named no video, {video_id} is unchanged and no new"
+        " video was found by listing: check the project by hand (not cut again)"
+    )
+    ctx.ledger.record_op_outcome(op_id, OP_FAILED, error_code="cut_unnamed", error_message=message)
+    fail_unit(ctx, key, "cut_unnamed", message)
+    return UNIT_FAILED
+
+
+def _op(ctx: ApplyContext, op_id: int) -> Op:
+    op = ctx.ledger.get_op(op_id)
+    assert op is not None  # written by this unit's intent a moment ago
+    return op
 
 
 def get_unit(ctx: ApplyContext, key: str) -> Unit:
