@@ -22,6 +22,7 @@ from tasks.context import RunContext
 from tasks.next_step import Handle, advance_items
 from tasks.open_run import forget, open_service, share
 from tasks.plan import Plan, apply_plan, preview, read_plan
+from tasks.preflight import checked_recently
 from tasks.readiness import start_webhooks
 from tasks.reconcile import retry_service_errors
 from tasks.report import Report, build_report, write_report
@@ -120,7 +121,8 @@ def run_migration(
         apply_plan(plan, ledger, run_id)
         if opts.retry_failed:
             ledger.requeue_failed(run_id)
-        _preflight(ctx)
+        if not checked_recently(settings):  # the CLI checked the token while Prefect started
+            _preflight(ctx)
         if opts.retry_errors and not ctx.abort.is_set():
             retry_service_errors(ctx)  # deletes each failed video before its item is created again
         ctx.progress.items_total = sum(ledger.counts().values())
