@@ -60,8 +60,15 @@ def _check_range(source: ByteSource, offset: int, length: int) -> int:
     return min(length, source.size - offset)
 
 
+#: Block size when a local file's range is streamed into a request body (the single-request upload's too).
+STREAM_BLOCK = 1024 * 1024
+
+
 class LocalFileSource:
     """A local file; each read opens, preads and closes, so it is thread-safe and holds no descriptor."""
+
+    #: Reads are cheap (a pread each): a range is streamed in blocks of this size (see iter_range).
+    stream_block = STREAM_BLOCK
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path).expanduser()
@@ -213,6 +220,24 @@ def iter_chunks(source: ByteSource, chunk_size: int, *, start: int = 0) -> Itera
             break
         yield chunk
         offset += len(chunk)
+
+
+def iter_range(source: ByteSource, start: int, length: int) -> Iterator[bytes]:
+    """Yield the ``length`` bytes at ``start``, read as they are consumed (a request body streamed from disk).
+
+    A source with a ``stream_block`` (a local file) is read in blocks of that size, so reading overlaps
+    sending and one block is in memory; any other source (S3: every read is a ranged GET) in one read.
+    A source that ends early raises SourceError (a body shorter than its Content-Length is never sent).
+    """
+    block = getattr(source, "stream_block", None)
+    step = block if isinstance(block, int) and block > 0 else length
+    offset, end = start, start + length
+    while offset < end:
+        data = source.read_range(offset, min(step, end - offset))
+        if not data:
+            raise SourceError(source.uri, f"ended at byte {offset}, expected {source.size} bytes")
+        offset += len(data)
+        yield data
 
 
 class ByteSourceReader(io.RawIOBase):

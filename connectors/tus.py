@@ -15,7 +15,7 @@ import httpx
 from connectors.errors import RetryHint, VideoApiError
 from connectors.limiter import ApiRateLimiter
 from connectors.redact import install_httpx_redaction
-from connectors.sources import ByteSource, iter_chunks
+from connectors.sources import ByteSource, iter_chunks, iter_range
 
 if TYPE_CHECKING:
     from connectors.client.transport import Transport
@@ -196,19 +196,23 @@ class TusUpload:
             )
         return TusStatus(offset=offset, length=_int_header(response, "upload-length"))
 
-    def _patch(self, endpoint: str, offset: int, chunk: bytes) -> int | None:
+    def _patch(self, endpoint: str, offset: int, source: ByteSource, length: int) -> int | None:
         headers = {
             "Tus-Resumable": TUS_VERSION,
             "Upload-Offset": str(offset),
             "Content-Type": "application/offset+octet-stream",
-            "Content-Length": str(len(chunk)),
+            "Content-Length": str(length),
         }
-        # The chunk goes as a one-shot iterator: httpx's request objects end up in reference cycles that
-        # only the cyclic GC frees, and bytes passed directly would stay alive with them (tens of chunks at
-        # a time, measured in bench/); an exhausted iterator holds nothing.
+        # The chunk is streamed from the source as httpx sends it (a local file in 1 MiB blocks), as the
+        # single-request upload streams its body: reading overlaps sending (the server is never idle while
+        # a whole chunk is read), one block is in memory whatever the chunk size, and httpcore's send loop
+        # (which copies what is left of a buffer after each partial send) only ever sees a block. It is a
+        # one-shot generator: httpx's request objects end up in reference cycles that only the cyclic GC
+        # frees, and an exhausted generator holds nothing. A source that fails mid-chunk raises SourceError
+        # out of the send (not retried as a network error); the server keeps what arrived.
         try:
             self._admit()
-            response = self._http.patch(endpoint, content=iter((chunk,)), headers=headers)
+            response = self._http.patch(endpoint, content=iter_range(source, offset, length), headers=headers)
         except httpx.TransportError as exc:
             raise _Retry(f"PATCH failed ({type(exc).__name__})") from None
         if response.status_code == 409:
@@ -318,8 +322,7 @@ class TusUpload:
                         on_progress(current)
                 if current >= size:
                     break
-                chunk = next(iter_chunks(source, step, start=current))
-                acknowledged = self._patch(endpoint, current, chunk)
+                acknowledged = self._patch(endpoint, current, source, min(step, size - current))
                 if acknowledged is None:  # not tus-conformant; ask instead of guessing
                     acknowledged = self._head(endpoint).offset
                 if acknowledged <= current or acknowledged > size:

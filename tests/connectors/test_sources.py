@@ -17,6 +17,7 @@ from connectors.sources import (
     S3ObjectSource,
     SourceError,
     iter_chunks,
+    iter_range,
     open_source,
 )
 from core.redact import safe_uri
@@ -49,6 +50,38 @@ def test_local_source_reads_ranges(local_file: Path) -> None:
         src.read_range(len(PAYLOAD) + 1, 1)
     assert b"".join(iter_chunks(src, 64 * 1024)) == PAYLOAD
     assert b"".join(iter_chunks(src, 100_000, start=250_000)) == PAYLOAD[250_000:]
+
+
+def test_iter_range_streams_a_local_file_in_blocks(local_file: Path) -> None:
+    src = LocalFileSource(local_file)
+    src.stream_block = 1000  # type: ignore[misc]
+    blocks = list(iter_range(src, 500, 3_500))
+    assert [len(b) for b in blocks] == [1000, 1000, 1000, 500]
+    assert b"".join(blocks) == PAYLOAD[500:4_000]
+    # The default block is 1 MiB: a range below that is one read.
+    assert [len(b) for b in iter_range(LocalFileSource(local_file), 0, len(PAYLOAD))] == [len(PAYLOAD)]
+
+
+class _Memory:
+    """A source without a stream_block (as S3, where every read is a request): counts its reads."""
+
+    def __init__(self, data: bytes, size: int | None = None) -> None:
+        self.data, self.uri, self.name = data, "mem://x", "x"
+        self.size = len(data) if size is None else size
+        self.reads: list[tuple[int, int]] = []
+
+    def read_range(self, offset: int, length: int) -> bytes:
+        self.reads.append((offset, length))
+        return self.data[offset : offset + length]
+
+
+def test_iter_range_reads_other_sources_in_one_read_and_refuses_a_short_one() -> None:
+    src = _Memory(PAYLOAD)
+    assert b"".join(iter_range(src, 100, 200_000)) == PAYLOAD[100:200_100]
+    assert src.reads == [(100, 200_000)]
+    short = _Memory(PAYLOAD[:1000], size=2000)  # says 2000 bytes, has 1000
+    with pytest.raises(SourceError, match="ended at byte 1000"):
+        list(iter_range(short, 0, 2000))
 
 
 def test_file_uri_opens_a_local_source(local_file: Path) -> None:

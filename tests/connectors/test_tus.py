@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import time
@@ -14,7 +15,7 @@ from connectors.client import VideoClient
 from connectors.limiter import ApiRateLimiter
 from connectors.models import UploadSession
 from connectors.retry import RetryPolicy
-from connectors.sources import LocalFileSource, open_source
+from connectors.sources import LocalFileSource, SourceError, open_source
 from connectors.tus import TusEndpointGoneError, TusError, TusUpload
 from emulator.control import EmulatorControl, Workspace
 
@@ -79,6 +80,54 @@ def test_upload_in_chunks_reports_progress(
     assert wait_status(emu_control, emu, session.id) == "done"
     assert stored(emu_control, emu, session.id)["file_size"] == source.size
     assert tus.server_status(session.endpoint).offset == source.size
+
+
+class RecordingSource(LocalFileSource):
+    """A local file in small stream blocks that records its reads; it can fail from a given offset."""
+
+    stream_block = CHUNK // 4
+
+    def __init__(self, path: Path, fail_at: int | None = None) -> None:
+        super().__init__(path)
+        self.reads: list[tuple[int, int]] = []
+        self.fail_at = fail_at
+
+    def read_range(self, offset: int, length: int) -> bytes:
+        if self.fail_at is not None and offset >= self.fail_at:
+            raise SourceError(self.uri, "read failed (test)")
+        self.reads.append((offset, length))
+        return super().read_range(offset, length)
+
+
+def test_each_chunk_is_streamed_from_the_source_in_blocks(
+    client: VideoClient, emu: Workspace, emu_control: EmulatorControl, tus: TusUpload, big_clip: Path
+) -> None:
+    source = RecordingSource(big_clip)
+    session = session_for(client, emu, source)
+    assert tus.upload(session.endpoint, source) == source.size
+    # Read as it is sent, a block at a time (never a whole chunk in memory), every byte once, in order.
+    assert max(length for _, length in source.reads) == CHUNK // 4
+    assert [offset for offset, _ in source.reads] == list(range(0, source.size, CHUNK // 4))
+    # On the wire nothing changed: one PATCH per chunk, and the service holds the very bytes.
+    assert len(patches(emu_control, emu)) == -(-source.size // CHUNK)
+    assert wait_status(emu_control, emu, session.id) == "done"
+    assert stored(emu_control, emu, session.id)["md5"] == hashlib.md5(big_clip.read_bytes()).hexdigest()
+
+
+def test_a_source_failing_mid_chunk_stops_the_upload_and_a_rerun_resumes(
+    client: VideoClient, emu: Workspace, emu_control: EmulatorControl, tus: TusUpload, big_clip: Path
+) -> None:
+    broken = RecordingSource(big_clip, fail_at=CHUNK + CHUNK // 2)  # halfway through the second chunk
+    session = session_for(client, emu, broken)
+    # The error comes out of the send as itself: not taken for a network error (retried, then TusError).
+    with pytest.raises(SourceError, match="read failed"):
+        tus.upload(session.endpoint, broken)
+    # The service keeps what arrived of the broken PATCH (tus); the next upload resumes from its offset.
+    progress: list[int] = []
+    assert tus.upload(session.endpoint, LocalFileSource(big_clip), on_progress=progress.append) == broken.size
+    assert progress[0] >= CHUNK  # at least the first chunk stayed: not a restart from zero
+    assert wait_status(emu_control, emu, session.id) == "done"
+    assert stored(emu_control, emu, session.id)["md5"] == hashlib.md5(big_clip.read_bytes()).hexdigest()
 
 
 def test_cut_body_is_resumed_from_the_server_offset(
