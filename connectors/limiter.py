@@ -34,11 +34,14 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Added to the 1 s window: arrivals at the server are jittered, and the server counts them in a strict
-#: sliding window, so requests admitted exactly 1.000 s apart can land 0.98 s apart. See connectors/README.md.
+#: Added to the 1 s window: the server counts *arrivals* in a strict sliding window and the client stamps
+#: admissions, so 11 calls admitted 1.000 s apart can land 0.95 s apart. Measured on loopback under load (the
+#: rate_cap benchmark: emulator in its own process, 8 transfers, 2 cores): the 31 closest arrivals of calls
+#: admitted >= 1.1 s apart spanned 1.009-1.056 s, i.e. up to 91 ms of send-to-arrival jitter; so not smaller.
 DEFAULT_SECOND_MARGIN = 0.1
-#: Added to the 60 s window for the same reason (costs 1.6 % of the sustained 300/min rate).
-DEFAULT_MINUTE_MARGIN = 1.0
+#: Added to the 60 s window for the same reason: the jitter is in time, not a share of the window (the same
+#: runs ate up to 55 ms of it); 0.25 s costs 0.4 % of the sustained 300/min rate (1.0 s cost 1.6 %).
+DEFAULT_MINUTE_MARGIN = 0.25
 #: After a 429 every caller waits at least this long (spec section 8).
 DEFAULT_PAUSE_SECONDS = 5.0
 

@@ -50,6 +50,9 @@ def test_rates_carry_the_margins() -> None:
     second, minute = limiter_rates(10, 300, 0.1, 1.0)
     assert (second.limit, second.interval) == (10, 1100)
     assert (minute.limit, minute.interval) == (300, 61_000)
+    # The defaults: a margin in time (the arrival jitter), not a share of the window.
+    second, minute = limiter_rates(10, 300)
+    assert (second.interval, minute.interval) == (1100, 60_250)
     with pytest.raises(ValueError):
         limiter_rates(0, 300)
     with pytest.raises(ValueError):
