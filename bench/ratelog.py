@@ -99,3 +99,15 @@ def refusal_windows(entries: Sequence[dict[str, Any]], per_second: int, per_minu
         else:
             found["neither window full (injected?)"] += 1
     return ", ".join(f"{n} x {k}" for k, n in found.most_common()) or "none"
+
+
+def tightest_span(times: Sequence[float], count: int) -> float | None:
+    """The shortest time from a call to the count-th call after it (None with count calls or fewer).
+
+    A service that admits `count` calls per window of W seconds refuses one as soon as this is under W;
+    `tightest_span - W` is the headroom the client's spacing left after the trip to the service.
+    """
+    ordered = sorted(times)
+    if len(ordered) <= count:
+        return None
+    return min(ordered[i + count] - ordered[i] for i in range(len(ordered) - count))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import os
 import shutil
+import socket
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -108,3 +109,10 @@ def fit_size(cfg: BenchConfig, wanted: int, copies: float, what: str, minimum: i
         f"to {size // MIB} MiB"
     )
     return size
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now (for a webhook receiver the emulator is told about first)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from bench.ratelog import api_calls, breakdown, capacity, earliest, max_in_window, refusal_windows, refused
+import pytest
+
+from bench.ratelog import (
+    api_calls,
+    breakdown,
+    capacity,
+    earliest,
+    max_in_window,
+    refusal_windows,
+    refused,
+    tightest_span,
+)
 
 
 def test_max_in_window_is_half_open() -> None:
@@ -33,3 +44,11 @@ def test_api_calls_refusals_and_breakdown() -> None:
     assert breakdown(api_calls(entries)) == "1 init, 1 list"
     assert refusal_windows(entries, per_second=2, per_minute=100) == "1 x 1 s window full"
     assert refusal_windows(entries, per_second=5, per_minute=2) == "1 x 60 s window full"
+
+
+def test_tightest_span_is_the_closest_call_count_later() -> None:
+    # Three calls per window: the 4th call after 0.0 comes at 1.2, after 0.5 at 1.45 (0.95 later).
+    times = [0.0, 0.1, 0.5, 1.2, 1.3, 1.45]
+    assert tightest_span(times, 3) == pytest.approx(0.95)
+    assert tightest_span(list(reversed(times)), 3) == pytest.approx(0.95)  # order of the log does not matter
+    assert tightest_span(times, 6) is None
