@@ -243,6 +243,13 @@ class ApiRateLimiter:
                 blocked = max(blocked, blocking.timestamp + rate.interval - now)
         return blocked
 
+    def has_room(self) -> bool:
+        """Whether a call could go now without waiting (not paused, both windows have room); takes nothing.
+
+        A read: callers that can wait (status polls while creates are pending) use it to stay out of the way.
+        """
+        return self.pause_remaining() <= 0 and self._blocked_ms() <= 0
+
     def try_acquire(self) -> bool:
         """Take one slot if it is free now (not paused, both windows have room); never waits for a slot.
 
