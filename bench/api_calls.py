@@ -1,13 +1,25 @@
-"""API calls per video to reach done, for tus (init counted) and for URL import, from the request log."""
+"""API calls per video to reach done: tus and URL import polling, tus with webhooks, and with metadata."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
 from bench.figures import Figure
 from bench.ratelog import api_calls, breakdown, refused
 from bench.services import EmulatorProcess, FileServer
-from bench.workload import BenchConfig, clip_bytes, settings_for, write_clips, write_inventory
+from bench.workload import (
+    BenchConfig,
+    clip_bytes,
+    free_port,
+    settings_for,
+    write_clips,
+    write_inventory,
+    write_rows,
+)
+from emulator.control import EmulatorControl, Workspace
 from flows.options import MigrateOptions
 from flows.runner import run_migration
 
@@ -15,11 +27,28 @@ from flows.runner import run_migration
 FULL = {"videos": 100, "processing": 2.0, "poll": 5.0}
 QUICK = {"videos": 5, "processing": 0.5, "poll": 1.0}
 TRANSFERS = 4
+#: Modes: (figure suffix, how the bytes go, statuses by webhook, inventory with metadata).
+MODES = (
+    ("tus", "tus", False, False),
+    ("url", "url", False, False),
+    ("webhook", "tus", True, False),
+    ("metadata", "tus", True, True),
+)
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """An inventory file and the least API calls any client needs for it (creates and finish writes)."""
+
+    path: Path
+    least: int
+    owed: str
 
 
 def run(cfg: BenchConfig) -> Iterator[Figure]:
-    """Migrate N real clips by tus and N by URL import into fresh workspaces at the real limits (10/s and
-    300/min); count the API calls each workspace received (preflight, creates, status lists, GETs) per video.
+    """Migrate N real clips per mode into fresh workspaces at the real limits (10/s and 300/min): by tus and
+    by URL import with status polls, by tus with webhooks, and by tus with webhooks from an inventory with
+    metadata; count the API calls each workspace received (preflight, creates, lists, GETs, finish writes).
     """
     size = QUICK if cfg.quick else FULL
     videos = int(size["videos"])
@@ -29,31 +58,79 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
     data = clip_bytes()
     with EmulatorProcess(root) as emu, FileServer(files) as server:
         ctl = emu.ctl()
-        for mode in ("tus", "url"):
+        for name, via, webhook, metadata in MODES:
             ws = ctl.create_workspace(processing="timed", processing_seconds=size["processing"])
-            clips = write_clips(files / mode, videos, data)
-            if mode == "tus":
+            clips = write_clips(files / name, videos, data)
+            if via == "tus":
                 sources = [str(p) for p in clips]
             else:
-                sources = [f"{server.url}/{mode}/{p.name}" for p in clips]
-            inventory = write_inventory(root / f"{mode}.csv", sources)
+                sources = [f"{server.url}/{name}/{p.name}" for p in clips]
+            inventory = (
+                metadata_inventory(root / f"{name}.csv", sources)
+                if metadata
+                else Inventory(write_inventory(root / f"{name}.csv", sources), videos, f"{videos} creates")
+            )
+            listen = webhook_target(ctl, ws) if webhook else None
             opts = MigrateOptions(
-                inventory=str(inventory),
+                inventory=str(inventory.path),
                 parent_id=ws.project_id,
-                ledger=str(root / f"{mode}.db"),
+                ledger=str(root / f"{name}.db"),
                 transfers=TRANSFERS,
                 poll_interval=size["poll"],
                 wait_timeout=300.0,
+                webhook_listen=listen,
             )
             outcome = run_migration(opts, settings_for(ws))
             entries = ctl.requests(ws.workspace_id)
             calls = api_calls(entries)
             complete = int(outcome.summary.get("complete", 0))
+            finished = int(outcome.summary.get("counts", {}).get("finished", 0))
+            readiness = "statuses by webhook" if webhook else "statuses by polling"
             yield Figure(
-                f"api_calls_per_video_{mode}",
+                f"api_calls_per_video_{name}",
                 len(calls) / videos,
                 note=(
-                    f"limit 1.0; {videos} videos, {complete} done; {breakdown(calls)}; "
-                    f"{refused(entries)} 429s; poll {size['poll']:g} s, processing {size['processing']:g} s"
+                    f"least {inventory.least / videos:.2f} ({inventory.owed}); {videos} videos, {complete} "
+                    f"done ({finished} finished); {breakdown(calls)}; {refused(entries)} 429s; {via}, "
+                    f"{readiness}; poll {size['poll']:g} s, processing {size['processing']:g} s"
                 ),
             )
+
+
+def webhook_target(ctl: EmulatorControl, ws: Workspace) -> str:
+    """A free loopback port, registered as the workspace's webhook URL; the HOST:PORT the run listens on.
+
+    The service sends media.update.status to the URL configured for the workspace (its dashboard; the
+    emulator's control call here): the run only listens there.
+    """
+    port = free_port()
+    ctl.set_webhook(ws, f"http://127.0.0.1:{port}/")
+    return f"127.0.0.1:{port}"
+
+
+def metadata_inventory(path: Path, sources: list[str]) -> Inventory:
+    """An inventory as a library export carries it: tags on half the rows, privacy on a quarter, chapters on a
+    third, and the first tenth in pairs that share a title (the create sends a unique placeholder, the finish
+    update sets the real title).
+
+    The least calls: one create per video, one update per video that owes tags, privacy or its real title
+    (none of them can travel with the create), one chapters call per video with chapters.
+    """
+    shared = max(2, len(sources) // 10) // 2 * 2
+    rows: list[dict[str, str]] = []
+    updates = chapters = 0
+    for i, source in enumerate(sources):
+        row = {
+            "source": source,
+            "title": f"Shared title {i // 2}" if i < shared else f"Clip {i:05d}",
+            "tags": "bench; metadata" if i % 2 == 0 else "",
+            "privacy_type": "nowhere" if i % 4 == 1 else "",
+            "chapters": json.dumps([{"time": 0, "title": "Start"}, {"time": 0.2, "title": "Middle"}])
+            if i % 3 == 0
+            else "",
+        }
+        updates += bool(row["tags"] or row["privacy_type"] or i < shared)
+        chapters += bool(row["chapters"])
+        rows.append(row)
+    owed = f"{len(rows)} creates, {updates} updates, {chapters} chapters"
+    return Inventory(write_rows(path, rows), len(rows) + updates + chapters, owed)

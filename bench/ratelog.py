@@ -18,7 +18,7 @@ def refused(entries: Iterable[dict[str, Any]]) -> int:
 
 
 def kind(entry: dict[str, Any]) -> str:
-    """A short name for an API call: init, import/single (POST /v2/video), list, get, update, other."""
+    """A short name for an API call: init, create (POST /v2/video), list, get, update, chapters, other."""
     method, path = entry.get("method", ""), entry.get("path", "")
     if path == "/v2/init":
         return "init"
@@ -28,6 +28,10 @@ def kind(entry: dict[str, Any]) -> str:
         return "list"
     if path.startswith("/v1/videos/") and method == "GET":
         return "get"
+    if path.startswith("/v1/videos/") and path.endswith("/chapters"):
+        return "chapters"
+    if path.startswith("/v1/videos/") and path.count("/") == 3 and method in ("PATCH", "PUT", "POST"):
+        return "update"
     return f"{method} {path.split('/')[2] if path.count('/') > 1 else path}"
 
 

@@ -81,6 +81,15 @@ def write_inventory(path: Path, sources: Sequence[str], titles: Sequence[str] | 
     return path
 
 
+def write_rows(path: Path, rows: Sequence[dict[str, str]]) -> Path:
+    """A CSV inventory with the columns of the first row (every row has the same keys; "" = not given)."""
+    with open(path, "w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
 def settings_for(ws: Workspace, rate_per_second: int = 10, rate_per_minute: int = 300) -> Settings:
     """Client settings for an emulator workspace with the given client-side rate limits."""
     return Settings(

@@ -9,6 +9,7 @@ from bench.ratelog import (
     breakdown,
     capacity,
     earliest,
+    kind,
     max_in_window,
     refusal_windows,
     refused,
@@ -52,3 +53,14 @@ def test_tightest_span_is_the_closest_call_count_later() -> None:
     assert tightest_span(times, 3) == pytest.approx(0.95)
     assert tightest_span(list(reversed(times)), 3) == pytest.approx(0.95)  # order of the log does not matter
     assert tightest_span(times, 6) is None
+
+
+def test_kind_names_the_finish_calls() -> None:
+    def call(method: str, path: str) -> dict[str, object]:
+        return {"method": method, "path": path}
+
+    assert kind(call("PATCH", "/v1/videos/abc")) == "update"
+    assert kind(call("PUT", "/v1/videos/abc/chapters")) == "chapters"
+    assert kind(call("POST", "/v1/videos/abc/chapters")) == "chapters"
+    assert kind(call("GET", "/v1/videos/abc")) == "get"
+    assert kind(call("DELETE", "/v1/videos/abc")) == "DELETE videos"
