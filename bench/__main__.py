@@ -29,6 +29,7 @@ BENCHMARKS = (
     "dask_plane",
     "archive_copy",
     "end_to_end",
+    "baseline",
 )
 
 

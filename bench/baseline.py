@@ -1,0 +1,280 @@
+"""A fair baseline: the careful script (bench/careful.py) on 300 clips, clean and under chaos faults; ours."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench import careful
+from bench.figures import Figure
+from bench.ratelog import api_calls, breakdown, refusal_windows, refused
+from bench.services import REPO, EmulatorProcess
+from bench.workload import BenchConfig, clip_bytes, write_clips, write_inventory
+from emulator.control import EmulatorControl, Workspace
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Items per run, the emulator's processing seconds per video, the careful script's waits."""
+
+    items: int
+    processing: float
+    timing: careful.Timing
+
+
+FULL = Sizes(items=300, processing=2.0, timing=careful.Timing())
+QUICK = Sizes(items=6, processing=0.5, timing=careful.Timing(poll=0.5, pause_429=0.5, retry_pause=0.2))
+#: The chaos seed whose fault script both faulted runs get (seed 1: the first one every `make test` runs).
+SEED = 1
+PER_SECOND, PER_MINUTE = 10, 300
+TRANSFERS = 4
+#: How long to wait after a run for videos still processing before counting them (a given-up poll).
+SETTLE_SECONDS = 30.0
+
+
+@dataclass
+class Run:
+    """One run in its own workspace: its wall time, the request log, the videos left in the service."""
+
+    seconds: float
+    entries: list[dict[str, Any]]
+    videos: list[dict[str, Any]]
+    titles: list[str]
+    detail: str
+
+    @property
+    def calls(self) -> list[dict[str, Any]]:
+        """The API calls the service admitted (429s are not among them)."""
+        return api_calls(self.entries)
+
+    @property
+    def refused(self) -> int:
+        """The 429 answers (forced by a fault or by a full window)."""
+        return refused(self.entries)
+
+    @property
+    def duplicates(self) -> int:
+        """Videos in the workspace beyond one per title."""
+        return len(self.videos) - len({v["title"] for v in self.videos})
+
+    def lost(self) -> list[str]:
+        """Titles (files) without a done video in the service."""
+        done = {v["title"] for v in self.videos if v["status"] == "done"}
+        return [t for t in self.titles if t not in done]
+
+    def extra_statuses(self) -> str:
+        """`12 done, 3 error`: the statuses of the videos beyond the first done one per title."""
+        seen: set[str] = set()
+        extra: Counter[str] = Counter()
+        for video in sorted(self.videos, key=lambda v: v["status"] != "done"):
+            if video["title"] in seen:
+                extra[video["status"]] += 1
+            seen.add(video["title"])
+        return ", ".join(f"{n} {s}" for s, n in extra.most_common()) or "none"
+
+
+def _settled(ctl: EmulatorControl, ws: Workspace) -> list[dict[str, Any]]:
+    """The workspace's videos once none is still processing (or after SETTLE_SECONDS)."""
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while True:
+        videos = ctl.videos(ws)
+        if all(v["status"] in careful.TERMINAL for v in videos) or time.monotonic() > deadline:
+            return videos
+        time.sleep(0.5)
+
+
+def _faults(ctl: EmulatorControl, ws: Workspace, faulted: bool) -> contextlib.AbstractContextManager[Any]:
+    """Seed SEED's fault script of the chaos suite (steady faults, 5xx bursts), or nothing."""
+    if not faulted:
+        return contextlib.nullcontext()
+    # Imported as it is, so the draws are the chaos suite's own; tests/ is in the checkout, not the package.
+    if str(REPO) not in sys.path:
+        sys.path.append(str(REPO))
+    from tests.chaos.harness import FaultScript
+
+    return FaultScript(ctl, ws, SEED)
+
+
+def careful_run(
+    base_url: str, ws: Workspace, clips: list[Path], timing: careful.Timing, faulted: bool
+) -> Run:
+    """The careful script on the clips in its own workspace (under the seed's faults when `faulted`)."""
+    with EmulatorControl(base_url, timeout=120.0) as ctl:
+        with _faults(ctl, ws, faulted):
+            started = time.perf_counter()
+            outcomes = careful.migrate(clips, ws.base_url, ws.upload_url, ws.token, ws.project_id, timing)
+            seconds = time.perf_counter() - started
+        videos = _settled(ctl, ws)
+        entries = ctl.requests(ws.workspace_id)
+    statuses = Counter(o.status for o in outcomes)
+    reasons = Counter(o.error.split(",")[-1].strip() for o in outcomes if o.error)
+    detail = f"the script reported {', '.join(f'{n} {s}' for s, n in statuses.most_common())}"
+    if reasons:
+        detail += f" (gave up: {', '.join(f'{n} x {r}' for r, n in reasons.most_common())})"
+    detail += (
+        f"; it sent {sum(o.posts for o in outcomes)} POSTs, {sum(o.gets for o in outcomes)} GETs, "
+        f"{sum(o.retries for o in outcomes)} retries"
+    )
+    return Run(seconds, entries, videos, [c.stem for c in clips], detail)
+
+
+def _cli() -> list[str]:
+    script = Path(sys.executable).parent / "videoferry"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "flows.cli"]
+
+
+def _videoferry(command: list[str], env: dict[str, str]) -> tuple[float, str]:
+    """Run `videoferry migrate` once: (seconds, `exit status N; error codes: ...`); exit 1 is a result."""
+    started = time.perf_counter()
+    proc = subprocess.run(
+        command, env=env, cwd=REPO, capture_output=True, text=True, timeout=900, check=False
+    )
+    seconds = time.perf_counter() - started
+    if proc.returncode not in (0, 1):
+        tail = (proc.stdout + proc.stderr).strip().splitlines()[-5:]
+        raise RuntimeError(f"videoferry migrate exited {proc.returncode}: {' | '.join(tail)}")
+    codes = [line.strip() for line in proc.stdout.splitlines() if line.startswith("error codes:")]
+    return seconds, "; ".join([f"exit status {proc.returncode}", *codes[-1:]])
+
+
+def videoferry_run(
+    base_url: str, ws: Workspace, inventory: Path, clips: list[Path], workdir: Path
+) -> tuple[Run, Run]:
+    """`videoferry migrate --no-prefect` (a new process, default options, as bench/end_to_end.py runs it)
+    under the seed's faults, then once more with the faults off (the rerun a failed run asks for).
+    """
+    env = {
+        **os.environ,
+        "VIDEOFERRY_API_URL": ws.base_url,
+        "VIDEOFERRY_UPLOAD_URL": ws.upload_url,
+        "VIDEOFERRY_TOKEN": ws.token,
+        "PREFECT_HOME": str(workdir / "prefect-home"),
+        "PREFECT_LOGGING_LEVEL": "WARNING",
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    }
+    env.pop("PREFECT_API_URL", None)
+    command = [
+        *_cli(),
+        "migrate",
+        str(inventory),
+        "--parent-id",
+        ws.project_id,
+        "--ledger",
+        str(workdir / "videoferry.db"),
+        "--transfers",
+        str(TRANSFERS),
+        "--no-prefect",
+    ]
+    titles = [c.stem for c in clips]
+    with EmulatorControl(base_url, timeout=120.0) as ctl:
+        with _faults(ctl, ws, True):
+            seconds, detail = _videoferry(command, env)
+        faulted = Run(seconds, ctl.requests(ws.workspace_id), _settled(ctl, ws), titles, detail)
+        since = time.time()
+        seconds, detail = _videoferry(command, env)
+        rerun = Run(seconds, ctl.requests(ws.workspace_id, since=since), _settled(ctl, ws), titles, detail)
+    return faulted, rerun
+
+
+def _cpu_seconds() -> float:
+    """User + system CPU of this process and its waited-for children (the emulator, videoferry)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _figures(prefix: str, run: Run, how: str, lost: bool) -> Iterator[Figure]:
+    calls = run.calls
+    yield Figure(f"{prefix}_seconds", run.seconds, "s", f"{how}; {run.detail}")
+    yield Figure(f"{prefix}_api_calls", len(calls), note=f"admitted by the service: {breakdown(calls)}")
+    yield Figure(
+        f"{prefix}_429s",
+        run.refused,
+        note=f"429 answers: {refusal_windows(run.entries, PER_SECOND, PER_MINUTE)}",
+    )
+    yield Figure(
+        f"{prefix}_duplicates",
+        run.duplicates,
+        note=f"{len(run.videos)} videos in the workspace for {len(run.titles)} files; "
+        f"beyond one per title: {run.extra_statuses()}",
+    )
+    if lost:
+        missing = run.lost()
+        shown = f": {', '.join(missing[:3])}" if missing else ""
+        yield Figure(f"{prefix}_lost", len(missing), note=f"files without a done video in the service{shown}")
+
+
+def run(cfg: BenchConfig) -> Iterator[Figure]:
+    """Three runs at once, each in its own workspace of one emulator (limits are per token): the careful
+    script clean, the careful script under chaos seed SEED's faults, `videoferry migrate` under the same.
+    """
+    size = QUICK if cfg.quick else FULL
+    n, timing = size.items, size.timing
+    wall = time.perf_counter()
+    root = cfg.subdir("baseline")
+    clips = write_clips(root / "clips", n, clip_bytes())
+    inventory = write_inventory(root / "inventory.csv", [str(p) for p in clips])
+    with EmulatorProcess(root) as emu, ThreadPoolExecutor(3, thread_name_prefix="baseline") as pool:
+        ctl = emu.ctl()
+        spaces = [
+            ctl.create_workspace(
+                rate_per_second=PER_SECOND,
+                rate_per_minute=PER_MINUTE,
+                processing="timed",
+                processing_seconds=size.processing,
+            )
+            for _ in range(3)
+        ]
+        ours: Future[tuple[Run, Run]] = pool.submit(
+            videoferry_run, emu.base_url, spaces[2], inventory, clips, root
+        )
+        clean = pool.submit(careful_run, emu.base_url, spaces[0], clips, timing, False)
+        faulted = pool.submit(careful_run, emu.base_url, spaces[1], clips, timing, True)
+        (ours_faulted, ours_rerun) = ours.result()
+        runs = {"clean": clean.result(), "faulted": faulted.result(), "ours": ours_faulted}
+    cpu = _cpu_seconds()
+    wall = time.perf_counter() - wall
+    common = (
+        f"limits {PER_SECOND}/s {PER_MINUTE}/min, processing {size.processing:g} s, {n} clips; "
+        "three runs at once in their own workspaces"
+    )
+    script = (
+        f"bench/careful.py: {careful.WORKERS} threads, one POST /v2/video per file, "
+        f"GET every {timing.poll:g} s until it ends, 429 -> {timing.pause_429:g} s pause, "
+        f"5xx/network/timeout -> {careful.ATTEMPTS} attempts"
+    )
+    faults = f"chaos seed {SEED}'s faults (tests/chaos/harness.py FaultScript: steady faults, 5xx bursts)"
+    yield from _figures(f"careful_{n}", runs["clean"], f"{script}; no faults; {common}", lost=False)
+    yield from _figures(f"careful_{n}_faults", runs["faulted"], f"{script}; {faults}; {common}", lost=True)
+    how = f"`videoferry migrate --no-prefect`, {TRANSFERS} transfers, defaults; {faults}; {common}"
+    yield from _figures(f"videoferry_{n}_faults", runs["ours"], how, lost=True)
+    rerun = ours_rerun
+    yield Figure(
+        f"videoferry_{n}_rerun_lost",
+        len(rerun.lost()),
+        note=f"after one more `videoferry migrate` of the same inventory and ledger with the faults off (the "
+        f"rerun a failed run asks for): {rerun.seconds:.1f} s, {rerun.detail}, {len(rerun.calls)} API calls "
+        f"({breakdown(rerun.calls)}); then {len(rerun.videos)} videos, {rerun.duplicates} duplicates",
+    )
+    yield Figure(
+        "careful_vs_videoferry_faults",
+        runs["faulted"].seconds / runs["ours"].seconds,
+        note="careful script seconds / videoferry seconds, both under the same faults; above 1 = ours faster",
+    )
+    yield Figure(
+        "baseline_cpu_seconds",
+        cpu,
+        "s",
+        f"user + system CPU of this benchmark's processes (script threads, its emulator, videoferry) in "
+        f"{wall:.0f} s of wall time",
+    )
