@@ -34,7 +34,7 @@ class Timing:
 
     poll: float = 5.0
     pause_429: float = 5.0
-    retry_pause: float = 2.0
+    retry_pause: float = 1.0
     timeout: float = 60.0
 
 
