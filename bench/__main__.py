@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
+import json
 import logging
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +35,11 @@ BENCHMARKS = (
     "end_to_end",
     "baseline",
 )
+#: Benchmarks that mostly sleep (threads waiting on polls): in a run with others they start first, in a
+#: background process (`python -m bench NAME` with its own work dir and emulator), and are collected last.
+BACKGROUND = ("baseline",)
+#: How long the end of a run waits for a background benchmark still going.
+BACKGROUND_WAIT = 1200.0
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -42,6 +51,8 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--results", metavar="PATH", help="also write the figures as a RESULTS.md file")
     parser.add_argument("--workdir", metavar="DIR", help="where temporary files go (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    # Written by a background benchmark's process for the run that started it.
+    parser.add_argument("--figures-json", metavar="PATH", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     unknown = [n for n in args.names if n not in BENCHMARKS]
     if unknown:
@@ -53,6 +64,61 @@ def _runner(name: str) -> Callable[[BenchConfig], Iterator[Figure]]:
     module = importlib.import_module(f"bench.{name}")
     fn: Callable[[BenchConfig], Iterator[Figure]] = module.run
     return fn
+
+
+class Background:
+    """One benchmark in its own `python -m bench NAME` process, alongside the others; collected at the end."""
+
+    def __init__(self, name: str, args: argparse.Namespace, workdir: Path) -> None:
+        from bench.services import REPO
+
+        self.name = name
+        self.dir = workdir / f"{name}-background"
+        self.dir.mkdir()
+        self.json = self.dir / "figures.json"
+        command = [sys.executable, "-m", "bench", name, "--workdir", str(self.dir / "work")]
+        command += ["--figures-json", str(self.json)]
+        command += ["--quick"] * args.quick + ["--keep"] * args.keep
+        self._err = open(self.dir / "stderr", "w+")  # noqa: SIM115 - closed in collect()
+        self.proc = subprocess.Popen(  # its figures come back in the JSON file, not on stdout
+            command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=self._err, stdin=subprocess.DEVNULL
+        )
+        print(f"# {name}: started in the background (pid {self.proc.pid})", file=sys.stderr, flush=True)
+
+    def stop(self) -> None:
+        """Interrupt it when it still runs (it stops its emulator on SIGINT); kill it when it hangs."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+    def collect(self, cfg: BenchConfig) -> tuple[list[Figure], float, bool]:
+        """Wait for it; (its figures, noted as run alongside the others; its own seconds; whether it failed).
+
+        Its stderr (notes, a traceback) is shown here, after the others' output; its notes join cfg's.
+        """
+        print(f"# {self.name} (ran in the background, alongside the others)", file=sys.stderr, flush=True)
+        try:
+            self.proc.wait(BACKGROUND_WAIT)
+        except subprocess.TimeoutExpired:
+            print(f"# {self.name}: still running {BACKGROUND_WAIT:.0f} s later; stopped", file=sys.stderr)
+            self.stop()
+        self._err.seek(0)
+        sys.stderr.write("".join(f"  {line}" for line in self._err.readlines() if not line.startswith("# ")))
+        self._err.close()
+        try:
+            done = json.loads(self.json.read_text())
+        except (OSError, ValueError):
+            done = {"figures": [], "notes": [], "seconds": 0.0, "failed": [self.name]}
+        cfg.notes.extend(done["notes"])
+        figures = [
+            dataclasses.replace(f, note=f"{f.note}; ran alongside the other benchmarks".lstrip("; "))
+            for f in (Figure(**d) for d in done["figures"])
+        ]
+        return figures, float(done["seconds"]), bool(done["failed"]) or self.proc.returncode != 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,7 +135,11 @@ def main(argv: list[str] | None = None) -> int:
     failed: list[str] = []
     timings: dict[str, float] = {}
     started = time.monotonic()
+    background: list[Background] = []
     try:
+        if len(names) > 1:
+            background = [Background(n, args, workdir) for n in names if n in BACKGROUND]
+            names = [n for n in names if n not in BACKGROUND]
         for name in names:
             print(f"# {name}", file=sys.stderr, flush=True)
             t0 = time.monotonic()
@@ -83,11 +153,31 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name}: FAILED (see the traceback above)", flush=True)
             timings[name] = time.monotonic() - t0
             print(f"# {name} took {timings[name]:.1f} s", file=sys.stderr, flush=True)
+        for job in background:
+            found, timings[job.name], broken = job.collect(cfg)
+            figures += [(job.name, figure) for figure in found]
+            for figure in found:
+                print(figure.line(), flush=True)
+            if broken:
+                failed.append(job.name)
+                print(f"{job.name}: FAILED (see its output above)", flush=True)
+            print(f"# {job.name} took {timings[job.name]:.1f} s (alongside the others)", file=sys.stderr)
+            cfg.note(f"{job.name} ran in its own process alongside the other benchmarks (its time overlaps)")
     finally:
+        for job in background:
+            job.stop()
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
     total = time.monotonic() - started
     print(f"# all benchmarks took {total:.1f} s", file=sys.stderr, flush=True)
+    if args.figures_json:
+        done = {
+            "figures": [dataclasses.asdict(f) for _, f in figures],
+            "notes": cfg.notes,
+            "seconds": total,
+            "failed": failed,
+        }
+        Path(args.figures_json).write_text(json.dumps(done))
     if args.results:
         from bench.results import write_results
 
