@@ -105,6 +105,7 @@ class ApiRateLimiter:
         self.backend = backend
         self.stats = LimiterStats()
         self._stats_lock = threading.Lock()
+        self._waiting = 0  # threads of this process inside acquire()
         self._bucket = bucket
         self._pause = pause_store
         # buffer_ms: pyrate adds it to every blocking wait; the margins above already cover jitter.
@@ -206,13 +207,19 @@ class ApiRateLimiter:
     def acquire(self) -> None:
         """Block until one API call may be sent now (after any pause, inside both windows)."""
         started = time.monotonic()
-        while True:
-            self._wait_out_pause()
-            self._take_slot()
-            # A 429 seen while we waited for a slot: that slot was reserved before the pause, so it is not
-            # used; take a fresh one after the pause.
-            if self.pause_remaining() <= 0:
-                break
+        with self._stats_lock:
+            self._waiting += 1
+        try:
+            while True:
+                self._wait_out_pause()
+                self._take_slot()
+                # A 429 seen while we waited for a slot: that slot was reserved before the pause, so it is not
+                # used; take a fresh one after the pause.
+                if self.pause_remaining() <= 0:
+                    break
+        finally:
+            with self._stats_lock:
+                self._waiting -= 1
         with self._stats_lock:
             self.stats.acquired += 1
             self.stats.waited_seconds += time.monotonic() - started
@@ -244,10 +251,14 @@ class ApiRateLimiter:
         return blocked
 
     def has_room(self) -> bool:
-        """Whether a call could go now without waiting (not paused, both windows have room); takes nothing.
+        """Whether a call could go now without taking a slot someone wants: nobody in this process is waiting
+        in acquire(), nothing is paused, and both windows have room. A read; it takes nothing.
 
-        A read: callers that can wait (status polls while creates are pending) use it to stay out of the way.
+        Callers that can wait (status polls while creates are pending) use it to stay out of the way.
         """
+        with self._stats_lock:
+            if self._waiting:
+                return False
         return self.pause_remaining() <= 0 and self._blocked_ms() <= 0
 
     def try_acquire(self) -> bool:
