@@ -23,9 +23,13 @@ SPEC_COLUMNS: tuple[str, ...] = (
 )
 
 
+#: One encoder for every dump (json.dumps would build one per call with these options).
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def dump(value: Any) -> str:
     """Canonical JSON text (stable, compact, unicode kept): list columns, params, results, summaries."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return _ENCODER.encode(value)
 
 
 def _load(value: str | None) -> Any:

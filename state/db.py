@@ -19,6 +19,7 @@ from state.models import format_time
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
+_CACHE_KIB = -32768  # PRAGMA cache_size: negative is KiB (32 MiB, used only as pages are read or written)
 
 
 def utcnow() -> datetime:
@@ -90,6 +91,8 @@ class LedgerDB:
                 raise LedgerError(f"ledger {self.path}: cannot switch to WAL journal (mode {mode})")
             # FULL: a committed intent survives a power cut, not only a crash (the duplicate rule needs it).
             conn.execute("PRAGMA synchronous = FULL")
+            # A page cache big enough for a large plan's one transaction (pages spilt early cost writes).
+            conn.execute(f"PRAGMA cache_size = {_CACHE_KIB}")
             if not schema.user_tables(conn):
                 if not create:
                     raise LedgerError(f"ledger {self.path} is not a valid videoferry ledger: it is empty")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +29,21 @@ _EVENT_COLUMNS = (
 _INSERT_EVENT = (
     f"INSERT INTO events ({', '.join(_EVENT_COLUMNS)}) VALUES ({', '.join('?' * len(_EVENT_COLUMNS))})"
 )
+_MAX_PARAMS = 900  # bound parameters per statement (under SQLite's old default limit of 999)
+
+
+def insert_rows(
+    conn: sqlite3.Connection, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+) -> None:
+    """INSERT rows in statements of many VALUES tuples each: one statement per chunk, not one per row (a
+    statement's CHECK lists and the events AUTOINCREMENT are then set up once per chunk)."""
+    names = ", ".join(f'"{c}"' for c in columns)
+    one = f"({', '.join('?' * len(columns))})"
+    per = max(1, _MAX_PARAMS // len(columns))
+    for start in range(0, len(rows), per):
+        chunk = rows[start : start + per]
+        sql = f"INSERT INTO {table} ({names}) VALUES {', '.join([one] * len(chunk))}"
+        conn.execute(sql, [value for row in chunk for value in row])
 
 
 @dataclass(frozen=True)
@@ -75,9 +90,12 @@ def _secrets(t: Transition) -> tuple[str | None, ...]:
 
 def write_transitions(conn: sqlite3.Connection, now: str, transitions: Iterable[Transition]) -> None:
     """THE writer of item state: check each change, write its row and its event (inside the caller's
-    transaction, so both commit or neither does). New items are inserted in batches."""
+    transaction, so both commit or neither does). A batch is written in few statements: new items and events
+    in multi-row INSERTs, runs of updates that set the same columns in one executemany (in their order)."""
     inserts: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
     events: list[tuple[Any, ...]] = []
+    updates: list[tuple[Any, ...]] = []
+    update_columns: tuple[str, ...] = ()
     for t in transitions:
         check_transition(t.key, t.from_state, t.to_state)
         changes = _columns(t, now)
@@ -85,19 +103,29 @@ def write_transitions(conn: sqlite3.Connection, now: str, transitions: Iterable[
             row = {"key": t.key, **changes}
             inserts.setdefault(tuple(row), []).append(tuple(row.values()))
         else:
-            columns = ", ".join(f'"{c}" = ?' for c in changes)
-            conn.execute(f"UPDATE items SET {columns} WHERE key = ?", (*changes.values(), t.key))
+            columns = tuple(changes)
+            if columns != update_columns:
+                _update(conn, update_columns, updates)
+                update_columns, updates = columns, []
+            updates.append((*changes.values(), t.key))
         if t.journal:
             message = scrub(t.message, _secrets(t), ENDPOINT_PLACEHOLDER) if t.message else None
             events.append(
                 (now, t.run_id, "transition", t.key, None, t.from_state, t.to_state, t.error_code)
                 + (t.request_id, message)
             )
+    _update(conn, update_columns, updates)
     for names, rows in inserts.items():
-        columns = ", ".join(f'"{c}"' for c in names)
-        conn.executemany(f"INSERT INTO items ({columns}) VALUES ({', '.join('?' * len(names))})", rows)
+        insert_rows(conn, "items", names, rows)
     if events:
-        conn.executemany(_INSERT_EVENT, events)
+        insert_rows(conn, "events", _EVENT_COLUMNS, events)
+
+
+def _update(conn: sqlite3.Connection, columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
+    """UPDATE items by key: rows are the values of columns, then the key."""
+    if rows:
+        assignments = ", ".join(f'"{c}" = ?' for c in columns)
+        conn.executemany(f"UPDATE items SET {assignments} WHERE key = ?", rows)
 
 
 def event(

@@ -6,7 +6,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from core.item import ItemSpec
+from core.item import ItemSpec, owes_metadata
 from state.columns import SPEC_COLUMNS, meta_pending, spec_columns, spec_from_row
 from state.db import fetch
 from state.journal import Transition, event, write_transitions
@@ -14,6 +14,9 @@ from state.machine import COMPLETE_STATES, FAILED, PLANNED
 from state.models import PlanResult
 
 _CHUNK = 900  # specs per batch: bound parameters per IN (...) list
+_ALL_KEYS = (
+    2_000_000  # up to this many stored items, plan() reads every key's state at once (~200 MB at most)
+)
 _READ = ("key", "row", "state", "video_id", "create_title", "create_description", "last_run", *SPEC_COLUMNS)
 
 
@@ -46,42 +49,61 @@ class _Planner:
         self.conflicts: list[str] = []
         self.duplicates: list[str] = []
         self.seen: set[str] = set()
+        # Every stored key's state in one query (a first plan finds none): no per-batch look-ups. A ledger too
+        # big to hold in memory (known None) is looked up batch by batch instead.
+        self.known: dict[str, str] | None = None
+        if conn.execute("SELECT count(*) FROM items").fetchone()[0] <= _ALL_KEYS:
+            self.known = dict(conn.execute("SELECT key, state FROM items").fetchall())
 
     def batch(self, specs: list[ItemSpec]) -> None:
-        fresh: list[dict[str, Any]] = []
+        fresh: list[ItemSpec] = []
         for spec in specs:
             if spec.key in self.seen:
                 self.duplicates.append(spec.key)
                 continue
             self.seen.add(spec.key)
-            fresh.append(spec_columns(spec))
+            fresh.append(spec)
         if not fresh:
             return
-        marks = ", ".join("?" * len(fresh))
-        sql = f"SELECT {', '.join(_READ)} FROM items WHERE key IN ({marks})"
-        existing = {r["key"]: r for r in fetch(self.conn, sql, [i["key"] for i in fresh])}
+        # One narrow look-up of every key's state; whole rows only of the items a spec may still change.
+        keys = [spec.key for spec in fresh]
+        if self.known is not None:
+            states = {key: self.known[key] for key in keys if key in self.known}
+        else:
+            sql = f"SELECT key, state FROM items WHERE key IN ({', '.join('?' * len(keys))})"
+            states = dict(self.conn.execute(sql, keys).fetchall())
+        open_keys = [k for k, state in states.items() if state not in COMPLETE_STATES]
+        existing: dict[str, dict[str, Any]] = {}
+        if open_keys:
+            sql = f"SELECT {', '.join(_READ)} FROM items WHERE key IN ({', '.join('?' * len(open_keys))})"
+            existing = {r["key"]: r for r in fetch(self.conn, sql, open_keys)}
         births: list[Transition] = []
         touches: list[tuple[Any, ...]] = []
-        for item in fresh:
-            old = existing.get(item["key"])
-            if old is None:
-                births.append(self._birth(item))
-            elif old["state"] in COMPLETE_STATES:
+        for spec in fresh:
+            state = states.get(spec.key)
+            if state is None:
+                births.append(self._birth(spec))
+            elif state in COMPLETE_STATES:
                 self.already_done += 1
-            elif not self._update(item, old) and (item["row"], self.run_id) != (old["row"], old["last_run"]):
-                touches.append((item["row"], self.run_id, item["key"]))
+            else:
+                item, old = spec_columns(spec), existing[spec.key]
+                if not self._update(item, old) and (item["row"], self.run_id) != (
+                    old["row"],
+                    old["last_run"],
+                ):
+                    touches.append((item["row"], self.run_id, item["key"]))
         write_transitions(self.conn, self.now, births)
         if touches:
             self.conn.executemany("UPDATE items SET row = ?, last_run = ? WHERE key = ?", touches)
 
-    def _birth(self, item: dict[str, Any]) -> Transition:
-        """None -> planned: a new item with its spec columns."""
+    def _birth(self, spec: ItemSpec) -> Transition:
+        """None -> planned: a new item with its spec columns (nothing was sent yet: create_* are NULL)."""
         self.added += 1
-        pending = meta_pending({**item, "create_title": None, "create_description": None})
-        values = {**item, "meta_pending": pending, "first_seen_run": self.run_id, "last_run": self.run_id}
-        del values["key"]
-        message = f"planned from row {item['row']}"
-        return Transition(item["key"], None, PLANNED, self.run_id, values, message=message)
+        values = spec_columns(spec)
+        key = values.pop("key")
+        values["meta_pending"] = int(owes_metadata(spec, None, None))
+        values["first_seen_run"] = values["last_run"] = self.run_id
+        return Transition(key, None, PLANNED, self.run_id, values, message=f"planned from row {spec.row}")
 
     def _update(self, item: dict[str, Any], old: dict[str, Any]) -> bool:
         """Apply what may change of a known item; True when its row was written."""
