@@ -6,7 +6,7 @@ import sqlite3
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from state.columns import meta_pending
+from state.columns import SPEC_COLUMNS, meta_pending
 from state.db import fetch
 from state.errors import InvalidTransition, LedgerError, UnknownItem
 from state.journal import Transition, event, write_transitions
@@ -37,6 +37,8 @@ VIDEO_RESET: Mapping[str, Any] = {
     "error_message": None,
     "done_at": None,
 }
+#: The columns meta_pending is computed from (columns.meta_pending; the key never changes).
+_OWED_FROM = frozenset({*SPEC_COLUMNS, "create_title", "create_description"})
 #: Columns cleared when an item leaves a failure.
 CLEAR_ERROR: Mapping[str, Any] = {"error_code": None, "error_message": None, "failed_from": None}
 
@@ -49,9 +51,7 @@ def item_row(conn: sqlite3.Connection, key: str) -> dict[str, Any]:
     return rows[0]
 
 
-def move(
-    conn: sqlite3.Connection,
-    now: str,
+def transition(
     row: Mapping[str, Any],
     to_state: str,
     run_id: str | None,
@@ -61,15 +61,20 @@ def move(
     error_code: str | None = None,
     request_id: str | None = None,
     message: str | None = None,
-) -> None:
-    """Move one item (its current row) to to_state with values and meta_pending, through the journal."""
+) -> Transition:
+    """The move of one item (its current row) to to_state with values and meta_pending, not yet written."""
     key, from_state = row["key"], row["state"]
     if allowed_from is not None and from_state not in allowed_from:
         raise InvalidTransition(key, from_state, to_state, f"this step starts from {', '.join(allowed_from)}")
     changes = dict(values or {})
     if "meta_pending" not in changes:
-        changes["meta_pending"] = meta_pending({**row, **changes}) if to_state != FINISHED else 0
-    transition = Transition(
+        if to_state == FINISHED:
+            changes["meta_pending"] = 0
+        elif _OWED_FROM.isdisjoint(changes):  # nothing it is computed from changes: the stored value holds
+            changes["meta_pending"] = row["meta_pending"]
+        else:
+            changes["meta_pending"] = meta_pending({**row, **changes})
+    return Transition(
         key,
         from_state,
         to_state,
@@ -80,7 +85,18 @@ def move(
         message=message,
         secrets=(row["upload_endpoint"],),
     )
-    write_transitions(conn, now, [transition])
+
+
+def move(
+    conn: sqlite3.Connection,
+    now: str,
+    row: Mapping[str, Any],
+    to_state: str,
+    run_id: str | None,
+    **how: Any,
+) -> None:
+    """Move one item (its current row) to to_state through the journal (see transition() for `how`)."""
+    write_transitions(conn, now, [transition(row, to_state, run_id, **how)])
 
 
 def check_video_free(conn: sqlite3.Connection, key: str, video_id: str) -> None:
@@ -88,6 +104,26 @@ def check_video_free(conn: sqlite3.Connection, key: str, video_id: str) -> None:
     other = fetch(conn, "SELECT key FROM items WHERE video_id = ? AND key != ?", (video_id, key))
     if other:
         raise LedgerError(f"video {video_id} already belongs to item {other[0]['key']!r}, not {key!r}")
+
+
+def create_intent(
+    row: Mapping[str, Any],
+    now: str,
+    run_id: str | None,
+    create_title: str,
+    create_description: str | None,
+    source_version: str | None,
+) -> Transition:
+    """planned -> creating: the create intent (what is sent, when, from which source), before the call."""
+    values = {
+        "create_title": create_title,
+        "create_description": create_description,
+        "created_intent_at": now,
+        "source_version": source_version,
+        "attempts": (row["attempts"] or 0) + 1,
+        **CLEAR_ERROR,
+    }
+    return transition(row, CREATING, run_id, allowed_from={PLANNED}, values=values, message="create intent")
 
 
 def begin_create(
@@ -101,15 +137,36 @@ def begin_create(
 ) -> None:
     """planned -> creating: the create intent, committed before the call."""
     row = item_row(conn, key)
+    intent = create_intent(row, now, run_id, create_title, create_description, source_version)
+    write_transitions(conn, now, [intent])
+
+
+def upload_started(
+    row: Mapping[str, Any],
+    run_id: str | None,
+    video_id: str | None,
+    endpoint: str,
+    bytes_total: int,
+    request_id: str | None,
+) -> Transition:
+    """creating -> uploading: video id (maybe unknown yet), endpoint and size saved with the state."""
     values = {
-        "create_title": create_title,
-        "create_description": create_description,
-        "created_intent_at": now,
-        "source_version": source_version,
-        "attempts": (row["attempts"] or 0) + 1,
-        **CLEAR_ERROR,
+        "video_id": video_id,
+        "upload_endpoint": endpoint,
+        "upload_offset": 0,
+        "bytes_total": bytes_total,
+        "status": "pending",
+        "request_id": request_id,
     }
-    move(conn, now, row, CREATING, run_id, allowed_from={PLANNED}, values=values, message="create intent")
+    return transition(
+        row,
+        UPLOADING,
+        run_id,
+        allowed_from={CREATING},
+        values=values,
+        request_id=request_id,
+        message=f"upload session created for video {video_id or '(id learned later by listing)'}",
+    )
 
 
 def create_started_upload(
@@ -122,29 +179,11 @@ def create_started_upload(
     bytes_total: int,
     request_id: str | None,
 ) -> None:
-    """creating -> uploading: video id (maybe unknown yet), endpoint and size saved with the state."""
+    """creating -> uploading (upload_started), the video checked free of any other item first."""
     row = item_row(conn, key)
     if video_id is not None:
         check_video_free(conn, key, video_id)
-    values = {
-        "video_id": video_id,
-        "upload_endpoint": endpoint,
-        "upload_offset": 0,
-        "bytes_total": bytes_total,
-        "status": "pending",
-        "request_id": request_id,
-    }
-    move(
-        conn,
-        now,
-        row,
-        UPLOADING,
-        run_id,
-        allowed_from={CREATING},
-        values=values,
-        request_id=request_id,
-        message=f"upload session created for video {video_id or '(id learned later by listing)'}",
-    )
+    write_transitions(conn, now, [upload_started(row, run_id, video_id, endpoint, bytes_total, request_id)])
 
 
 def create_accepted(
@@ -265,15 +304,10 @@ def record_offset(conn: sqlite3.Connection, now: str, key: str, offset: int, all
     return int(new)
 
 
-def upload_complete(
-    conn: sqlite3.Connection, now: str, key: str, run_id: str | None, request_id: str | None
-) -> None:
+def upload_end(row: Mapping[str, Any], run_id: str | None, request_id: str | None) -> Transition:
     """uploading -> uploaded: every byte acknowledged; the endpoint is forgotten."""
-    row = item_row(conn, key)
     total = row["bytes_total"] if row["bytes_total"] is not None else row["upload_offset"]
-    move(
-        conn,
-        now,
+    return transition(
         row,
         UPLOADED,
         run_id,
@@ -282,3 +316,10 @@ def upload_complete(
         request_id=request_id,
         message="upload complete",
     )
+
+
+def upload_complete(
+    conn: sqlite3.Connection, now: str, key: str, run_id: str | None, request_id: str | None
+) -> None:
+    """uploading -> uploaded (upload_end)."""
+    write_transitions(conn, now, [upload_end(item_row(conn, key), run_id, request_id)])

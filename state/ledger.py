@@ -12,6 +12,7 @@ from core.item import ItemSpec
 from state import applied, operations, outcomes, planning, runs
 from state import items as item_steps
 from state.applied import UnitPlan
+from state.batch import LedgerBatches
 from state.db import LedgerDB, utcnow
 from state.errors import LedgerError
 from state.files import RunLock
@@ -19,12 +20,13 @@ from state.models import PlanResult
 from state.reader import LedgerReader
 
 
-class Ledger(LedgerReader):
+class Ledger(LedgerReader, LedgerBatches):
     """One ledger file. Open with Ledger.open(); every method is thread-safe (one connection behind a lock).
 
     Writes are short IMMEDIATE transactions; each item transition writes the item, the data that justifies it
     and its journal row in one transaction (state.journal). A run (start_run .. finish_run) holds an exclusive
-    OS lock on '<ledger>.lock'; read-only use (status, report) needs no run and no lock.
+    OS lock on '<ledger>.lock'; read-only use (status, report) needs no run and no lock. Batch forms of the
+    steps (state.batch) move many items by one step in one transaction.
     """
 
     def __init__(self, db: LedgerDB) -> None:

@@ -8,8 +8,8 @@ from typing import Any
 
 from core.redact import scrub
 from state.db import fetch
-from state.items import CLEAR_ERROR, VIDEO_RESET, item_row, move
-from state.journal import event
+from state.items import CLEAR_ERROR, VIDEO_RESET, item_row, move, transition
+from state.journal import Transition, event, write_transitions
 from state.machine import (
     ABORTED,
     COMPLETE_STATES,
@@ -31,6 +31,29 @@ _STATUS_FROM = WATCHED_STATES | COMPLETE_STATES | {ERROR, ABORTED}
 _CHUNK = 900  # bound parameters per IN (...) list
 
 
+def status_change(
+    row: Mapping[str, Any], run_id: str | None, status: str, message: str | None
+) -> Transition | None:
+    """The move the service's status of the item's video implies; None when it changes nothing."""
+    current = row["state"]
+    target = state_for_status(status, current, row["via"])
+    if target == current and (status == row["status"] or current in COMPLETE_STATES):
+        return None
+    values: dict[str, Any] = {"status": status}
+    error_code = status_error_code(target)
+    if error_code is not None:
+        values.update(error_code=error_code, error_message=message)
+    return transition(
+        row,
+        target,
+        run_id,
+        values=values,
+        allowed_from=_STATUS_FROM,
+        error_code=error_code,
+        message=f"status {status}" + (f": {message}" if message else ""),
+    )
+
+
 def record_status(
     conn: sqlite3.Connection,
     now: str,
@@ -40,26 +63,11 @@ def record_status(
     message: str | None,
 ) -> str:
     """Record the service's status of the item's video, moving the item as it implies; returns the state."""
-    current = row["state"]
-    target = state_for_status(status, current, row["via"])
-    if target == current and (status == row["status"] or current in COMPLETE_STATES):
-        return str(current)
-    values: dict[str, Any] = {"status": status}
-    error_code = status_error_code(target)
-    if error_code is not None:
-        values.update(error_code=error_code, error_message=message)
-    move(
-        conn,
-        now,
-        row,
-        target,
-        run_id,
-        values=values,
-        allowed_from=_STATUS_FROM,
-        error_code=error_code,
-        message=f"status {status}" + (f": {message}" if message else ""),
-    )
-    return str(target)
+    change = status_change(row, run_id, status, message)
+    if change is None:
+        return str(row["state"])
+    write_transitions(conn, now, [change])
+    return change.to_state
 
 
 def apply_statuses(
@@ -69,8 +77,9 @@ def apply_statuses(
     statuses: Mapping[str, str],
     messages: Mapping[str, str] | None,
 ) -> list[tuple[str, str, str]]:
-    """record_status() for the watched items of a listing page {video_id: status}; (key, from, to) changed."""
-    changed: list[tuple[str, str, str]] = []
+    """status_change() for the watched items of a listing page {video_id: status}, written as one batch;
+    (key, from, to) of every item whose state changed."""
+    changes: list[Transition] = []
     ids = list(statuses)
     watched = ", ".join(f"'{s}'" for s in sorted(WATCHED_STATES))
     for start in range(0, len(ids), _CHUNK):
@@ -79,10 +88,11 @@ def apply_statuses(
         sql = f"SELECT * FROM items WHERE video_id IN ({marks}) AND state IN ({watched})"
         for row in fetch(conn, sql, chunk):
             video_id = row["video_id"]
-            new = record_status(conn, now, row, run_id, statuses[video_id], (messages or {}).get(video_id))
-            if new != row["state"]:
-                changed.append((row["key"], row["state"], str(new)))
-    return changed
+            change = status_change(row, run_id, statuses[video_id], (messages or {}).get(video_id))
+            if change is not None:
+                changes.append(change)
+    write_transitions(conn, now, changes)
+    return [(c.key, str(c.from_state), c.to_state) for c in changes if c.to_state != c.from_state]
 
 
 def fail(
@@ -117,31 +127,24 @@ def fail(
     )
 
 
-def finished(conn: sqlite3.Connection, now: str, key: str, run_id: str | None) -> None:
+def finish(row: Mapping[str, Any], run_id: str | None) -> Transition:
     """done -> finished: nothing is owed any more."""
-    row = item_row(conn, key)
-    move(
-        conn,
-        now,
-        row,
-        FINISHED,
-        run_id,
-        allowed_from={DONE},
-        values={"meta_pending": 0},
-        message="finished",
+    return transition(
+        row, FINISHED, run_id, allowed_from={DONE}, values={"meta_pending": 0}, message="finished"
     )
 
 
-def restart(
-    conn: sqlite3.Connection, now: str, row: Mapping[str, Any], run_id: str | None, message: str
-) -> None:
+def finished(conn: sqlite3.Connection, now: str, key: str, run_id: str | None) -> None:
+    """done -> finished (finish)."""
+    write_transitions(conn, now, [finish(item_row(conn, key), run_id)])
+
+
+def restarted(row: Mapping[str, Any], run_id: str | None, message: str) -> Transition:
     """-> planned with the video forgotten (its id stays in the journal), to create it again."""
     note = f"restart: {message}"
     if row["video_id"]:
         note += f" (previous video {row['video_id']})"
-    move(
-        conn,
-        now,
+    return transition(
         row,
         PLANNED,
         run_id,
@@ -151,6 +154,13 @@ def restart(
     )
 
 
+def restart(
+    conn: sqlite3.Connection, now: str, row: Mapping[str, Any], run_id: str | None, message: str
+) -> None:
+    """-> planned with the video forgotten (restarted)."""
+    write_transitions(conn, now, [restarted(row, run_id, message)])
+
+
 def requeue_failed(
     conn: sqlite3.Connection,
     now: str,
@@ -158,35 +168,32 @@ def requeue_failed(
     keys: Collection[str] | None,
     include_service_errors: bool,
 ) -> dict[str, int]:
-    """Failed items back to where they can resume (error / aborted restarted on request); {target: count}."""
+    """Failed items back to where they can resume (error / aborted restarted on request), written as one
+    batch; {target: count}."""
     states = [FAILED, *([ERROR, ABORTED] if include_service_errors else [])]
     targets: dict[str, int] = {}
     marks = ", ".join("?" * len(states))
     rows = fetch(conn, f"SELECT * FROM items WHERE state IN ({marks}) ORDER BY key", states)
     wanted = set(keys) if keys is not None else None
+    moves: list[Transition] = []
     for row in rows:
         if wanted is not None and row["key"] not in wanted:
             continue
-        target: str
         if row["state"] in (ERROR, ABORTED):
-            restart(conn, now, row, run_id, f"requeued after the service reported {row['state']}")
-            target = PLANNED
+            moves.append(restarted(row, run_id, f"requeued after the service reported {row['state']}"))
         elif row["video_id"] is None:
-            target = PLANNED
-            move(conn, now, row, target, run_id, values=dict(VIDEO_RESET), message="requeued: no video yet")
+            moves.append(
+                transition(row, PLANNED, run_id, values=dict(VIDEO_RESET), message="requeued: no video yet")
+            )
         else:
             origin = row["failed_from"]
             target = origin if origin in (UPLOADING, UPLOADED, PROCESSING, DONE) else PROCESSING
-            move(
-                conn,
-                now,
-                row,
-                target,
-                run_id,
-                values={**CLEAR_ERROR, "attempts": (row["attempts"] or 0) + 1},
-                message=f"requeued: resume at {target}",
+            values = {**CLEAR_ERROR, "attempts": (row["attempts"] or 0) + 1}
+            moves.append(
+                transition(row, target, run_id, values=values, message=f"requeued: resume at {target}")
             )
-        targets[str(target)] = targets.get(str(target), 0) + 1
+        targets[moves[-1].to_state] = targets.get(moves[-1].to_state, 0) + 1
+    write_transitions(conn, now, moves)
     return targets
 
 
