@@ -125,8 +125,7 @@ def run_migration(
             _preflight(ctx)
         if opts.retry_errors and not ctx.abort.is_set():
             retry_service_errors(ctx)  # deletes each failed video before its item is created again
-        ctx.progress.items_total = sum(ledger.counts().values())
-        ctx.progress.bytes_total = int(ledger.summary().get("bytes_total") or 0)
+        ctx.progress.items_total, ctx.progress.bytes_total = ledger.size()  # no journal scan
         if opts.webhook_listen and not ctx.abort.is_set():
             # Polls drop to one a minute only once a valid webhook has arrived (tasks/context.poll_every).
             receiver = start_webhooks(

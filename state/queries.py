@@ -207,16 +207,9 @@ def _seconds(start: str | None, end: str | None) -> float | None:
     return (b - a).total_seconds()
 
 
-def summary(db: Database, run_id: str | None = None) -> dict[str, Any]:
-    """Counts by state, bytes, error codes, attempts and retries, first/last times and throughput.
-
-    Counts, bytes and error codes describe the ledger now. Times, retries and throughput come from the
-    journal: of one run when run_id is given, else of all runs. Bytes transferred are those of tus and
-    single uploads (a URL import is fetched by the service); throughput divides them by the time from the
-    first create intent to the last completed upload in scope.
-    """
-    by_state = counts(db)
-    totals = next(
+def _totals(db: Database) -> dict[str, Any]:
+    """Items, their bytes (size, else source size), bytes uploaded, attempts, re-attempts and meta_pending."""
+    return next(
         db.query(
             f"""
             SELECT count(*) AS items,
@@ -234,6 +227,24 @@ def summary(db: Database, run_id: str | None = None) -> dict[str, Any]:
             """
         )
     )
+
+
+def size(db: Database) -> tuple[int, int]:
+    """(items, bytes_total) of the whole ledger, as summary() counts them: one pass over items, no journal."""
+    totals = _totals(db)
+    return int(totals["items"]), int(totals["bytes_total"])
+
+
+def summary(db: Database, run_id: str | None = None) -> dict[str, Any]:
+    """Counts by state, bytes, error codes, attempts and retries, first/last times and throughput.
+
+    Counts, bytes and error codes describe the ledger now. Times, retries and throughput come from the
+    journal: of one run when run_id is given, else of all runs. Bytes transferred are those of tus and
+    single uploads (a URL import is fetched by the service); throughput divides them by the time from the
+    first create intent to the last completed upload in scope.
+    """
+    by_state = counts(db)
+    totals = _totals(db)
     error_codes = {
         str(r["error_code"]): r["n"]
         for r in db.query(
@@ -242,16 +253,22 @@ def summary(db: Database, run_id: str | None = None) -> dict[str, Any]:
         )
     }
     scope, params = ("WHERE run_id = ?", [run_id]) if run_id is not None else ("", [])
-    span = next(db.query(f"SELECT min(time) AS first, max(time) AS last FROM events {scope}", params))
+    # One pass over the journal (in scope) for its first and last times, retries and the first create intent.
+    span = next(
+        db.query(
+            f"""
+            SELECT min(time) AS first, max(time) AS last, coalesce(sum(kind = 'retry'), 0) AS retries,
+                   min(CASE WHEN to_state = '{CREATING}' THEN time END) AS start
+            FROM events {scope}
+            """,
+            params,
+        )
+    )
     and_scope = "AND run_id = ?" if run_id is not None else ""
-    retries = next(db.query(f"SELECT count(*) AS n FROM events WHERE kind = 'retry' {and_scope}", params))[
-        "n"
-    ]
     window = next(
         db.query(
             f"""
-            SELECT (SELECT min(time) FROM events WHERE to_state = '{CREATING}' {and_scope}) AS start,
-                   max(e.time) AS end,
+            SELECT max(e.time) AS end,
                    coalesce(sum(coalesce(i.bytes_total, i.source_size, 0)), 0) AS bytes
             FROM events e JOIN items i ON i.key = e.key
             WHERE e.kind = 'transition'
@@ -259,10 +276,11 @@ def summary(db: Database, run_id: str | None = None) -> dict[str, Any]:
                    OR (e.from_state = '{CREATING}' AND e.to_state = '{PROCESSING}' AND i.via = 'single'))
               {and_scope.replace("run_id", "e.run_id")}
             """,
-            params * 2,
+            params,
         )
     )
-    elapsed = _seconds(window["start"], window["end"])
+    retries = span["retries"]
+    elapsed = _seconds(span["start"], window["end"])
     throughput = window["bytes"] / elapsed if elapsed and elapsed > 0 else None
     return {
         "run_id": run_id,

@@ -52,6 +52,11 @@ class LedgerReader:
         with self._db.read() as db:
             return queries.counts(db)
 
+    def size(self) -> tuple[int, int]:
+        """(items, bytes_total) as summary() counts them, without reading the journal (cheap at any size)."""
+        with self._db.read() as db:
+            return queries.size(db)
+
     def summary(self, run_id: str | None = None) -> dict[str, Any]:
         """Counts, bytes, error codes, attempts/retries, first/last times, throughput (queries.summary)."""
         with self._db.read() as db:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from core.item import Chapter, ItemSpec, PrivacyType, Via
-from state import Ledger
+from state import Ledger, planning
 from tests.state.helpers import drive, spec
 
 
@@ -186,3 +188,22 @@ def test_a_url_signed_again_updates_the_source_of_an_item_with_a_video(ledger: L
     assert item is not None and item.spec.source.endswith("sig=new&exp=2") and item.state == "processing"
     moved = ledger.plan([spec("u", source="https://cdn.example/v/other.mp4?sig=new", via="url")], run_id)
     assert moved.conflicts == ("u",)  # another path is another object: not applied
+
+
+def test_a_ledger_too_big_to_hold_in_memory_is_compared_batch_by_batch(
+    ledger: Ledger, run_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    drive(ledger, "done", "finished", run_id)
+    drive(ledger, "waiting", "planned", run_id)
+    monkeypatch.setattr(planning, "_ALL_KEYS", 0)  # looked up in IN (...) batches, not read whole
+    result = ledger.plan([spec("done"), spec("waiting", title="New"), spec("new"), spec("new")], run_id)
+    assert (result.added, result.updated, result.already_done, result.duplicates) == (1, 1, 1, ("new",))
+    waiting = ledger.get("waiting")
+    assert waiting is not None and waiting.spec.title == "New"
+
+
+def test_size_counts_items_and_bytes_as_the_summary_does(ledger: Ledger, run_id: str) -> None:
+    drive(ledger, "a", "finished", run_id, size=1000)
+    ledger.plan([spec("b", source_size=300), spec("c")], run_id)
+    summary = ledger.summary()
+    assert ledger.size() == (summary["items"], summary["bytes_total"]) == (3, 1300)
