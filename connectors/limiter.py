@@ -105,7 +105,6 @@ class ApiRateLimiter:
         self.backend = backend
         self.stats = LimiterStats()
         self._stats_lock = threading.Lock()
-        self._waiting = 0  # threads of this process inside acquire()
         self._bucket = bucket
         self._pause = pause_store
         # buffer_ms: pyrate adds it to every blocking wait; the margins above already cover jitter.
@@ -207,19 +206,13 @@ class ApiRateLimiter:
     def acquire(self) -> None:
         """Block until one API call may be sent now (after any pause, inside both windows)."""
         started = time.monotonic()
-        with self._stats_lock:
-            self._waiting += 1
-        try:
-            while True:
-                self._wait_out_pause()
-                self._take_slot()
-                # A 429 seen while we waited for a slot: that slot was reserved before the pause, so it is not
-                # used; take a fresh one after the pause.
-                if self.pause_remaining() <= 0:
-                    break
-        finally:
-            with self._stats_lock:
-                self._waiting -= 1
+        while True:
+            self._wait_out_pause()
+            self._take_slot()
+            # A 429 seen while we waited for a slot: that slot was reserved before the pause, so it is not
+            # used; take a fresh one after the pause.
+            if self.pause_remaining() <= 0:
+                break
         with self._stats_lock:
             self.stats.acquired += 1
             self.stats.waited_seconds += time.monotonic() - started
@@ -250,16 +243,25 @@ class ApiRateLimiter:
                 blocked = max(blocked, blocking.timestamp + rate.interval - now)
         return blocked
 
-    def has_room(self) -> bool:
-        """Whether a call could go now without taking a slot someone wants: nobody in this process is waiting
-        in acquire(), nothing is paused, and both windows have room. A read; it takes nothing.
+    def budget(self) -> int:
+        """Calls the longest window (per minute) still admits now (0 while paused); a read, takes nothing.
 
-        Callers that can wait (status polls while creates are pending) use it to stay out of the way.
+        A call sent now while the budget is short of what is queued pushes a queued call past the window
+        (a minute at the real limits); the short window only delays calls by under a second.
         """
-        with self._stats_lock:
-            if self._waiting:
-                return False
-        return self.pause_remaining() <= 0 and self._blocked_ms() <= 0
+        if self.pause_remaining() > 0:
+            return 0
+        rate = max(self._bucket.rates, key=lambda r: r.interval)
+        now = int(self._bucket.now())
+        low, high = 0, rate.limit  # entries are newest first: how many are still inside the window
+        while low < high:
+            middle = (low + high) // 2
+            entry = self._bucket.peek(middle)
+            if isinstance(entry, RateItem) and entry.timestamp + rate.interval > now:
+                low = middle + 1
+            else:
+                high = middle
+        return rate.limit - low
 
     def try_acquire(self) -> bool:
         """Take one slot if it is free now (not paused, both windows have room); never waits for a slot.

@@ -218,3 +218,17 @@ def test_sqlite_try_acquire_waits_out_a_held_lock(tmp_path: Path) -> None:
 def test_windows_that_cannot_bind_are_dropped() -> None:
     assert [r.limit for r in limiter_rates(5, 1000)] == [5]
     assert [r.limit for r in limiter_rates(10, 5)] == [5]
+
+
+def test_budget_is_what_the_minute_window_still_admits(tmp_path: Path) -> None:
+    for limiter in (
+        ApiRateLimiter.memory(per_second=10, per_minute=30),
+        ApiRateLimiter.sqlite(tmp_path / "budget.sqlite", "budget-test", per_second=10, per_minute=30),
+    ):
+        with limiter:
+            assert limiter.budget() == 30
+            for _ in range(7):
+                limiter.acquire()
+            assert limiter.budget() == 23  # the second window's room (3) does not enter it
+            limiter.pause(0.5)
+            assert limiter.budget() == 0  # paused: nothing goes now
