@@ -96,7 +96,9 @@ def advance_items(
         else:
             _finish_done(ctx, finish_tried)
             watched = watcher.watched()
-            if watched and time.monotonic() - watcher.last_poll >= ctx.poll_every():
+            counts = ctx.ledger.counts() if running or queue else {}
+            creates_left = counts.get(PLANNED, 0) + counts.get(CREATING, 0)
+            if watched and watcher.due(watched, creates_left=creates_left, uploading=bool(running or queue)):
                 _poll(ctx, watcher)
                 _finish_done(ctx, finish_tried)
                 watched = watcher.watched()
@@ -124,6 +126,9 @@ def advance_items(
                     queue.reverse()
                     continue
             elif not running and not queue and not watched:
+                # A webhook may have moved the last watched item to done after the finish step above; none
+                # can arrive now (nothing is watched), so one more finish step leaves no item done.
+                _finish_done(ctx, finish_tried)
                 return True
             if running or queue:
                 waiting_since = None

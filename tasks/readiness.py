@@ -25,6 +25,14 @@ log = logging.getLogger(__name__)
 PAGE_SIZE = 100
 #: Items the service reports on after their upload is complete.
 WATCH_STATES = (UPLOADED, PROCESSING)
+#: While creates are still to be made, a status poll comes only when the per-minute budget left covers the
+#: creates the window will still see (those left, at most as many as the last minute sent) and the poll: in a
+#: run the limits bind, a poll then would push a create past the window (a minute at the real limits) and
+#: learn nothing the poll after the last upload does not. At most this long without a poll, though.
+BUSY_POLL_SECONDS = 300.0
+#: A poll tells the processing time once it finds this many videos ended (fewer: the poll came long after).
+LATENCY_SAMPLES = 3
+LATENCY_MARGIN = 1.25
 
 Scope = Literal["project_id", "folder_id"]
 
@@ -38,16 +46,87 @@ class Watcher:
         self.polls = 0
         self.list_calls = 0
         self.last_poll = 0.0
+        self.started = time.monotonic()
+        #: The shortest time seen from an upload's end to the poll that found its video terminal (seconds; an
+        #: estimate of processing from above), None until a video was seen ending.
+        self.latency: float | None = None
+        self._held_since: float | None = None  # when a due poll was first held back for the youngest video
 
     def watched(self) -> list[Item]:
         """Items whose upload is complete and whose video is not yet terminal (some without a known id)."""
         return self.ctx.ledger.items(WATCH_STATES)
+
+    def due(
+        self, watched: list[Item], *, creates_left: int, uploading: bool, now: float | None = None
+    ) -> bool:
+        """Whether to poll now (`now`: time.monotonic()); never twice within the poll interval.
+
+        creates_left: items whose create is not answered yet; uploading: transfers still running. While
+        creates are left, only when the poll takes no slot a create will want (see BUSY_POLL_SECONDS). After
+        the last create, a poll that would come before the youngest upload's video can be done (its end, or
+        now while uploads run, + the shortest processing seen) waits for that moment, by at most one poll
+        interval: the poll that ends the run is not wasted on a video still processing.
+        """
+        now = time.monotonic() if now is None else now
+        hold = self._hold(watched, creates_left, uploading, now)
+        if hold is None:
+            self._held_since = None
+            return False
+        if not hold:
+            self._held_since = None
+            return True
+        if self._held_since is None:
+            self._held_since = now
+        return now - self._held_since >= self.ctx.poll_every()
+
+    def _hold(self, watched: list[Item], creates_left: int, uploading: bool, now: float) -> bool | None:
+        """None: no poll now; False: poll now; True: hold the poll for the youngest upload's video."""
+        interval = self.ctx.poll_every()
+        # Once webhooks carry the news the interval also counts from the run's start: a run whose every
+        # status came by webhook makes no poll at all.
+        webhooks = interval > self.ctx.poll_interval
+        if now - (max(self.last_poll, self.started) if webhooks else self.last_poll) < interval:
+            return None
+        if creates_left:
+            if now - max(self.last_poll, self.started) >= max(interval, BUSY_POLL_SECONDS):
+                return False
+            limiter = self.ctx.client.transport.limiter
+            left = limiter.budget()
+            if left <= min(creates_left, limiter.per_minute - left):
+                return None  # the poll would take a slot a create wants
+            if left <= creates_left:
+                return False
+            uploading = True  # the last creates go now: the poll that ends the run comes after them
+        if self.latency is None:
+            return False
+        ended = [i.updated_at.timestamp() for i in watched if i.state == UPLOADED and i.updated_at]
+        youngest = time.time() if uploading else max(ended, default=0.0)
+        return youngest + self.latency > time.time()
+
+    def _learn_latency(self, before: list[Item], changed: list[tuple[str, str, str]], at: float) -> None:
+        """Learn how long after its upload's end (as the ledger recorded it) a video is seen terminal.
+
+        Each poll that finds LATENCY_SAMPLES or more uploaded videos terminal gives its shortest such time
+        (the video that ended just before the poll); the estimate is the longest of those, with a margin:
+        polling too early costs a whole poll interval, too late only the excess.
+        """
+        ended = {i.key: i.updated_at.timestamp() for i in before if i.state == UPLOADED and i.updated_at}
+        seen = [
+            max(0.0, at - ended[key])
+            for key, from_state, to_state in changed
+            if from_state == UPLOADED and to_state not in WATCH_STATES and key in ended
+        ]
+        if len(seen) >= LATENCY_SAMPLES:
+            estimate = min(seen) * LATENCY_MARGIN
+            self.latency = estimate if self.latency is None else max(self.latency, estimate)
 
     def poll_once(self) -> list[tuple[str, str, str]]:
         """One round: list each destination (newest first) until every watched video is seen."""
         items = self.watched()
         self.polls += 1
         self.last_poll = time.monotonic()
+        self._held_since = None
+        started = time.time()
         by_parent: dict[str, list[Item]] = defaultdict(list)
         for item in items:
             by_parent[item.spec.parent_id or ""].append(item)
@@ -67,6 +146,7 @@ class Watcher:
         )
         for item in missing:
             changed.extend(self._get_one(item))
+        self._learn_latency(items, changed, started)
         return changed
 
     def _list_parent(self, parent: str, group: list[Item], oldest: datetime | None) -> dict[str, str]:

@@ -1,0 +1,96 @@
+"""When status polls come: out of the way of pending creates, the last one after the youngest processing."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from connectors.client import VideoClient
+from connectors.limiter import ApiRateLimiter
+from connectors.tus import TusUpload
+from emulator.control import EmulatorControl, Workspace
+from state.ledger import Ledger
+from tasks.context import RunContext
+from tasks.readiness import Watcher
+from tasks.transfer import transfer_item
+from tests.state.helpers import spec
+
+
+@pytest.fixture()
+def ctx(tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory) -> Iterator[RunContext]:
+    """A run with two uploaded clips whose videos wait for processing (manual), limits 10/s 30/min."""
+    emu_control.set_limits(emu, rate_per_second=0, rate_per_minute=0)
+    emu_control.set_processing(emu, "manual")
+    limiter = ApiRateLimiter.memory(per_second=10, per_minute=30)
+    client = VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=limiter)
+    ledger = Ledger.open(tmp_path / "l.db")
+    run_id = ledger.start_run("test", {})
+    clip = clip_factory(1.0)
+    specs = [
+        spec(k, n, source=str(clip), title=k, parent_id=emu.project_id, via="tus")
+        for n, k in ((1, "a"), (2, "b"))
+    ]
+    ledger.plan(specs, run_id)
+    context = RunContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id, poll_interval=5.0)
+    try:
+        for key in ("a", "b"):
+            assert transfer_item(context, key) == "uploaded"
+        yield context
+    finally:
+        ledger.finish_run(run_id, "done")
+        ledger.close()
+        client.close()
+
+
+def _video(ctx: RunContext, key: str) -> str:
+    item = ctx.ledger.get(key)
+    assert item is not None and item.video_id
+    return item.video_id
+
+
+def test_polls_wait_while_the_minute_budget_is_wanted_by_creates(ctx: RunContext) -> None:
+    watcher = Watcher(ctx)
+    watched = watcher.watched()
+    limiter = ctx.client.transport.limiter
+    used = limiter.per_minute - limiter.budget()  # the calls of the two uploads so far
+    assert 0 < used < 10
+    # Creates come slower than the budget lasts (few calls in the last minute): a poll takes nobody's slot.
+    assert watcher.due(watched, creates_left=limiter.budget(), uploading=True)
+    while limiter.budget() > 7:
+        limiter.acquire()
+    # 23 calls in the last minute, 7 left: ten creates left would use them all.
+    assert not watcher.due(watched, creates_left=10, uploading=True)
+    # Five left: they all go now; the poll (nothing learned about processing yet) may come.
+    assert watcher.due(watched, creates_left=5, uploading=True)
+    while limiter.budget() > 0:
+        limiter.acquire()
+    assert not watcher.due(watched, creates_left=1, uploading=True)
+    # ... unless the run has gone without a poll for BUSY_POLL_SECONDS.
+    assert watcher.due(watched, creates_left=1, uploading=True, now=time.monotonic() + 301)
+
+
+def test_the_poll_after_the_last_upload_waits_for_the_shortest_processing_seen(
+    ctx: RunContext, emu: Workspace, emu_control: EmulatorControl, clip_factory
+) -> None:
+    clip = clip_factory(1.0)
+    watcher = Watcher(ctx)
+    emu_control.set_video_status(emu, _video(ctx, "a"), "done")
+    assert watcher.latency is None and watcher.due(watcher.watched(), creates_left=0, uploading=False)
+    assert sorted(watcher.poll_once()) == [("a", "uploaded", "done"), ("b", "uploaded", "processing")]
+    assert watcher.latency is None  # one video ended: too few to tell
+    watcher.latency = 1.0
+    watcher.latency += 30.0  # as if processing took half a minute
+    ctx.ledger.plan(
+        [spec("c", 3, source=str(clip), title="c", parent_id=emu.project_id, via="tus")], ctx.run_id
+    )
+    assert transfer_item(ctx, "c") == "uploaded"  # c, uploaded just now, is not done for 30 s
+    watched = watcher.watched()
+    assert sorted(i.key for i in watched) == ["b", "c"]
+    later = watcher.last_poll + 5.0
+    assert not watcher.due(watched, creates_left=0, uploading=False, now=later)  # held back for b
+    assert not watcher.due(watched, creates_left=0, uploading=False, now=later + 4.9)
+    assert watcher.due(watched, creates_left=0, uploading=False, now=later + 5.0)  # by one interval at most
+    assert not watcher.due(watched, creates_left=0, uploading=False, now=watcher.last_poll + 4.9)  # 5 s rule
