@@ -112,10 +112,12 @@ def migrate(**values: Any) -> None:
             from tasks.open_run import run_limiter
 
             counter = run_limiter(settings, ledger)
+            warmup = _check_while_prefect_starts(settings, counter) if prefect else None
             with LiveDisplay(ledger, console, counter):
-                if prefect:
+                if warmup is not None:
                     from flows.migrate_flow import run_flow
 
+                    warmup.join()
                     # The URLs travel as flow parameters; the token stays in this process's environment.
                     result = run_flow(opts, api_url=settings.api_url, upload_url=settings.upload_url)
                 else:
@@ -124,6 +126,29 @@ def migrate(**values: Any) -> None:
         raise _fail(str(exc)) from None
     _print_outcome(result)
     raise typer.Exit(int(result["exit_code"]))
+
+
+def _check_while_prefect_starts(settings: Any, limiter: Any) -> Any:
+    """Start Prefect's temporary server in the background and meanwhile check the token (one list call).
+
+    A bad token fails here, before the server is even up; a pass stands for the run's own preflight.
+    """
+    from connectors.client import VideoClient
+    from connectors.errors import AuthError, VideoApiError
+    from flows.warmup import ServerWarmup
+    from tasks.preflight import check_service
+
+    warmup = ServerWarmup().start()
+    client = VideoClient.from_settings(settings, limiter=limiter)
+    try:
+        check_service(client, settings)
+    except AuthError as exc:
+        raise _fail(str(exc)) from None
+    except VideoApiError:
+        pass  # the run's own preflight tries again and says what it found
+    finally:
+        client.close()
+    return warmup
 
 
 migrate.__signature__ = _migrate_signature()  # type: ignore[attr-defined]
