@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
 #: The recording copied for throughput, and the (reference, big) recordings of the memory runs.
-FULL_SIZE, QUICK_SIZE = 1024 * MIB, 16 * MIB
-FULL_MEMORY, QUICK_MEMORY = (64 * MIB, 2048 * MIB), (4 * MIB, 16 * MIB)
+FULL_SIZE, QUICK_SIZE = 512 * MIB, 16 * MIB
+FULL_MEMORY, QUICK_MEMORY = (64 * MIB, 1024 * MIB), (4 * MIB, 16 * MIB)
 #: Each way runs this often, alternating (archive, raw, raw sequential, archive, ...); the best is reported.
 ROUNDS = 2
 BUCKET = "videoferry-archive-bench"

@@ -13,7 +13,7 @@ from flows.options import MigrateOptions
 from flows.runner import run_migration
 
 FILES = 4
-FULL_SIZE = 128 * MIB
+FULL_SIZE = 64 * MIB
 QUICK_SIZE = 4 * MIB
 #: Client-side limits high enough never to bind (the workspace has its limits switched off).
 UNLIMITED_PER_SECOND, UNLIMITED_PER_MINUTE = 10_000, 600_000

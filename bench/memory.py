@@ -14,8 +14,11 @@ from emulator.control import Workspace
 
 #: (reference size, big size) per source. moto answers every ranged GET by reading the whole object, so an
 #: S3 migration costs O(size^2) inside moto: the S3 file is smaller to keep `make bench` under 10 minutes.
-FULL = {"local": (64 * MIB, 2048 * MIB), "s3": (64 * MIB, 512 * MIB)}
-QUICK = {"local": (4 * MIB, 8 * MIB), "s3": (4 * MIB, 8 * MIB)}
+#: Sizes of each of the FILES files (a reference run, then the big one), moved TRANSFERS at once.
+FULL = {"local": (16 * MIB, 512 * MIB), "s3": (16 * MIB, 128 * MIB)}
+QUICK = {"local": (2 * MIB, 4 * MIB), "s3": (2 * MIB, 4 * MIB)}
+#: The CLI's default --transfers: four uploads at once, as a user's run has them.
+TRANSFERS = FILES = 4
 BUCKET = "videoferry-bench"
 
 
@@ -27,25 +30,29 @@ def _env(ws: Workspace) -> dict[str, str]:
     }
 
 
-def _migrate(ws: Workspace, source: str, size: int, workdir: Path, env: dict[str, str]) -> dict[str, Any]:
-    """Migrate one source by tus in a child process, stopping once its bytes are in; the child's result."""
+def _migrate(
+    ws: Workspace, sources: list[str], size: int, workdir: Path, env: dict[str, str]
+) -> dict[str, Any]:
+    """Migrate the sources by tus (TRANSFERS at once) in a child process, stopping once their bytes are in."""
     name = f"mem-{len(list(workdir.glob('mem-*.csv')))}"
-    inventory = write_inventory(workdir / f"{name}.csv", [source], [name])
+    titles = [f"{name}-{n}" for n in range(len(sources))]
+    inventory = write_inventory(workdir / f"{name}.csv", sources, titles)
     spec = {
         "job": "migrate",
         "options": {
             "inventory": str(inventory),
             "parent_id": ws.project_id,
             "ledger": str(workdir / f"{name}.db"),
-            "transfers": 1,
+            "transfers": TRANSFERS,
             "via": "tus",
             "wait_timeout": 0.0,
         },
     }
     result = measure(spec, env)
-    if result["bytes_uploaded"] != size:
+    if result["bytes_uploaded"] != size * len(sources):
         raise RuntimeError(
-            f"migration of {size} bytes uploaded {result['bytes_uploaded']}: {result['reasons']}"
+            f"migration of {len(sources)} x {size} bytes uploaded {result['bytes_uploaded']}: "
+            f"{result['reasons']}"
         )
     return result
 
@@ -57,14 +64,15 @@ def _figures(kind: str, results: list[tuple[int, dict[str, Any]]]) -> Iterator[F
         f"peak_rss_migrate_{kind}",
         peak,
         "MiB",
-        f"{size // MIB} MiB file by tus (8 MiB chunks): {big['peak_rss'] / size:.3f} x the file size; "
-        f"after imports {big['baseline_rss'] / MIB:.0f} MiB; {size / MIB / big['seconds']:.0f} MiB/s",
+        f"{FILES} files of {size // MIB} MiB by tus, {TRANSFERS} at once (--transfers {TRANSFERS}, the "
+        f"default), 8 MiB chunks: {big['peak_rss'] / (size * FILES):.3f} x the bytes moved; after imports "
+        f"{big['baseline_rss'] / MIB:.0f} MiB; {size * FILES / MIB / big['seconds']:.0f} MiB/s",
     )
     yield Figure(
         f"peak_rss_growth_{kind}",
         peak - ref_peak,
         "MiB",
-        f"peak with the {size // MIB} MiB file minus peak with a {ref_size // MIB} MiB file "
+        f"peak with {FILES} files of {size // MIB} MiB minus peak with {FILES} of {ref_size // MIB} MiB "
         f"({ref_peak:.0f} MiB); flat memory = about 0",
     )
 
@@ -72,12 +80,13 @@ def _figures(kind: str, results: list[tuple[int, dict[str, Any]]]) -> Iterator[F
 def _local(cfg: BenchConfig, ws: Workspace, root: Path, sizes: tuple[int, int]) -> Iterator[Figure]:
     results = []
     for wanted in sizes:
-        size = fit_size(cfg, wanted, copies=2, what="local memory file", minimum=sizes[0])
-        path = write_random_file(root / f"local-{size // MIB}.bin", size)
+        size = fit_size(cfg, wanted, copies=2 * FILES, what="local memory files", minimum=sizes[0])
+        paths = [write_random_file(root / f"local-{size // MIB}-{n}.bin", size) for n in range(FILES)]
         try:
-            results.append((size, _migrate(ws, str(path), size, root, _env(ws))))
+            results.append((size, _migrate(ws, [str(p) for p in paths], size, root, _env(ws))))
         finally:
-            path.unlink(missing_ok=True)
+            for path in paths:
+                path.unlink(missing_ok=True)
     yield from _figures("local", results)
 
 
@@ -96,22 +105,27 @@ def _s3(cfg: BenchConfig, ws: Workspace, root: Path, sizes: tuple[int, int]) -> 
         )
         s3.create_bucket(Bucket=BUCKET)
         for wanted in sizes:
-            size = fit_size(cfg, wanted, copies=4, what="S3 memory object", minimum=sizes[0])
-            path = write_random_file(root / f"s3-{size // MIB}.bin", size)
-            try:
-                s3.upload_file(
-                    str(path), BUCKET, path.name, Config=TransferConfig(multipart_chunksize=64 * MIB)
-                )
-            finally:
-                path.unlink(missing_ok=True)
-            source = f"s3://{BUCKET}/{path.name}"
-            results.append((size, _migrate(ws, source, size, root, {**_env(ws), **moto.env})))
-            s3.delete_object(Bucket=BUCKET, Key=path.name)
+            size = fit_size(cfg, wanted, copies=4 * FILES, what="S3 memory objects", minimum=sizes[0])
+            sources = []
+            for n in range(FILES):
+                path = write_random_file(root / f"s3-{size // MIB}-{n}.bin", size)
+                try:
+                    s3.upload_file(
+                        str(path), BUCKET, path.name, Config=TransferConfig(multipart_chunksize=64 * MIB)
+                    )
+                finally:
+                    path.unlink(missing_ok=True)
+                sources.append(path.name)
+            urls = [f"s3://{BUCKET}/{name}" for name in sources]
+            results.append((size, _migrate(ws, urls, size, root, {**_env(ws), **moto.env})))
+            for name in sources:
+                s3.delete_object(Bucket=BUCKET, Key=name)
     yield from _figures("s3", results)
 
 
 def run(cfg: BenchConfig) -> Iterator[Figure]:
-    """Migrate a small and a big random file (local, then S3) in child processes and compare their peaks.
+    """Migrate FILES small, then FILES big random files (local, then S3), TRANSFERS at once, in child
+    processes, and compare their peaks.
 
     The bytes are random, the workspace's processing is manual: the emulator probes the file, finds no
     video in it and ends it in status error; each run stops once the upload is complete (wait_timeout=0).
