@@ -76,21 +76,40 @@ class Inventory:
 
     def specs(self) -> Iterator[ItemSpec]:
         """Every good row as the item it specifies, in input order (validated once, here)."""
-        for row in self.rows.iter_rows(named=True):
+        for key, source, parent_id, via, title, row, size, description, tags, chapters, ptype, domains in (
+            self.rows.select(_SPEC_FIELDS).iter_rows()
+        ):
             yield item_spec(
-                key=row["key"],
-                source=row["source"],
-                parent_id=row["parent_id"],
-                via=row["via"],
-                title=row["title"],
-                row=row["row"],
-                source_size=row["size"],
-                description=row["description"],
-                tags=row["tags"],
-                chapters=row["chapters"],
-                privacy_type=row["privacy_type"],
-                privacy_domains=row["privacy_domains"],
+                key=key,
+                source=source,
+                parent_id=parent_id,
+                via=via,
+                title=title,
+                row=row,
+                source_size=size,
+                description=description,
+                tags=tags,
+                chapters=chapters,
+                privacy_type=ptype,
+                privacy_domains=domains,
             )
+
+
+#: The OUTPUT_SCHEMA columns an ItemSpec is made of, in the order Inventory.specs() unpacks them.
+_SPEC_FIELDS = (
+    "key",
+    "source",
+    "parent_id",
+    "via",
+    "title",
+    "row",
+    "size",
+    "description",
+    "tags",
+    "chapters",
+    "privacy_type",
+    "privacy_domains",
+)
 
 
 @dataclass

@@ -239,16 +239,20 @@ def item_spec(
         key=key,
         source=source,
         parent_id=parent_id,
-        via=Via(via),
+        via=_VIAS.get(via) or Via(via),
         title=title,
         row=row,
         source_size=source_size,
         description=description,
-        tags=tuple(str(tag) for tag in tags or ()),
-        chapters=tuple(Chapter(float(c["time"]), str(c["title"])) for c in chapters or ()),
+        tags=tuple(map(str, tags)) if tags else (),
+        chapters=tuple(Chapter(float(c["time"]), str(c["title"])) for c in chapters) if chapters else (),
         privacy_type=PrivacyType(privacy_type) if privacy_type else None,
-        privacy_domains=tuple(str(domain) for domain in privacy_domains or ()),
+        privacy_domains=tuple(map(str, privacy_domains)) if privacy_domains else (),
     )
+
+
+#: Via by its value: item_spec() runs once per inventory row, and a dict look-up is cheaper than Via(value).
+_VIAS: dict[str, Via] = {via.value: via for via in Via}
 
 
 def owed_update(
