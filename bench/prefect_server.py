@@ -1,0 +1,95 @@
+"""A running Prefect server (`prefect server start`) on a free loopback port with its own PREFECT_HOME."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import TracebackType
+
+import httpx
+
+STARTUP_BOUND = 180.0
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class PrefectServer:
+    """A Prefect API server in its own process; `env` reaches it (PREFECT_API_URL, PREFECT_HOME)."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.env: dict[str, str] = {}
+        self.start_seconds = 0.0
+        self._log: object = None
+
+    def start(self) -> PrefectServer:
+        """Start it and wait (bounded) until /api/health answers."""
+        port = _free_port()
+        home = self.workdir / "prefect-server-home"
+        home.mkdir(parents=True, exist_ok=True)
+        self.env = {
+            "PREFECT_HOME": str(home),
+            "PREFECT_API_URL": f"http://127.0.0.1:{port}/api",
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        }
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+        log = open(self.workdir / "prefect-server.log", "wb")  # noqa: SIM115 - closed in stop()
+        self._log = log
+        prefect = Path(sys.executable).parent / "prefect"
+        started = time.perf_counter()
+        self.proc = subprocess.Popen(
+            [str(prefect), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+            env={**env, **self.env},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + STARTUP_BOUND
+        while not self._healthy():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(
+                    f"prefect server did not start (see {self.workdir / 'prefect-server.log'})"
+                )
+            time.sleep(0.2)
+        self.start_seconds = time.perf_counter() - started
+        return self
+
+    def _healthy(self) -> bool:
+        try:
+            return httpx.get(f"{self.env['PREFECT_API_URL']}/health", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def stop(self) -> None:
+        """Stop it (SIGTERM, then SIGKILL after 30 s)."""
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.proc = None
+        log = self._log
+        if log is not None and hasattr(log, "close"):
+            log.close()
+        self._log = None
+
+    def __enter__(self) -> PrefectServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
