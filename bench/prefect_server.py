@@ -24,8 +24,9 @@ def _free_port() -> int:
 class PrefectServer:
     """A Prefect API server in its own process; `env` reaches it (PREFECT_API_URL, PREFECT_HOME)."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, home: Path | None = None) -> None:
         self.workdir = workdir
+        self.home = home or workdir / "prefect-server-home"
         self.proc: subprocess.Popen[bytes] | None = None
         self.env: dict[str, str] = {}
         self.start_seconds = 0.0
@@ -34,10 +35,9 @@ class PrefectServer:
     def start(self) -> PrefectServer:
         """Start it and wait (bounded) until /api/health answers."""
         port = _free_port()
-        home = self.workdir / "prefect-server-home"
-        home.mkdir(parents=True, exist_ok=True)
+        self.home.mkdir(parents=True, exist_ok=True)
         self.env = {
-            "PREFECT_HOME": str(home),
+            "PREFECT_HOME": str(self.home),
             "PREFECT_API_URL": f"http://127.0.0.1:{port}/api",
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         }
