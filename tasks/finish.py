@@ -14,6 +14,11 @@ from tasks.context import RunContext, error_code
 log = logging.getLogger(__name__)
 
 
+def owes_nothing(item: Item) -> bool:
+    """Whether the finish step has no call to make for this item (nothing but the move to finished)."""
+    return not item.spec.chapters and not owed_update(item.spec, item.create_title, item.create_description)
+
+
 def finish_item(ctx: RunContext, item: Item) -> str:
     """Apply metadata and chapters to a done item's video, then mark it finished; returns the new state."""
     assert item.video_id is not None

@@ -12,7 +12,7 @@ from typing import Protocol
 from connectors.errors import AuthError, VideoApiError
 from state.machine import CREATING, DONE, FAILED, PLANNED, UPLOADING
 from tasks.context import RunContext
-from tasks.finish import finish_item
+from tasks.finish import finish_item, owes_nothing
 from tasks.lookup import SETTLE_SECONDS
 from tasks.readiness import Watcher
 
@@ -168,7 +168,17 @@ def _poll(ctx: RunContext, watcher: Watcher) -> None:
 
 
 def _finish_done(ctx: RunContext, tried: set[str]) -> None:
-    for item in ctx.ledger.items([DONE]):
+    waiting = [i for i in ctx.ledger.items([DONE]) if i.key not in tried]
+    # Items that owe no call are finished together, in one transaction (3000 single moves cost a second).
+    plain = [i.key for i in waiting if owes_nothing(i)]
+    if plain and not ctx.abort.is_set():
+        try:
+            ctx.ledger.finish_all(ctx.run_id, plain)
+            tried.update(plain)
+            waiting = [i for i in waiting if i.key not in tried]
+        except Exception:
+            log.warning("finishing %d items together failed; finishing them one by one", len(plain))
+    for item in waiting:
         if item.key in tried or ctx.abort.is_set():
             continue
         tried.add(item.key)
