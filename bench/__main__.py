@@ -37,7 +37,7 @@ BENCHMARKS = (
 )
 #: Benchmarks that mostly sleep (threads waiting on polls): in a run with others they start first, in a
 #: background process (`python -m bench NAME` with its own work dir and emulator), and are collected last.
-BACKGROUND = ("baseline",)
+BACKGROUND = ("baseline", "api_calls")
 #: How long the end of a run waits for a background benchmark still going.
 BACKGROUND_WAIT = 1200.0
 
