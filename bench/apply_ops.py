@@ -31,11 +31,12 @@ class Sizes:
     scale: int
 
 
-#: 300 videos, each updated (tags) and given chapters; every 4th copied, every 4th (others) cut with a trim:
-#: 750 operations, about 1000 API calls, more than the scaled per-minute limit (900), so the run meets the
-#: 60 s window. The real limits (10/s, 300/min), the spec's 5 s poll rule and 2 s of processing are all
-#: scaled by `scale` (limits x3 in emulator and client, times / 3), as in rate_cap.
-FULL = Sizes(videos=300, copy_every=4, cut_every=4, scale=3)
+#: 200 videos, each updated (tags) and given chapters; every 4th copied, every 4th (others) cut with a trim:
+#: 500 operations, 650 API calls at the least, under the scaled per-minute limit (900): the per-second
+#: window binds (300 videos met the 60 s window too, but made `make bench` longer than its 10 minutes). The
+#: real limits (10/s, 300/min), the spec's 5 s poll rule and 2 s of processing are all scaled by `scale`
+#: (limits x3 in emulator and client, times / 3), as in rate_cap.
+FULL = Sizes(videos=200, copy_every=4, cut_every=4, scale=3)
 QUICK = Sizes(videos=8, copy_every=4, cut_every=4, scale=3)
 TRANSFERS = 4
 REAL_POLL, REAL_PROCESSING = 5.0, 2.0

@@ -27,6 +27,7 @@ class PrefectServer:
     def __init__(self, workdir: Path, home: Path | None = None) -> None:
         self.workdir = workdir
         self.home = home or workdir / "prefect-server-home"
+        self.log_path = workdir / f"{self.home.name}.log"
         self.proc: subprocess.Popen[bytes] | None = None
         self.env: dict[str, str] = {}
         self.start_seconds = 0.0
@@ -42,7 +43,7 @@ class PrefectServer:
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         }
         env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-        log = open(self.workdir / "prefect-server.log", "wb")  # noqa: SIM115 - closed in stop()
+        log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self._log = log
         prefect = Path(sys.executable).parent / "prefect"
         started = time.perf_counter()
@@ -59,7 +60,7 @@ class PrefectServer:
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 self.stop()
                 raise RuntimeError(
-                    f"prefect server did not start (see {self.workdir / 'prefect-server.log'})"
+                    f"prefect server did not start (see {self.log_path})"
                 )
             time.sleep(0.2)
         self.start_seconds = time.perf_counter() - started
