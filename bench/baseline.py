@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import resource
 import subprocess
 import sys
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import careful
+from bench.end_to_end import migrate_command
 from bench.figures import Figure
 from bench.ratelog import api_calls, breakdown, refusal_windows, refused
 from bench.services import REPO, EmulatorProcess
@@ -128,11 +128,6 @@ def careful_run(
     return Run(seconds, entries, videos, [c.stem for c in clips], detail)
 
 
-def _cli() -> list[str]:
-    script = Path(sys.executable).parent / "videoferry"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "flows.cli"]
-
-
 def _videoferry(command: list[str], env: dict[str, str]) -> tuple[float, str]:
     """Run `videoferry migrate` once: (seconds, `exit status N; error codes: ...`); exit 1 is a result."""
     started = time.perf_counter()
@@ -153,28 +148,7 @@ def videoferry_run(
     """`videoferry migrate --no-prefect` (a new process, default options, as bench/end_to_end.py runs it)
     under the seed's faults, then once more with the faults off (the rerun a failed run asks for).
     """
-    env = {
-        **os.environ,
-        "VIDEOFERRY_API_URL": ws.base_url,
-        "VIDEOFERRY_UPLOAD_URL": ws.upload_url,
-        "VIDEOFERRY_TOKEN": ws.token,
-        "PREFECT_HOME": str(workdir / "prefect-home"),
-        "PREFECT_LOGGING_LEVEL": "WARNING",
-        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-    }
-    env.pop("PREFECT_API_URL", None)
-    command = [
-        *_cli(),
-        "migrate",
-        str(inventory),
-        "--parent-id",
-        ws.project_id,
-        "--ledger",
-        str(workdir / "videoferry.db"),
-        "--transfers",
-        str(TRANSFERS),
-        "--no-prefect",
-    ]
+    command, env = migrate_command(ws, inventory, workdir / "videoferry.db", workdir, prefect=False)
     titles = [c.stem for c in clips]
     with EmulatorControl(base_url, timeout=120.0) as ctl:
         with _faults(ctl, ws, True):

@@ -69,7 +69,7 @@ def _cli() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "flows.cli"]
 
 
-def videoferry_migrate(
+def migrate_command(
     ws: Workspace,
     inventory: Path,
     ledger: Path,
@@ -78,8 +78,8 @@ def videoferry_migrate(
     *,
     prefect_env: dict[str, str] | None = None,
     scale: int = 1,
-) -> float:
-    """Run `videoferry migrate` as a user would (a new process, default options but the ledger path).
+) -> tuple[list[str], dict[str, str]]:
+    """`videoferry migrate` as a user runs it (default options but the ledger path) and its environment.
 
     prefect_env: reach that running Prefect server; without it a Prefect run starts its temporary server.
     scale: the client's limits x scale (the emulator's are set to match); the poll interval stays 5 s.
@@ -111,6 +111,23 @@ def videoferry_migrate(
         f"{POLL:g}",  # the spec's 5 s is also the CLI's least; only the limits and processing scale
         "--prefect" if prefect else "--no-prefect",
     ]
+    return command, env
+
+
+def videoferry_migrate(
+    ws: Workspace,
+    inventory: Path,
+    ledger: Path,
+    workdir: Path,
+    prefect: bool,
+    *,
+    prefect_env: dict[str, str] | None = None,
+    scale: int = 1,
+) -> float:
+    """Run migrate_command(...) in a new process; its seconds (any exit status but 0 is an error)."""
+    command, env = migrate_command(
+        ws, inventory, ledger, workdir, prefect, prefect_env=prefect_env, scale=scale
+    )
     started = time.perf_counter()
     proc = subprocess.run(
         command, env=env, cwd=REPO, capture_output=True, text=True, timeout=900, check=False
