@@ -22,7 +22,7 @@ from tasks.context import RunContext
 from tasks.next_step import Handle, advance_items
 from tasks.open_run import forget, open_service, share
 from tasks.plan import Plan, apply_plan, preview, read_plan
-from tasks.preflight import checked_recently
+from tasks.preflight import checked_recently, read_one
 from tasks.readiness import start_webhooks
 from tasks.reconcile import retry_service_errors
 from tasks.report import Report, build_report, write_report
@@ -121,8 +121,7 @@ def run_migration(
         apply_plan(plan, ledger, run_id)
         if opts.retry_failed:
             ledger.requeue_failed(run_id)
-        if not checked_recently(settings):  # the CLI checked the token while Prefect started
-            _preflight(ctx)
+        _preflight(ctx, settings)
         if opts.retry_errors and not ctx.abort.is_set():
             retry_service_errors(ctx)  # deletes each failed video before its item is created again
         ctx.progress.items_total, ctx.progress.bytes_total = ledger.size()  # no journal scan
@@ -182,10 +181,14 @@ def _shard(opts: MigrateOptions) -> tuple[int, int] | None:
     return parse_shard(opts.shard) if opts.shard else None
 
 
-def _preflight(ctx: RunContext) -> None:
-    """One cheap read so a bad token stops the run before any item is touched."""
+def _preflight(ctx: RunContext, settings: Settings) -> None:
+    """One cheap read so a bad token stops the run before any item is touched (tasks/preflight.py); none
+    when this process passed it a moment ago (the CLI checks the token while Prefect's server starts).
+    """
+    if checked_recently(settings):
+        return
     try:
-        ctx.client.videos.list(page=1, per_page=1)
+        read_one(ctx.client)
     except AuthError as exc:
         ctx.stop(str(exc), config_error=True)
     except VideoApiError as exc:

@@ -20,7 +20,6 @@ class ServerWarmup:
     """
 
     def __init__(self) -> None:
-        self.error: BaseException | None = None
         self._thread: threading.Thread | None = None
 
     def start(self) -> ServerWarmup:
@@ -41,7 +40,6 @@ class ServerWarmup:
 
             SubprocessASGIServer().start()
         except BaseException as exc:  # the flow run starts the server itself and reports its failure
-            self.error = exc
             log.debug("starting Prefect's temporary server in the background failed: %s", type(exc).__name__)
 
     def join(self) -> None:

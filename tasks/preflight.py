@@ -21,9 +21,14 @@ def _key(api_url: str, token: str) -> str:
     return hashlib.sha256(f"{api_url}\n{token}".encode()).hexdigest()
 
 
-def check_service(client: VideoClient, settings: Settings) -> None:
-    """List one video; AuthError (and any other VideoApiError) propagates. A pass is remembered."""
+def read_one(client: VideoClient) -> None:
+    """The preflight read: list one video; AuthError (and any other VideoApiError) propagates."""
     client.videos.list(page=1, per_page=1)
+
+
+def check_service(client: VideoClient, settings: Settings) -> None:
+    """read_one(); a pass is remembered for checked_recently() (the CLI's check while Prefect starts)."""
+    read_one(client)
     with _lock:
         _passed[_key(settings.api_url, settings.token)] = time.monotonic()
 
