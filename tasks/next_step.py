@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import time
@@ -96,9 +97,9 @@ def advance_items(
         else:
             _finish_done(ctx, finish_tried)
             watched = watcher.watched()
-            counts = ctx.ledger.counts() if running or queue else {}
-            creates_left = counts.get(PLANNED, 0) + counts.get(CREATING, 0)
-            if watched and watcher.due(watched, creates_left=creates_left, uploading=bool(running or queue)):
+            uploading = bool(running or queue)
+            count_creates = functools.partial(_creates_left, ctx, uploading)
+            if watched and watcher.due(watched, creates_left=count_creates, uploading=uploading):
                 _poll(ctx, watcher)
                 _finish_done(ctx, finish_tried)
                 watched = watcher.watched()
@@ -167,6 +168,14 @@ def _poll(ctx: RunContext, watcher: Watcher) -> None:
         log.warning("status poll failed (%s); trying again next round", exc.code or exc.status)
 
 
+def _creates_left(ctx: RunContext, uploading: bool) -> int:
+    """Items whose create is not answered yet (planned, or in creating); 0 once no transfer runs."""
+    if not uploading:
+        return 0
+    counts = ctx.ledger.counts()
+    return counts.get(PLANNED, 0) + counts.get(CREATING, 0)
+
+
 def _finish_done(ctx: RunContext, tried: set[str]) -> None:
     waiting = [i for i in ctx.ledger.items([DONE]) if i.key not in tried]
     # Items that owe no call are finished together, in one transaction (3000 single moves cost a second).
@@ -175,7 +184,6 @@ def _finish_done(ctx: RunContext, tried: set[str]) -> None:
         try:
             ctx.ledger.finish_all(ctx.run_id, plain)
             tried.update(plain)
-            waiting = [i for i in waiting if i.key not in tried]
         except Exception:
             log.warning("finishing %d items together failed; finishing them one by one", len(plain))
     for item in waiting:

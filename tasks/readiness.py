@@ -6,6 +6,7 @@ import logging
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import datetime
 from typing import Literal
 
@@ -57,11 +58,17 @@ class Watcher:
         return self.ctx.ledger.items(WATCH_STATES)
 
     def due(
-        self, watched: list[Item], *, creates_left: int, uploading: bool, now: float | None = None
+        self,
+        watched: list[Item],
+        *,
+        creates_left: Callable[[], int],
+        uploading: bool,
+        now: float | None = None,
     ) -> bool:
         """Whether to poll now (`now`: time.monotonic()); never twice within the poll interval.
 
-        creates_left: items whose create is not answered yet; uploading: transfers still running. While
+        creates_left: counts the items whose create is not answered yet (asked only once the interval has
+        passed: a ledger query); uploading: transfers still running. While
         creates are left, only when the poll takes no slot a create will want (see BUSY_POLL_SECONDS). After
         the last create, a poll that would come before the youngest upload's video can be done (its end, or
         now while uploads run, + the shortest processing seen) waits for that moment, by at most one poll
@@ -79,7 +86,9 @@ class Watcher:
             self._held_since = now
         return now - self._held_since >= self.ctx.poll_every()
 
-    def _hold(self, watched: list[Item], creates_left: int, uploading: bool, now: float) -> bool | None:
+    def _hold(
+        self, watched: list[Item], count_creates: Callable[[], int], uploading: bool, now: float
+    ) -> bool | None:
         """None: no poll now; False: poll now; True: hold the poll for the youngest upload's video."""
         interval = self.ctx.poll_every()
         # Once webhooks carry the news the interval also counts from the run's start: a run whose every
@@ -87,6 +96,7 @@ class Watcher:
         webhooks = interval > self.ctx.poll_interval
         if now - (max(self.last_poll, self.started) if webhooks else self.last_poll) < interval:
             return None
+        creates_left = count_creates()
         if creates_left:
             if now - max(self.last_poll, self.started) >= max(interval, BUSY_POLL_SECONDS):
                 return False
