@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -14,8 +13,9 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 import httpx
 
+from bench.child import measure
 from bench.figures import Figure
-from bench.services import REPO, EmulatorProcess, MotoProcess
+from bench.services import EmulatorProcess, MotoProcess
 from bench.workload import MIB, BenchConfig, fit_size, settings_for
 from connectors.s3_multipart import DEFAULT_PART_SIZE
 from emulator.control import Workspace
@@ -218,26 +218,6 @@ def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: Mot
     )
 
 
-def _measure(spec: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
-    """Run one archive in a child process (`python -m bench.archive_copy`); its JSON result."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench.archive_copy"],
-        input=json.dumps(spec),
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env={**os.environ, **env},
-        timeout=900,
-        check=False,
-    )
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode != 0 or not lines:
-        tail = proc.stderr.strip().splitlines()[-5:]
-        raise RuntimeError(f"archive child failed ({proc.returncode}): {' | '.join(tail)}")
-    result: dict[str, Any] = json.loads(lines[-1])
-    return result
-
-
 def _memory(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: MotoProcess) -> Iterator[Figure]:
     root = cfg.subdir("archive-memory")
     sizes = QUICK_MEMORY if cfg.quick else FULL_MEMORY
@@ -253,7 +233,7 @@ def _memory(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: MotoPro
         size = fit_size(cfg, wanted, copies=3, what="archive memory recording", minimum=sizes[0])
         event_id, _ = _recording(emu, ws, size, f"memory-{n}")
         opts = {"to": f"s3://{BUCKET}/mem-{n}/", "events": [event_id], "ledger": str(root / f"mem-{n}.db")}
-        result = _measure({"options": opts}, env)
+        result = measure({"options": opts}, env, module="bench.archive_copy")
         if result["exit_code"] != 0 or result["bytes"] != size:
             raise RuntimeError(f"archive of {size} bytes: {result}")
         results.append((size, result))

@@ -83,16 +83,21 @@ JOBS = {"migrate": _migrate, "plan": _plan}
 
 
 def measure(
-    spec: dict[str, Any], env: dict[str, str] | None = None, timeout: float = 900.0
+    spec: dict[str, Any],
+    env: dict[str, str] | None = None,
+    timeout: float = 900.0,
+    module: str = "bench.child",
 ) -> dict[str, Any]:
-    """Run one job in a fresh child process (the caller's side) and return its JSON result."""
+    """Run one job in a fresh child process (`python -m module`, the spec as JSON on stdin) and return the
+    JSON result it prints last.
+    """
     import os
     import subprocess
 
     from bench.services import REPO
 
     proc = subprocess.run(
-        [sys.executable, "-m", "bench.child"],
+        [sys.executable, "-m", module],
         input=json.dumps(spec),
         capture_output=True,
         text=True,
@@ -104,7 +109,8 @@ def measure(
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
         tail = proc.stderr.strip().splitlines()[-5:]
-        raise RuntimeError(f"bench.child {spec['job']} failed ({proc.returncode}): {' | '.join(tail)}")
+        job = spec.get("job", "job")
+        raise RuntimeError(f"{module} {job} failed ({proc.returncode}): {' | '.join(tail)}")
     result: dict[str, Any] = json.loads(lines[-1])
     return result
 

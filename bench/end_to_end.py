@@ -114,20 +114,8 @@ def migrate_command(
     return command, env
 
 
-def videoferry_migrate(
-    ws: Workspace,
-    inventory: Path,
-    ledger: Path,
-    workdir: Path,
-    prefect: bool,
-    *,
-    prefect_env: dict[str, str] | None = None,
-    scale: int = 1,
-) -> float:
-    """Run migrate_command(...) in a new process; its seconds (any exit status but 0 is an error)."""
-    command, env = migrate_command(
-        ws, inventory, ledger, workdir, prefect, prefect_env=prefect_env, scale=scale
-    )
+def run_command(command: list[str], env: dict[str, str]) -> float:
+    """Run `videoferry migrate` (migrate_command) in a new process: its seconds; exit status 1 or 2 fails."""
     started = time.perf_counter()
     proc = subprocess.run(
         command, env=env, cwd=REPO, capture_output=True, text=True, timeout=900, check=False
@@ -152,9 +140,10 @@ def _measure(
     ledger = root / f"{run.name}.db"
     env = server.env if server is not None and run.path == "prefect" else None
     started = time.time()
-    seconds = videoferry_migrate(
+    command, environment = migrate_command(
         ws, inventory, ledger, root, run.path != "plain", prefect_env=env, scale=run.scale
     )
+    seconds = run_command(command, environment)
     entries = ctl.requests(ws.workspace_id)
     timeline = Timeline.read(started, started + seconds, entries, ledger)
     calls = api_calls(entries)

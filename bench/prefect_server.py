@@ -59,9 +59,7 @@ class PrefectServer:
         while not self._healthy():
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 self.stop()
-                raise RuntimeError(
-                    f"prefect server did not start (see {self.log_path})"
-                )
+                raise RuntimeError(f"prefect server did not start (see {self.log_path})")
             time.sleep(0.2)
         self.start_seconds = time.perf_counter() - started
         return self
