@@ -36,24 +36,56 @@ def _load(value: str | None) -> Any:
     return json.loads(value) if value else None
 
 
+#: The names of spec_values(), in order: key, row, then SPEC_COLUMNS.
+SPEC_VALUE_NAMES: tuple[str, ...] = ("key", "row", *SPEC_COLUMNS)
+
+
+def spec_values(spec: ItemSpec, texts: dict[tuple[Any, ...], str] | None = None) -> tuple[Any, ...]:
+    """key, row and SPEC_COLUMNS as stored, in SPEC_VALUE_NAMES order: empty text and empty lists are NULL,
+    lists canonical JSON. ``texts`` (list value -> its JSON, filled as met; give one dict to many calls)
+    saves encoding a list again when many rows share it, as an inventory's tags often do.
+    """
+    tags, chapters, domains = spec.tags, spec.chapters, spec.privacy_domains
+    cache = {} if texts is None else texts
+    return (
+        spec.key,
+        spec.row,
+        spec.source,
+        spec.source_size,
+        spec.title,
+        spec.description or None,
+        spec.parent_id or None,
+        _list_text(cache, tags) if tags else None,
+        _list_text(cache, chapters, _CHAPTERS) if chapters else None,
+        spec.privacy_type.value if spec.privacy_type else None,
+        _list_text(cache, domains) if domains else None,
+        spec.via.value,
+    )
+
+
+_CHAPTERS = "chapters"  # the cache key's first part for chapters (tags and domains: None; same text per list)
+
+
+def _list_text(cache: dict[tuple[Any, ...], str], values: Any, kind: str | None = None) -> str:
+    """The stored JSON text of a non-empty list column (chapters as {time, title} objects), cached."""
+    key = (kind, values)
+    try:
+        text = cache.get(key)
+    except TypeError:  # a list, not a tuple: not hashable, not cached
+        text, key = None, (kind, ())
+    if text is None:
+        if kind == _CHAPTERS:
+            text = dump([{"time": float(c.time), "title": c.title} for c in values])
+        else:
+            text = dump(list(values))
+        if key[1]:
+            cache[key] = text
+    return text
+
+
 def spec_columns(spec: ItemSpec) -> dict[str, Any]:
-    """key, row and SPEC_COLUMNS as stored: empty text and empty lists are NULL, lists canonical JSON."""
-    return {
-        "key": spec.key,
-        "row": spec.row,
-        "source": spec.source,
-        "source_size": spec.source_size,
-        "title": spec.title,
-        "description": spec.description or None,
-        "parent_id": spec.parent_id or None,
-        "tags": dump(list(spec.tags)) if spec.tags else None,
-        "chapters": dump([{"time": float(c.time), "title": c.title} for c in spec.chapters])
-        if spec.chapters
-        else None,
-        "privacy_type": spec.privacy_type.value if spec.privacy_type else None,
-        "privacy_domains": dump(list(spec.privacy_domains)) if spec.privacy_domains else None,
-        "via": spec.via.value,
-    }
+    """key, row and SPEC_COLUMNS as stored (spec_values by name)."""
+    return dict(zip(SPEC_VALUE_NAMES, spec_values(spec), strict=True))
 
 
 def spec_from_row(row: Mapping[str, Any]) -> ItemSpec:

@@ -5,10 +5,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import chain
 from typing import Any
 
-from core.redact import scrub
-from state.machine import DONE, FAILED, FINISHED, UPLOADING, check_transition
+from core.redact import MAX_MESSAGE, scrub
+from state.columns import SPEC_VALUE_NAMES
+from state.machine import DONE, FAILED, FINISHED, PLANNED, UPLOADING, check_transition
 
 #: What replaces a known upload endpoint in stored messages.
 ENDPOINT_PLACEHOLDER = "<upload endpoint>"
@@ -44,6 +47,36 @@ def insert_rows(
         chunk = rows[start : start + per]
         sql = f"INSERT INTO {table} ({names}) VALUES {', '.join([one] * len(chunk))}"
         conn.execute(sql, [value for row in chunk for value in row])
+
+
+def _insert_shared(
+    conn: sqlite3.Connection,
+    table: str,
+    shared: Mapping[str, Any],
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+) -> None:
+    """insert_rows for rows that also share the values of ``shared``: those are bound once per statement
+    (numbered parameters ?1..?k, repeated in every VALUES tuple), each row binds only its own columns."""
+    names = ", ".join(f'"{c}"' for c in (*shared, *columns))
+    k, width = len(shared), len(columns)
+    per = max(1, (_MAX_PARAMS - k) // width)
+    values = tuple(shared.values())
+    for start in range(0, len(rows), per):
+        chunk = rows[start : start + per]
+        sql = f"INSERT INTO {table} ({names}) VALUES {_numbered_values(k, width, len(chunk))}"
+        conn.execute(sql, [*values, *chain.from_iterable(chunk)])
+
+
+@lru_cache(maxsize=64)
+def _numbered_values(shared: int, width: int, rows: int) -> str:
+    """'(?1, .., ?k, ?k+1, ..), (?1, .., ?k, ..)': rows tuples of the shared parameters, then their own."""
+    head = [f"?{i}" for i in range(1, shared + 1)]
+    tuples = []
+    for r in range(rows):
+        first = shared + r * width + 1
+        tuples.append(f"({', '.join([*head, *(f'?{i}' for i in range(first, first + width))])})")
+    return ", ".join(tuples)
 
 
 @dataclass(frozen=True)
@@ -119,6 +152,38 @@ def write_transitions(conn: sqlite3.Connection, now: str, transitions: Iterable[
         insert_rows(conn, "items", names, rows)
     if events:
         insert_rows(conn, "events", _EVENT_COLUMNS, events)
+
+
+#: The columns of a new item's row as write_births takes them: its spec as stored, then meta_pending.
+BIRTH_COLUMNS: tuple[str, ...] = (*SPEC_VALUE_NAMES, "meta_pending")
+
+
+def write_births(
+    conn: sqlite3.Connection,
+    now: str,
+    run_id: str | None,
+    rows: Sequence[Sequence[Any]],
+    messages: Sequence[str | None],
+) -> None:
+    """New items (None -> planned) and their journal rows, as write_transitions writes a Transition(key, None,
+    PLANNED, run_id, values, message=...) for each, with values every BIRTH_COLUMNS but key plus
+    first_seen_run = last_run = run_id: the same rows, written with fewer bound values (a plan's many new
+    items). rows are BIRTH_COLUMNS values; messages, one per row, say where each came from."""
+    if not rows:
+        return
+    check_transition(rows[0][0], None, PLANNED)  # the same change for each: allowed for one, for all
+    stamps = {"state": PLANNED, "updated_at": now, "last_run": run_id, "first_seen_run": run_id}
+    _insert_shared(conn, "items", stamps, BIRTH_COLUMNS, rows)
+    shared = {"time": now, "run_id": run_id, "kind": "transition", "to_state": PLANNED}
+    journal = [(row[0], _short(message)) for row, message in zip(rows, messages, strict=True)]
+    _insert_shared(conn, "events", shared, ("key", "message"), journal)
+
+
+def _short(message: str | None) -> str | None:
+    """A message with no secret in it as the journal keeps it (scrub() without secrets)."""
+    if not message:
+        return None
+    return message if len(message) <= MAX_MESSAGE else scrub(message, ())
 
 
 def _update(conn: sqlite3.Connection, columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:

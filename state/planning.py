@@ -7,13 +7,14 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from core.item import ItemSpec, owes_metadata
-from state.columns import SPEC_COLUMNS, meta_pending, spec_columns, spec_from_row
+from state.columns import SPEC_COLUMNS, meta_pending, spec_columns, spec_from_row, spec_values
 from state.db import fetch
-from state.journal import Transition, event, write_transitions
+from state.journal import event, write_births
 from state.machine import COMPLETE_STATES, FAILED, PLANNED
 from state.models import PlanResult
 
 _CHUNK = 900  # specs per batch: bound parameters per IN (...) list
+_BIRTHS = 10_000  # new items held back to be written together (the items table, then the journal)
 _ALL_KEYS = (
     2_000_000  # up to this many stored items, plan() reads every key's state at once (~200 MB at most)
 )
@@ -49,6 +50,11 @@ class _Planner:
         self.conflicts: list[str] = []
         self.duplicates: list[str] = []
         self.seen: set[str] = set()
+        # New items not yet written (BIRTH_COLUMNS values, journal messages): written _BIRTHS at a time, not
+        # a batch's few hundred between other writes (each table then grows in long runs of pages).
+        self.births: list[tuple[Any, ...]] = []
+        self.messages: list[str] = []
+        self.texts: dict[tuple[Any, ...], str] = {}  # list columns' JSON by value (spec_values)
         # Every stored key's state in one query (a first plan finds none): no per-batch look-ups. A ledger too
         # big to hold in memory (known None) is looked up batch by batch instead.
         self.known: dict[str, str] | None = None
@@ -77,12 +83,14 @@ class _Planner:
         if open_keys:
             sql = f"SELECT {', '.join(_READ)} FROM items WHERE key IN ({', '.join('?' * len(open_keys))})"
             existing = {r["key"]: r for r in fetch(self.conn, sql, open_keys)}
-        births: list[Transition] = []
+        births: list[tuple[Any, ...]] = []
+        messages: list[str] = []
         touches: list[tuple[Any, ...]] = []
         for spec in fresh:
             state = states.get(spec.key)
             if state is None:
                 births.append(self._birth(spec))
+                messages.append(f"planned from row {spec.row}")
             elif state in COMPLETE_STATES:
                 self.already_done += 1
             else:
@@ -92,18 +100,23 @@ class _Planner:
                     old["last_run"],
                 ):
                     touches.append((item["row"], self.run_id, item["key"]))
-        write_transitions(self.conn, self.now, births)
+        # After this batch's own events (changes noted above), as when each batch wrote its new items at once.
+        self.births += births
+        self.messages += messages
+        if len(self.births) >= _BIRTHS:
+            self.flush()
         if touches:
             self.conn.executemany("UPDATE items SET row = ?, last_run = ? WHERE key = ?", touches)
 
-    def _birth(self, spec: ItemSpec) -> Transition:
-        """None -> planned: a new item with its spec columns (nothing was sent yet: create_* are NULL)."""
+    def _birth(self, spec: ItemSpec) -> tuple[Any, ...]:
+        """None -> planned: a new item's BIRTH_COLUMNS (nothing was sent yet: create_* are NULL)."""
         self.added += 1
-        values = spec_columns(spec)
-        key = values.pop("key")
-        values["meta_pending"] = int(owes_metadata(spec, None, None))
-        values["first_seen_run"] = values["last_run"] = self.run_id
-        return Transition(key, None, PLANNED, self.run_id, values, message=f"planned from row {spec.row}")
+        return (*spec_values(spec, self.texts), int(owes_metadata(spec, None, None)))
+
+    def flush(self) -> None:
+        """Write the new items held back, with their journal rows (journal.write_births)."""
+        write_births(self.conn, self.now, self.run_id, self.births, self.messages)
+        self.births, self.messages = [], []
 
     def _update(self, item: dict[str, Any], old: dict[str, Any]) -> bool:
         """Apply what may change of a known item; True when its row was written."""
@@ -134,6 +147,7 @@ class _Planner:
         return True
 
     def _note(self, old: dict[str, Any], message: str) -> None:
+        self.flush()  # new items of earlier batches first: the journal's order stays batch by batch
         state = old["state"]
         event(
             self.conn,
@@ -162,4 +176,5 @@ def plan(conn: sqlite3.Connection, now: str, specs: Iterable[ItemSpec], run_id: 
     planner = _Planner(conn, now, run_id)
     for batch in _batched(specs, _CHUNK):
         planner.batch(batch)
+    planner.flush()
     return planner.result()

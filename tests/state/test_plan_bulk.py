@@ -1,0 +1,118 @@
+"""plan()'s bulk path: new items and their journal rows as write_transitions writes them, in batch order."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.item import Chapter, ItemSpec, Via, owes_metadata
+from state import Ledger, planning
+from state.columns import spec_columns
+from state.journal import Transition, write_transitions
+from state.machine import PLANNED
+from tests.state.helpers import spec
+
+NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
+
+
+def _specs() -> list[ItemSpec]:
+    shared = {"tags": ["a", "é"], "chapters": [(0, "Intro"), ("90", "Main")]}
+    return [
+        spec("full", 2, **shared, privacy_type="custom", privacy_domains=["x.example"], description="About"),
+        spec("same-lists", 3, **shared, parent_id="p-1"),
+        spec("bare", 4, description="", parent_id=""),
+        spec("no-row", None, source_size=1234, via="url", source="https://h.example/v.mp4?sig=1"),
+        spec("nowhere", 6, privacy_type="nowhere"),
+        # Built directly: a list where a tuple is expected is stored the same (not cached).
+        ItemSpec(key="listed", source="/v/l.mp4", parent_id="p", via=Via.SINGLE, title="L", tags=["t"]),  # type: ignore[arg-type]
+        spec("chapters-only", 8, chapters=[(1.5, "One")]),
+    ]
+
+
+def _old_births(conn: sqlite3.Connection, now: str, specs: list[ItemSpec], run_id: str | None) -> None:
+    """What plan() wrote for new items before its bulk path: one Transition each."""
+    transitions = []
+    for s in specs:
+        values: dict[str, Any] = spec_columns(s)
+        key = values.pop("key")
+        values["meta_pending"] = int(owes_metadata(s, None, None))
+        values["first_seen_run"] = values["last_run"] = run_id
+        transitions.append(
+            Transition(key, None, PLANNED, run_id, values, message=f"planned from row {s.row}")
+        )
+    write_transitions(conn, now, transitions)
+
+
+def _rows(path: Path) -> tuple[list[Any], list[Any]]:
+    conn = sqlite3.connect(path)
+    try:
+        items = conn.execute("SELECT rowid, * FROM items ORDER BY rowid").fetchall()
+        events = conn.execute("SELECT * FROM events WHERE kind = 'transition' ORDER BY event_id").fetchall()
+    finally:
+        conn.close()
+    return items, events
+
+
+@pytest.mark.parametrize("run_id", ["run-1", None])
+def test_new_items_are_the_rows_a_transition_each_wrote(tmp_path: Path, run_id: str | None) -> None:
+    bulk, single = tmp_path / "bulk.db", tmp_path / "single.db"
+    for path in (bulk, single):
+        Ledger.open(path, clock=lambda: NOW).close()
+    ledger = Ledger.open(bulk, clock=lambda: NOW)
+    try:
+        result = ledger.plan(_specs(), run_id)
+        now = ledger._db.now()
+    finally:
+        ledger.close()
+    assert result.added == len(_specs())
+    conn = sqlite3.connect(single, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        _old_births(conn, now, _specs(), run_id)
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    items, events = _rows(bulk)
+    assert (items, events) == _rows(single)
+    assert len(items) == len(events) == len(_specs())
+    lists = {row[1]: (row[9], row[10]) for row in items}  # rowid, key, ..., tags, chapters
+    chapters = '[{"time":0.0,"title":"Intro"},{"time":90.0,"title":"Main"}]'
+    assert lists["full"] == lists["same-lists"] == ('["a","é"]', chapters)
+    assert lists["listed"] == ('["t"]', None)
+    assert events[3][-1] == "planned from row None"
+
+
+def test_the_journal_keeps_batch_order_when_new_items_wait(
+    ledger: Ledger, ledger_path: Path, run_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ledger.plan([spec("old1"), spec("old2")], run_id)
+    monkeypatch.setattr(planning, "_CHUNK", 2)  # batches: [n1 n2] [old1 n3] [n4 old2] [n5 n6] [n7]
+    monkeypatch.setattr(planning, "_BIRTHS", 3)  # new items are written 3 or more at a time, or before a note
+    specs = [spec("n1"), spec("n2"), spec("old1", title="New 1"), spec("n3"), spec("n4")]
+    specs += [spec("old2", title="New 2"), spec("n5"), spec("n6"), spec("n7")]
+    result = ledger.plan(specs, run_id)
+    assert (result.added, result.updated) == (7, 2)
+    conn = sqlite3.connect(ledger_path)
+    try:
+        journal = conn.execute(
+            "SELECT key, kind FROM events WHERE kind IN ('transition', 'plan') ORDER BY event_id"
+        ).fetchall()
+    finally:
+        conn.close()
+    # What one write per batch gave: each batch's notes, then its new items.
+    expected = ["old1", "old2", "n1", "n2", "old1", "n3", "old2", "n4", "n5", "n6", "n7"]
+    assert [key for key, _ in journal] == expected
+    assert [kind for key, kind in journal if key.startswith("old")] == ["transition"] * 2 + ["plan"] * 2
+    n4 = ledger.get("n4")
+    assert n4 is not None and n4.state == PLANNED and n4.spec.chapters == ()
+
+
+def test_chapters_that_compare_equal_keep_their_own_text(ledger: Ledger, run_id: str) -> None:
+    ledger.plan([spec("a", chapters=[(1, "x")]), spec("b", tags=["1.0", "x"])], run_id)
+    a, b = ledger.get("a"), ledger.get("b")
+    assert a is not None and a.spec.chapters == (Chapter(1.0, "x"),) and a.spec.tags == ()
+    assert b is not None and b.spec.tags == ("1.0", "x") and b.spec.chapters == ()
