@@ -94,6 +94,11 @@ def migrate(**values: Any) -> None:
             parse_shard(opts.shard)
         except ValueError as exc:
             raise _fail(f"--shard: {exc}") from None
+    warmup = None
+    if prefect and not opts.dry_run:
+        from flows.warmup import ServerWarmup
+
+        warmup = ServerWarmup().start()  # first: the server process starts while this one imports
     from rich.console import Console
 
     from connectors.config import ConfigError, Settings
@@ -112,7 +117,8 @@ def migrate(**values: Any) -> None:
             from tasks.open_run import run_limiter
 
             counter = run_limiter(settings, ledger)
-            warmup = _check_while_prefect_starts(settings, counter) if prefect else None
+            if warmup is not None:
+                _check_token(settings, counter)
             with LiveDisplay(ledger, console, counter):
                 if warmup is not None:
                     from flows.migrate_flow import run_flow
@@ -128,17 +134,15 @@ def migrate(**values: Any) -> None:
     raise typer.Exit(int(result["exit_code"]))
 
 
-def _check_while_prefect_starts(settings: Any, limiter: Any) -> Any:
-    """Start Prefect's temporary server in the background and meanwhile check the token (one list call).
+def _check_token(settings: Any, limiter: Any) -> None:
+    """Check the token (one list call) while Prefect's temporary server starts in its own process.
 
     A bad token fails here, before the server is even up; a pass stands for the run's own preflight.
     """
     from connectors.client import VideoClient
     from connectors.errors import AuthError, VideoApiError
-    from flows.warmup import ServerWarmup
     from tasks.preflight import check_service
 
-    warmup = ServerWarmup().start()
     client = VideoClient.from_settings(settings, limiter=limiter)
     try:
         check_service(client, settings)
@@ -148,7 +152,6 @@ def _check_while_prefect_starts(settings: Any, limiter: Any) -> Any:
         pass  # the run's own preflight tries again and says what it found
     finally:
         client.close()
-    return warmup
 
 
 migrate.__signature__ = _migrate_signature()  # type: ignore[attr-defined]

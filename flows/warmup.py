@@ -1,48 +1,158 @@
-"""Prefect's temporary server, started in the background while the command makes its first calls."""
+"""Prefect's temporary server, started in its own process the moment the command starts."""
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import importlib.util
 import logging
 import os
-import threading
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
 
 log = logging.getLogger(__name__)
 
+#: What Prefect gives the temporary server it starts itself (prefect.server.api.server.SubprocessASGIServer):
+#: no UI, the ephemeral server's settings.
+SERVER_ENV = {"PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
+#: uvicorn exits with 3 when its port was taken meanwhile: another port is tried, this many times.
+PORT_ATTEMPTS = 5
+HEALTH_INTERVAL = 0.05
+#: Used when Prefect's own setting cannot be read.
+DEFAULT_STARTUP_TIMEOUT = 90.0
+
+
+def _free_port() -> int:
+    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
 
 class ServerWarmup:
-    """Starts Prefect's temporary API server in a thread (only when no PREFECT_API_URL is configured).
+    """Starts the temporary Prefect API server a flow run of this process would start (only when no
+    PREFECT_API_URL is set in the environment), in a subprocess, as soon as the command starts.
 
-    The server takes seconds to start (a second interpreter importing the Prefect server). Meanwhile the
-    command checks the token with its first API call; in a run the per-minute limit binds, the calls of the
-    first minute need half of it, so that start costs nothing at the end. join() before the flow runs:
-    Prefect marks the server running as soon as it starts it, and a flow that came in between would reach
-    for a server that does not answer yet.
+    Prefect starts the same server itself when the flow begins, and only after importing the whole Prefect
+    server into this process to do so (seconds of work before the server process even starts). Here the
+    server process starts first (the command and environment Prefect uses) and starts up on the other core
+    while this process imports and checks the token. join() then reads Prefect's settings: when a profile
+    names a server, or temporary servers are off, the process is stopped and Prefect decides as usual;
+    otherwise it waits until the server answers and PREFECT_API_URL names it for the rest of the process,
+    so the flow run uses it. The server stops when the process exits, after Prefect's own exit handlers
+    (which still send to it).
     """
 
     def __init__(self) -> None:
-        self._thread: threading.Thread | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._port = 0
+        self.api_url: str | None = None
 
     def start(self) -> ServerWarmup:
-        """Begin starting the server (no-op when Prefect is configured to use another server)."""
+        """Start the server process (no-op when PREFECT_API_URL is set)."""
         if os.environ.get("PREFECT_API_URL"):
             return self
-        self._thread = threading.Thread(target=self._run, name="prefect-server-warmup", daemon=True)
-        self._thread.start()
+        try:
+            self._port = _free_port()
+            self._process = _spawn(self._port)
+        except (OSError, ModuleNotFoundError) as exc:  # the flow run then starts the server itself
+            log.debug("could not start Prefect's temporary server early: %s", type(exc).__name__)
+            return self
+        # Registered before Prefect registers its exit handlers, so it runs after them (last in, first out).
+        atexit.register(self.stop)
         return self
 
-    def _run(self) -> None:
+    def join(self) -> None:
+        """Make the started server the run's once it answers (or stop it: Prefect then decides as usual)."""
+        if self._process is None:
+            return
         try:
-            from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_EPHEMERAL_ENABLED
+            from prefect.settings import (
+                PREFECT_API_URL,
+                PREFECT_SERVER_EPHEMERAL_ENABLED,
+                PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS,
+            )
 
             if PREFECT_API_URL.value() or not PREFECT_SERVER_EPHEMERAL_ENABLED.value():
-                return  # a profile names a server, or temporary servers are off: Prefect decides as usual
-            from prefect.server.api.server import SubprocessASGIServer
+                self.stop()  # a profile names a server, or temporary servers are off
+                return
+            timeout = PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.value() or DEFAULT_STARTUP_TIMEOUT
+            url = self._wait_healthy(float(timeout))
+        except Exception as exc:  # the flow run starts a server itself and reports its failure
+            log.debug("starting Prefect's temporary server failed: %s", type(exc).__name__)
+            url = None
+        if url is None:
+            self.stop()
+            return
+        from prefect.context import refresh_global_settings_context
 
-            SubprocessASGIServer().start()
-        except BaseException as exc:  # the flow run starts the server itself and reports its failure
-            log.debug("starting Prefect's temporary server in the background failed: %s", type(exc).__name__)
+        os.environ["PREFECT_API_URL"] = url
+        refresh_global_settings_context()  # Prefect read its settings when imported: read them again
+        self.api_url = url
 
-    def join(self) -> None:
-        """Wait until the server answers (or the attempt ended)."""
-        if self._thread is not None:
-            self._thread.join()
+    def _wait_healthy(self, timeout: float) -> str | None:
+        """The server's API URL once /health answers 200 (a new port when uvicorn found this one taken)."""
+        deadline = time.monotonic() + timeout
+        attempts = 1
+        with httpx.Client(timeout=2.0) as http:
+            while self._process is not None and time.monotonic() < deadline:
+                code = self._process.poll()
+                if code == 3 and attempts < PORT_ATTEMPTS:
+                    attempts += 1
+                    self._port = _free_port()
+                    self._process = _spawn(self._port)
+                    continue
+                if code is not None:
+                    log.debug("Prefect's temporary server exited with %s while starting", code)
+                    return None
+                url = f"http://127.0.0.1:{self._port}/api"
+                with contextlib.suppress(httpx.HTTPError):
+                    if http.get(f"{url}/health").status_code == 200:
+                        return url
+                time.sleep(HEALTH_INTERVAL)
+        return None
+
+    def stop(self) -> None:
+        """Stop the server process (idempotent); the process exit does it too."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _spawn(port: int) -> subprocess.Popen[bytes]:
+    """The server process, as Prefect's SubprocessASGIServer runs it."""
+    spec = importlib.util.find_spec("prefect")  # where Prefect is installed, without importing it
+    if spec is None or spec.origin is None:
+        raise ModuleNotFoundError("prefect")
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--app-dir",
+            str(Path(spec.origin).parent.parent),
+            "--factory",
+            "prefect.server.api.server:create_app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "error",
+            "--lifespan",
+            "on",
+        ],
+        # Prefect passes its whole environment; the service's token and addresses are not the server's.
+        env={**{k: v for k, v in os.environ.items() if not k.startswith("VIDEOFERRY_")}, **SERVER_ENV},
+        stdin=subprocess.DEVNULL,
+    )
