@@ -8,9 +8,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import boto3
-from botocore.config import Config
-
 from connectors.redact import install_boto_redaction
 
 if TYPE_CHECKING:
@@ -46,6 +43,9 @@ def make_s3_client(cfg: S3Config | None = None) -> S3Client:
     """Make a new thread-safe S3 client; path-style addressing when a custom endpoint is set (MinIO, moto)."""
     cfg = cfg or S3Config.from_env()
     install_boto_redaction()
+    import boto3  # here, not at the top: every command imports this module, few of them reach S3 (0.2 s)
+    from botocore.config import Config
+
     config = Config(
         retries={"mode": "standard", "max_attempts": 5},
         max_pool_connections=32,
