@@ -268,8 +268,11 @@ def _with_keys(df: pl.DataFrame, errors: _Errors) -> pl.DataFrame:
     derive = df.select(
         pl.col("key").is_null() & pl.col("_source").is_not_null() & pl.col("_parent").is_not_null()
     ).to_series()
-    inputs = df.select(pl.struct("_source", "_parent")).to_series()
-    keys = _patch(df["key"], derive, inputs, lambda v: derive_key(v["_source"], v["_parent"]))
+    keys = df["key"]
+    idx = derive.fill_null(False).arg_true()
+    if idx.len():
+        pairs = zip(df["_source"].gather(idx).to_list(), df["_parent"].gather(idx).to_list(), strict=True)
+        keys = keys.clone().scatter(idx, [derive_key(source, parent) for source, parent in pairs])
     df = df.with_columns(keys.alias("_key"), pl.col("key").is_not_null().alias("_key_given"))
     first = df.filter(pl.col("_key").is_not_null()).group_by("_key").agg(pl.col("row").min().alias("_first"))
     df = df.join(first, on="_key", how="left", maintain_order="left")

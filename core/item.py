@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, NamedTuple
 
@@ -132,7 +132,7 @@ def derive_key(source: str, parent_id: str) -> str:
 
 
 def parse_shard(text: str) -> tuple[int, int]:
-    """"K/N" -> (K, N) with 1 <= K <= N (ValueError naming the value otherwise)."""
+    """ "K/N" -> (K, N) with 1 <= K <= N (ValueError naming the value otherwise)."""
     match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
     if match is None:
         raise ValueError(f"shard {text!r}: expected K/N, e.g. 1/4")
@@ -235,22 +235,46 @@ def item_spec(
     via and privacy_type by their values (an empty privacy_type: none); tags and privacy domains as
     strings, chapters from {time, title} mappings; a missing list is empty.
     """
-    return ItemSpec(
-        key=key,
-        source=source,
-        parent_id=parent_id,
-        via=_VIAS.get(via) or Via(via),
-        title=title,
-        row=row,
-        source_size=source_size,
-        description=description,
-        tags=tuple(map(str, tags)) if tags else (),
-        chapters=tuple(Chapter(float(c["time"]), str(c["title"])) for c in chapters) if chapters else (),
-        privacy_type=PrivacyType(privacy_type) if privacy_type else None,
-        privacy_domains=tuple(map(str, privacy_domains)) if privacy_domains else (),
+    # Filled in place, not through ItemSpec(...): a frozen dataclass's __init__ sets each of its 12 fields
+    # with object.__setattr__, half the cost of a row (this runs once per inventory row and per stored row
+    # read). The same instance: _FIELDS is checked against the dataclass's fields below.
+    spec = _new(ItemSpec)
+    values = spec.__dict__
+    values["key"] = key
+    values["source"] = source
+    values["parent_id"] = parent_id
+    values["via"] = _VIAS.get(via) or Via(via)
+    values["title"] = title
+    values["row"] = row
+    values["source_size"] = source_size
+    values["description"] = description
+    values["tags"] = tuple(map(str, tags)) if tags else ()
+    values["chapters"] = (
+        tuple(Chapter(float(c["time"]), str(c["title"])) for c in chapters) if chapters else ()
     )
+    values["privacy_type"] = PrivacyType(privacy_type) if privacy_type else None
+    values["privacy_domains"] = tuple(map(str, privacy_domains)) if privacy_domains else ()
+    return spec
 
 
+_new = object.__new__
+#: The fields item_spec() fills, in ItemSpec's order (a field added to ItemSpec must be added there too).
+_FIELDS = (
+    "key",
+    "source",
+    "parent_id",
+    "via",
+    "title",
+    "row",
+    "source_size",
+    "description",
+    "tags",
+    "chapters",
+    "privacy_type",
+    "privacy_domains",
+)
+if tuple(f.name for f in fields(ItemSpec)) != _FIELDS:
+    raise TypeError(f"item_spec() fills {_FIELDS}, not every field of ItemSpec")
 #: Via by its value: item_spec() runs once per inventory row, and a dict look-up is cheaper than Via(value).
 _VIAS: dict[str, Via] = {via.value: via for via in Via}
 

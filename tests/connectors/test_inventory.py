@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from connectors.inventory import OUTPUT_SCHEMA, InventoryError, read_inventory
 from connectors.s3 import S3Config, make_s3_client
-from core.item import Chapter, PrivacyType, RowError, Via, derive_key
+from core.item import Chapter, ItemSpec, PrivacyType, RowError, Via, derive_key
 
 PARENT = "0f8fad5b-d9cb-469f-a165-70867728950e"
 OTHER_PARENT = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
@@ -492,3 +493,21 @@ def test_rows_become_item_specs_routed_by_via(tmp_path: Path) -> None:
     assert [s.via for s in routed.specs()] == [Via.URL, Via.URL]
     assert [(e.row, e.field) for e in routed.errors] == [(1, "source")]
     assert "cannot be imported by URL" in routed.errors[0].reason
+
+
+def test_item_specs_are_the_dataclass_made_with_the_same_values(tmp_path: Path) -> None:
+    records = [
+        {"source": "/m/a.mp4", "title": "A", "tags": "x; y", "privacy_domains": "Example.com", "key": "k"},
+        {"source": "https://cdn.test/b.mp4?sig=1", "chapters": '[{"time": "1:30", "title": "Demo"}]'},
+        {"source": "s3://bucket/c.mp4", "description": "About", "privacy_type": "nowhere"},
+    ]
+    path = write_csv(tmp_path / "inv.csv", records)
+    specs = list(read_inventory(str(path), default_parent_id=PARENT).specs())
+    made = [ItemSpec(**{f.name: getattr(s, f.name) for f in dataclasses.fields(ItemSpec)}) for s in specs]
+    assert specs == made and [hash(s) for s in specs] == [hash(s) for s in made]
+    assert [repr(s) for s in specs] == [repr(s) for s in made] and "cdn.test" not in repr(specs[1])
+    assert [vars(s) for s in specs] == [vars(s) for s in made]
+    assert specs[0].key == "k" and specs[1].source_kind.value == "url" and specs[2].row == 3
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        specs[0].title = "changed"  # type: ignore[misc]
+    assert dataclasses.replace(specs[2], title="T") == dataclasses.replace(made[2], title="T")
