@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from core.item import ItemSpec, Via, default_title, item_spec, owes_metadata
+from core.item import ItemSpec, PrivacyType, Via, default_title, item_spec, owes_metadata
 
 #: The items columns an ItemSpec fills (besides key and row), in report order. "row" never counts as a change.
 SPEC_COLUMNS: tuple[str, ...] = (
@@ -57,10 +57,14 @@ def spec_values(spec: ItemSpec, texts: dict[tuple[Any, ...], str] | None = None)
         spec.parent_id or None,
         _list_text(cache, tags) if tags else None,
         _list_text(cache, chapters, _CHAPTERS) if chapters else None,
-        spec.privacy_type.value if spec.privacy_type else None,
+        _TEXT.get(spec.privacy_type) or spec.privacy_type.value if spec.privacy_type else None,
         _list_text(cache, domains) if domains else None,
-        spec.via.value,
+        _TEXT.get(spec.via) or spec.via.value,
     )
+
+
+#: The stored text of each Via and PrivacyType (a look-up, cheaper than .value once per row).
+_TEXT: dict[object, str] = {member: member.value for member in (*Via, *PrivacyType)}
 
 
 _CHAPTERS = "chapters"  # the cache key's first part for chapters (tags and domains: None; same text per list)

@@ -175,7 +175,10 @@ def write_births(
     stamps = {"state": PLANNED, "updated_at": now, "last_run": run_id, "first_seen_run": run_id}
     _insert_shared(conn, "items", stamps, BIRTH_COLUMNS, rows)
     shared = {"time": now, "run_id": run_id, "kind": "transition", "to_state": PLANNED}
-    journal = [(row[0], _short(message)) for row, message in zip(rows, messages, strict=True)]
+    journal = [
+        (row[0], message if message and len(message) <= MAX_MESSAGE else _short(message))
+        for row, message in zip(rows, messages, strict=True)
+    ]
     _insert_shared(conn, "events", shared, ("key", "message"), journal)
 
 
