@@ -9,12 +9,13 @@ from typing import Any
 from core.item import ItemSpec, owes_metadata
 from state.columns import SPEC_COLUMNS, meta_pending, spec_columns, spec_from_row, spec_values
 from state.db import fetch
-from state.journal import event, write_births
+from state.journal import BIRTH_COLUMNS, event, write_births
 from state.machine import COMPLETE_STATES, FAILED, PLANNED
 from state.models import PlanResult
 
 _CHUNK = 900  # specs per batch: bound parameters per IN (...) list
-_BIRTHS = 10_000  # new items held back to be written together (the items table, then the journal)
+_BIRTHS = 20_000  # new items held back to be written together (the items table, then the journal)
+_ROW_AT = BIRTH_COLUMNS.index("row")
 _ALL_KEYS = (
     2_000_000  # up to this many stored items, plan() reads every key's state at once (~200 MB at most)
 )
@@ -50,10 +51,9 @@ class _Planner:
         self.conflicts: list[str] = []
         self.duplicates: list[str] = []
         self.seen: set[str] = set()
-        # New items not yet written (BIRTH_COLUMNS values, journal messages): written _BIRTHS at a time, not
-        # a batch's few hundred between other writes (each table then grows in long runs of pages).
+        # New items not yet written (BIRTH_COLUMNS values): written _BIRTHS at a time, not a batch's few
+        # hundred between other writes (each table then grows in long runs of pages; ~1 MB per 1000 held).
         self.births: list[tuple[Any, ...]] = []
-        self.messages: list[str] = []
         self.texts: dict[tuple[Any, ...], str] = {}  # list columns' JSON by value (spec_values)
         # Every stored key's state in one query (a first plan finds none): no per-batch look-ups. A ledger too
         # big to hold in memory (known None) is looked up batch by batch instead.
@@ -84,13 +84,11 @@ class _Planner:
             sql = f"SELECT {', '.join(_READ)} FROM items WHERE key IN ({', '.join('?' * len(open_keys))})"
             existing = {r["key"]: r for r in fetch(self.conn, sql, open_keys)}
         births: list[tuple[Any, ...]] = []
-        messages: list[str] = []
         touches: list[tuple[Any, ...]] = []
         for spec in fresh:
             state = states.get(spec.key)
             if state is None:
                 births.append(self._birth(spec))
-                messages.append(f"planned from row {spec.row}")
             elif state in COMPLETE_STATES:
                 self.already_done += 1
             else:
@@ -102,7 +100,6 @@ class _Planner:
                     touches.append((item["row"], self.run_id, item["key"]))
         # After this batch's own events (changes noted above), as when each batch wrote its new items at once.
         self.births += births
-        self.messages += messages
         if len(self.births) >= _BIRTHS:
             self.flush()
         if touches:
@@ -115,8 +112,9 @@ class _Planner:
 
     def flush(self) -> None:
         """Write the new items held back, with their journal rows (journal.write_births)."""
-        write_births(self.conn, self.now, self.run_id, self.births, self.messages)
-        self.births, self.messages = [], []
+        messages = [f"planned from row {values[_ROW_AT]}" for values in self.births]
+        write_births(self.conn, self.now, self.run_id, self.births, messages)
+        self.births = []
 
     def _update(self, item: dict[str, Any], old: dict[str, Any]) -> bool:
         """Apply what may change of a known item; True when its row was written."""

@@ -13,6 +13,9 @@ APPLICATION_ID = 0x76667279
 TABLES: tuple[str, ...] = ("meta", "runs", "items", "ops", "events", "units")
 
 _STATE_LIST = ", ".join(f"'{s}'" for s in STATES)
+#: The via values items may hold (besides NULL: an older ledger's row), as the items CHECK lists them.
+VIAS: tuple[str, ...] = ("tus", "url", "single")
+VIA_CHECK = f"via IS NULL OR via IN ({', '.join(repr(v) for v in VIAS)})"
 _OP_STATUS_LIST = ", ".join(f"'{s}'" for s in OP_STATUSES)
 
 # Looking operations up by what they act on and by what they created (reconcile of creating operations).
@@ -88,7 +91,7 @@ DDL: tuple[str, ...] = (
         chapters TEXT,
         privacy_type TEXT,
         privacy_domains TEXT,
-        via TEXT CHECK (via IS NULL OR via IN ('tus', 'url', 'single')),
+        via TEXT CHECK ({VIA_CHECK}),
         create_title TEXT,
         create_description TEXT,
         state TEXT NOT NULL CHECK (state IN ({_STATE_LIST})),

@@ -12,8 +12,9 @@ import pytest
 from core.item import Chapter, ItemSpec, Via, owes_metadata
 from state import Ledger, planning
 from state.columns import spec_columns
-from state.journal import Transition, write_transitions
+from state.journal import Transition, write_births, write_transitions
 from state.machine import PLANNED
+from state.schema import VIA_CHECK
 from tests.state.helpers import spec
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
@@ -116,3 +117,24 @@ def test_chapters_that_compare_equal_keep_their_own_text(ledger: Ledger, run_id:
     a, b = ledger.get("a"), ledger.get("b")
     assert a is not None and a.spec.chapters == (Chapter(1.0, "x"),) and a.spec.tags == ()
     assert b is not None and b.spec.tags == ("1.0", "x") and b.spec.chapters == ()
+
+
+def test_write_births_checks_what_the_items_checks_check(ledger: Ledger, ledger_path: Path) -> None:
+    conn = sqlite3.connect(ledger_path, isolation_level=None)
+    try:
+        (ddl,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'items'").fetchone()
+        # write_births checks these two itself (SQLite skips them for its rows): add a new CHECK there too.
+        assert ddl.count("CHECK") == 2 and "CHECK (state IN (" in ddl and f"CHECK ({VIA_CHECK})" in ddl
+        good = ("k", 1, "/v/k.mp4", None, "K", None, None, None, None, None, None, "tus", 0)
+        conn.execute("BEGIN IMMEDIATE")
+        with pytest.raises(sqlite3.IntegrityError) as refused:
+            write_births(conn, "now", "run", [good, (*good[:11], "bogus", 0)], ["a", "b"])
+        with pytest.raises(sqlite3.IntegrityError) as by_sqlite:
+            conn.execute("INSERT INTO items (key, source, state, via) VALUES ('x', 's', 'planned', 'bogus')")
+        assert str(refused.value) == str(by_sqlite.value)
+        with pytest.raises(sqlite3.IntegrityError, match="NOT NULL"):  # SQLite's own checks still hold
+            write_births(conn, "now", "run", [(*good[:2], None, *good[3:])], ["a"])
+        assert conn.execute("PRAGMA ignore_check_constraints").fetchone() == (0,)
+        conn.execute("ROLLBACK")
+    finally:
+        conn.close()
