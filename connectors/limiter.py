@@ -3,28 +3,40 @@
 from __future__ import annotations
 
 import logging
-import random
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pyrate_limiter import AbstractBucket, InMemoryBucket, Limiter, Rate, RateItem, SQLiteBucket
+from pyrate_limiter import Rate
 
 from connectors.config import DEFAULT_RATE_PER_MINUTE, DEFAULT_RATE_PER_SECOND
 from connectors.limiter_backends import (
     MemoryPause,
     OrderFreeRedisBucket,
     PauseStore,
+    PyrateWindows,
     RedisPause,
     SQLitePause,
     key_digest,
+)
+from connectors.limiter_windows import (
+    DEFAULT_FLIGHT_LIMIT,
+    MemoryWindows,
+    SQLiteWindows,
+    Windows,
+    settling_windows,
 )
 
 __all__ = [
     "DEFAULT_SECOND_MARGIN",
     "DEFAULT_MINUTE_MARGIN",
+    "REDIS_SECOND_MARGIN",
+    "REDIS_MINUTE_MARGIN",
+    "DEFAULT_FLIGHT_LIMIT",
     "DEFAULT_PAUSE_SECONDS",
     "LimiterStats",
     "ApiRateLimiter",
@@ -34,14 +46,19 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Added to the 1 s window: the server counts *arrivals* in a strict sliding window and the client stamps
-#: admissions, so 11 calls admitted 1.000 s apart can land 0.95 s apart. Measured on loopback under load (the
-#: rate_cap benchmark: emulator in its own process, 8 transfers, 2 cores): the 31 closest arrivals of calls
-#: admitted >= 1.1 s apart spanned 1.009-1.056 s, i.e. up to 91 ms of send-to-arrival jitter; so not smaller.
-DEFAULT_SECOND_MARGIN = 0.1
-#: Added to the 60 s window for the same reason: the jitter is in time, not a share of the window (the same
-#: runs ate up to 55 ms of it); 0.25 s costs 0.4 % of the sustained 300/min rate (1.0 s cost 1.6 %).
-DEFAULT_MINUTE_MARGIN = 0.25
+#: Added to the 1 s window of the settling windows (memory, SQLite). A call counts from its answer on, an
+#: upper bound of when the service counted it, so no jitter needs covering: only a service that stamps
+#: arrivals in whole milliseconds (1 ms) and the two clocks' rate difference (NTP slews at most 500 ppm:
+#: 0.5 ms a second); 5 ms covers both with room.
+DEFAULT_SECOND_MARGIN = 0.005
+#: Added to the 60 s window for the same reasons: 500 ppm of 60 s is 30 ms (0.05 % of the 300/min rate).
+DEFAULT_MINUTE_MARGIN = 0.03
+#: Redis (several machines) stamps each call at its admission (pyrate cannot move an entry's time): its
+#: margins cover the admission-to-arrival jitter, measured on loopback under load up to 91 ms (the
+#: rate_cap benchmark: the 31 closest arrivals of calls admitted >= 1.1 s apart spanned 1.009-1.056 s).
+REDIS_SECOND_MARGIN = 0.1
+#: The jitter is in time, not a share of the window: 0.25 s costs 0.4 % of the sustained 300/min rate.
+REDIS_MINUTE_MARGIN = 0.25
 #: After a 429 every caller waits at least this long (spec section 8).
 DEFAULT_PAUSE_SECONDS = 5.0
 
@@ -49,23 +66,12 @@ DEFAULT_PAUSE_SECONDS = 5.0
 def limiter_rates(
     per_second: int,
     per_minute: int,
-    second_margin: float = DEFAULT_SECOND_MARGIN,
-    minute_margin: float = DEFAULT_MINUTE_MARGIN,
+    second_margin: float = REDIS_SECOND_MARGIN,
+    minute_margin: float = REDIS_MINUTE_MARGIN,
 ) -> list[Rate]:
-    """The two sliding windows: per_second in 1 s + margin, per_minute in 60 s + margin."""
-    if per_second < 1 or per_minute < 1:
-        raise ValueError("rates must be at least 1")
-    if second_margin < 0 or minute_margin < 0:
-        raise ValueError("margins must not be negative")
-    second = Rate(per_second, 1000 + round(second_margin * 1000))
-    minute = Rate(per_minute, 60_000 + round(minute_margin * 1000))
-    # pyrate wants strictly increasing limits and non-increasing density; a window that can never bind
-    # under the other one is dropped.
-    if minute.limit <= second.limit:
-        return [minute]
-    if minute.limit * second.interval > second.limit * minute.interval:
-        return [second]
-    return [second, minute]
+    """pyrate's two sliding windows (Redis): per_second in 1 s + margin, per_minute in 60 s + margin."""
+    windows = settling_windows(per_second, per_minute, second_margin, minute_margin)
+    return [Rate(w.limit, round(w.seconds * 1000)) for w in windows]
 
 
 @dataclass
@@ -78,16 +84,18 @@ class LimiterStats:
 
 
 class ApiRateLimiter:
-    """Every API call (each attempt, retries included) calls acquire() before it is sent.
+    """Every API call (each attempt, retries included) is sent inside `with limiter.admitted():`.
 
-    Exact sliding windows (pyrate-limiter, SlidingWindowLog): at most per_second calls in any
-    1 s + second_margin, at most per_minute in any 60 s + minute_margin. pause() (called on a 429) makes
-    every caller sharing the pause store wait at least pause_seconds.
+    Memory and SQLite keep settling windows (connectors/limiter_windows.py): a call holds its slot from
+    admission until its answer, then counts from the answer's time; a new call is admitted when fewer than
+    per_second calls counted in the last 1 s + second_margin and fewer than per_minute in the last
+    60 s + minute_margin (calls in flight always count). Redis stamps calls at admission (pyrate). pause()
+    (called on a 429) makes every caller sharing the pause store wait at least pause_seconds.
     """
 
     def __init__(
         self,
-        bucket: AbstractBucket,
+        windows: Windows,
         pause_store: PauseStore,
         *,
         per_second: int,
@@ -105,10 +113,8 @@ class ApiRateLimiter:
         self.backend = backend
         self.stats = LimiterStats()
         self._stats_lock = threading.Lock()
-        self._bucket = bucket
+        self._windows = windows
         self._pause = pause_store
-        # buffer_ms: pyrate adds it to every blocking wait; the margins above already cover jitter.
-        self._limiter = Limiter(bucket, buffer_ms=5)
         self._closed = False
 
     # -- constructors ---------------------------------------------------------------------------------
@@ -122,11 +128,12 @@ class ApiRateLimiter:
         second_margin: float = DEFAULT_SECOND_MARGIN,
         minute_margin: float = DEFAULT_MINUTE_MARGIN,
         pause_seconds: float = DEFAULT_PAUSE_SECONDS,
+        flight_limit: float = DEFAULT_FLIGHT_LIMIT,
     ) -> ApiRateLimiter:
         """Threads of one process."""
-        bucket = InMemoryBucket(limiter_rates(per_second, per_minute, second_margin, minute_margin))
+        windows = settling_windows(per_second, per_minute, second_margin, minute_margin)
         return cls(
-            bucket,
+            MemoryWindows(windows, flight_limit=flight_limit),
             MemoryPause(),
             per_second=per_second,
             per_minute=per_minute,
@@ -147,17 +154,13 @@ class ApiRateLimiter:
         second_margin: float = DEFAULT_SECOND_MARGIN,
         minute_margin: float = DEFAULT_MINUTE_MARGIN,
         pause_seconds: float = DEFAULT_PAUSE_SECONDS,
+        flight_limit: float = DEFAULT_FLIGHT_LIMIT,
     ) -> ApiRateLimiter:
-        """Processes of one machine: one SQLite file (WAL) behind a file lock; key is usually the token."""
+        """Processes of one machine: one SQLite file (WAL, BEGIN IMMEDIATE); key is usually the token."""
         digest = key_digest(key)
-        bucket = SQLiteBucket.init_from_file(
-            limiter_rates(per_second, per_minute, second_margin, minute_margin),
-            table=f"vf_rate_{digest}",
-            db_path=str(db_path),
-            use_file_lock=True,
-        )
+        windows = settling_windows(per_second, per_minute, second_margin, minute_margin)
         return cls(
-            bucket,
+            SQLiteWindows(db_path, digest, windows, flight_limit=flight_limit),
             SQLitePause(db_path, digest),
             per_second=per_second,
             per_minute=per_minute,
@@ -175,11 +178,14 @@ class ApiRateLimiter:
         per_second: int = 10,
         per_minute: int = 300,
         *,
-        second_margin: float = DEFAULT_SECOND_MARGIN,
-        minute_margin: float = DEFAULT_MINUTE_MARGIN,
+        second_margin: float = REDIS_SECOND_MARGIN,
+        minute_margin: float = REDIS_MINUTE_MARGIN,
         pause_seconds: float = DEFAULT_PAUSE_SECONDS,
     ) -> ApiRateLimiter:
-        """Several machines: one Redis sorted set (atomic Lua check-and-insert). Clocks must be NTP-synced."""
+        """Several machines: one Redis sorted set (atomic Lua check-and-insert). Clocks must be NTP-synced.
+
+        Calls are stamped at admission, so the margins (REDIS_*) cover the admission-to-arrival jitter.
+        """
         if isinstance(redis, str):
             import redis as redis_lib
 
@@ -191,7 +197,7 @@ class ApiRateLimiter:
             f"videoferry:rate:{digest}",
         )
         return cls(
-            bucket,
+            PyrateWindows(bucket),
             RedisPause(redis, f"videoferry:pause:{digest}"),
             per_second=per_second,
             per_minute=per_minute,
@@ -203,85 +209,70 @@ class ApiRateLimiter:
 
     # -- use ------------------------------------------------------------------------------------------
 
+    @contextmanager
+    def admitted(self) -> Iterator[None]:
+        """Wait like acquire(), hold the slot while the block runs, then settle it (on any exit).
+
+        Wrap exactly the request: the call counts as in flight until the block ends, then from that moment
+        (when its answer, or its error, came back).
+        """
+        entry = self._admit(settled=False)
+        try:
+            yield
+        finally:
+            self._windows.settle(entry)
+
     def acquire(self) -> None:
-        """Block until one API call may be sent now (after any pause, inside both windows)."""
+        """Block until one API call may be sent now (after any pause, inside both windows).
+
+        The call is counted from this moment (its admission): a call sent after this counts for the
+        service later, which only margins covering that delay allow for. Send calls inside admitted().
+        """
+        self._windows.settle(self._admit(settled=True))
+
+    def _admit(self, *, settled: bool) -> int:
+        """Wait out any pause and take a slot (a new entry: in flight unless `settled`)."""
         started = time.monotonic()
         while True:
             self._wait_out_pause()
-            self._take_slot()
-            # A 429 seen while we waited for a slot: that slot was reserved before the pause, so it is not
-            # used; take a fresh one after the pause.
+            entry = self._windows.admit(settled=settled, block=True)
+            assert entry is not None
+            # A 429 seen while we waited for a slot: that slot was taken before the pause and is not
+            # used (settled now, it counts as a call); take a fresh one after the pause.
             if self.pause_remaining() <= 0:
                 break
+            self._windows.settle(entry)
         with self._stats_lock:
             self.stats.acquired += 1
             self.stats.waited_seconds += time.monotonic() - started
-
-    def _take_slot(self) -> None:
-        """Wait for a slot; every try is stamped with the clock at that moment.
-
-        pyrate's own blocking wait (blocking=True, no timeout) records the slot at "first try + planned
-        sleeps", which is earlier than the real admission when the sleep overshoots or the lock is
-        contended (many threads, a file lock): the next caller is then admitted early by that drift. Here a
-        failed try (timeout=0: no wait inside pyrate) is followed by a sleep until the blocking entry leaves
-        its window, and the next try takes a fresh timestamp.
-        """
-        while not self._limiter.try_acquire("api", 1, blocking=True, timeout=0):
-            time.sleep(self._wait_hint() + random.uniform(0, 0.002))
-
-    def _wait_hint(self) -> float:
-        """Seconds until the oldest entry that blocks a window leaves it (bounded to [1 ms, 1 s])."""
-        return min(self._blocked_ms() + 1, 1000) / 1000.0
-
-    def _blocked_ms(self) -> int:
-        """Milliseconds until every window has room again, as the bucket reads now (0: room now)."""
-        now = int(self._bucket.now())
-        blocked = 0
-        for rate in self._bucket.rates:
-            blocking = self._bucket.peek(rate.limit - 1)
-            if isinstance(blocking, RateItem):
-                blocked = max(blocked, blocking.timestamp + rate.interval - now)
-        return blocked
+        return entry
 
     def budget(self) -> int:
         """Calls the longest window (per minute) still admits now (0 while paused); a read, takes nothing.
 
-        A call sent now while the budget is short of what is queued pushes a queued call past the window
-        (a minute at the real limits); the short window only delays calls by under a second.
+        Calls in flight count as used. A call sent now while the budget is short of what is queued pushes
+        a queued call past the window (a minute at the real limits); the short window only delays calls by
+        under a second.
         """
         if self.pause_remaining() > 0:
             return 0
-        rate = max(self._bucket.rates, key=lambda r: r.interval)
-        now = int(self._bucket.now())
-        low, high = 0, rate.limit  # entries are newest first: how many are still inside the window
-        while low < high:
-            middle = (low + high) // 2
-            entry = self._bucket.peek(middle)
-            if isinstance(entry, RateItem) and entry.timestamp + rate.interval > now:
-                low = middle + 1
-            else:
-                high = middle
-        return rate.limit - low
+        longest = max(self._windows.windows, key=lambda w: w.seconds)
+        return max(0, longest.limit - self._windows.used())
 
     def try_acquire(self) -> bool:
-        """Take one slot if it is free now (not paused, both windows have room); never waits for a slot.
+        """Take one slot if it is free now (not paused, every window has room); never waits for a slot.
 
-        A try can also fail because another thread or process holds the lock (SQLite's file lock): while
-        the windows have room, it tries again for up to 2 s instead of answering "full".
+        The slot is counted from now, as acquire() counts it. A held lock (SQLite's write lock, held for
+        one short transaction) is waited for, not taken for "full".
         """
-        deadline = time.monotonic() + 2.0
-        while self.pause_remaining() <= 0:
-            # Not blocking=False: pyrate then calls lock.acquire(False), which filelock 4 reads as a bad
-            # timeout; timeout=0 is "do not wait".
-            if self._limiter.try_acquire("api", 1, blocking=True, timeout=0):
-                with self._stats_lock:
-                    self.stats.acquired += 1
-                return True
-            # The windows are full (a read: the next try may still lose the race), or the lock stayed held.
-            if self._blocked_ms() > 0 or time.monotonic() > deadline:
-                return False
-            time.sleep(0.005)
-        return False
+        if self.pause_remaining() > 0:
+            return False
+        entry = self._windows.admit(settled=True, block=False)
+        if entry is None:
+            return False
+        with self._stats_lock:
+            self.stats.acquired += 1
+        return True
 
     def pause(self, seconds: float | None = None) -> None:
         """After a 429: nobody sharing this limiter sends for at least `seconds` (default pause_seconds)."""
@@ -303,11 +294,11 @@ class ApiRateLimiter:
             time.sleep(min(remaining, 1.0))
 
     def close(self) -> None:
-        """Stop the background leak thread and close connections."""
+        """Stop the background leak thread (Redis) and close connections."""
         if self._closed:
             return
         self._closed = True
-        self._limiter.close()
+        self._windows.close()
         self._pause.close()
 
     def __enter__(self) -> ApiRateLimiter:
@@ -334,8 +325,8 @@ def rate_limiter(
     url: str | None = None,
     per_second: int = DEFAULT_RATE_PER_SECOND,
     per_minute: int = DEFAULT_RATE_PER_MINUTE,
-    second_margin: float = DEFAULT_SECOND_MARGIN,
-    minute_margin: float = DEFAULT_MINUTE_MARGIN,
+    second_margin: float | None = None,
+    minute_margin: float | None = None,
     pause_seconds: float = DEFAULT_PAUSE_SECONDS,
 ) -> ApiRateLimiter:
     """The one limiter factory: this process's limiter for (key, backend, rates), made on first use.
@@ -343,6 +334,7 @@ def rate_limiter(
     `key` is usually the token (stored only hashed). `url` picks the backend: None, "" or "memory" (threads
     of this process), "sqlite:///abs/path.db" (processes of one machine), "redis://host:port/db" (machines).
     Every client of a token in the process shares the same object, so the same budget and 429 pause.
+    A margin left None is the backend's default (DEFAULT_* for memory and SQLite, REDIS_* for Redis).
     """
     ident = (
         key_digest(key),
@@ -356,15 +348,9 @@ def rate_limiter(
     with _SHARED_LOCK:
         limiter = _SHARED.get(ident)
         if limiter is None or limiter._closed:
-            limiter = _open(
-                url,
-                key,
-                per_second,
-                per_minute,
-                second_margin=second_margin,
-                minute_margin=minute_margin,
-                pause_seconds=pause_seconds,
-            )
+            margins = {"second_margin": second_margin, "minute_margin": minute_margin}
+            options = {name: value for name, value in margins.items() if value is not None}
+            limiter = _open(url, key, per_second, per_minute, pause_seconds=pause_seconds, **options)
             _SHARED[ident] = limiter
         return limiter
 

@@ -1,18 +1,29 @@
-"""Limiter state stores: the 429 pause (memory, SQLite, Redis) and an order-free Redis bucket."""
+"""Limiter state stores: the 429 pause (memory, SQLite, Redis) and the Redis windows (order-free bucket)."""
 
 from __future__ import annotations
 
 import hashlib
+import random
 import sqlite3
 import threading
 import time
 from pathlib import Path
 from typing import Any, Protocol
 
-from pyrate_limiter import Rate, RedisBucket
+from pyrate_limiter import AbstractBucket, Limiter, Rate, RateItem, RedisBucket
 from pyrate_limiter.buckets.redis_bucket import LuaScript
 
-__all__ = ["key_digest", "PauseStore", "MemoryPause", "SQLitePause", "RedisPause", "OrderFreeRedisBucket"]
+from connectors.limiter_windows import Window
+
+__all__ = [
+    "key_digest",
+    "PauseStore",
+    "MemoryPause",
+    "SQLitePause",
+    "RedisPause",
+    "OrderFreeRedisBucket",
+    "PyrateWindows",
+]
 
 
 def key_digest(key: str) -> str:
@@ -138,3 +149,64 @@ class OrderFreeRedisBucket(RedisBucket):
             raise RuntimeError("pyrate-limiter's Redis script changed; review OrderFreeRedisBucket")
         script = LuaScript.PUT_ITEM.replace(_COUNT_UP_TO_NOW, _COUNT_EVERYTHING_SINCE)
         return cls(rates, redis, bucket_key, redis.script_load(script))
+
+
+class PyrateWindows:
+    """Windows on a pyrate bucket (Redis): entries are stamped at admission, settle() changes nothing.
+
+    pyrate cannot move an entry's time, so these windows cannot hold a slot until the answer: the
+    limiter's margins must cover the admission-to-arrival jitter (and the machines' clock differences).
+    """
+
+    def __init__(self, bucket: AbstractBucket) -> None:
+        self._bucket = bucket
+        self.windows = [Window(rate.limit, rate.interval / 1000.0) for rate in bucket.rates]
+        # buffer_ms: pyrate adds it to every blocking wait; the margins already cover jitter.
+        self._limiter = Limiter(bucket, buffer_ms=5)
+
+    def admit(self, *, settled: bool, block: bool) -> int | None:
+        """Take a slot stamped now (`settled` is moot); without `block`, retry a held lock for up to 2 s.
+
+        pyrate's own blocking wait (blocking=True, no timeout) records the slot at "first try + planned
+        sleeps", which is earlier than the real admission when the sleep overshoots or the lock is
+        contended: the next caller is then admitted early by that drift. Here a failed try (timeout=0: no
+        wait inside pyrate; not blocking=False, which filelock reads as a bad timeout) is followed by a
+        sleep until the blocking entry leaves its window, and the next try takes a fresh timestamp.
+        """
+        deadline = time.monotonic() + 2.0
+        while not self._limiter.try_acquire("api", 1, blocking=True, timeout=0):
+            blocked = self._blocked_ms()
+            if not block and (blocked > 0 or time.monotonic() > deadline):
+                return None
+            time.sleep(min(blocked + 1, 1000) / 1000.0 + random.uniform(0, 0.002))
+        return 0
+
+    def settle(self, entry: int) -> None:
+        return None
+
+    def used(self) -> int:
+        """Entries inside the longest window (newest first in the bucket: a binary search with peek)."""
+        rate = max(self._bucket.rates, key=lambda r: r.interval)
+        now = int(self._bucket.now())
+        low, high = 0, rate.limit
+        while low < high:
+            middle = (low + high) // 2
+            entry = self._bucket.peek(middle)
+            if isinstance(entry, RateItem) and entry.timestamp + rate.interval > now:
+                low = middle + 1
+            else:
+                high = middle
+        return low
+
+    def close(self) -> None:
+        self._limiter.close()
+
+    def _blocked_ms(self) -> int:
+        """Milliseconds until every window has room again, as the bucket reads now (0: room now)."""
+        now = int(self._bucket.now())
+        blocked = 0
+        for rate in self._bucket.rates:
+            blocking = self._bucket.peek(rate.limit - 1)
+            if isinstance(blocking, RateItem):
+                blocked = max(blocked, blocking.timestamp + rate.interval - now)
+        return blocked

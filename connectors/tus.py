@@ -7,6 +7,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -184,8 +185,8 @@ class TusUpload:
 
     def _head(self, endpoint: str) -> TusStatus:
         try:
-            self._admit()
-            response = self._http.head(endpoint, headers={"Tus-Resumable": TUS_VERSION})
+            with self._admitted():
+                response = self._http.head(endpoint, headers={"Tus-Resumable": TUS_VERSION})
         except httpx.TransportError as exc:
             raise _Retry(f"HEAD failed ({type(exc).__name__})") from None
         self._check_status(response, "HEAD")
@@ -211,8 +212,10 @@ class TusUpload:
         # frees, and an exhausted generator holds nothing. A source that fails mid-chunk raises SourceError
         # out of the send (not retried as a network error); the server keeps what arrived.
         try:
-            self._admit()
-            response = self._http.patch(endpoint, content=iter_range(source, offset, length), headers=headers)
+            with self._admitted():
+                response = self._http.patch(
+                    endpoint, content=iter_range(source, offset, length), headers=headers
+                )
         except httpx.TransportError as exc:
             raise _Retry(f"PATCH failed ({type(exc).__name__})") from None
         if response.status_code == 409:
@@ -220,10 +223,17 @@ class TusUpload:
         self._check_status(response, "PATCH")
         return _int_header(response, "upload-offset")
 
-    def _admit(self) -> None:
-        """Wait for the rate limiter when the service counts upload requests (learned from a 429)."""
+    @contextmanager
+    def _admitted(self) -> Iterator[None]:
+        """Around one request: pass the rate limiter when the service counts upload requests (from a 429).
+
+        The slot is held until the request's answer (or error) is back, and counts from then.
+        """
         if self.counted and self.limiter is not None:
-            self.limiter.acquire()
+            with self.limiter.admitted():
+                yield
+        else:
+            yield
 
     def _rate_limited(self) -> None:
         """An upload address answered 429: from now on tus requests pass the limiter; wait at least 5 s."""
@@ -369,12 +379,15 @@ class TusUpload:
         limited = 0
         while True:
             try:
-                self._admit()
-                response = self._http.post(
-                    endpoint,
-                    content=body(),
-                    headers={"Content-Length": str(source.size), "Content-Type": "application/octet-stream"},
-                )
+                with self._admitted():
+                    response = self._http.post(
+                        endpoint,
+                        content=body(),
+                        headers={
+                            "Content-Length": str(source.size),
+                            "Content-Type": "application/octet-stream",
+                        },
+                    )
             except httpx.TransportError as exc:
                 raise TusError(f"upload endpoint POST failed ({type(exc).__name__})") from None
             try:

@@ -114,34 +114,35 @@ class Transport:
         headers: Mapping[str, bytes] | None,
         body: BodyFactory | None,
     ) -> httpx.Response:
-        self.limiter.acquire()
-        sent = datetime.now(UTC)
-        try:
-            response = http.request(
-                method,
-                path,
-                params=params,
-                json=json_body,
-                headers=[(name.encode("ascii"), value) for name, value in (headers or {}).items()],
-                content=body() if body is not None else None,
-            )
-        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
-            raise TransportError(
-                f"{type(exc).__name__} before sending",
-                sent=False,
-                timed_out=isinstance(exc, httpx.TimeoutException),
-                operation=operation,
-            ) from None
-        except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
-            raise InvalidRequestError(
-                f"request could not be sent ({type(exc).__name__})", operation=operation
-            ) from None
-        except httpx.TimeoutException as exc:
-            raise TransportError(
-                f"{type(exc).__name__}", sent=True, timed_out=True, operation=operation
-            ) from None
-        except httpx.TransportError as exc:
-            raise TransportError(f"{type(exc).__name__}", sent=True, operation=operation) from None
+        # The call holds its slot from admission until its answer (or error) is back, and counts from then.
+        with self.limiter.admitted():
+            sent = datetime.now(UTC)
+            try:
+                response = http.request(
+                    method,
+                    path,
+                    params=params,
+                    json=json_body,
+                    headers=[(name.encode("ascii"), value) for name, value in (headers or {}).items()],
+                    content=body() if body is not None else None,
+                )
+            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+                raise TransportError(
+                    f"{type(exc).__name__} before sending",
+                    sent=False,
+                    timed_out=isinstance(exc, httpx.TimeoutException),
+                    operation=operation,
+                ) from None
+            except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
+                raise InvalidRequestError(
+                    f"request could not be sent ({type(exc).__name__})", operation=operation
+                ) from None
+            except httpx.TimeoutException as exc:
+                raise TransportError(
+                    f"{type(exc).__name__}", sent=True, timed_out=True, operation=operation
+                ) from None
+            except httpx.TransportError as exc:
+                raise TransportError(f"{type(exc).__name__}", sent=True, operation=operation) from None
         self.clock.observe_date_header(sent, datetime.now(UTC), response.headers.get("date"))
         if response.status_code == 429:
             self.limiter.pause()

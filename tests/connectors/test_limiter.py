@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import sqlite3
 import threading
 import time
 from multiprocessing.synchronize import Barrier
@@ -50,7 +51,7 @@ def test_rates_carry_the_margins() -> None:
     second, minute = limiter_rates(10, 300, 0.1, 1.0)
     assert (second.limit, second.interval) == (10, 1100)
     assert (minute.limit, minute.interval) == (300, 61_000)
-    # The defaults: a margin in time (the arrival jitter), not a share of the window.
+    # The defaults (Redis: stamped at admission): a margin in time (the arrival jitter), not a share.
     second, minute = limiter_rates(10, 300)
     assert (second.interval, minute.interval) == (1100, 60_250)
     with pytest.raises(ValueError):
@@ -188,29 +189,17 @@ def test_redis_bucket_counts_entries_stamped_after_the_caller(redis_url: str) ->
 
 def test_sqlite_try_acquire_waits_out_a_held_lock(tmp_path: Path) -> None:
     path = tmp_path / "limiter.db"
-    holder = ApiRateLimiter.sqlite(path, "tok", per_second=100, per_minute=1000)
     taker = ApiRateLimiter.sqlite(path, "tok", per_second=100, per_minute=1000)
-    locks = holder._limiter.lock
-    assert isinstance(locks, tuple)
-    lock = locks[0]  # the file lock every process of the machine takes
-    held = threading.Event()
-    released = threading.Event()
-
-    def hold_briefly() -> None:
-        with lock:
-            held.set()
-            released.wait(timeout=5)
-
+    # Another process in the middle of an admission: it holds the file's write lock for a moment.
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    timer = threading.Timer(0.3, holder.execute, args=("COMMIT",))
+    timer.start()
     try:
-        holding = threading.Thread(target=hold_briefly)
-        holding.start()
-        assert held.wait(timeout=5)
-        timer = threading.Timer(0.3, released.set)
-        timer.start()
         assert taker.try_acquire()  # free windows: a held lock is waited for, not taken for "full"
-        holding.join(timeout=5)
-        timer.join(timeout=5)
+        assert not holder.in_transaction  # it did wait for the holder to let go
     finally:
+        timer.join(timeout=5)
         holder.close()
         taker.close()
 
