@@ -125,10 +125,17 @@ def read_range(
     """Read ``length`` bytes from ``offset`` with one ranged GET (If-Match ``etag`` when given)."""
     if length <= 0:
         return b""
+    return _read_body(get_range(client, bucket, key, offset, length, etag=etag))
+
+
+def get_range(
+    client: S3Client, bucket: str, key: str, offset: int, length: int, *, etag: str | None = None
+) -> Any:
+    """The get_object answer of one ranged GET (If-Match ``etag`` when given); its "Body" is still unread."""
     kwargs: dict[str, Any] = {"Bucket": bucket, "Key": key, "Range": f"bytes={offset}-{offset + length - 1}"}
     if etag:
         kwargs["IfMatch"] = etag
-    return _read_body(client.get_object(**kwargs))
+    return client.get_object(**kwargs)
 
 
 def get_object_bytes(client: S3Client, bucket: str, key: str) -> bytes:

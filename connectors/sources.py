@@ -13,7 +13,15 @@ from urllib.parse import unquote, urlsplit
 
 from botocore.exceptions import BotoCoreError, ClientError, IncompleteReadError, ResponseStreamingError
 
-from connectors.s3 import S3Config, client_error_code, head_object, parse_s3_uri, read_range, shared_s3_client
+from connectors.s3 import (
+    S3Config,
+    client_error_code,
+    get_range,
+    head_object,
+    parse_s3_uri,
+    read_range,
+    shared_s3_client,
+)
 from core.redact import safe_uri
 
 if TYPE_CHECKING:
@@ -163,6 +171,38 @@ class S3ObjectSource:
             return data
         raise AssertionError("unreachable")
 
+    def stream_range(self, offset: int, length: int, block: int = STREAM_BLOCK) -> Iterator[bytes]:
+        """Yield the ``length`` bytes at ``offset`` from one ranged GET, ``block`` bytes at a time (one block
+        in memory whatever the range). A stream that breaks mid-body is read on from where it broke by a
+        new ranged GET (up to read_attempts GETs in all); what was yielded is never yielded again.
+        """
+        want = _check_range(self, offset, length)
+        end = offset + want
+        attempt = 0
+        while offset < end:
+            attempt += 1
+            try:
+                body = get_range(
+                    self.client, self.bucket, self.key, offset, end - offset, etag=self.etag or None
+                )["Body"]
+                try:
+                    for data in body.iter_chunks(block):
+                        offset += len(data)
+                        yield data
+                finally:
+                    body.close()
+            except ClientError as exc:
+                raise SourceError(self.uri, _s3_reason(exc)) from None
+            except (IncompleteReadError, ResponseStreamingError) as exc:
+                if attempt >= self.read_attempts:
+                    raise SourceError(self.uri, f"read failed ({type(exc).__name__})") from None
+                time.sleep(0.2 * attempt)
+                continue
+            except BotoCoreError as exc:
+                raise SourceError(self.uri, f"S3 request failed ({type(exc).__name__})") from None
+            if offset != end:
+                raise SourceError(self.uri, f"ranged read ended at byte {offset}, expected {end}")
+
     def __repr__(self) -> str:
         return f"S3ObjectSource({self.uri!r}, size={self.size})"
 
@@ -226,9 +266,19 @@ def iter_range(source: ByteSource, start: int, length: int) -> Iterator[bytes]:
     """Yield the ``length`` bytes at ``start``, read as they are consumed (a request body streamed from disk).
 
     A source with a ``stream_block`` (a local file) is read in blocks of that size, so reading overlaps
-    sending and one block is in memory; any other source (S3: every read is a ranged GET) in one read.
-    A source that ends early raises SourceError (a body shorter than its Content-Length is never sent).
+    sending and one block is in memory; one with ``stream_range`` (S3) streams the range from one request;
+    any other in one read. A source that ends early raises SourceError (a body shorter than its
+    Content-Length is never sent).
     """
+    stream = getattr(source, "stream_range", None)
+    if callable(stream):
+        sent = 0
+        for data in stream(start, length):
+            sent += len(data)
+            yield data
+        if sent != length:
+            raise SourceError(source.uri, f"ended at byte {start + sent}, expected {source.size} bytes")
+        return
     block = getattr(source, "stream_block", None)
     step = block if isinstance(block, int) and block > 0 else length
     offset, end = start, start + length

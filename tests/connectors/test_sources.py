@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from botocore.response import StreamingBody
 
 from connectors.s3 import S3Config, make_s3_client
 from connectors.sources import (
@@ -140,6 +141,43 @@ def test_s3_source_reads_by_ranged_gets(client, s3_bucket: str, s3_server: str) 
     assert b"".join(chunks) == PAYLOAD
     # One GET per chunk, each asking only for its own bytes: nothing is fetched whole.
     assert ranges == ["bytes=0-99999", "bytes=100000-199999", "bytes=200000-299999", "bytes=300000-300000"]
+
+
+def test_iter_range_streams_an_s3_range_from_one_get(client, s3_bucket: str) -> None:
+    client.put_object(Bucket=s3_bucket, Key="in/big.mp4", Body=PAYLOAD)
+    ranges: list[str] = []
+    client.meta.events.register(
+        "before-call.s3.GetObject", lambda params, **kw: ranges.append(params["headers"].get("Range"))
+    )
+    src = open_source(f"s3://{s3_bucket}/in/big.mp4", client=client)
+    assert isinstance(src, S3ObjectSource)
+    assert b"".join(iter_range(src, 50_000, 250_000)) == PAYLOAD[50_000:300_000]
+    blocks = list(src.stream_range(1_000, 200_000, block=64_000))
+    assert b"".join(blocks) == PAYLOAD[1_000:201_000]
+    assert len(blocks) > 1 and max(len(b) for b in blocks) <= 64_000  # one block at a time in memory
+    assert ranges == ["bytes=50000-299999", "bytes=1000-200999"]  # one GET per range, not per block
+
+
+def test_a_broken_s3_stream_is_read_on_from_where_it_broke(client, s3_bucket: str) -> None:
+    client.put_object(Bucket=s3_bucket, Key="in/cut.mp4", Body=PAYLOAD)
+    ranges: list[str] = []
+    client.meta.events.register(
+        "before-call.s3.GetObject", lambda params, **kw: ranges.append(params["headers"].get("Range"))
+    )
+
+    def cut_the_first_answer(parsed: dict[str, object], **_: object) -> None:
+        if len(ranges) == 1:  # the first GET's body ends after 70,000 of the bytes it announced
+            body = parsed["Body"]
+            length = int(str(parsed["ContentLength"]))
+            head = body.read(70_000)  # type: ignore[attr-defined]
+            body.close()  # type: ignore[attr-defined]
+            parsed["Body"] = StreamingBody(io.BytesIO(head), length)
+
+    client.meta.events.register("after-call.s3.GetObject", cut_the_first_answer)
+    src = open_source(f"s3://{s3_bucket}/in/cut.mp4", client=client)
+    blocks = list(iter_range(src, 10_000, 200_000))
+    assert b"".join(blocks) == PAYLOAD[10_000:210_000]  # every byte once, in order
+    assert ranges == ["bytes=10000-209999", "bytes=80000-209999"]
 
 
 def test_s3_source_through_config(s3_bucket: str, s3_server: str) -> None:
