@@ -10,6 +10,7 @@ from bench.child import measure
 from bench.figures import Figure
 from bench.services import EmulatorProcess, MotoProcess
 from bench.workload import MIB, BenchConfig, fit_size, write_inventory, write_random_file
+from connectors.config import DEFAULT_CHUNK_SIZE
 from emulator.control import Workspace
 
 #: (reference size, big size) per source. moto answers every ranged GET by reading the whole object, so an
@@ -65,7 +66,8 @@ def _figures(kind: str, results: list[tuple[int, dict[str, Any]]]) -> Iterator[F
         peak,
         "MiB",
         f"{FILES} files of {size // MIB} MiB by tus, {TRANSFERS} at once (--transfers {TRANSFERS}, the "
-        f"default), 8 MiB chunks: {big['peak_rss'] / (size * FILES):.3f} x the bytes moved; after imports "
+        f"default), {DEFAULT_CHUNK_SIZE // MIB} MiB chunks: {big['peak_rss'] / (size * FILES):.3f} x the "
+        f"bytes moved; after imports "
         f"{big['baseline_rss'] / MIB:.0f} MiB; {size * FILES / MIB / big['seconds']:.0f} MiB/s",
     )
     yield Figure(

@@ -97,7 +97,7 @@ def tuspy_upload(ws: Workspace, path: Path) -> float:
 
 
 def tus_upload(ws: Workspace, path: Path, workdir: Path, n: int) -> tuple[float, float]:
-    """Migrate the file as one tus item (run_migration, default 8 MiB chunks), stopping after the upload.
+    """Migrate the file as one tus item (run_migration, default chunk size), stopping after the upload.
 
     Returns (seconds from the create intent to the upload's completion as the ledger recorded them,
     wall seconds of the whole run_migration call).

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from connectors.config import DEFAULT_CHUNK_SIZE
 from connectors.errors import RetryHint, VideoApiError
 from connectors.limiter import ApiRateLimiter
 from connectors.redact import install_httpx_redaction
@@ -33,7 +34,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-DEFAULT_CHUNK_SIZE = 8 * 1024 * 1024
 TUS_VERSION = "1.0.0"
 #: Seconds to wait after a 429 when no limiter is shared (spec 8: at least 5 s).
 RATE_LIMIT_PAUSE = 5.0

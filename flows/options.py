@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # No heavy import here: the command line reads this module before it knows whether it runs anything.
+from connectors.config import DEFAULT_CHUNK_SIZE
 
 DEFAULT_LEDGER = "videoferry-ledger.db"
 #: How long a run waits for the service to finish processing by default (seconds). A long video can take tens
 #: of minutes to process; one still in uploading/processing after an hour is most likely stuck, and a run that
 #: waits forever never reports. A rerun keeps waiting (nothing is uploaded again).
 DEFAULT_WAIT_TIMEOUT = 3600.0
-DEFAULT_CHUNK_SIZE = 8 * 1024 * 1024
 VIAS = ("auto", "tus", "url", "single")
 MIB = 1024 * 1024
 

@@ -6,6 +6,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from connectors.config import DEFAULT_CHUNK_SIZE
+
 if TYPE_CHECKING:
     from connectors.client import VideoClient
     from connectors.errors import VideoApiError
@@ -43,7 +45,7 @@ class RunContext:
     ledger: Ledger
     run_id: str
     s3: S3Config | None = None
-    chunk_size: int = 8 * 1024 * 1024
+    chunk_size: int = DEFAULT_CHUNK_SIZE
     poll_interval: float = 5.0
     #: Creates one item may make in one run (counted in `creates` across every round of the run).
     max_create_attempts: int = 3
