@@ -136,7 +136,6 @@ class Watcher:
         self.polls += 1
         self.last_poll = time.monotonic()
         self._held_since = None
-        started = time.time()
         by_parent: dict[str, list[Item]] = defaultdict(list)
         for item in items:
             by_parent[item.spec.parent_id or ""].append(item)
@@ -149,14 +148,18 @@ class Watcher:
             found = self._list_parent(parent, group, oldest)
             statuses.update(found)
             missing.extend(i for i in group if i.video_id and i.video_id not in found)
+        # When the listing's last answer came: no video it shows terminal became so later. Not when the poll
+        # began: its first call may wait for a rate-limit slot (seconds while creates fill the window), and a
+        # video that ended then would seem to have been processed that much faster.
+        listed = time.time()
         changed = (
             self.ctx.ledger.apply_statuses(self.ctx.run_id, statuses, failure_messages(statuses))
             if statuses
             else []
         )
+        self._learn_latency(items, changed, listed)  # what the listing showed; a GET's answer is later
         for item in missing:
             changed.extend(self._get_one(item))
-        self._learn_latency(items, changed, started)
         return changed
 
     def _list_parent(self, parent: str, group: list[Item], oldest: datetime | None) -> dict[str, str]:

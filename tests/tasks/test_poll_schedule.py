@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -99,3 +100,26 @@ def test_the_poll_after_the_last_upload_waits_for_the_shortest_processing_seen(
     assert not watcher.due(
         watched, creates_left=lambda: 0, uploading=False, now=watcher.last_poll + 4.9
     )  # 5 s rule
+
+
+def test_processing_is_timed_to_the_listings_answer_not_to_a_wait_for_a_slot(
+    ctx: RunContext, emu: Workspace, emu_control: EmulatorControl, clip_factory
+) -> None:
+    clip = clip_factory(1.0)
+    ctx.ledger.plan(
+        [spec("c", 3, source=str(clip), title="c", parent_id=emu.project_id, via="tus")], ctx.run_id
+    )
+    assert transfer_item(ctx, "c") == "uploaded"
+    for key in ("a", "b", "c"):
+        emu_control.set_video_status(emu, _video(ctx, key), "done")
+    # The poll's client has a limiter of its own whose second is full of calls made after c ended (none
+    # of them waited): the poll's list waits about a second for a slot.
+    limiter = ApiRateLimiter.memory(per_second=10, per_minute=300)
+    while limiter.try_acquire():
+        pass
+    with VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=limiter) as client:
+        watcher = Watcher(dataclasses.replace(ctx, client=client))
+        assert sorted(watcher.poll_once()) == [(k, "uploaded", "done") for k in ("a", "b", "c")]
+    # c was seen done only after that wait: as far as anyone can tell, processing took that long (timed
+    # from the poll's start it would seem to have taken a few milliseconds).
+    assert watcher.latency is not None and watcher.latency >= 0.9
