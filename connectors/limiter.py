@@ -61,6 +61,8 @@ REDIS_SECOND_MARGIN = 0.1
 REDIS_MINUTE_MARGIN = 0.25
 #: After a 429 every caller waits at least this long (spec section 8).
 DEFAULT_PAUSE_SECONDS = 5.0
+#: wait_for_room() looks again at least this often (another thread may free or take the room meanwhile).
+_ROOM_POLL = 0.05
 
 
 def limiter_rates(
@@ -258,6 +260,19 @@ class ApiRateLimiter:
             return 0
         longest = max(self._windows.windows, key=lambda w: w.seconds)
         return max(0, longest.limit - self._windows.used())
+
+    def wait_for_room(self, timeout: float = 5.0) -> None:
+        """Wait (at most `timeout` s) until a call could be admitted now: no pause, room in every window.
+
+        Takes nothing: a caller that wants to know the moment its next call goes (a status poll times what
+        it sees from then) waits here first; another thread may still take that room before it.
+        """
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            wait = self.pause_remaining() or self._windows.room_in()
+            if wait <= 0:
+                return
+            time.sleep(min(wait, left, _ROOM_POLL))
 
     def try_acquire(self) -> bool:
         """Take one slot if it is free now (not paused, every window has room); never waits for a slot.

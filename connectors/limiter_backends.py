@@ -198,6 +198,9 @@ class PyrateWindows:
                 high = middle
         return low
 
+    def room_in(self) -> float:
+        return self._blocked_ms() / 1000.0
+
     def close(self) -> None:
         self._limiter.close()
 

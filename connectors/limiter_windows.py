@@ -80,6 +80,10 @@ class Windows(Protocol):
         """Entries the longest window counts now (in-flight ones included)."""
         ...
 
+    def room_in(self) -> float:
+        """Seconds until every window has room for one more call (0: now); a read, takes nothing."""
+        ...
+
     def close(self) -> None:
         """Release resources."""
         ...
@@ -134,6 +138,10 @@ class MemoryWindows:
             now = self._clock()
             longest = max(self.windows, key=lambda w: w.seconds)
             return sum(1 for until in self._until.values() if until > now - longest.seconds)
+
+    def room_in(self) -> float:
+        with self._cond:
+            return self._wait(self._clock())[0]
 
     def close(self) -> None:
         return None
@@ -234,6 +242,10 @@ class SQLiteWindows:
                 (self._key, self._clock() - longest.seconds),
             ).fetchone()
         return int(row[0])
+
+    def room_in(self) -> float:
+        with self._lock, self._write():
+            return self._wait(self._clock())[0]
 
     def close(self) -> None:
         with self._lock:

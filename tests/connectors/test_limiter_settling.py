@@ -106,6 +106,22 @@ def test_settled_entries_leave_each_window_after_its_length(make_windows: MakeWi
     assert windows.used() == 1 and windows.admit(settled=True, block=False) is not None
 
 
+def test_room_in_reads_when_a_call_could_go_and_takes_nothing(make_windows: MakeWindows) -> None:
+    clock = FakeClock()
+    windows = make_windows([Window(2, 1.0), Window(3, 60.0)], 100.0, clock)
+    assert windows.room_in() == 0
+    first = windows.admit(settled=False, block=False)
+    second = windows.admit(settled=False, block=False)
+    assert first is not None and second is not None
+    assert windows.room_in() > 60  # the second's window is full of calls in flight: no time is known
+    clock.now += 0.25
+    windows.settle(first)
+    assert windows.room_in() == pytest.approx(1.0)  # the settled one leaves it a whole second later
+    assert windows.used() == 2  # reading took nothing
+    clock.now += 1.0
+    assert windows.room_in() == 0 and windows.admit(settled=True, block=False) is not None
+
+
 def test_a_blocked_caller_waits_for_the_settle_then_a_whole_window(make_windows: MakeWindows) -> None:
     windows = make_windows([Window(1, 0.3)], 100.0, time.time)
     entry = windows.admit(settled=False, block=False)
@@ -268,3 +284,13 @@ def test_no_429_at_the_small_margins_with_many_threads(
     assert len(rows) == 64
     assert [r["status"] for r in rows if r["status"] != 200] == []  # no 429
     assert max_in_window([r["time"] for r in rows], 1.0) <= 10
+
+
+def test_wait_for_room_returns_when_a_call_could_go_and_takes_no_slot() -> None:
+    with ApiRateLimiter.memory(per_second=3, per_minute=100) as limiter:
+        while limiter.try_acquire():
+            pass  # the second's window is full
+        budget = limiter.budget()
+        limiter.wait_for_room()
+        assert limiter.budget() == budget  # waited, took nothing
+        assert limiter.try_acquire()  # and a call may go now
