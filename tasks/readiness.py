@@ -52,6 +52,7 @@ class Watcher:
         #: estimate of processing from above), None until a video was seen ending.
         self.latency: float | None = None
         self._held_since: float | None = None  # when a due poll was first held back for the youngest video
+        self._seen_at: dict[str, float] = {}  # this poll: video id -> when the page that showed it answered
 
     def watched(self) -> list[Item]:
         """Items whose upload is complete and whose video is not yet terminal (some without a known id)."""
@@ -117,12 +118,17 @@ class Watcher:
         """Learn how long after its upload's end (as the ledger recorded it) a video is seen terminal.
 
         Each poll that finds LATENCY_SAMPLES or more uploaded videos terminal gives its shortest such time
-        (the video that ended just before the poll); the estimate is the longest of those, with a margin:
-        polling too early costs a whole poll interval, too late only the excess.
+        (the video that ended just before the poll), counted to the answer of the page that showed it (`at`
+        for the others); the estimate is the longest of those, with a margin: polling too early costs a
+        whole poll interval, too late only the excess.
         """
-        ended = {i.key: i.updated_at.timestamp() for i in before if i.state == UPLOADED and i.updated_at}
+        ended = {
+            i.key: (i.updated_at.timestamp(), self._seen_at.get(i.video_id or "", at))
+            for i in before
+            if i.state == UPLOADED and i.updated_at
+        }
         seen = [
-            max(0.0, at - ended[key])
+            max(0.0, ended[key][1] - ended[key][0])
             for key, from_state, to_state in changed
             if from_state == UPLOADED and to_state not in WATCH_STATES and key in ended
         ]
@@ -132,7 +138,11 @@ class Watcher:
 
     def poll_once(self) -> list[tuple[str, str, str]]:
         """One round: list each destination (newest first) until every watched video is seen."""
+        # The list goes once the limits have room: the videos to watch are read then, not before that wait
+        # (a video that ended during it would be missing, and those that ended before seem slower to process).
+        self.ctx.client.transport.limiter.wait_for_room()
         items = self.watched()
+        self._seen_at = {}
         self.polls += 1
         self.last_poll = time.monotonic()
         self._held_since = None
@@ -196,11 +206,13 @@ class Watcher:
                 order="created_at.desc", page=page, per_page=PAGE_SIZE, **filters
             )
             self.list_calls += 1
+            answered = time.time()  # no video this page shows terminal became so later
             for video in result.items:
                 if video.id not in wanted and video.title in unknown:
                     self._learn_id(unknown, video, parent)
                 if video.id in wanted and video.status:
                     found[video.id] = video.status
+                    self._seen_at[video.id] = answered
             size = result.pagination.per_page or len(result.items)
             total = result.pagination.total
             if len(found) == len(wanted) and not unknown:

@@ -113,7 +113,7 @@ def test_processing_is_timed_to_the_listings_answer_not_to_a_wait_for_a_slot(
     for key in ("a", "b", "c"):
         emu_control.set_video_status(emu, _video(ctx, key), "done")
     # The poll's client has a limiter of its own whose second is full of calls made after c ended (none
-    # of them waited): the poll's list waits about a second for a slot.
+    # of them waited): the poll's list goes about a second later.
     limiter = ApiRateLimiter.memory(per_second=10, per_minute=300)
     while limiter.try_acquire():
         pass
@@ -121,5 +121,6 @@ def test_processing_is_timed_to_the_listings_answer_not_to_a_wait_for_a_slot(
         watcher = Watcher(dataclasses.replace(ctx, client=client))
         assert sorted(watcher.poll_once()) == [(k, "uploaded", "done") for k in ("a", "b", "c")]
     # c was seen done only after that wait: as far as anyone can tell, processing took that long (timed
-    # from the poll's start it would seem to have taken a few milliseconds).
+    # from the poll's start it would seem to have taken a few milliseconds, and the last poll of a run
+    # would come before its last video is done).
     assert watcher.latency is not None and watcher.latency >= 0.9
