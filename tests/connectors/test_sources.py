@@ -31,6 +31,15 @@ def client(s3_server: str):
     return make_s3_client(S3Config(endpoint_url=s3_server))
 
 
+def _record_ranges(client) -> list[str]:
+    """The Range header of every GetObject the client sends from now on, in order."""
+    ranges: list[str] = []
+    client.meta.events.register(
+        "before-call.s3.GetObject", lambda params, **kw: ranges.append(params["headers"].get("Range"))
+    )
+    return ranges
+
+
 @pytest.fixture()
 def local_file(tmp_path: Path) -> Path:
     path = tmp_path / "clip one.mp4"
@@ -128,10 +137,7 @@ def test_unknown_scheme_is_a_source_error() -> None:
 
 def test_s3_source_reads_by_ranged_gets(client, s3_bucket: str, s3_server: str) -> None:
     client.put_object(Bucket=s3_bucket, Key="in/clip.mp4", Body=PAYLOAD)
-    ranges: list[str] = []
-    client.meta.events.register(
-        "before-call.s3.GetObject", lambda params, **kw: ranges.append(params["headers"].get("Range"))
-    )
+    ranges = _record_ranges(client)
     src = open_source(f"s3://{s3_bucket}/in/clip.mp4", client=client)
     assert isinstance(src, S3ObjectSource)
     assert (src.name, src.size, src.uri) == ("clip.mp4", len(PAYLOAD), f"s3://{s3_bucket}/in/clip.mp4")
@@ -145,10 +151,7 @@ def test_s3_source_reads_by_ranged_gets(client, s3_bucket: str, s3_server: str) 
 
 def test_iter_range_streams_an_s3_range_from_one_get(client, s3_bucket: str) -> None:
     client.put_object(Bucket=s3_bucket, Key="in/big.mp4", Body=PAYLOAD)
-    ranges: list[str] = []
-    client.meta.events.register(
-        "before-call.s3.GetObject", lambda params, **kw: ranges.append(params["headers"].get("Range"))
-    )
+    ranges = _record_ranges(client)
     src = open_source(f"s3://{s3_bucket}/in/big.mp4", client=client)
     assert isinstance(src, S3ObjectSource)
     assert b"".join(iter_range(src, 50_000, 250_000)) == PAYLOAD[50_000:300_000]
@@ -160,10 +163,7 @@ def test_iter_range_streams_an_s3_range_from_one_get(client, s3_bucket: str) -> 
 
 def test_a_broken_s3_stream_is_read_on_from_where_it_broke(client, s3_bucket: str) -> None:
     client.put_object(Bucket=s3_bucket, Key="in/cut.mp4", Body=PAYLOAD)
-    ranges: list[str] = []
-    client.meta.events.register(
-        "before-call.s3.GetObject", lambda params, **kw: ranges.append(params["headers"].get("Range"))
-    )
+    ranges = _record_ranges(client)
 
     def cut_the_first_answer(parsed: dict[str, object], **_: object) -> None:
         if len(ranges) == 1:  # the first GET's body ends after 70,000 of the bytes it announced
