@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import importlib.util
 import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -23,6 +25,8 @@ SERVER_ENV = {"PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREF
 #: uvicorn exits with 3 when its port was taken meanwhile: another port is tried, this many times.
 PORT_ATTEMPTS = 5
 HEALTH_INTERVAL = 0.05
+#: prctl(2) option: the signal the calling process gets when its parent dies.
+PR_SET_PDEATHSIG = 1
 #: Used when Prefect's own setting cannot be read.
 DEFAULT_STARTUP_TIMEOUT = 90.0
 
@@ -155,4 +159,16 @@ def _spawn(port: int) -> subprocess.Popen[bytes]:
         # Prefect passes its whole environment; the service's token and addresses are not the server's.
         env={**{k: v for k, v in os.environ.items() if not k.startswith("VIDEOFERRY_")}, **SERVER_ENV},
         stdin=subprocess.DEVNULL,
+        preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
     )
+
+
+def _die_with_parent() -> None:
+    """In the server process before it starts: SIGTERM when the command's process dies, however it dies.
+
+    The exit handler stops the server when the command ends; a command killed with SIGKILL (or by the
+    kernel's OOM killer) runs no handler, and its server would otherwise outlive it. Linux's
+    PR_SET_PDEATHSIG; the command spawns the server from its main thread, which lives as long as it does.
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)

@@ -92,3 +92,27 @@ def test_a_server_named_by_the_profile_wins_and_the_early_one_is_stopped(tmp_pat
 def test_nothing_starts_when_the_environment_names_a_server(tmp_path: Path) -> None:
     seen = _run(_env(tmp_path, PREFECT_API_URL="http://127.0.0.1:9/api"))
     assert not seen["started"] and seen["api_url"] is None
+
+
+def test_the_early_server_dies_with_a_command_killed_by_sigkill(tmp_path: Path) -> None:
+    script = (
+        "import os, signal, sys\n"
+        "from flows.warmup import ServerWarmup\n"
+        "warmup = ServerWarmup().start()\n"
+        "warmup.join()\n"
+        "print(warmup.api_url, flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)  # no exit handler runs\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        env=_env(tmp_path),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    # run() returns once nothing holds the pipes: a server outliving the script would (it inherited them).
+    assert proc.returncode == -9, proc.stderr[-3000:]
+    url = proc.stdout.strip().splitlines()[-1]
+    assert url.startswith("http://127.0.0.1:")
+    assert _port_closed(url)  # the server got SIGTERM when its parent died
