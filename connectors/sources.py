@@ -19,7 +19,6 @@ from connectors.s3 import (
     get_range,
     head_object,
     parse_s3_uri,
-    read_range,
     shared_s3_client,
 )
 from core.redact import safe_uri
@@ -150,26 +149,9 @@ class S3ObjectSource:
         self.version = f"{info.size}:{info.etag}"
 
     def read_range(self, offset: int, length: int) -> bytes:
-        """Read up to ``length`` bytes at ``offset`` with one ranged GET (retried if the stream breaks)."""
+        """Read up to ``length`` bytes at ``offset`` with one ranged GET (read on if the stream breaks)."""
         want = _check_range(self, offset, length)
-        if want == 0:
-            return b""
-        for attempt in range(1, self.read_attempts + 1):
-            try:
-                data = read_range(self.client, self.bucket, self.key, offset, want, etag=self.etag or None)
-            except ClientError as exc:
-                raise SourceError(self.uri, _s3_reason(exc)) from None
-            except (IncompleteReadError, ResponseStreamingError) as exc:
-                if attempt == self.read_attempts:
-                    raise SourceError(self.uri, f"read failed ({type(exc).__name__})") from None
-                time.sleep(0.2 * attempt)
-                continue
-            except BotoCoreError as exc:
-                raise SourceError(self.uri, f"S3 request failed ({type(exc).__name__})") from None
-            if len(data) != want:
-                raise SourceError(self.uri, f"ranged read returned {len(data)} bytes, expected {want}")
-            return data
-        raise AssertionError("unreachable")
+        return b"".join(self.stream_range(offset, want, block=want)) if want else b""
 
     def stream_range(self, offset: int, length: int, block: int = STREAM_BLOCK) -> Iterator[bytes]:
         """Yield the ``length`` bytes at ``offset`` from one ranged GET, ``block`` bytes at a time (one block
