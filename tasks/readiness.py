@@ -114,18 +114,19 @@ class Watcher:
         youngest = time.time() if uploading else max(ended, default=0.0)
         return youngest + self.latency > time.time()
 
-    def _learn_latency(self, before: list[Item], changed: list[tuple[str, str, str]], at: float) -> None:
+    def _learn_latency(self, before: list[Item], changed: list[tuple[str, str, str]]) -> None:
         """Learn how long after its upload's end (as the ledger recorded it) a video is seen terminal.
 
         Each poll that finds LATENCY_SAMPLES or more uploaded videos terminal gives its shortest such time
-        (the video that ended just before the poll), counted to the answer of the page that showed it (`at`
-        for the others); the estimate is the longest of those, with a margin: polling too early costs a
-        whole poll interval, too late only the excess.
+        (the video that ended just before the poll), counted to the answer of the list page that showed it
+        (not to the poll's start: its list may have waited for a rate-limit slot); the estimate is the
+        longest of those, with a margin: polling too early costs a whole poll interval, too late only the
+        excess.
         """
         ended = {
-            i.key: (i.updated_at.timestamp(), self._seen_at.get(i.video_id or "", at))
+            i.key: (i.updated_at.timestamp(), self._seen_at[i.video_id])
             for i in before
-            if i.state == UPLOADED and i.updated_at
+            if i.state == UPLOADED and i.updated_at and i.video_id in self._seen_at
         }
         seen = [
             max(0.0, ended[key][1] - ended[key][0])
@@ -158,16 +159,12 @@ class Watcher:
             found = self._list_parent(parent, group, oldest)
             statuses.update(found)
             missing.extend(i for i in group if i.video_id and i.video_id not in found)
-        # When the listing's last answer came: no video it shows terminal became so later. Not when the poll
-        # began: its first call may wait for a rate-limit slot (seconds while creates fill the window), and a
-        # video that ended then would seem to have been processed that much faster.
-        listed = time.time()
         changed = (
             self.ctx.ledger.apply_statuses(self.ctx.run_id, statuses, failure_messages(statuses))
             if statuses
             else []
         )
-        self._learn_latency(items, changed, listed)  # what the listing showed; a GET's answer is later
+        self._learn_latency(items, changed)  # what the listing showed (a GET below is not timed)
         for item in missing:
             changed.extend(self._get_one(item))
         return changed
