@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -12,13 +11,9 @@ from types import TracebackType
 
 import httpx
 
+from bench.workload import free_port
+
 STARTUP_BOUND = 180.0
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class PrefectServer:
@@ -40,7 +35,7 @@ class PrefectServer:
         server that has been running answers it in milliseconds): one such request is made before anything
         is measured, so a run "through a running server" does not pay for the server's first minute.
         """
-        port = _free_port()
+        port = free_port()
         self.home.mkdir(parents=True, exist_ok=True)
         self.env = {
             "PREFECT_HOME": str(self.home),
