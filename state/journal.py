@@ -189,18 +189,13 @@ def write_births(
     finally:
         conn.execute("PRAGMA ignore_check_constraints = OFF")
     shared = {"time": now, "run_id": run_id, "kind": "transition", "to_state": PLANNED}
+    # Each message as write_transitions stores it (scrub() with no secret: a birth carries none; only a
+    # message over MAX_MESSAGE changes, so the call is made for those alone).
     journal = [
-        (row[0], message if message and len(message) <= MAX_MESSAGE else _short(message))
+        (row[0], (message if len(message) <= MAX_MESSAGE else scrub(message, ())) if message else None)
         for row, message in zip(rows, messages, strict=True)
     ]
     _insert_shared(conn, "events", shared, ("key", "message"), journal)
-
-
-def _short(message: str | None) -> str | None:
-    """A message with no secret in it as the journal keeps it (scrub() without secrets)."""
-    if not message:
-        return None
-    return message if len(message) <= MAX_MESSAGE else scrub(message, ())
 
 
 def _update(conn: sqlite3.Connection, columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
