@@ -237,7 +237,7 @@ def item_spec(
     """
     # Filled in place, not through ItemSpec(...): a frozen dataclass's __init__ sets each of its 12 fields
     # with object.__setattr__, half the cost of a row (this runs once per inventory row and per stored row
-    # read). The same instance: _FIELDS is checked against the dataclass's fields below.
+    # read). The same instance: that it fills every field of ItemSpec is checked once, below.
     spec = _new(ItemSpec)
     values = spec.__dict__
     values["key"] = key
@@ -258,25 +258,27 @@ def item_spec(
 
 
 _new = object.__new__
-#: The fields item_spec() fills, in ItemSpec's order (a field added to ItemSpec must be added there too).
-_FIELDS = (
-    "key",
-    "source",
-    "parent_id",
-    "via",
-    "title",
-    "row",
-    "source_size",
-    "description",
-    "tags",
-    "chapters",
-    "privacy_type",
-    "privacy_domains",
-)
-if tuple(f.name for f in fields(ItemSpec)) != _FIELDS:
-    raise TypeError(f"item_spec() fills {_FIELDS}, not every field of ItemSpec")
 #: Via by its value: item_spec() runs once per inventory row, and a dict look-up is cheaper than Via(value).
 _VIAS: dict[str, Via] = {via.value: via for via in Via}
+
+# item_spec() fills the instance field by field: a field added to ItemSpec and not filled there fails here.
+_filled = item_spec(
+    key="",
+    source="",
+    parent_id="",
+    via=next(iter(Via)).value,
+    title="",
+    row=None,
+    source_size=None,
+    description=None,
+    tags=None,
+    chapters=None,
+    privacy_type=None,
+    privacy_domains=None,
+)
+if set(vars(_filled)) != {f.name for f in fields(ItemSpec)}:
+    raise TypeError(f"item_spec() fills {sorted(vars(_filled))}, not every field of ItemSpec")
+del _filled
 
 
 def owed_update(
