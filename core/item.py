@@ -132,7 +132,7 @@ def derive_key(source: str, parent_id: str) -> str:
 
 
 def parse_shard(text: str) -> tuple[int, int]:
-    """ "K/N" -> (K, N) with 1 <= K <= N (ValueError naming the value otherwise)."""
+    """Parse "K/N" into (K, N) with 1 <= K <= N (ValueError naming the value otherwise)."""
     match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
     if match is None:
         raise ValueError(f"shard {text!r}: expected K/N, e.g. 1/4")
