@@ -227,7 +227,7 @@ def _with_filenames(df: pl.DataFrame) -> pl.DataFrame:
         .alias("_filename")
     )
     encoded = df.select((pl.col("_source_type") == "url") & pl.col("_filename").str.contains("%")).to_series()
-    df = df.with_columns(_patch(df["_filename"], encoded, df["_filename"], unquote).alias("_filename"))
+    df = df.with_columns(_patch(df["_filename"], encoded, unquote, df["_filename"]).alias("_filename"))
     stem = pl.col("_filename").str.replace(r"^(.+)\.[^.]*$", "${1}")
     return df.with_columns(pl.coalesce(pl.col("title"), stem).alias("_title"))
 
@@ -268,11 +268,7 @@ def _with_keys(df: pl.DataFrame, errors: _Errors) -> pl.DataFrame:
     derive = df.select(
         pl.col("key").is_null() & pl.col("_source").is_not_null() & pl.col("_parent").is_not_null()
     ).to_series()
-    keys = df["key"]
-    idx = derive.fill_null(False).arg_true()
-    if idx.len():
-        pairs = zip(df["_source"].gather(idx).to_list(), df["_parent"].gather(idx).to_list(), strict=True)
-        keys = keys.clone().scatter(idx, [derive_key(source, parent) for source, parent in pairs])
+    keys = _patch(df["key"], derive, derive_key, df["_source"], df["_parent"])
     df = df.with_columns(keys.alias("_key"), pl.col("key").is_not_null().alias("_key_given"))
     first = df.filter(pl.col("_key").is_not_null()).group_by("_key").agg(pl.col("row").min().alias("_first"))
     df = df.join(first, on="_key", how="left", maintain_order="left")
@@ -355,12 +351,14 @@ def _route(df: pl.DataFrame, option: str, errors: _Errors) -> pl.DataFrame:
     return df.with_columns(kind.replace_strict(vias, default=None, return_dtype=pl.String).alias("_via"))
 
 
-def _patch(target: pl.Series, mask: pl.Series, inputs: pl.Series, fn: Callable[[Any], Any]) -> pl.Series:
-    """``target`` with ``fn(inputs[i])`` written where ``mask`` is true (Python only on those rows)."""
+def _patch(target: pl.Series, mask: pl.Series, fn: Callable[..., Any], *inputs: pl.Series) -> pl.Series:
+    """``target`` with ``fn(a[i], b[i], ...)`` of the ``inputs`` written where ``mask`` is true (Python only
+    on those rows, each input a plain list: no struct per row)."""
     idx = mask.fill_null(False).arg_true()
     if idx.len() == 0:
         return target
-    return target.clone().scatter(idx, [fn(v) for v in inputs.gather(idx).to_list()])
+    columns = [series.gather(idx).to_list() for series in inputs]
+    return target.clone().scatter(idx, [fn(*values) for values in zip(*columns, strict=True)])
 
 
 def _parse_cells(
