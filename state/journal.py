@@ -41,13 +41,7 @@ def insert_rows(
 ) -> None:
     """INSERT rows in statements of many VALUES tuples each: one statement per chunk, not one per row (a
     statement's CHECK lists and the events AUTOINCREMENT are then set up once per chunk)."""
-    names = ", ".join(f'"{c}"' for c in columns)
-    one = f"({', '.join('?' * len(columns))})"
-    per = max(1, _MAX_PARAMS // len(columns))
-    for start in range(0, len(rows), per):
-        chunk = rows[start : start + per]
-        sql = f"INSERT INTO {table} ({names}) VALUES {', '.join([one] * len(chunk))}"
-        conn.execute(sql, [value for row in chunk for value in row])
+    _insert_shared(conn, table, {}, columns, rows)
 
 
 def _insert_shared(
