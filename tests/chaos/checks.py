@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -208,9 +209,22 @@ def attribute_videos(
     return per_item, stray
 
 
+def items_so_far(path: Path) -> list[Any]:
+    """The items of a ledger a killed run may have left at any moment: none while the ledger does not exist
+    yet or holds no schema (a run killed before or while creating it)."""
+    if not path.exists():
+        return []
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as conn:
+        tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]
+    return ledger_items(path) if tables else []
+
+
 def assert_no_duplicates(control: EmulatorControl, ws: Workspace, path: Path) -> None:
-    """Never more than one video per item and no video of nobody, at any point (also between killed runs)."""
-    items = ledger_items(path)
+    """Never more than one video per item and no video of nobody, at any point (also between killed runs).
+
+    A run killed before its ledger existed must have made no video: with no ledger every video is a stray.
+    """
+    items = items_so_far(path)
     md5s = {i.spec.source: file_md5(Path(i.spec.source)) for i in items if Path(i.spec.source).is_file()}
     per_item, stray = attribute_videos(control.videos(ws), items, md5s)
     shown = [(v["title"], v["status"], v.get("file_size")) for v in stray[:5]]

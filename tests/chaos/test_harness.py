@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import sqlite3
 import uuid
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from tests.chaos.checks import (
     assert_settled,
     attribute_videos,
     counted_requests,
+    items_so_far,
     max_in_window,
     rate_figures_of,
 )
@@ -136,3 +138,25 @@ def test_only_a_postponed_lookup_may_leave_an_item_in_creating(tmp_path: Path) -
         ledger.close()
     with pytest.raises(AssertionError, match=r"item \w+ \(row 3\) left in creating after 1 create attempts"):
         assert_settled(path)
+
+
+def test_a_run_killed_before_its_ledger_exists_is_judged(tmp_path: Path) -> None:
+    """No ledger (or one killed while its schema was being written) holds no item: every video is a stray."""
+    missing = tmp_path / "never-made.db"
+    assert items_so_far(missing) == []
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    assert items_so_far(empty) == []
+    header_only = tmp_path / "header-only.db"
+    with sqlite3.connect(header_only) as conn:
+        conn.execute("PRAGMA journal_mode = WAL")  # what a run killed before its schema transaction leaves
+    assert items_so_far(header_only) == []
+    ledger = Ledger.open(tmp_path / "ledger.db")
+    try:
+        run = ledger.start_run("test")
+        ledger.plan([spec("a", 1)], run)
+    finally:
+        ledger.close()
+    assert [i.key for i in items_so_far(tmp_path / "ledger.db")] == ["a"]
+    video = {"id": "v1", "title": "Title a", "md5": None}
+    assert attribute_videos([video], items_so_far(missing), {}) == ({}, [video])
