@@ -16,6 +16,7 @@ from connectors.client.transport import Transport
 from connectors.config import ConfigError, Settings
 from connectors.limiter import ApiRateLimiter
 from connectors.retry import CallKind, RetryPolicy
+from connectors.tus import TusError, TusUpload
 from emulator.control import EmulatorControl, Workspace
 
 NO_WAIT = RetryPolicy(max_attempts=2, initial_wait=0, max_wait=0)
@@ -180,3 +181,13 @@ def test_the_probe_is_bounded_by_its_timeout(silent_port: int, emu: Workspace) -
         ServiceUnreachableError, match=rf"no answer from 127.0.0.1:{silent_port} within 0.2 s"
     ):
         probe_service(settings(f"http://127.0.0.1:{silent_port}", emu.upload_url), timeout=0.2)
+
+
+def test_a_tus_upload_to_a_dead_host_says_what_failed_and_never_the_endpoint() -> None:
+    port = closed_port()
+    with TusUpload(max_attempts=1) as uploader, pytest.raises(TusError) as caught:
+        uploader.server_status(f"http://127.0.0.1:{port}{SIGNED}")
+    assert str(caught.value) == (
+        f"TusError in tus_upload: upload endpoint: HEAD failed (connection refused by 127.0.0.1:{port})"
+    )
+    assert_clean(str(caught.value))
