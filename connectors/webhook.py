@@ -111,9 +111,10 @@ class WebhookReceiver:
 
     Each media.update.status event becomes a WebhookClaim in a thread-safe queue: ``drain()`` takes what has
     arrived (the caller confirms done/error claims against the service before believing them). The same
-    claim arriving again (same video, status and reason) is counted in ``duplicates`` and not queued again.
-    ``on_event(video_id, status, message)``, when given, is called for each new claim instead of queueing it
-    (from the request's thread; an exception answers 500).
+    claim again (same video, status and reason) is counted in ``duplicates``; it is not queued while an
+    equal one still waits, and is queued again once that one was drained (the first may have been forged or
+    early). ``on_event(video_id, status, message)``, when given, is called for every claim instead of
+    queueing it (from the request's thread; an exception answers 500).
 
     Beyond loopback the receiver refuses to start without credentials (WebhookConfigError, at construction).
     With username/password set, a request without matching HTTP Basic credentials gets 401 (compared in
@@ -143,13 +144,14 @@ class WebhookReceiver:
         self._count_lock = threading.Lock()
         self._claims: queue.SimpleQueue[WebhookClaim] = queue.SimpleQueue()
         self._seen: set[tuple[str, str, str | None]] = set()
+        self._pending: set[tuple[str, str, str | None]] = set()
         self.received = 0
         #: Payloads of another event type (also counted in invalid_events).
         self.ignored = 0
         #: media.update.status payloads understood / not understood (a service may send another shape).
         self.valid_events = 0
         self.invalid_events = 0
-        #: Claims that arrived again (same video, status and reason): counted, not queued twice.
+        #: Claims that arrived again (same video, status and reason): counted; queued again only once drained.
         self.duplicates = 0
         #: Requests refused with 401 (no or wrong credentials).
         self.unauthorised = 0
@@ -235,9 +237,12 @@ class WebhookReceiver:
         while limit is None or len(claims) < limit:
             wait = deadline - time.monotonic() if not claims else 0.0
             try:
-                claims.append(self._claims.get(timeout=wait) if wait > 0 else self._claims.get_nowait())
+                claim = self._claims.get(timeout=wait) if wait > 0 else self._claims.get_nowait()
             except queue.Empty:
                 break
+            with self._count_lock:
+                self._pending.discard((claim.video_id, claim.status, claim.reason))
+            claims.append(claim)
         return claims
 
     # -- request handling (called from handler threads)
@@ -281,16 +286,18 @@ class WebhookReceiver:
             self.valid_events += 1
             if parsed in self._seen:
                 self.duplicates += 1
-                return 200, {"ok": True, "duplicate": True}
             self._seen.add(parsed)
-        if self.on_event is None:
-            self._claims.put(WebhookClaim(video_id, status, message, datetime.now(UTC)))
-            return 200, {"ok": True}
+            if self.on_event is None:
+                # A claim equal to one still waiting is not queued twice. One already drained is queued
+                # again: the caller may have found the first untrue (sent before the service got there, or
+                # forged) and this one may be the service's own.
+                if parsed not in self._pending:
+                    self._pending.add(parsed)
+                    self._claims.put(WebhookClaim(video_id, status, message, datetime.now(UTC)))
+                return 200, {"ok": True}
         try:
             self.on_event(video_id, status, message)
         except Exception:
-            with self._count_lock:
-                self._seen.discard(parsed)  # the sender retries after a 500: let that one through
             log.exception("webhook handler failed for video %s (status %s)", video_id, status)
             return 500, {"error": "handler failed"}
         return 200, {"ok": True}

@@ -53,8 +53,12 @@ def test_duplicates_are_counted_and_queued_once() -> None:
         for status in ("done", "done", "processing", "done", "error"):
             assert httpx.post(receiver.url, json=emulator_shape(VIDEO, status)).status_code == 200
         claims = receiver.drain()
-    assert [c.status for c in claims] == ["done", "processing", "error"]  # as they came, out of order too
-    assert (receiver.received, receiver.duplicates) == (5, 2)
+        assert [c.status for c in claims] == ["done", "processing", "error"]  # as they came, out of order too
+        assert (receiver.received, receiver.duplicates) == (5, 2)
+        # Once drained, the same claim is queued again: the first may have been forged or early.
+        assert httpx.post(receiver.url, json=emulator_shape(VIDEO, "done")).status_code == 200
+        assert [c.status for c in receiver.drain()] == ["done"]
+        assert receiver.duplicates == 3
 
 
 def test_drain_waits_for_the_first_claim_and_takes_a_limit() -> None:
