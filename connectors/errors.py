@@ -124,16 +124,27 @@ class VideoApiError(Exception):
 
 
 class TransportError(VideoApiError):
-    """The network failed (timeout, reset, refused): no HTTP answer was received."""
+    """The network failed (refused, DNS, timeout, TLS, reset): no HTTP answer; the message names the host."""
 
     retry_hint = RetryHint.YES
 
     def __init__(
-        self, message: str = "", *, sent: bool = True, timed_out: bool = False, operation: str | None = None
+        self,
+        message: str = "",
+        *,
+        sent: bool = True,
+        timed_out: bool = False,
+        operation: str | None = None,
+        host: str | None = None,
+        failure: str | None = None,
     ) -> None:
         #: False when the failure provably happened before the request was sent (connect error/timeout).
         self.sent = sent
         self.timed_out = timed_out
+        #: host:port that failed (never a path or query: an upload endpoint's path is a secret).
+        self.host = host
+        #: What failed: refused, dns, timeout, tls, reset, unreachable or network (the message says it).
+        self.failure = failure
         super().__init__(message, operation=operation)
 
 

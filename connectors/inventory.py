@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,8 @@ from connectors.inventory_normalise import (
     normalise,
     short,
 )
-from connectors.inventory_sources import SourceBase
+from connectors.inventory_sources import ListingSkips, SourceBase, filter_listing
+from connectors.path_filter import FilterError, PathFilter
 from connectors.s3 import (
     S3Config,
     client_error_code,
@@ -68,6 +69,8 @@ class Inventory:
     rows: pl.DataFrame
     errors: list[RowError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: What an S3 prefix listing skipped (None for a file inventory); its line() is also in warnings.
+    skipped: ListingSkips | None = None
 
     @property
     def bad_rows(self) -> list[int]:
@@ -120,6 +123,7 @@ class _Loaded:
     unknown_columns: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     errors: list[RowError] = field(default_factory=list)
+    skipped: ListingSkips | None = None
 
 
 # ---------------------------------------------------------------------------------------------- public
@@ -132,13 +136,19 @@ def read_inventory(
     via: str = "auto",
     s3: S3Config | None = None,
     format: str | None = None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    ignore_case: bool = False,
 ) -> Inventory:
     """Read and normalise an inventory: a CSV/TSV, Parquet or JSON Lines file (path, file:// or s3://),
-    or ``s3://bucket/prefix/`` (trailing slash, or a bare bucket) to list every object under it.
+    or ``s3://bucket/prefix/`` (trailing slash, or a bare bucket) to list the objects under it.
 
     ``format`` ("csv", "tsv", "parquet", "jsonl") overrides detection by file extension. ``via`` (the --via
-    option) routes every row; a source that cannot travel that way is a bad row.
-    Raises InventoryError when the inventory cannot be read at all; bad rows go to ``.errors``.
+    option) routes every row; a source that cannot travel that way is a bad row. A listing takes video files
+    only, or what rclone's ``include`` / ``exclude`` globs say (connectors/path_filter.py; ``ignore_case``
+    is rclone's --ignore-case); what it skipped is in ``.skipped`` and one line of ``.warnings``.
+    Raises InventoryError when the inventory cannot be read at all (or a filter is given for a file, or a
+    pattern cannot be read); bad rows go to ``.errors``.
     """
     default_parent = None
     if default_parent_id is not None and default_parent_id.strip():
@@ -146,7 +156,11 @@ def read_inventory(
             default_parent = normal_id(default_parent_id)
         except ValueError as exc:
             raise InventoryError(f"--parent-id {default_parent_id.strip()[:60]!r} is {exc}") from None
-    loaded = _load(uri, s3=s3, format=format)
+    try:
+        path_filter = PathFilter(tuple(include), tuple(exclude), ignore_case)
+    except FilterError as exc:
+        raise InventoryError(f"--include/--exclude {exc}") from None
+    loaded = _load(uri, s3=s3, format=format, path_filter=path_filter)
     rows, errors = normalise(loaded.frame, loaded.base, default_parent, via)
     errors = sorted(
         (
@@ -158,17 +172,29 @@ def read_inventory(
     warnings = [scrub_urls(w) for w in loaded.warnings]
     if loaded.unknown_columns:
         warnings.insert(0, "ignored unknown columns: " + ", ".join(loaded.unknown_columns))
-    return Inventory(uri=safe_uri(uri), format=loaded.format, rows=rows, errors=errors, warnings=warnings)
+    return Inventory(
+        uri=safe_uri(uri),
+        format=loaded.format,
+        rows=rows,
+        errors=errors,
+        warnings=warnings,
+        skipped=loaded.skipped,
+    )
 
 
 # ---------------------------------------------------------------------------------------------- loading
 
 
-def _load(uri: str, *, s3: S3Config | None, format: str | None) -> _Loaded:
+def _load(uri: str, *, s3: S3Config | None, format: str | None, path_filter: PathFilter) -> _Loaded:
     if uri.startswith("s3://"):
         bucket, key = parse_s3_uri(uri)
         if key == "" or key.endswith("/"):
-            return _load_listing(uri, bucket, key, s3)
+            return _load_listing(uri, bucket, key, s3, path_filter)
+    if path_filter.given:
+        raise InventoryError(
+            f"--include/--exclude choose objects of an s3://bucket/prefix/ listing; {safe_uri(uri)} is "
+            "a file (its rows say what to migrate)"
+        )
     hint = " (end the uri with / to migrate every object under a prefix)"
     try:
         data, name, base = read_input(uri, s3, what="inventory", missing_hint=hint)
@@ -295,18 +321,12 @@ def _json_scalar(v: Any) -> str:
     return json.dumps(v)
 
 
-def _load_listing(uri: str, bucket: str, prefix: str, s3: S3Config | None) -> _Loaded:
+def _load_listing(
+    uri: str, bucket: str, prefix: str, s3: S3Config | None, path_filter: PathFilter
+) -> _Loaded:
     client = shared_s3_client(s3)
-    sources: list[str] = []
-    sizes: list[int] = []
-    markers = 0
     try:
-        for key, size in list_prefix(client, bucket, prefix):
-            if key.endswith("/"):
-                markers += 1
-                continue
-            sources.append(f"s3://{bucket}/{key}")
-            sizes.append(size)
+        taken, skips = filter_listing(list_prefix(client, bucket, prefix), prefix, path_filter)
     except ClientError as exc:
         code = client_error_code(exc)
         if code == "NoSuchBucket":
@@ -316,14 +336,17 @@ def _load_listing(uri: str, bucket: str, prefix: str, s3: S3Config | None) -> _L
         raise InventoryError(f"cannot list {uri}: {type(exc).__name__}") from None
     frame = pl.DataFrame(
         {
-            "row": pl.Series(range(1, len(sources) + 1), dtype=pl.Int64),
-            "source": pl.Series(sources, dtype=pl.String),
-            "size": pl.Series(sizes, dtype=pl.Int64),
+            "row": pl.Series(range(1, len(taken) + 1), dtype=pl.Int64),
+            "source": pl.Series([f"s3://{bucket}/{key}" for key, _ in taken], dtype=pl.String),
+            "size": pl.Series([size for _, size in taken], dtype=pl.Int64),
         }
     )
-    loaded = _Loaded(frame=_with_input_columns(frame), format="s3-listing", base=SourceBase())
-    if markers:
-        loaded.warnings.append(f"skipped {markers} folder marker objects (keys ending in /)")
+    loaded = _Loaded(frame=_with_input_columns(frame), format="s3-listing", base=SourceBase(), skipped=skips)
+    if skips.markers:
+        loaded.warnings.append(f"skipped {skips.markers} folder marker objects (keys ending in /)")
+    line = skips.line(safe_uri(uri))
+    if line:
+        loaded.warnings.append(line)
     return loaded
 
 

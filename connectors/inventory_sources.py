@@ -1,14 +1,19 @@
-"""Inventory source cells: what a relative path resolves against, and one source cell's canonical form."""
+"""Where inventory rows come from: one source cell's canonical form, and the objects an S3 listing takes."""
 
 from __future__ import annotations
 
 import os
 import posixpath
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
+from connectors.path_filter import PathFilter
 from connectors.sources import SourceError, file_uri_to_path
 from core.redact import safe_uri
+
+#: How many skipped keys a listing's summary names.
+SKIPPED_EXAMPLES = 5
 
 SCHEME_RE = r"^([A-Za-z][A-Za-z0-9+.\-]*)://"
 
@@ -65,3 +70,60 @@ def parse_source(value: str, base: SourceBase) -> tuple[str | None, str | None, 
     return None, None, "relative path with nothing to resolve it against", safe
 
 
+@dataclass
+class ListingSkips:
+    """What an S3 prefix listing did not take: folder markers, objects a rule excluded, non-video files."""
+
+    listed: int = 0
+    markers: int = 0
+    excluded: int = 0
+    not_media: int = 0
+    #: The first few skipped keys (relative to the prefix), markers left out.
+    examples: list[str] = field(default_factory=list)
+
+    @property
+    def skipped(self) -> int:
+        """Objects skipped by a rule or by the video-files default (folder markers not counted)."""
+        return self.excluded + self.not_media
+
+    def line(self, uri: str) -> str | None:
+        """The one line a job prints about what was skipped (None when nothing was)."""
+        if not self.skipped:
+            return None
+        why = []
+        if self.not_media:
+            why.append(f"{self.not_media} not video files (--include '**' takes every object)")
+        if self.excluded:
+            why.append(f"{self.excluded} left out by --include/--exclude")
+        names = ", ".join(self.examples) + (", ..." if self.skipped > len(self.examples) else "")
+        total = self.listed - self.markers
+        return f"skipped {self.skipped} of {total} objects under {uri}: {'; '.join(why)} ({names})"
+
+
+def filter_listing(
+    objects: Iterable[tuple[str, int]], prefix: str, path_filter: PathFilter
+) -> tuple[list[tuple[str, int]], ListingSkips]:
+    """(key, size) of the listed objects the filter takes, and what it skipped.
+
+    Rules see each key relative to `prefix` (the listing's root, as rclone sees a remote's root); keys
+    ending in "/" (console folder markers) are never objects.
+    """
+    taken: list[tuple[str, int]] = []
+    skips = ListingSkips()
+    for key, size in objects:
+        skips.listed += 1
+        if key.endswith("/"):
+            skips.markers += 1
+            continue
+        relative = key[len(prefix) :] if key.startswith(prefix) else key
+        verdict = path_filter.verdict(relative)
+        if verdict in ("included", "default"):
+            taken.append((key, size))
+            continue
+        if verdict == "excluded":
+            skips.excluded += 1
+        else:
+            skips.not_media += 1
+        if len(skips.examples) < SKIPPED_EXAMPLES:
+            skips.examples.append(relative)
+    return taken, skips

@@ -19,7 +19,14 @@ from connectors.errors import (
     VideoApiError,
 )
 
-__all__ = ["CallKind", "RetryPolicy", "should_retry", "unknown_outcome", "run_with_retries"]
+__all__ = [
+    "CallKind",
+    "RetryPolicy",
+    "describe_failure",
+    "should_retry",
+    "unknown_outcome",
+    "run_with_retries",
+]
 
 log = logging.getLogger(__name__)
 
@@ -86,18 +93,35 @@ def unknown_outcome(exc: VideoApiError, kind: CallKind) -> VideoApiError:
     )
 
 
-def _log_retry(state: RetryCallState) -> None:
-    exc = state.outcome.exception() if state.outcome is not None else None
-    if isinstance(exc, VideoApiError):
+def describe_failure(exc: VideoApiError) -> str:
+    """What went wrong with one attempt, in words: the network failure, or the HTTP answer and its codes."""
+    if isinstance(exc, TransportError):
+        return exc.message or type(exc).__name__
+    parts = [f"HTTP {exc.status}" if exc.status is not None else type(exc).__name__]
+    if exc.code is not None:
+        parts.append(f"code {exc.code}")
+    if exc.request_id:
+        parts.append(f"request id {exc.request_id}")
+    text = ", ".join(parts)
+    return f"{text}: {exc.message}" if exc.message else text
+
+
+def _retry_logger(max_attempts: int) -> Callable[[RetryCallState], None]:
+    def log_retry(state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        if not isinstance(exc, VideoApiError):
+            return
+        wait = state.next_action.sleep if state.next_action is not None else 0.0
         log.warning(
-            "retrying %s after %s (status=%s code=%s request_id=%s), attempt %d",
+            "retrying %s: attempt %d of %d failed (%s); next attempt in %.1f s",
             exc.operation or "call",
-            type(exc).__name__,
-            exc.status,
-            exc.code,
-            exc.request_id,
-            state.attempt_number + 1,
+            state.attempt_number,
+            max_attempts,
+            describe_failure(exc),
+            wait,
         )
+
+    return log_retry
 
 
 def run_with_retries(
@@ -116,7 +140,7 @@ def run_with_retries(
         stop=stop_after_attempt(policy.max_attempts),
         wait=wait_random_exponential(multiplier=policy.initial_wait, max=policy.max_wait),
         retry=retry_if_exception(lambda e: should_retry(e, kind)),
-        before_sleep=_log_retry,
+        before_sleep=_retry_logger(policy.max_attempts),
         reraise=True,
         sleep=sleep or time.sleep,
     )

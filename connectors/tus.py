@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from connectors.client.network import describe_network_failure
 from connectors.config import DEFAULT_CHUNK_SIZE
 from connectors.errors import RetryHint, VideoApiError
 from connectors.limiter import ApiRateLimiter
@@ -188,7 +189,7 @@ class TusUpload:
             with self._admitted():
                 response = self._http.head(endpoint, headers={"Tus-Resumable": TUS_VERSION})
         except httpx.TransportError as exc:
-            raise _Retry(f"HEAD failed ({type(exc).__name__})") from None
+            raise _Retry(f"HEAD failed ({describe_network_failure(exc)[1]})") from None
         self._check_status(response, "HEAD")
         offset = _int_header(response, "upload-offset")
         if offset is None:
@@ -217,7 +218,7 @@ class TusUpload:
                     endpoint, content=iter_range(source, offset, length), headers=headers
                 )
         except httpx.TransportError as exc:
-            raise _Retry(f"PATCH failed ({type(exc).__name__})") from None
+            raise _Retry(f"PATCH failed ({describe_network_failure(exc)[1]})") from None
         if response.status_code == 409:
             raise _Retry("PATCH offset conflict (409)", status=409)
         self._check_status(response, "PATCH")
@@ -389,7 +390,7 @@ class TusUpload:
                         },
                     )
             except httpx.TransportError as exc:
-                raise TusError(f"upload endpoint POST failed ({type(exc).__name__})") from None
+                raise TusError(f"upload endpoint POST failed ({describe_network_failure(exc)[1]})") from None
             try:
                 self._check_status(response, "POST")
                 return

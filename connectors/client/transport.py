@@ -10,6 +10,7 @@ from typing import Any, Self
 
 import httpx
 
+from connectors.client.network import describe_network_failure, host_of
 from connectors.clock import ServiceClock
 from connectors.error_table import error_from_response
 from connectors.errors import (
@@ -31,6 +32,8 @@ log = logging.getLogger(__name__)
 
 #: Builds a request body anew for every attempt (a stream can be read only once).
 BodyFactory = Callable[[], bytes | Iterable[bytes]]
+#: The setting that holds each host's address, named in a refused / DNS / TLS failure.
+_SETTINGS = {"api": "VIDEOFERRY_API_URL / --api-url", "upload": "VIDEOFERRY_UPLOAD_URL / --upload-url"}
 #: Called with an attempt's error and the attempt's number; a response it returns counts as the answer.
 ErrorHook = Callable[[VideoApiError, int], httpx.Response | None]
 
@@ -70,7 +73,8 @@ class Transport:
         #: The service's clock, learned from the Date header of every answer (one per client).
         self.clock = ServiceClock()
         self._methods = MethodBook()
-        timeouts = httpx.Timeout(timeout, connect=min(timeout, 10.0))
+        self._connect_timeout = min(timeout, 10.0)
+        timeouts = httpx.Timeout(timeout, connect=self._connect_timeout)
         pool = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
         # The spec leaves the scheme unnamed; "Bearer <token>" unless the value already names a scheme.
         authorization = token if " " in token.strip() or not auth_scheme else f"{auth_scheme} {token}"
@@ -126,23 +130,12 @@ class Transport:
                     headers=[(name.encode("ascii"), value) for name, value in (headers or {}).items()],
                     content=body() if body is not None else None,
                 )
-            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
-                raise TransportError(
-                    f"{type(exc).__name__} before sending",
-                    sent=False,
-                    timed_out=isinstance(exc, httpx.TimeoutException),
-                    operation=operation,
-                ) from None
             except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
                 raise InvalidRequestError(
                     f"request could not be sent ({type(exc).__name__})", operation=operation
                 ) from None
-            except httpx.TimeoutException as exc:
-                raise TransportError(
-                    f"{type(exc).__name__}", sent=True, timed_out=True, operation=operation
-                ) from None
             except httpx.TransportError as exc:
-                raise TransportError(f"{type(exc).__name__}", sent=True, operation=operation) from None
+                raise self._network_error(exc, http, operation) from None
         self.clock.observe_date_header(sent, datetime.now(UTC), response.headers.get("date"))
         if response.status_code == 429:
             self.limiter.pause()
@@ -156,6 +149,28 @@ class Transport:
             response.headers.get("x-request-id"),
         )
         return response
+
+    def _network_error(self, exc: httpx.TransportError, http: httpx.Client, operation: str) -> TransportError:
+        """A TransportError naming the host and what failed; for refused / DNS / TLS, the setting to check."""
+        # Connect errors provably happened before anything was sent (so did a wait for a pooled connection).
+        sent = not isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout)
+        timeout = self._connect_timeout if isinstance(exc, httpx.ConnectTimeout) else self.timeout
+        try:
+            url = exc.request.url
+        except RuntimeError:  # raised without its request
+            url = http.base_url
+        failure, words = describe_network_failure(exc, url, timeout=timeout)
+        if failure in ("refused", "dns", "tls"):
+            setting = _SETTINGS["api" if http is self._api else "upload"]
+            words += f" (is {setting} right?)"
+        return TransportError(
+            words,
+            sent=sent,
+            timed_out=isinstance(exc, httpx.TimeoutException),
+            operation=operation,
+            host=host_of(url),
+            failure=failure,
+        )
 
     # -- one call -------------------------------------------------------------------------------------
 

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from connectors.titles import PLACEHOLDER_PREFIX, header_exact, header_safe_filename, header_safe_title
+from connectors.titles import (
+    PLACEHOLDER_PREFIX,
+    header_exact,
+    header_safe_filename,
+    header_safe_title,
+    placeholder_title,
+)
+from core.tidy import MIN_TITLE_CAP, same_title, tidy_text, title_cut
 
 
 def test_ascii_titles_travel_unchanged() -> None:
@@ -42,3 +49,13 @@ def test_only_printable_ascii_is_exact() -> None:
     for ch in ("\x00", "\x1f", "\x7f", "\x80", "\xa0", "é", "\u2028", "😀"):
         assert not header_exact(f"a{ch}b")
         assert header_safe_filename(f"a{ch}b.mp4") == "a_b.mp4"
+
+
+def test_the_placeholder_is_a_marker_tidying_keeps() -> None:
+    """No tidying changes it; a cap down to the assumed minimum leaves a prefix same_title recognises."""
+    for key in ("k", "row-17", "Доклад"):
+        marker = placeholder_title(key)
+        assert tidy_text(marker) == marker and marker.isascii() and " " not in marker
+        cut = marker[:MIN_TITLE_CAP]
+        assert same_title(marker, cut) and title_cut(marker, cut)
+        assert not same_title(placeholder_title(key + "x"), cut), "another item's marker is not ours"

@@ -190,3 +190,4 @@ def test_ids_of_every_notation_arrive_in_one_form(
         body = {"type": "media.update.status", "object": {"media_id": value, "status": "done"}}
         assert httpx.post(open_receiver.url, json=body).status_code == 200
     assert recorder.events == [("0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", "done", None)] * 2
+    assert open_receiver.duplicates == 1  # the second, in another notation, is the same claim again
