@@ -231,9 +231,10 @@ class LeaseLock:
                 record.renewal,
             ):
                 self._mine = None
-                taker = f" by {current.record.holder.describe()}" if current else ""
+                taker = f" by {current.record.holder.describe()}" if current else " by nobody"
                 raise RemoteLedgerLostError(
-                    f"ledger {self.ledger_url}: the lock was taken{taker} after this run's lease expired"
+                    f"ledger {self.ledger_url}: this run lost its lock (its lease ran out, or it was "
+                    f"overwritten); it is now held{taker}"
                 ) from None
             self._etag = current.etag
         self._mine = record

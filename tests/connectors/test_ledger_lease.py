@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 
 from connectors.ledger_errors import RemoteLedgerBusyError, RemoteLedgerError, RemoteLedgerLostError
-from connectors.ledger_lease import FREE, HELD, Holder, LeaseKeeper, LeaseLock
+from connectors.ledger_lease import FREE, HELD, Holder, LeaseKeeper, LeaseLock, LockView
 from connectors.s3 import S3Config, make_s3_client
 
 URL = "s3://{bucket}/ledgers/prod.db"
@@ -39,6 +39,13 @@ def no_reason(view: object) -> str:
     return ""
 
 
+def seen(lock: LeaseLock) -> LockView:
+    """The lock object as it is now (it must exist)."""
+    view = lock.read()
+    assert view is not None
+    return view
+
+
 def test_conditional_writes_let_one_holder_in_and_name_it_to_the_next(new_lock) -> None:
     first, second = new_lock(), new_lock()
     holder = Holder(host="worker-7", pid=4242, started="2026-01-02T03:04:05Z", run="run-1")
@@ -46,7 +53,7 @@ def test_conditional_writes_let_one_holder_in_and_name_it_to_the_next(new_lock) 
     with pytest.raises(RemoteLedgerBusyError) as caught:
         second.acquire(Holder.current(), no_reason)
     text = str(caught.value)
-    assert "is in use by another run (host worker-7, pid 4242, started 2026-01-02T03:04:05Z, run run-1)" in text
+    assert "in use by another run (host worker-7, pid 4242, started 2026-01-02T03:04:05Z, run run-1)" in text
     assert "wait for it to finish or use another ledger" in text
     assert second.mine is None
 
@@ -62,14 +69,14 @@ def test_conditional_writes_let_one_holder_in_and_name_it_to_the_next(new_lock) 
 def test_every_write_changes_the_etag_and_renewal_keeps_the_lock(new_lock) -> None:
     lock = new_lock()
     lock.acquire(Holder.current(), no_reason)
-    etags = {lock.read().etag}  # type: ignore[union-attr]
+    etags = {seen(lock).etag}
     for _ in range(3):
         lock.renew()
         view = lock.read()
         assert view is not None and view.record.state == HELD
         etags.add(view.etag)
     assert len(etags) == 4
-    assert lock.read().record.renewal == 3  # type: ignore[union-attr]
+    assert seen(lock).record.renewal == 3
 
 
 def test_an_expired_lease_is_taken_over_and_its_holder_learns_it_lost(new_lock) -> None:
@@ -77,21 +84,26 @@ def test_an_expired_lease_is_taken_over_and_its_holder_learns_it_lost(new_lock) 
     dead.acquire(Holder(host="gone", pid=1, started="2026-01-01T00:00:00Z"), no_reason)
     reasons: list[str] = []
 
+    def note(view: LockView | None) -> str:
+        assert view is not None
+        reasons.append(view.record.state)
+        return "heir"
+
     def take() -> bool:
         try:
-            heir.acquire(Holder.current(), lambda view: reasons.append(view.record.state) or "heir")  # type: ignore[union-attr]
+            heir.acquire(Holder.current(), note)
         except RemoteLedgerBusyError:
             return False
         return True
 
     poll(take, 10, "the dead holder's 1 s lease to expire")
     assert reasons == [HELD]  # the heir saw a held, expired lease
-    assert heir.read().record.behind == "heir"  # type: ignore[union-attr]
-    with pytest.raises(RemoteLedgerLostError, match=r"taken by host .*after this run's lease expired"):
+    assert seen(heir).record.behind == "heir"
+    with pytest.raises(RemoteLedgerLostError, match=r"lost its lock .* it is now held by host "):
         dead.renew()
     with pytest.raises(RemoteLedgerError):
         dead.release(txid=1, behind="")  # it holds nothing any more
-    assert heir.read().record.holder.pid != 1  # type: ignore[union-attr]
+    assert seen(heir).record.holder.pid != 1
 
 
 def test_a_put_whose_answer_is_lost_and_retried_still_counts_as_ours(new_lock) -> None:
@@ -108,11 +120,11 @@ def test_a_put_whose_answer_is_lost_and_retried_still_counts_as_ours(new_lock) -
     lock.client.meta.events.register_first("needs-retry.s3.PutObject", retry_once)
     lock.acquire(Holder.current(), no_reason)
     assert retried == [1]
-    assert lock.mine is not None and lock.read().record.token == lock.mine.token  # type: ignore[union-attr]
+    assert lock.mine is not None and seen(lock).record.token == lock.mine.token
     retried.clear()
     lock.renew()
     assert retried == [1]
-    assert lock.read().record.renewal == 1  # type: ignore[union-attr]
+    assert seen(lock).record.renewal == 1
 
 
 def test_a_foreign_lock_object_is_refused_by_name(new_lock, s3_bucket: str) -> None:
@@ -130,14 +142,14 @@ def test_the_keeper_renews_and_declares_a_taken_lock_lost(new_lock, s3_bucket: s
     keeper.start()
     try:
         poll(lambda: keeper.renewals >= 3, 15, "three renewals of a 1.5 s lease")
-        assert lost == [] and lock.read().record.state == HELD  # type: ignore[union-attr]
+        assert lost == [] and seen(lock).record.state == HELD
         # Another party overwrites the lock unconditionally: the next renewal's If-Match fails.
         other = new_lock(lease=1.5)
         lock.client.put_object(Bucket=s3_bucket, Key=lock.key, Body=_rewritten(lock, "intruder"))
         poll(lambda: bool(lost), 10, "the keeper to notice the lock was taken")
-        assert "taken by host intruder" in lost[0]
+        assert "held by host intruder" in lost[0]
         assert keeper.lost == lost[0]
-        assert other.read().record.holder.host == "intruder"  # type: ignore[union-attr]
+        assert seen(other).record.holder.host == "intruder"
     finally:
         keeper.stop()
 
@@ -148,7 +160,12 @@ def test_the_watchdog_ends_the_lease_when_s3_cannot_be_reached(new_lock) -> None
     started = time.monotonic()
     lost = threading.Event()
     reasons: list[str] = []
-    keeper = LeaseKeeper(lock, lambda why: (reasons.append(why), lost.set()), acquired_at=started)
+
+    def on_lost(why: str) -> None:
+        reasons.append(why)
+        lost.set()
+
+    keeper = LeaseKeeper(lock, on_lost, acquired_at=started)
     # From now on every renewal goes to a closed loopback port (connection refused, retried by botocore).
     lock.client = make_s3_client(S3Config(endpoint_url="http://127.0.0.1:9"))
     keeper.start()
