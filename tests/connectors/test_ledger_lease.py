@@ -12,17 +12,9 @@ import pytest
 from connectors.ledger_errors import RemoteLedgerBusyError, RemoteLedgerError, RemoteLedgerLostError
 from connectors.ledger_lease import FREE, HELD, Holder, LeaseKeeper, LeaseLock, LockView
 from connectors.s3 import S3Config, make_s3_client
+from tests.connectors.waiting import poll
 
 URL = "s3://{bucket}/ledgers/prod.db"
-
-
-def poll(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    """Wait until predicate() holds; fail naming what was awaited after timeout seconds."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"still waiting after {timeout} s for {what}")
-        time.sleep(0.05)
 
 
 @pytest.fixture()

@@ -9,8 +9,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import boto3
@@ -23,21 +22,10 @@ from connectors.ledger_remote import LEDGER_FILE, RemoteLedger, is_remote_ledger
 from connectors.litestream import CA_BUNDLE_VAR, CERT_FILE_VAR, find_binary, litestream_env
 from connectors.s3 import S3Config
 from state import Ledger
+from tests.connectors.waiting import poll
 
 REPO = Path(__file__).resolve().parents[2]
 LEASE = 3.0
-
-
-def poll(predicate: Callable[[], object], timeout: float, what: str) -> object:
-    """Wait until predicate() is truthy (returning it); fail naming what was awaited after timeout seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"still waiting after {timeout} s for {what}")
-        time.sleep(0.05)
 
 
 def prepare(path: Path) -> None:
