@@ -158,12 +158,16 @@ class RemoteLedger:
         lock = LeaseLock(client, replica.bucket, replica.path + LOCK_SUFFIX, url, lease_seconds)
         home = cls(url, lock, engine, stats)
         sent = time.monotonic()
-        previous = lock.acquire(
-            holder or Holder.current(),
-            lambda view: behind_reason(
-                view, restored_txid=None if view is None else view.record.txid, now_held=True
-            ),
-        )
+        try:
+            previous = lock.acquire(
+                holder or Holder.current(),
+                lambda view: behind_reason(
+                    view, restored_txid=None if view is None else view.record.txid, now_held=True
+                ),
+            )
+        except BaseException:
+            engine.close()
+            raise
         home._keeper = LeaseKeeper(lock, home._on_lost, acquired_at=sent)
         home._keeper.start()
         try:
@@ -269,17 +273,20 @@ class RemoteLedger:
     def _abandon(self, why: str) -> None:
         """Stop replicating and release the lock marked unverified (unless the lease is already lost)."""
         self.litestream.kill()
-        if self._keeper is not None and self._keeper.lost:
+        mine = self.lock.mine
+        if mine is None or (self._keeper is not None and self._keeper.lost):
+            if self._keeper is not None:
+                self._keeper.stop()
             self._settled = True
             self.litestream.close()
             return
         if self._started:
             txid, behind = (
                 None,
-                self.behind_reason or f"a run ({self._holder_text()}) ended unverified: {why}",
+                self.behind_reason or f"a run ({mine.holder.describe()}) ended unverified: {why}",
             )
-        else:  # Litestream never ran: the replica is as this run found it
-            txid, behind = self.restored_txid, self.behind_reason
+        else:  # Litestream never ran: the replica is as this run found it, and so is the lock
+            txid, behind = mine.txid, mine.behind
         try:
             self._finish(txid=txid, behind=behind[:500])
         except RemoteLedgerError as exc:
@@ -294,10 +301,6 @@ class RemoteLedger:
                 self.lock.release(txid=txid, behind=behind)
         finally:
             self.litestream.close()
-
-    def _holder_text(self) -> str:
-        mine = self.lock.mine
-        return mine.holder.describe() if mine else "unknown"
 
     def __enter__(self) -> RemoteLedger:
         return self

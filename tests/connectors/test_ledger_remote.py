@@ -25,7 +25,11 @@ from state import Ledger
 from tests.connectors.waiting import poll
 
 REPO = Path(__file__).resolve().parents[2]
-LEASE = 3.0
+# Tests that never wait for a lease to run out hold the default 60 s one: a short lease on a loaded machine
+# (a renewal thread not scheduled for seconds) would be lost by design. Those that wait use the shortest
+# that still leaves lease/2 of slack to a late renewal.
+CHILD_LEASE = 5.0
+RENEWED_LEASE = 9.0
 
 
 def prepare(path: Path) -> None:
@@ -69,7 +73,6 @@ def lock_record(s3, url: str) -> LockRecord:
 
 
 def open_home(url: str, workdir: Path, s3cfg: S3Config, **kwargs) -> RemoteLedger:
-    kwargs.setdefault("lease_seconds", LEASE)
     return RemoteLedger.open(url, workdir, s3cfg, prepare=prepare, **kwargs)
 
 
@@ -130,13 +133,13 @@ def test_a_second_holder_is_refused_naming_the_first(tmp_path: Path, url, s3cfg)
 
 
 def test_the_lease_is_renewed_while_a_run_outlasts_it(tmp_path: Path, url, s3cfg, s3) -> None:
-    with open_home(url, tmp_path / "a", s3cfg, lease_seconds=1.5) as home:
+    with open_home(url, tmp_path / "a", s3cfg, lease_seconds=RENEWED_LEASE) as home:
         keeper = home._keeper
         assert keeper is not None
-        poll(lambda: keeper.renewals >= 6, 30, "six renewals (three leases) of a 1.5 s lease")
-        assert lock_record(s3, url).renewal >= 6
+        poll(lambda: keeper.renewals >= 4, 60, "four renewals (beyond one lease) of a 9 s lease")
+        assert lock_record(s3, url).renewal >= 4
         with pytest.raises(RemoteLedgerBusyError, match="is in use by another run"):
-            open_home(url, tmp_path / "b", s3cfg, lease_seconds=1.5)
+            open_home(url, tmp_path / "b", s3cfg)
         write_runs(home.path, 2)
         home.check()
     assert lock_record(s3, url).state == FREE
@@ -162,7 +165,7 @@ def test_read_only_restore_takes_no_lock(tmp_path: Path, url, s3cfg, s3) -> None
 def _start_child(url: str, workdir: Path, endpoint: str, synced: int, extra: int) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "tests.connectors.remote_ledger_child", url, str(workdir), endpoint]
-        + [str(LEASE), str(synced), str(extra)],
+        + [str(CHILD_LEASE), str(synced), str(extra)],
         cwd=REPO,
         stdout=subprocess.PIPE,
         text=True,
@@ -217,7 +220,7 @@ def test_kill_9_of_a_holder_then_a_restore_elsewhere(tmp_path: Path, url, s3cfg,
 
 
 def test_a_lost_lock_stops_replication_and_is_not_released(tmp_path: Path, url, s3cfg, s3) -> None:
-    home = open_home(url, tmp_path / "a", s3cfg, lease_seconds=1.5)
+    home = open_home(url, tmp_path / "a", s3cfg, lease_seconds=RENEWED_LEASE)  # first renewal after 3 s
     bucket, key = url[len("s3://") :].split("/", 1)
     record = lock_record(s3, url)
     intruder = LockRecord(
@@ -257,7 +260,7 @@ def test_a_failing_prepare_releases_the_lock_as_found(tmp_path: Path, url, s3cfg
         raise RuntimeError("schema upgrade refused")
 
     with pytest.raises(RuntimeError, match="schema upgrade refused"):
-        RemoteLedger.open(url, tmp_path / "b", s3cfg, prepare=broken, lease_seconds=LEASE)
+        RemoteLedger.open(url, tmp_path / "b", s3cfg, prepare=broken)
     record = lock_record(s3, url)
     assert record.state == FREE and record.txid == settled.txid and record.behind == ""
     with open_home(url, tmp_path / "c", s3cfg) as again:
