@@ -10,6 +10,7 @@ The replica is Litestream's (LTX files under '<key>/'); the lock is the object '
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import shutil
@@ -75,6 +76,12 @@ def _locate(url: str, s3: S3Config | None) -> tuple[S3Client, Replica, RemoteLed
     client.meta.events.register("before-send.s3.*", count)
     region = cfg.region or client.meta.region_name or _REGION_FALLBACK
     return client, Replica(bucket=bucket, path=key, endpoint=cfg.endpoint_url, region=region), stats
+
+
+def local_path(url: str, workdir: str | Path) -> Path:
+    """Where a run keeps its copy: a folder of its own per ledger in workdir (never a file of the user's)."""
+    digest = hashlib.sha256(url.encode("utf-8")).hexdigest()[:16]
+    return Path(workdir).expanduser().resolve() / f"remote-ledger-{digest}" / LEDGER_FILE
 
 
 def behind_reason(previous: LockView | None, *, restored_txid: int | None, now_held: bool) -> str:
@@ -150,7 +157,7 @@ class RemoteLedger:
         started = time.monotonic()
         client, replica, stats = _locate(url, s3)
         engine = Litestream(
-            Path(workdir).expanduser().resolve() / LEDGER_FILE,
+            local_path(url, workdir),
             replica,
             sync_interval=sync_interval,
             shutdown_timeout=max(1.0, lease_seconds / 4),

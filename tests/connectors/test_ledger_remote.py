@@ -79,7 +79,8 @@ def open_home(url: str, workdir: Path, s3cfg: S3Config, **kwargs) -> RemoteLedge
 def test_a_new_remote_ledger_is_created_replicated_and_settled(tmp_path: Path, url, s3cfg, s3) -> None:
     assert is_remote_ledger(url) and not is_remote_ledger(str(tmp_path / "ledger.db"))
     with open_home(url, tmp_path / "w1", s3cfg, holder=Holder.current(run="r1")) as home:
-        assert home.path == (tmp_path / "w1" / LEDGER_FILE).resolve()
+        assert home.path.name == LEDGER_FILE and home.path.parent.parent == (tmp_path / "w1").resolve()
+        assert home.path.parent.stat().st_mode & 0o777 == 0o700
         assert not home.restored and not home.may_be_behind
         assert lock_record(s3, url).state == HELD
         write_runs(home.path, 5)
@@ -103,8 +104,12 @@ def test_a_new_remote_ledger_is_created_replicated_and_settled(tmp_path: Path, u
 
 
 def test_runs_in_other_folders_continue_the_same_ledger(tmp_path: Path, url, s3cfg, s3) -> None:
+    mine = tmp_path / "a" / LEDGER_FILE  # a local ledger of the user's in the same folder is left alone
+    write_runs(mine, 1)
     with open_home(url, tmp_path / "a", s3cfg) as home:
+        assert count_runs(home.path) == 0
         write_runs(home.path, 3)
+    assert count_runs(mine) == 1
     shutil.rmtree(tmp_path / "a")  # the first machine's disk is gone
     with open_home(url, tmp_path / "b", s3cfg) as second:
         assert second.restored and not second.may_be_behind
