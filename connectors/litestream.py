@@ -33,27 +33,28 @@ CERT_FILE_VAR = "SSL_CERT_FILE"
 PRIVATE_UMASK = 0o077
 
 # The -exec child of `litestream replicate`: it exits when the given process (the job) dies, and Litestream
-# exits when its child exits (after a final sync): a job killed by SIGKILL leaves no replicator behind.
+# exits when its child exits (after a final sync): a job killed by SIGKILL leaves no replicator behind. A
+# pidfd says when the job has terminated (a zombie counts as dead); without one /proc is polled. It removes
+# the control folder then (config, log, socket), as the dead job cannot. A settle ends it by SIGTERM.
 _WATCH_PARENT = (
-    "import os,select,sys,time\n"
+    "import os,select,shutil,sys,time\n"
     "pid=int(sys.argv[1])\n"
+    "def gone():\n"
+    "    try:\n"
+    "        with open(f'/proc/{pid}/stat') as stat:\n"
+    "            return stat.read().rsplit(')',1)[1].split()[0] in 'ZX'\n"
+    "    except OSError:\n"
+    "        return True\n"
     "try:\n"
     "    fd=os.pidfd_open(pid)\n"
-    "except ProcessLookupError:\n"
-    "    sys.exit(0)\n"
     "except (AttributeError,OSError):\n"
     "    fd=None\n"
     "if fd is not None:\n"
     "    select.select([fd],[],[])\n"
-    "    sys.exit(0)\n"
-    "while True:\n"
-    "    try:\n"
-    "        os.kill(pid,0)\n"
-    "    except ProcessLookupError:\n"
-    "        sys.exit(0)\n"
-    "    except PermissionError:\n"
-    "        pass\n"
-    "    time.sleep(0.5)\n"
+    "else:\n"
+    "    while not gone():\n"
+    "        time.sleep(0.5)\n"
+    "shutil.rmtree(sys.argv[2],ignore_errors=True)\n"
 )
 
 
@@ -234,7 +235,7 @@ class Litestream:
 
     def start(self, watch_pid: int, timeout: float = 30.0) -> None:
         """Start `litestream replicate`, tied to watch_pid's life; return once its control socket answers."""
-        watcher = shlex.join([sys.executable, "-c", _WATCH_PARENT, str(watch_pid)])
+        watcher = shlex.join([sys.executable, "-c", _WATCH_PARENT, str(watch_pid), str(self.control_dir)])
         args = [self.binary, "replicate", *self._config_args(), "-exec", watcher]
         with self.log_path.open("ab") as log:
             try:

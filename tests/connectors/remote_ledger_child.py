@@ -41,7 +41,13 @@ def main(url: str, workdir: str, endpoint: str, lease: str, synced: str, extra: 
     ledger = Ledger.open(home.path)
     _write_runs(ledger, int(synced))
     home.sync()
-    facts = {"synced": int(synced), "pid": os.getpid(), "litestream_pid": home.litestream.pid}
+    engine = home.litestream
+    facts = {
+        "synced": int(synced),
+        "pid": os.getpid(),
+        "litestream_pid": engine.pid,
+        "control": str(engine.control_dir),
+    }
     print(json.dumps(facts), flush=True)
     _write_runs(ledger, int(extra))
     print(json.dumps({"written": int(synced) + int(extra)}), flush=True)

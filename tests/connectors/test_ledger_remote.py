@@ -195,6 +195,7 @@ def test_kill_9_of_a_holder_then_a_restore_elsewhere(tmp_path: Path, url, s3cfg,
     assert child.returncode == -signal.SIGKILL
     # Litestream, watching the job through -exec, syncs once more and exits: no replicator is left behind.
     poll(lambda: not psutil.pid_exists(synced["litestream_pid"]), 30, "the orphaned litestream to exit")
+    assert not Path(synced["control"]).exists()  # its watcher removed the config, log and socket
     shutil.rmtree(tmp_path / "killed")
 
     with open_readonly(url, s3cfg) as copy:  # the dead holder's lease still runs: "a run holds it now"
