@@ -1,0 +1,364 @@
+"""The lock of a remote ledger: one JSON object beside the replica, its lease renewed by conditional PUTs.
+
+Taken with PutObject If-None-Match '*' (no lock object yet) or If-Match <etag> (a free or expired one),
+renewed and released with If-Match <etag of our last write>: two runs can never both believe they hold it.
+Whether a lease has expired is judged on S3's clock only (the object's Last-Modified against the Date of the
+answer that read it), so clocks of different machines never matter.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from connectors.ledger_errors import RemoteLedgerBusyError, RemoteLedgerError, RemoteLedgerLostError
+from connectors.s3 import client_error_code
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+
+log = logging.getLogger(__name__)
+
+LOCK_SUFFIX = ".lock"
+RECORD_KIND = "videoferry ledger lock"
+HELD, FREE = "held", "free"
+#: S3 states Last-Modified and Date to the second: one more second makes "expired" certain.
+CLOCK_RESOLUTION = timedelta(seconds=1)
+_CONFLICT_CODES = ("PreconditionFailed", "ConditionalRequestConflict", "412", "409")
+
+
+def _utc_text(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Who holds a ledger: host, pid, when its run started, and the run's id when it has one."""
+
+    host: str
+    pid: int
+    started: str
+    run: str = ""
+
+    @classmethod
+    def current(cls, run: str = "") -> Holder:
+        """This process, started now."""
+        return cls(host=socket.gethostname(), pid=os.getpid(), started=_utc_text(datetime.now(UTC)), run=run)
+
+    def describe(self) -> str:
+        """'host h, pid 12, started 2026-...Z[, run r]' for messages."""
+        text = f"host {self.host}, pid {self.pid}, started {self.started}"
+        return f"{text}, run {self.run}" if self.run else text
+
+
+@dataclass(frozen=True)
+class LockRecord:
+    """The lock object's content: state, holder, this holding's token and renewal count, lease, replica facts.
+
+    txid is the replica's last TXID verified by a clean settle (None when never settled). behind is why the
+    replica may miss committed writes ('' when it does not): set when a holder died or could not verify its
+    last sync, and kept by later holders until one of them says its run looked every unsettled item up.
+    """
+
+    state: str
+    holder: Holder
+    token: str
+    renewal: int
+    lease_seconds: float
+    txid: int | None = None
+    behind: str = ""
+
+    def to_bytes(self, ledger: str) -> bytes:
+        """The JSON written to S3 (token and renewal make each write's content, so its ETag, unique)."""
+        body = {
+            "kind": RECORD_KIND,
+            "ledger": ledger,
+            "written_at": _utc_text(datetime.now(UTC)),
+            **asdict(self),
+        }
+        return json.dumps(body, sort_keys=True).encode("utf-8")
+
+    @classmethod
+    def from_bytes(cls, data: bytes, where: str) -> LockRecord:
+        """Parse a lock object; RemoteLedgerError naming it when it is not one of ours."""
+        try:
+            body = json.loads(data)
+            if body.get("kind") != RECORD_KIND or body.get("state") not in (HELD, FREE):
+                raise ValueError("not a videoferry ledger lock")
+            holder = Holder(**{k: body["holder"][k] for k in ("host", "pid", "started", "run")})
+            return cls(
+                state=body["state"],
+                holder=holder,
+                token=str(body["token"]),
+                renewal=int(body["renewal"]),
+                lease_seconds=float(body["lease_seconds"]),
+                txid=None if body.get("txid") is None else int(body["txid"]),
+                behind=str(body.get("behind", "")),
+            )
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise RemoteLedgerError(f"lock object {where} is not a videoferry ledger lock ({exc})") from None
+
+
+@dataclass(frozen=True)
+class LockView:
+    """The lock object as one GET saw it, with S3's own clock at that moment."""
+
+    record: LockRecord
+    etag: str
+    last_modified: datetime
+    server_now: datetime
+
+    @property
+    def expires_at(self) -> datetime:
+        """When a held lease ends unless renewed (S3's clock): last write + lease + the clock's resolution."""
+        return self.last_modified + timedelta(seconds=self.record.lease_seconds) + CLOCK_RESOLUTION
+
+    @property
+    def live(self) -> bool:
+        """Held by a run whose lease has not expired."""
+        return self.record.state == HELD and self.server_now <= self.expires_at
+
+
+class LeaseLock:
+    """The lock object '<key>.lock' of one remote ledger, and this process's holding of it."""
+
+    def __init__(
+        self, client: S3Client, bucket: str, key: str, ledger_url: str, lease_seconds: float
+    ) -> None:
+        if lease_seconds < 1:
+            raise ValueError("the lease must be at least 1 second")
+        self.client = client
+        self.bucket = bucket
+        self.key = key
+        self.url = f"s3://{bucket}/{key}"
+        self.ledger_url = ledger_url
+        self.lease_seconds = lease_seconds
+        self._mine: LockRecord | None = None
+        self._etag = ""
+
+    @property
+    def mine(self) -> LockRecord | None:
+        """What this process last wrote while holding the lock (None when it does not hold it)."""
+        return self._mine
+
+    def read(self) -> LockView | None:
+        """GET the lock object (None when there is none)."""
+        try:
+            resp = self.client.get_object(Bucket=self.bucket, Key=self.key)
+        except ClientError as exc:
+            if client_error_code(exc) in ("NoSuchKey", "404"):
+                return None
+            raise RemoteLedgerError(f"cannot read the lock {self.url}: {exc}") from None
+        except BotoCoreError as exc:
+            raise RemoteLedgerError(f"cannot read the lock {self.url}: {exc}") from None
+        body = resp["Body"]
+        try:
+            data = body.read()
+        finally:
+            body.close()
+        headers = resp.get("ResponseMetadata", {}).get("HTTPHeaders", {})
+        last_modified = resp["LastModified"].astimezone(UTC)
+        return LockView(
+            record=LockRecord.from_bytes(data, self.url),
+            etag=str(resp.get("ETag", "")),
+            last_modified=last_modified,
+            server_now=_server_time(headers),
+        )
+
+    def acquire(self, holder: Holder, behind: Callable[[LockView | None], str]) -> LockView | None:
+        """Take the lock for holder; the view it replaced (None: there was none) or RemoteLedgerBusyError.
+
+        behind(previous view) gives the reason the replica may miss writes, kept in the new record.
+        """
+        view = self.read()
+        if view is not None and view.live:
+            raise self._busy(view)
+        record = LockRecord(
+            state=HELD,
+            holder=holder,
+            token=uuid.uuid4().hex,
+            renewal=0,
+            lease_seconds=self.lease_seconds,
+            txid=view.record.txid if view else None,
+            behind=behind(view),
+        )
+        try:
+            self._etag = self._put(record, if_match=view.etag if view else None)
+        except _Conflict:
+            current = self.read()
+            if current is None or current.record.token != record.token:
+                raise self._busy(current) from None
+            self._etag = current.etag  # our own PUT landed and its answer was lost; the retry saw it
+        self._mine = record
+        return view
+
+    def renew(self) -> None:
+        """Extend the lease: rewrite the record If-Match our last ETag (RemoteLedgerLostError if taken)."""
+        mine = self._require()
+        self._write(replace(mine, renewal=mine.renewal + 1))
+
+    def release(self, *, txid: int | None, behind: str) -> None:
+        """Mark the lock free with the replica's verified TXID (None: unverified) and why it may be behind."""
+        mine = self._require()
+        record = replace(mine, state=FREE, renewal=mine.renewal + 1, txid=txid, behind=behind)
+        self._write(record)
+        self._mine = None
+
+    def _require(self) -> LockRecord:
+        if self._mine is None:
+            raise RemoteLedgerError(f"the lock {self.url} is not held by this process")
+        return self._mine
+
+    def _write(self, record: LockRecord) -> None:
+        try:
+            self._etag = self._put(record, if_match=self._etag)
+        except _Conflict:
+            current = self.read()
+            if current is None or (current.record.token, current.record.renewal) != (
+                record.token,
+                record.renewal,
+            ):
+                self._mine = None
+                taker = f" by {current.record.holder.describe()}" if current else " by nobody"
+                raise RemoteLedgerLostError(
+                    f"ledger {self.ledger_url}: this run lost its lock (its lease ran out, or it was "
+                    f"overwritten); it is now held{taker}"
+                ) from None
+            self._etag = current.etag
+        self._mine = record
+
+    def _put(self, record: LockRecord, *, if_match: str | None) -> str:
+        """One conditional PUT of the record; its ETag. _Conflict when the condition failed."""
+        kwargs: dict[str, Any] = {"IfMatch": if_match} if if_match else {"IfNoneMatch": "*"}
+        try:
+            resp = self.client.put_object(
+                Bucket=self.bucket,
+                Key=self.key,
+                Body=record.to_bytes(self.ledger_url),
+                ContentType="application/json",
+                **kwargs,
+            )
+        except ClientError as exc:
+            if client_error_code(exc) in (*_CONFLICT_CODES, "NoSuchKey"):
+                raise _Conflict() from None
+            raise RemoteLedgerError(f"cannot write the lock {self.url}: {exc}") from None
+        except BotoCoreError as exc:
+            raise RemoteLedgerError(f"cannot write the lock {self.url}: {exc}") from None
+        return str(resp.get("ETag", ""))
+
+    def _busy(self, view: LockView | None) -> RemoteLedgerBusyError:
+        if view is None or view.record.state != HELD:
+            return RemoteLedgerBusyError(
+                f"ledger {self.ledger_url}: another run took the lock while this one was taking it; try again"
+            )
+        return RemoteLedgerBusyError(
+            f"ledger {self.ledger_url} is in use by another run ({view.record.holder.describe()}); its lease "
+            f"runs to {_utc_text(view.expires_at)} (S3's clock) unless renewed; wait for it to finish "
+            "or use another ledger"
+        )
+
+
+class _Conflict(Exception):
+    """A conditional write's condition did not hold (412), or S3 saw a concurrent one (409)."""
+
+
+def _server_time(headers: dict[str, Any]) -> datetime:
+    """S3's clock from an answer's Date header (this machine's clock if it has none)."""
+    try:
+        return parsedate_to_datetime(str(headers["date"])).astimezone(UTC)
+    except (KeyError, TypeError, ValueError):
+        return datetime.now(UTC)
+
+
+class LeaseKeeper:
+    """Renews a held lease every lease/3 in a thread; declares it lost (calling on_lost once) when it cannot.
+
+    A watchdog thread ends the holding lease - lease/6 after the last renewal that succeeded was *sent*,
+    whatever the renewing call is still doing: that is before any other run can see the lease expired (it
+    needs lease + 1 s after that write on S3's clock), so replication stops before another holder starts.
+    """
+
+    def __init__(self, lock: LeaseLock, on_lost: Callable[[str], None], *, acquired_at: float) -> None:
+        self.lock = lock
+        self.on_lost = on_lost
+        self.lease = lock.lease_seconds
+        self.interval = self.lease / 3
+        self.margin = self.lease / 6
+        self._deadline = acquired_at + self.lease - self.margin
+        self._guard = threading.Lock()
+        self._stop = threading.Event()
+        self._lost = ""
+        self.renewals = 0
+        self._threads = [
+            threading.Thread(target=self._renew_loop, name="ledger-lease-renew", daemon=True),
+            threading.Thread(target=self._watchdog, name="ledger-lease-watchdog", daemon=True),
+        ]
+
+    @property
+    def lost(self) -> str:
+        """Why the lease was lost ('' while held)."""
+        return self._lost
+
+    def start(self) -> None:
+        """Start renewing."""
+        for thread in self._threads:
+            thread.start()
+
+    def stop(self) -> None:
+        """Stop renewing (before the release) and wait for the threads."""
+        self._stop.set()
+        for thread in self._threads:
+            if thread.is_alive():
+                thread.join()
+
+    def _lose(self, why: str) -> None:
+        with self._guard:
+            if self._lost:
+                return
+            self._lost = why
+        self._stop.set()
+        log.error("%s", why)
+        self.on_lost(why)
+
+    def _renew_loop(self) -> None:
+        wait = self.interval
+        while not self._stop.wait(wait):
+            sent = time.monotonic()
+            try:
+                self.lock.renew()
+            except RemoteLedgerLostError as exc:
+                self._lose(str(exc))
+                return
+            except RemoteLedgerError as exc:
+                log.warning("ledger %s: lease renewal failed, retrying: %s", self.lock.ledger_url, exc)
+                wait = min(self.interval, 1.0)
+                continue
+            with self._guard:
+                self._deadline = max(self._deadline, sent + self.lease - self.margin)
+            self.renewals += 1
+            wait = self.interval
+
+    def _watchdog(self) -> None:
+        while True:
+            with self._guard:
+                remaining = self._deadline - time.monotonic()
+            if remaining <= 0:
+                self._lose(
+                    f"ledger {self.lock.ledger_url}: this run could not renew its lease for "
+                    f"{self.lease - self.margin:g} s; replication was stopped so that another run may take it"
+                )
+                return
+            if self._stop.wait(remaining):
+                return
