@@ -43,6 +43,7 @@ def _recording(emu: EmulatorProcess, ws: Workspace, size: int, name: str) -> tup
         answer = api.post("/v2/live/events", json={"name": name, "type": "recurring"})
         answer.raise_for_status()
         event_id = str(answer.json()["data"]["id"])
+        api.put(f"/v2/live/events/{event_id}/enable").raise_for_status()  # only enabled events are ingested
         made = emu.ctl().http.post(
             f"/_emulator/live/events/{event_id}/broadcast",
             headers=ws.headers,

@@ -10,6 +10,7 @@ log = logging.getLogger(__name__)
 #: operation -> (what we try first, the other plausible method). The spec marks these methods "?".
 PLAUSIBLE: dict[str, tuple[str, str]] = {
     "update_video": ("PATCH", "PUT"),
+    "delete_video": ("DELETE", "POST"),
     "move_video": ("POST", "PUT"),
     "copy_video": ("POST", "PUT"),
     "cut_video": ("POST", "PUT"),

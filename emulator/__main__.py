@@ -22,7 +22,10 @@ def main() -> None:
         make_variants(args.variant)
     except ValueError as exc:
         parser.error(str(exc))
-    serve_forever(args.host, args.port, args.upload_port, args.variant)
+    try:
+        serve_forever(args.host, args.port, args.upload_port, args.variant)
+    except ValueError as exc:  # a port that cannot be listened on: one line, exit 2
+        parser.exit(2, f"{parser.prog}: {exc}\n")
 
 
 if __name__ == "__main__":

@@ -26,8 +26,10 @@ from emulator.errors import (
     too_many_requests,
 )
 from emulator.faults import NO_FAULT, FaultDecision
+from emulator.ids import parse_id, watching_ids
 from emulator.processing import Processor
 from emulator.ratelimit import SlidingWindowLimiter
+from emulator.scopes import TokenScope, require_write, scope_of
 from emulator.state import UploadSession, Workspace
 from emulator.variants import METHOD_SWAPS, NONE, Variants
 
@@ -57,6 +59,7 @@ class Ctx:
     processor: Processor
     ws: Workspace
     session: UploadSession | None = None
+    scope: TokenScope | None = None  # the token's scope (None: the workspace's own token, unlimited)
     faults: FaultDecision = field(default_factory=FaultDecision)
     drop: bool = False  # set by a handler that abandons the connection (truncation fault, broken body)
 
@@ -71,23 +74,38 @@ class Route:
     pattern: re.Pattern[str]
     methods: dict[str, Handler]
     auth: str = "token"
-    #: The operation whose method the spec does not show (variants.METHOD_SWAPS), if this route serves one.
-    operation: str | None = None
+    #: The operations whose method the spec does not show (variants.METHOD_SWAPS) this route serves.
+    operations: tuple[str, ...] = ()
+    #: The path parameter naming a video whose GETs are polls (the poll-rule-429 variant), if any.
+    polled: str | None = None
 
     def handler(self, method: str) -> Handler | None:
         """The handler for a method: its own, or the swapped-method variant's alternative (checked later)."""
         if method in self.methods:
             return self.methods[method]
         for op, default, other in METHOD_SWAPS.values():
-            if op == self.operation and method == other:
+            if op in self.operations and method == other:
                 return self.methods.get(default)
         return None
 
+    def operation_of(self, method: str) -> str | None:
+        """The operation of a hidden method this method would serve here (None: a method the spec shows)."""
+        for op, default, other in METHOD_SWAPS.values():
+            if op in self.operations and method in (default, other):
+                return op
+        return None
 
-def route(path: str, methods: dict[str, Handler], auth: str = "token", operation: str | None = None) -> Route:
+
+def route(
+    path: str,
+    methods: dict[str, Handler],
+    auth: str = "token",
+    operations: tuple[str, ...] = (),
+    polled: str | None = None,
+) -> Route:
     """Compile a path like /v1/videos/{video_id}/copy into a Route."""
     regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", path)
-    return Route(re.compile(f"^{regex}$"), methods, auth, operation)
+    return Route(re.compile(f"^{regex}$"), methods, auth, operations, polled)
 
 
 def token_of(header: str) -> str:
@@ -106,6 +124,14 @@ def authenticate(emu: Emulator, header: str | None) -> Workspace:
     if ws is None:
         raise bad_token()
     return ws
+
+
+def hides_foreign(exc: ApiError) -> bool:
+    """Whether an error says an object is missing (400404, 400236, 400400 `not exists`): such an answer
+    becomes 401 / 100102 when the object belongs to another workspace (spec 5.2)."""
+    if exc.code in (400404, 400236):
+        return True
+    return exc.code == 400400 and any(p.reason == "not exists" for p in exc.invalid_params)
 
 
 def json_bytes(body: Any) -> bytes:
@@ -220,6 +246,7 @@ class HostApp:
             raise method_not_allowed()
         request = Request(scope, receive)
         session: UploadSession | None = None
+        token_scope: TokenScope | None = None
         if found.auth == "endpoint":
             hit = self.emu.uploads.session_by_secret(match.group("secret"))
             if hit is None:
@@ -237,18 +264,26 @@ class HostApp:
                 raise not_found("media")
             ws = owner
         else:
-            ws = authenticate(self.emu, request.headers.get("authorization"))
+            header = request.headers.get("authorization")
+            ws = authenticate(self.emu, header)
+            token_scope = scope_of(ws, token_of(header or ""))
         outcome.workspace_id = ws.id
         outcome.variants = ws.variants
-        if found.operation is not None and not ws.variants.method_allowed(found.operation, method):
+        operation = found.operation_of(method)
+        if operation is not None and not ws.variants.method_allowed(operation, method):
             return error_resp(method_not_allowed(), path)
         faults = ws.faults.decide(method, path) if ws.faults is not None else NO_FAULT
         if faults.rate_limit:
             return _too_many()
+        polled = self._polled(ws, found, match, method)
+        if polled is not None and ws.polls.too_soon(polled, ws.variants.poll_interval_seconds):
+            return _too_many()  # poll-rule-429: at most one poll of a video per 5 s (spec 8); not counted
         if found.auth == "token" or ws.variants.has("tus-rate-limited"):
             if not self.limiter.try_acquire(ws.token, ws.rate_per_second, ws.rate_per_minute):
                 return _too_many()
             outcome.api = True
+        if polled is not None:
+            ws.polls.mark(polled)
         if faults.latency_ms:
             await asyncio.sleep(faults.latency_ms / 1000.0)
         if faults.error_status:
@@ -261,14 +296,26 @@ class HostApp:
             processor=self.processor,
             ws=ws,
             session=session,
+            scope=token_scope,
             faults=faults,
         )
-        try:
-            resp = await handler(ctx)
-        except ApiError as exc:
-            resp = error_resp(exc, path)
+        with watching_ids() as named:
+            try:
+                require_write(ctx, method)
+                resp = await handler(ctx)
+            except ApiError as exc:
+                if hides_foreign(exc) and self.emu.foreign(ws, named):
+                    exc = bad_token()  # spec 5.2: a token of another workspace is 401, not "missing"
+                resp = error_resp(exc, path)
         outcome.drop = ctx.drop or faults.drop_after_commit
         return resp
+
+    @staticmethod
+    def _polled(ws: Workspace, found: Route, match: re.Match[str], method: str) -> str | None:
+        """The video a GET polls when the poll-rule-429 variant is on (None otherwise)."""
+        if method != "GET" or found.polled is None or not ws.variants.has("poll-rule-429"):
+            return None
+        return parse_id(match.group(found.polled))
 
 
 @dataclass

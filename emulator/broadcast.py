@@ -20,8 +20,9 @@ from emulator.errors import Invalid, folder_missing, not_exists, not_found, vali
 from emulator.files import md5_file
 from emulator.ids import new_id, parse_id
 from emulator.live import default_poster
-from emulator.live_state import Event, Stream, TokenScope, resolve_parent, store
+from emulator.live_state import Event, Stream, resolve_parent, store
 from emulator.media.clips import make_clip
+from emulator.scopes import TokenScope, require_project, scopes
 from emulator.state import utcnow
 from emulator.validation import Fields
 
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
 
 ControlHandler = Callable[[Request, dict[str, str]], Awaitable[Resp]]
 MAX_SECONDS = 600
+#: Longest simulated stream (stream_seconds): its timestamps are set in the past, nothing waits.
+MAX_STREAM_SECONDS = 7 * 24 * 3600
 #: Largest size_bytes a broadcast's recording may be padded to (a benchmark's multi-GB recording).
 MAX_SIZE_BYTES = 64 * 1024**3
 _PAD_BLOCK = 1024 * 1024
@@ -39,11 +42,23 @@ _IMAGES = ((b"\xff\xd8\xff", ".jpg"), (b"\x89PNG\r\n\x1a\n", ".png"), (b"GIF8", 
 
 
 def _reserve(event: Event) -> Stream:
-    """The stream a broadcast runs: the pending one, or a new one for a recurring event."""
+    """The stream a broadcast runs: the upcoming one, or a new one for a recurring event.
+
+    Only an enabled event is ingested (spec 3.2): a draft one is refused, so is a completed one.
+    """
     if event.status == "completed":
         raise validation(Invalid("event_id", "completed", "an event that is not completed"))
-    if event.stream.status == "pending":
-        stream = event.stream
+    if event.status != "enabled":
+        raise validation(
+            Invalid(
+                "event_id",
+                "not enabled",
+                "an enabled event: the ingest takes streams of enabled events only (PUT .../enable first)",
+            )
+        )
+    upcoming = event.upcoming
+    if upcoming is not None:
+        stream = upcoming
     elif event.type == "one-time":
         raise validation(Invalid("event_id", "one-time", "a recurring event (a one-time event streams once)"))
     else:
@@ -102,16 +117,19 @@ def pad_random(path: Path, size: int) -> None:
 
 
 async def broadcast(app: ControlApp, request: Request, params: dict[str, str]) -> Resp:
-    """POST /_emulator/live/events/{id}/broadcast {seconds, chat_messages, qos, size_bytes}: ids.
+    """POST /_emulator/live/events/{id}/broadcast {seconds, stream_seconds, chat_messages, qos, size_bytes}.
 
-    size_bytes (a test and benchmark hook): the recording's stored file is the clip followed by random bytes
-    up to that size; its file_size and md5 are those of the whole file.
+    The answer is {stream_id, video_id}. stream_seconds (default: seconds) is the stream's length as its
+    timestamps, chat and QoS tell, up to 7 days: a long broadcast is simulated (set in the past), while the
+    recording stays a clip of `seconds`. size_bytes (a test and benchmark hook): the recording's stored file
+    is the clip followed by random bytes up to that size; its file_size and md5 are the whole file's.
     """
     emu = app.emu
     ws = app._workspace(request)
     event_id = parse_id(params["event_id"])
     f = Fields(await app._body(request, optional=True))
     seconds = f.number("seconds")
+    stream_seconds = f.number("stream_seconds")
     chat_messages = f.integer("chat_messages", minimum=0)
     with_qos = f.boolean("qos")
     size_bytes = f.integer("size_bytes", minimum=1)
@@ -119,6 +137,8 @@ async def broadcast(app: ControlApp, request: Request, params: dict[str, str]) -
         f.add("size_bytes", "range", f"size_bytes <= {MAX_SIZE_BYTES}")
     if seconds is not None and not 0 < seconds <= MAX_SECONDS:
         f.add("seconds", "range", f"0 < seconds <= {MAX_SECONDS}")
+    if stream_seconds is not None and not 0 < stream_seconds <= MAX_STREAM_SECONDS:
+        f.add("stream_seconds", "range", f"0 < stream_seconds <= {MAX_STREAM_SECONDS}")
     f.check()
     seconds = seconds or 10.0
     with emu.lock:
@@ -141,7 +161,8 @@ async def broadcast(app: ControlApp, request: Request, params: dict[str, str]) -
             stream.status = "pending"
         raise
     with emu.lock:
-        _fill(stream, seconds, chat_messages or 0, with_qos is not False, len(event.streams))
+        span = stream_seconds or seconds
+        _fill(stream, span, chat_messages or 0, with_qos is not False, len(event.streams))
         meta = {"event_id": event.id, "stream_id": stream.id}
         video = emu.uploads.store_recording(ws, target, event.name, path, digest, meta)
     return Resp(200, {"stream_id": stream.id, "video_id": video.id})
@@ -168,11 +189,12 @@ async def drm_license(app: ControlApp, request: Request, _: dict[str, str]) -> R
 
 
 async def create_token(app: ControlApp, request: Request, _: dict[str, str]) -> Resp:
-    """POST /_emulator/tokens {project_ids?, owner?}: another token of the caller's workspace."""
+    """POST /_emulator/tokens {project_ids?, owner?, read_only?}: another token of the caller's workspace."""
     ws = app._workspace(request)
     f = Fields(await app._body(request, optional=True))
     raw_ids = f.strings("project_ids")
     owner = f.boolean("owner")
+    read_only = f.boolean("read_only") is True
     project_ids = [parse_id(p) for p in raw_ids] if raw_ids is not None else None
     for i, project_id in enumerate(project_ids or []):
         if project_id not in ws.projects:
@@ -180,11 +202,12 @@ async def create_token(app: ControlApp, request: Request, _: dict[str, str]) -> 
     f.check()
     token = secrets.token_hex(20)
     with app.emu.lock:
-        store(ws).tokens[token] = TokenScope(
-            frozenset(project_ids) if project_ids is not None else None, owner is not False
+        scopes(ws)[token] = TokenScope(
+            frozenset(project_ids) if project_ids is not None else None, owner is not False, read_only
         )
         app.emu.tokens[token] = ws
-    return Resp(200, {"token": token, "project_ids": project_ids, "owner": owner is not False})
+    answer = {"token": token, "project_ids": project_ids, "owner": owner is not False, "read_only": read_only}
+    return Resp(200, answer)
 
 
 def control_routes(app: ControlApp) -> list[tuple[str, dict[str, ControlHandler]]]:
@@ -239,8 +262,10 @@ async def upload_poster(ctx: Ctx) -> Resp:
     if bad:
         raise validation(*bad)
     with ctx.emu.lock:
-        if event_id not in store(ctx.ws).events:
+        found = store(ctx.ws).events.get(event_id or "")
+        if found is None:
             raise not_exists("X-Event-ID", "existing event id")
+        require_project(ctx, found.project_id)
     fetched = await _fetch_image(url)
     if fetched is None:
         raise validation(

@@ -114,15 +114,19 @@ async def create_batch(ctx: Ctx) -> Resp:
             expires_at=_midnight(expires) if expires is not None else None,
             seq=store(ctx.ws).next_seq(),
         )
+        first = not event.batches
         event.batches[batch.id] = batch
         _codes_enabled(event, True)
+        if first and ctx.ws.variants.has("codes-reset-share") and event.settings["privacy_share"]:
+            event.settings["privacy_share"] = {}  # this service's reading of 3.2: the first batch resets it
+            event.updated_at = utcnow()
         return Resp(201, {"data": batch_json(batch)})
 
 
 def _codes_enabled(event: Event, value: bool) -> None:
     if event.settings["unique_codes_enabled"] != value:
-        # privacy_share is left as it is: spec 3.2 resets it on an event create / update that sends
-        # unique_codes_enabled true (live.py), not when a batch turns the flag on.
+        # privacy_share is left as it is by default: spec 3.2 resets it on an event create / update that
+        # sends unique_codes_enabled true (live.py); variant codes-reset-share resets it on the first batch.
         event.settings["unique_codes_enabled"] = value
         event.updated_at = utcnow()
 

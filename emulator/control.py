@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import httpx
+
+#: The webhook fault kinds (emulator/README.md, "Webhook faults").
+WebhookFaultKind = Literal[
+    "webhook_lost", "webhook_duplicate", "webhook_out_of_order", "webhook_late", "webhook_forged"
+]
+#: What a forged webhook falsely claims, and the credentials it carries.
+Claim = Literal["done-processing", "done-unknown", "error-done"]
+ForgedAuth = Literal["none", "wrong", "configured"]
 
 
 @dataclass(frozen=True)
@@ -112,8 +120,49 @@ class EmulatorControl:
         return str(data["project_id"]), str(data["folder_id"])
 
     def set_faults(self, ws: Workspace | str, rules: list[dict[str, Any]], *, seed: int = 0) -> None:
-        """Replace the workspace's fault rules (see emulator/README.md)."""
+        """Replace the workspace's fault rules (emulator/README.md); webhook_fault() builds webhook ones."""
         self._call("PUT", "/_emulator/faults", ws, {"seed": seed, "rules": rules})
+
+    @staticmethod
+    def webhook_fault(
+        kind: WebhookFaultKind,
+        rate: float = 1.0,
+        *,
+        times: int | None = None,
+        video_status: str | None = None,
+        ms: float | None = None,
+        claim: Claim | None = None,
+        auth: ForgedAuth | None = None,
+    ) -> dict[str, Any]:
+        """A fault rule of media.update.status deliveries, for set_faults.
+
+        `video_status`: only deliveries of that status; `ms`: the delay of webhook_late, the longest hold of
+        webhook_out_of_order (default 3000); webhook_forged sends, besides the delivery, a webhook making
+        `claim` with `auth` credentials (each drawn when not given).
+        """
+        rule: dict[str, Any] = {"kind": kind, "rate": rate}
+        optional = {"times": times, "video_status": video_status, "ms": ms, "claim": claim, "auth": auth}
+        rule.update({k: v for k, v in optional.items() if v is not None})
+        return rule
+
+    def forge_webhook(
+        self,
+        ws: Workspace | str,
+        claim: Claim = "done-unknown",
+        *,
+        video_id: str | None = None,
+        auth: ForgedAuth = "none",
+    ) -> dict[str, Any]:
+        """Send one webhook the service never emitted to the registered URL, now.
+
+        Answers {claim, video_id, auth, status}: the video it named and the receiver's HTTP status (None: no
+        answer). Without video_id the claim picks it: done-processing the oldest video not done yet,
+        error-done the oldest done one (400400 when there is none), done-unknown a fresh id.
+        """
+        body: dict[str, Any] = {"claim": claim, "auth": auth}
+        if video_id is not None:
+            body["video_id"] = video_id
+        return dict(self._call("POST", "/_emulator/webhook/forge", ws, body))
 
     def clear_faults(self, ws: Workspace | str) -> None:
         """Remove every fault rule."""
@@ -180,9 +229,16 @@ class EmulatorControl:
         seconds: float = 10,
         chat_messages: int = 0,
         qos: bool = True,
+        stream_seconds: float | None = None,
     ) -> dict[str, str]:
-        """Run one finished stream of a live event: {stream_id, video_id} (the recording is processed)."""
-        body = {"seconds": seconds, "chat_messages": chat_messages, "qos": qos}
+        """Run one finished stream of an enabled live event: {stream_id, video_id} (the recording processed).
+
+        stream_seconds: the stream's length as its timestamps, chat and QoS tell (default: seconds; up to 7
+        days, simulated in the past); the recording stays a clip of `seconds`.
+        """
+        body: dict[str, Any] = {"seconds": seconds, "chat_messages": chat_messages, "qos": qos}
+        if stream_seconds is not None:
+            body["stream_seconds"] = stream_seconds
         return dict(self._call("POST", f"/_emulator/live/events/{event_id}/broadcast", ws, body))
 
     def drm_license(self, ws: Workspace | str, video_id: str, **fields: str) -> dict[str, Any]:
@@ -190,10 +246,15 @@ class EmulatorControl:
         return dict(self._call("POST", "/_emulator/drm/license", ws, {"video_id": video_id, **fields}))
 
     def create_token(
-        self, ws: Workspace | str, *, project_ids: Sequence[str] | None = None, owner: bool = True
+        self,
+        ws: Workspace | str,
+        *,
+        project_ids: Sequence[str] | None = None,
+        owner: bool = True,
+        read_only: bool = False,
     ) -> str:
-        """Another token of the workspace, limited to some projects and/or not the owner's."""
-        body: dict[str, Any] = {"owner": owner}
+        """Another token of the workspace, limited to some projects, to reading, and/or not the owner's."""
+        body: dict[str, Any] = {"owner": owner, "read_only": read_only}
         if project_ids is not None:
             body["project_ids"] = list(project_ids)
         return str(self._call("POST", "/_emulator/tokens", ws, body)["token"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from typing import Any
 
@@ -10,7 +11,8 @@ import httpx
 from emulator.app import Ctx, Handler, Resp, Route, route
 from emulator.errors import not_found
 from emulator.ids import parse_id
-from emulator.live_state import DrmConfig, require_owner, require_project, store, ts
+from emulator.live_state import DrmConfig, store, ts
+from emulator.scopes import require_owner, require_project
 from emulator.state import Workspace, utcnow
 from emulator.validation import Fields, read_json
 
@@ -114,7 +116,10 @@ def decide(strict: bool, status: int | None) -> str:
 async def license_request(
     cfg: DrmConfig, video_id: str, ip: str, user_agent: str, kind: str
 ) -> dict[str, Any]:
-    """One POST to the callback (no retries, 5 s), then the decision {decision, status, reason}."""
+    """One POST to the callback (no retries), then the decision {decision, status, reason}.
+
+    The 5 seconds (spec 8) bound the whole answer: connect, headers and body together, not each stage.
+    """
     payload = {
         "id": video_id,
         "ip": ip,
@@ -125,11 +130,12 @@ async def license_request(
     auth: httpx.BasicAuth | None = httpx.BasicAuth(cfg.username, cfg.password) if cfg.username else None
     status: int | None = None
     try:
-        async with httpx.AsyncClient(timeout=CALLBACK_TIMEOUT, follow_redirects=False) as client:
-            response = await client.post(cfg.url, json=payload, auth=auth or httpx.USE_CLIENT_DEFAULT)
+        async with asyncio.timeout(CALLBACK_TIMEOUT):
+            async with httpx.AsyncClient(timeout=None, follow_redirects=False) as client:
+                response = await client.post(cfg.url, json=payload, auth=auth or httpx.USE_CLIENT_DEFAULT)
         status = response.status_code
         reason = f"the callback answered HTTP {status}"
-    except httpx.TimeoutException:
+    except (TimeoutError, httpx.TimeoutException):
         reason = "no answer within 5 seconds"
     except (httpx.HTTPError, OSError):
         reason = "the callback is unavailable"

@@ -104,7 +104,7 @@ def bad_token() -> ApiError:
 
 
 def access_denied() -> ApiError:
-    """403 / 100103: the token is limited to other projects."""
+    """403 / 100103: the token's scope does not reach the object or the action (other projects, reading)."""
     return ApiError(403, 100103, "access denied")
 
 

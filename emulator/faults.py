@@ -1,4 +1,5 @@
-"""Seeded fault rules: errors, latency, dropped connections, forced 429, truncated bodies, bandwidth."""
+"""Seeded fault rules: errors, latency, dropped connections, forced 429, truncated bodies, bandwidth, and
+webhook faults (lost, duplicated, out of order, late, forged)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from emulator.errors import Invalid, validation
+from emulator.state import STATUSES
 
-KINDS = ("error", "latency", "drop_after_commit", "rate_limit", "truncate_body", "bandwidth")
+REQUEST_KINDS = ("error", "latency", "drop_after_commit", "rate_limit", "truncate_body", "bandwidth")
+#: Faults of media.update.status deliveries (a rule of these kinds takes no method or path).
+WEBHOOK_KINDS = (
+    "webhook_lost",
+    "webhook_duplicate",
+    "webhook_out_of_order",
+    "webhook_late",
+    "webhook_forged",
+)
+KINDS = REQUEST_KINDS + WEBHOOK_KINDS
 BODY_METHODS = frozenset({"POST", "PATCH", "PUT"})
+#: What a forged webhook falsely claims: done for a video still processing, done for an id the workspace
+#: does not have, error for a video that is done.
+CLAIMS = ("done-processing", "done-unknown", "error-done")
+#: The credentials a forged webhook carries: none, wrong ones, the configured ones.
+AUTHS = ("none", "wrong", "configured")
+_DEFAULT_MS = {"latency": 200.0, "webhook_late": 3000.0, "webhook_out_of_order": 3000.0}
 
 
 @dataclass
@@ -27,11 +44,14 @@ class FaultRule:
     ms: float = 200.0
     bytes_per_second: int = 1_000_000
     fraction: float = 0.5
+    video_status: str | None = None  # webhook kinds: only deliveries of this status
+    claim: str | None = None  # webhook_forged: what it claims (None: drawn)
+    auth: str | None = None  # webhook_forged: its credentials (None: drawn)
     applied: int = 0
 
     def matches(self, method: str, path: str) -> bool:
         """Whether the rule concerns this request (before the random draw)."""
-        if self.times is not None and self.applied >= self.times:
+        if self.kind in WEBHOOK_KINDS or (self.times is not None and self.applied >= self.times):
             return False
         if self.method is not None and self.method != method:
             return False
@@ -65,6 +85,20 @@ class FaultDecision:
 
 
 NO_FAULT = FaultDecision()
+
+
+@dataclass
+class WebhookDecision:
+    """The faults of one media.update.status delivery."""
+
+    lost: bool = False
+    duplicate: bool = False
+    late_ms: float = 0.0  # sent after this delay, on its own (later deliveries may pass it)
+    hold_ms: float = 0.0  # out of order: held until the video's next delivery is sent (at most this long)
+    forged: list[tuple[str, str]] = field(default_factory=list)  # (claim, auth) of forged ones to send
+
+
+NO_WEBHOOK_FAULT = WebhookDecision()
 
 
 @dataclass
@@ -104,6 +138,39 @@ class FaultSet:
                     decision.bytes_per_second = rule.bytes_per_second
         return decision or NO_FAULT
 
+    def decide_webhook(self, status: str) -> WebhookDecision:
+        """Draw, rule by rule in order, the faults of one delivery of this status."""
+        decision: WebhookDecision | None = None
+        with self.lock:
+            for rule in self.rules:
+                if rule.kind not in WEBHOOK_KINDS:
+                    continue
+                if rule.times is not None and rule.applied >= rule.times:
+                    continue
+                if rule.video_status is not None and rule.video_status != status:
+                    continue
+                if self.rng.random() >= rule.rate:
+                    continue
+                rule.applied += 1
+                decision = decision or WebhookDecision()
+                if rule.kind == "webhook_lost":
+                    decision.lost = True
+                elif rule.kind == "webhook_duplicate":
+                    decision.duplicate = True
+                elif rule.kind == "webhook_late":
+                    decision.late_ms = max(decision.late_ms, rule.ms)
+                elif rule.kind == "webhook_out_of_order":
+                    decision.hold_ms = max(decision.hold_ms, rule.ms)
+                else:
+                    claim = rule.claim or self.rng.choice(CLAIMS)
+                    decision.forged.append((claim, rule.auth or self.rng.choice(AUTHS)))
+        return decision or NO_WEBHOOK_FAULT
+
+    def draw(self, choices: tuple[str, ...]) -> str:
+        """One seeded choice (a forged webhook's target among candidates)."""
+        with self.lock:
+            return self.rng.choice(choices)
+
 
 def _num(raw: dict[str, Any], key: str, default: float, name: str, bad: list[Invalid]) -> float:
     value = raw.get(key, default)
@@ -111,6 +178,26 @@ def _num(raw: dict[str, Any], key: str, default: float, name: str, bad: list[Inv
         bad.append(Invalid(name, "type", "number"))
         return default
     return float(value)
+
+
+def _webhook_fields(raw: dict[str, Any], rule: FaultRule, name: str, bad: list[Invalid]) -> None:
+    """video_status, claim and auth of a webhook rule; a webhook rule has no method or path, and a request
+    rule none of these."""
+    webhook = rule.kind in WEBHOOK_KINDS
+    forged = rule.kind == "webhook_forged"
+    allowed = {"video_status": webhook, "claim": forged, "auth": forged}
+    allowed.update(method=not webhook, path=not webhook)
+    for key, ok in allowed.items():
+        if raw.get(key) is not None and not ok:
+            bad.append(Invalid(f"{name}.{key}", "excluded", f"not a parameter of kind {rule.kind}"))
+    for key, choices in (("video_status", STATUSES), ("claim", CLAIMS), ("auth", AUTHS)):
+        value = raw.get(key)
+        if value is None or not allowed[key]:
+            continue
+        if value not in choices:
+            bad.append(Invalid(f"{name}.{key}", "oneof", " ".join(choices)))
+        else:
+            setattr(rule, key, value)
 
 
 def parse_faults(body: dict[str, Any]) -> FaultSet:
@@ -158,7 +245,10 @@ def parse_faults(body: dict[str, Any]) -> FaultSet:
         rule.status = int(_num(raw, "status", 500, f"{name}.status", bad))
         if not 400 <= rule.status <= 599:
             bad.append(Invalid(f"{name}.status", "range", "400..599"))
-        rule.ms = _num(raw, "ms", 200.0, f"{name}.ms", bad)
+        rule.ms = _num(raw, "ms", _DEFAULT_MS.get(kind, 200.0), f"{name}.ms", bad)
+        if rule.ms < 0:
+            bad.append(Invalid(f"{name}.ms", "min", "number >= 0"))
+        _webhook_fields(raw, rule, name, bad)
         rule.bytes_per_second = int(_num(raw, "bytes_per_second", 1_000_000, f"{name}.bytes_per_second", bad))
         if rule.bytes_per_second < 1:
             bad.append(Invalid(f"{name}.bytes_per_second", "min", "integer >= 1"))

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from emulator.errors import ApiError, bad_base58, bad_uuid
 
@@ -10,6 +13,19 @@ BASE58_ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 _B58_INDEX = {c: i for i, c in enumerate(BASE58_ALPHABET)}
 _HEX = frozenset("0123456789abcdefABCDEF")
 _UUID_DOC = "https://datatracker.ietf.org/doc/html/rfc4122#section-3"
+#: The ids parsed while handling the current request (path, body, headers, query), when someone watches.
+_SEEN: ContextVar[list[str] | None] = ContextVar("emulator_seen_ids", default=None)
+
+
+@contextmanager
+def watching_ids() -> Iterator[list[str]]:
+    """Collect every id parse_id parses in this context (one request's handler) into the yielded list."""
+    seen: list[str] = []
+    token = _SEEN.set(seen)
+    try:
+        yield seen
+    finally:
+        _SEEN.reset(token)
 
 
 def new_id() -> str:
@@ -38,6 +54,14 @@ def _bad_format(value: str) -> ApiError:
 
 def parse_id(value: str) -> str:
     """Canonical dashed UUID for any accepted notation; 400301 / 400302 when it cannot be parsed."""
+    canonical = _parse(value)
+    seen = _SEEN.get()
+    if seen is not None:
+        seen.append(canonical)
+    return canonical
+
+
+def _parse(value: str) -> str:
     n = len(value)
     if n == 36 and value.count("-") == 4:
         if [len(p) for p in value.split("-")] == [8, 4, 4, 4, 12] and all(

@@ -17,11 +17,11 @@ from emulator.live_state import (
     Event,
     Restream,
     Stream,
-    require_project,
     resolve_parent,
     store,
     ts,
 )
+from emulator.scopes import require_project
 from emulator.state import PRIVACY_TYPES
 from emulator.validation import Fields
 
@@ -203,8 +203,9 @@ def apply_fields(ctx: Ctx, event: Event, fields: dict[str, Any]) -> None:
         event.presets = fields["presets"]
     if "scheduled_time" in fields:
         event.scheduled_time = fields["scheduled_time"]
-        if event.stream.status == "pending":
-            event.stream.started_at = event.scheduled_time
+        upcoming = event.upcoming
+        if upcoming is not None:
+            upcoming.started_at = event.scheduled_time
     if "restreams" in fields:
         event.restreams = {}
         for item in fields["restreams"]:
@@ -363,20 +364,18 @@ def event_json(event: Event, base_url: str) -> dict[str, Any]:
 
 
 def schedule_stream(ctx: Ctx, event: Event, started_at: datetime, new: bool) -> Stream:
-    """POST (new) or PUT (reschedule) .../stream."""
+    """POST .../stream schedules a new stream (recurring events); PUT moves the upcoming one."""
     if event.status == "completed":
         raise validation(Invalid("event_id", "completed", "an event that is not completed"))
-    current = event.stream
     if not new:
-        if current.status != "pending":
+        upcoming = event.upcoming
+        if upcoming is None:
             raise not_exists("started_at", "an upcoming (pending) stream")
-        current.started_at = started_at
-        return current
-    if current.status == "pending":
-        current.started_at = started_at  # the upcoming stream that never ran is the one scheduled
-        return current
+        upcoming.started_at = started_at
+        return upcoming
     if event.type == "one-time":
-        raise validation(Invalid("event_id", "one-time", "a recurring event (a one-time event streams once)"))
+        one_stream = "a recurring event (a one-time event has one stream: PUT .../stream moves it)"
+        raise validation(Invalid("event_id", "one-time", one_stream))
     stream = Stream(id=new_id(), event_id=event.id, started_at=started_at)
     event.streams.append(stream)
     return stream

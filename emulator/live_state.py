@@ -1,4 +1,4 @@
-"""Records of DRM, privacy domains, live events, streams, restreams, code batches and scoped tokens."""
+"""Records of DRM, privacy domains, live events, streams, restreams and code batches."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from emulator.app import Ctx, token_of
-from emulator.errors import access_denied, not_owner, rfc3339
+from emulator.errors import rfc3339
 from emulator.state import Workspace, utcnow
 
 
@@ -109,17 +108,20 @@ class Event:
     updated_at: datetime | None = None
 
     @property
+    def upcoming(self) -> Stream | None:
+        """The next stream to run: the oldest pending one (None when none is scheduled)."""
+        return next((s for s in self.streams if s.status == "pending"), None)
+
+    @property
+    def last_ran(self) -> Stream | None:
+        """The most recent stream that ran (live or finished), None when none did."""
+        return next((s for s in reversed(self.streams) if s.status != "pending"), None)
+
+    @property
     def stream(self) -> Stream:
-        """The current stream (the latest)."""
-        return self.streams[-1]
-
-
-@dataclass
-class TokenScope:
-    """An extra token of a workspace: limited to some projects, and/or not the owner's."""
-
-    project_ids: frozenset[str] | None
-    owner: bool
+        """The current stream: the live one, else the upcoming one, else the latest."""
+        live = next((s for s in self.streams if s.status == "live"), None)
+        return live or self.upcoming or self.streams[-1]
 
 
 @dataclass
@@ -129,13 +131,23 @@ class LiveStore:
     drm: dict[str | None, DrmConfig] = field(default_factory=dict)  # None: the workspace's
     domains: dict[str, Domain] = field(default_factory=dict)
     events: dict[str, Event] = field(default_factory=dict)
-    tokens: dict[str, TokenScope] = field(default_factory=dict)
     seq: int = 0
 
     def next_seq(self) -> int:
         """A growing number (creation order)."""
         self.seq += 1
         return self.seq
+
+    def holds(self, object_id: str) -> bool:
+        """Whether an object of this store (event, stream, restream, batch, domain) has this id."""
+        if object_id in self.events or object_id in self.domains:
+            return True
+        return any(
+            object_id in event.restreams
+            or object_id in event.batches
+            or any(stream.id == object_id for stream in event.streams)
+            for event in self.events.values()
+        )
 
 
 def store(ws: Workspace) -> LiveStore:
@@ -145,26 +157,6 @@ def store(ws: Workspace) -> LiveStore:
         found = LiveStore()
         ws.extras["live"] = found
     return found
-
-
-def scope(ctx: Ctx) -> TokenScope | None:
-    """The scope of the request's token when it is a restricted extra token."""
-    header = ctx.request.headers.get("authorization", "")
-    return store(ctx.ws).tokens.get(token_of(header))
-
-
-def require_project(ctx: Ctx, project_id: str) -> None:
-    """403 / 100103 when the token is limited to other projects."""
-    found = scope(ctx)
-    if found is not None and found.project_ids is not None and project_id not in found.project_ids:
-        raise access_denied()
-
-
-def require_owner(ctx: Ctx) -> None:
-    """403 / 100107 when the token is not the workspace owner's."""
-    found = scope(ctx)
-    if found is not None and not found.owner:
-        raise not_owner()
 
 
 def resolve_parent(ws: Workspace, parent_id: str) -> tuple[str, str | None] | None:

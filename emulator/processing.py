@@ -1,4 +1,5 @@
-"""Processing driver (immediate / manual / timed), URL imports and webhook delivery, on the server's loop."""
+"""Processing driver (immediate / manual / timed) and URL imports on the server's loop; it owns the webhook
+sender (emulator/webhooks.py)."""
 
 from __future__ import annotations
 
@@ -16,30 +17,36 @@ from emulator.files import md5_file
 from emulator.media.edit import cut
 from emulator.media.probe import MediaInfo, probe
 from emulator.state import Workspace
+from emulator.webhooks import WebhookSender
 
 log = logging.getLogger("emulator.processing")
 T = TypeVar("T")
 NOT_MEDIA = "the uploaded file is not a playable video"
+#: The reason a URL import ends in error when the URL is a web page (a watch page) instead of a media file.
+WEB_PAGE = "the URL is a web page, not a media file"
+_PAGE_TYPES = ("text/html", "application/xhtml+xml")
+_PAGE_STARTS = (b"<!doctype html", b"<html")
 
 
 class Processor:
-    """Runs media work in a thread pool and state changes on the loop; delivers webhooks in order."""
+    """Runs media work in a thread pool and state changes on the loop; its `webhooks` deliver in order."""
 
     def __init__(self, emu: Emulator, loop: asyncio.AbstractEventLoop, workers: int = 2) -> None:
         self.emu = emu
         self.loop = loop
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="emulator-media")
         self.tasks: set[asyncio.Future[Any]] = set()
-        self.webhooks: asyncio.Queue[tuple[str, Any, dict[str, Any]]] = asyncio.Queue()
         self.http: httpx.AsyncClient | None = None
+        self.webhooks = WebhookSender(emu, loop, self.spawn)
         self._sender: asyncio.Task[None] | None = None
-        emu.on_status = self.notify
+        emu.on_status = self.webhooks.notify
         emu.on_process = self.submit
 
     def start(self) -> None:
         """Start the webhook sender (call on the loop)."""
         self.http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0), follow_redirects=True)
-        self._sender = self.loop.create_task(self._send_webhooks())
+        self.webhooks.http = self.http
+        self._sender = self.loop.create_task(self.webhooks.run())
 
     async def close(self) -> None:
         """Stop background work (call on the loop)."""
@@ -133,8 +140,13 @@ class Processor:
             async with self.http.stream("GET", url) as response:
                 if response.status_code >= 400:
                     raise _FetchError(f"the URL answered HTTP {response.status_code}")
+                content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+                if content_type in _PAGE_TYPES:
+                    raise _FetchError(WEB_PAGE)
                 with path.open("wb") as out:
                     async for chunk in response.aiter_bytes(1 << 16):
+                        if size == 0 and _web_page(chunk):
+                            raise _FetchError(WEB_PAGE)
                         out.write(chunk)
                         digest.update(chunk)
                         size += len(chunk)
@@ -153,35 +165,13 @@ class Processor:
             return
         self.emu.uploads.single_received(ws, video_id, generation, path, size, digest.hexdigest(), name)
 
-    # ------------------------------------------------------------------ webhooks
-
-    def notify(self, ws: Workspace, video_id: str, status: str, message: str | None) -> None:
-        """Queue a media.update.status webhook when the workspace has a target."""
-        if not ws.webhook_url:
-            return
-        reason = message if status == "error" and message else None
-        payload = ws.variants.webhook_body(video_id, status, reason)
-        auth = None
-        if ws.webhook_username is not None:
-            auth = (ws.webhook_username, ws.webhook_password or "")
-        item = (ws.webhook_url, auth, payload)
-        if _on_loop(self.loop):
-            self.webhooks.put_nowait(item)
-        else:
-            self.loop.call_soon_threadsafe(self.webhooks.put_nowait, item)
-
-    async def _send_webhooks(self) -> None:
-        while True:
-            url, auth, payload = await self.webhooks.get()
-            assert self.http is not None
-            try:
-                await self.http.post(url, json=payload, auth=auth, timeout=5.0)
-            except httpx.HTTPError:
-                log.info("webhook delivery failed (no retries)")
-
-
 class _FetchError(Exception):
-    """The URL answered with an error status."""
+    """The URL answered with an error status or with a web page."""
+
+
+def _web_page(head: bytes) -> bool:
+    """Whether a body starts like an HTML document (a watch page served without its type)."""
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n")[:20].lower().startswith(_PAGE_STARTS)
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:

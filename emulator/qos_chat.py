@@ -83,8 +83,9 @@ def aggregate(samples: list[dict[str, Any]], bucket: int | str) -> list[dict[str
 
 def _stream_of(ctx: Ctx, raw: str | None) -> Stream:
     event = get_event(ctx)
-    if raw in (None, ""):
-        return event.stream
+    if raw in (None, ""):  # the current one; for a recurring event between streams, the one that ran last
+        live = event.stream if event.stream.status == "live" else None
+        return live or event.last_ran or event.stream
     assert raw is not None
     stream_id = parse_id(raw)
     for stream in event.streams:
@@ -104,11 +105,13 @@ async def qos(ctx: Ctx) -> Resp:
         samples = list(stream.qos)
         session = dict(stream.session) if stream.session is not None else None
         started, finished = stream.started_at, stream.finished_at
-    start = start_q or started
-    end = end_q or finished or utcnow()
     rows: list[dict[str, Any]] = []
-    if start is not None:
-        start = max(start, end - CAP)
+    if started is not None:
+        # spec 4.5 / 8: the window is capped at the last 12 hours of the stream window (started_at to
+        # finished_at, or now while it runs), whatever from / to ask
+        window_end = finished or utcnow()
+        start = max(start_q or started, window_end - CAP)
+        end = min(end_q or window_end, window_end)
         rows = aggregate([s for s in samples if start <= s["timestamp"] <= end], bucket)
     return Resp(200, {"session": session, "qos": rows})
 

@@ -1,4 +1,4 @@
-"""Exact sliding-window rate limits per token: a 1-second and a 60-second window; refusals are not counted."""
+"""Exact sliding-window rate limits per token (1 s and 60 s; refusals not counted), and the poll clock."""
 
 from __future__ import annotations
 
@@ -50,3 +50,23 @@ class SlidingWindowLimiter:
         """Drop every history."""
         with self._lock:
             self._hits.clear()
+
+
+class PollClock:
+    """When each video was last polled (poll-rule-429: spec 8 allows one poll of a video per 5 s)."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def too_soon(self, video_id: str, interval: float, now: float | None = None) -> bool:
+        """Whether a poll now comes sooner than `interval` seconds after the last answered one."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            last = self._last.get(video_id)
+        return last is not None and now - last < interval
+
+    def mark(self, video_id: str, now: float | None = None) -> None:
+        """Record an answered poll of the video."""
+        with self._lock:
+            self._last[video_id] = time.monotonic() if now is None else now

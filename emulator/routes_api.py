@@ -11,6 +11,7 @@ from emulator.files import md5_file
 from emulator.ids import parse_id
 from emulator.listing import check_page, listing, order_of, per_page_of
 from emulator.media.edit import concat, cut
+from emulator.scopes import require_filter, require_parent, require_videos, visible_projects
 from emulator.state import PRIVACY_TYPES
 from emulator.validation import Fields, read_json
 from emulator.variant_ops import commit_cut_new
@@ -26,6 +27,8 @@ async def list_videos(ctx: Ctx) -> Resp:
     folder_id = parse_id(query["folder_id"]) if "folder_id" in query else None
     title = query.get("title")
     check_page(page)
+    for named in (project_id, folder_id):
+        require_filter(ctx, named)
     variants = ctx.ws.variants
     if variants.has("ignore-title-filter"):
         title = None
@@ -42,6 +45,7 @@ async def list_videos(ctx: Ctx) -> Resp:
         folder_id=folder_id,
         title=title,
         created_before=variants.listed_before(),
+        projects=visible_projects(ctx),
     )
     data = [video_json(v, ctx.emu.base_url, "list") for v in rows]
     return Resp(200, listing(total, page, per_page, field, direction, data))
@@ -53,6 +57,7 @@ def _video_id(ctx: Ctx) -> str:
 
 async def get_video(ctx: Ctx) -> Resp:
     """GET /v1/videos/:id."""
+    require_videos(ctx, _video_id(ctx))
     video = ctx.emu.videos.get_video(ctx.ws, _video_id(ctx))
     return Resp(200, {"data": video_json(video, ctx.emu.base_url, "get")})
 
@@ -81,6 +86,7 @@ async def update_video(ctx: Ctx) -> Resp:
     if tags is not None:
         changes["tags"] = tags
     f.check()
+    require_videos(ctx, video_id)
     current = ctx.emu.videos.get_video(ctx.ws, video_id)
     effective_type = changes.get("privacy_type", current.privacy_type)
     effective_domains = changes.get("privacy_domains", current.privacy_domains)
@@ -92,7 +98,9 @@ async def update_video(ctx: Ctx) -> Resp:
 
 async def delete_video(ctx: Ctx) -> Resp:
     """DELETE /v1/videos/:id: permanent."""
-    ctx.emu.videos.delete_video(ctx.ws, _video_id(ctx))
+    video_id = _video_id(ctx)
+    require_videos(ctx, video_id)
+    ctx.emu.videos.delete_video(ctx.ws, video_id)
     return Resp(200, {"data": {"success": True}})
 
 
@@ -102,6 +110,8 @@ async def copy_video(ctx: Ctx) -> Resp:
     f = Fields(await read_json(ctx.request))
     parent_id = f.ident("parent_id")
     f.check()
+    require_videos(ctx, video_id)
+    require_parent(ctx, parent_id)
     video = ctx.emu.videos.copy_video(ctx.ws, video_id, parent_id)
     return Resp(201, {"data": video_json(video, ctx.emu.base_url, "update")})
 
@@ -114,6 +124,8 @@ async def move_video(ctx: Ctx) -> Resp:
     folder_id = f.ident("folder_id")
     f.check()
     assert project_id is not None
+    require_videos(ctx, video_id)
+    require_parent(ctx, project_id)
     video = ctx.emu.videos.move_video(ctx.ws, video_id, project_id, folder_id)
     return Resp(200, {"data": video_json(video, ctx.emu.base_url, "update")})
 
@@ -152,6 +164,9 @@ async def cut_video(ctx: Ctx) -> Resp:
     description = f.string("description")
     trim, crop = _cut_body(f)
     f.check()
+    require_videos(ctx, video_id)
+    require_parent(ctx, project_id)
+    require_parent(ctx, folder_id)
     emu = ctx.emu
     plan = emu.videos.prepare_cut(
         ctx.ws,
@@ -194,6 +209,7 @@ async def concat_video(ctx: Ctx) -> Resp:
     if not ids["prepend"] and not ids["append"] and not f.invalid:
         f.add("append", "required_without", "prepend or append with at least one video")
     f.check()
+    require_videos(ctx, video_id, *ids["prepend"], *ids["append"])
     emu = ctx.emu
     paths = emu.videos.prepare_concat(ctx.ws, video_id, ids["prepend"], ids["append"])
     dst = emu.new_file(ctx.ws, suffix=".mp4")
@@ -222,6 +238,7 @@ async def set_chapters(ctx: Ctx) -> Resp:
             items.append({"time": time_ms, "title": title})
     enabled = f.boolean("enabled")
     f.check()
+    require_videos(ctx, video_id)
     video = ctx.emu.videos.set_chapters(ctx.ws, video_id, items, enabled)
     return Resp(200, {"data": chapters(video)})
 
@@ -233,11 +250,12 @@ def api_routes() -> list[Route]:
         route(
             "/v1/videos/{video_id}",
             {"GET": get_video, "PATCH": update_video, "DELETE": delete_video},
-            operation="update",
+            operations=("update", "delete"),
+            polled="video_id",
         ),
-        route("/v1/videos/{video_id}/copy", {"POST": copy_video}, operation="copy"),
-        route("/v1/videos/{video_id}/move", {"POST": move_video}, operation="move"),
-        route("/v1/videos/{video_id}/cut", {"POST": cut_video}, operation="cut"),
-        route("/v1/videos/{video_id}/concat", {"POST": concat_video}, operation="concat"),
-        route("/v1/videos/{video_id}/chapters", {"PUT": set_chapters}, operation="chapters"),
+        route("/v1/videos/{video_id}/copy", {"POST": copy_video}, operations=("copy",)),
+        route("/v1/videos/{video_id}/move", {"POST": move_video}, operations=("move",)),
+        route("/v1/videos/{video_id}/cut", {"POST": cut_video}, operations=("cut",)),
+        route("/v1/videos/{video_id}/concat", {"POST": concat_video}, operations=("concat",)),
+        route("/v1/videos/{video_id}/chapters", {"PUT": set_chapters}, operations=("chapters",)),
     ]

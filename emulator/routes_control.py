@@ -10,16 +10,17 @@ from typing import Any
 from starlette.requests import Request
 
 from emulator.app import Receive, Resp, Scope, Send, authenticate, error_resp, send_response
-from emulator.backends.core import PROCESSING_MODES, STATUSES, Emulator
+from emulator.backends.core import PROCESSING_MODES, Emulator
 from emulator.broadcast import control_routes
 from emulator.errors import ApiError, Invalid, method_not_allowed, not_found, validation
-from emulator.faults import parse_faults
+from emulator.faults import AUTHS, CLAIMS, parse_faults
 from emulator.ids import parse_id
 from emulator.ratelimit import SlidingWindowLimiter
-from emulator.state import Workspace
+from emulator.state import STATUSES, Workspace
 from emulator.validation import Fields, parse_json_bytes
-from emulator.variants import VARIANTS, Variants, make_variants
+from emulator.variants import PARAMS, VARIANTS, Variants, make_variants
 from emulator.views import video_json
+from emulator.webhooks import WebhookSender
 
 ControlHandler = Callable[[Request, dict[str, str]], Awaitable[Resp]]
 
@@ -27,10 +28,17 @@ ControlHandler = Callable[[Request, dict[str, str]], Awaitable[Resp]]
 class ControlApp:
     """Dispatches /_emulator/ requests to handlers; errors use the API's error body."""
 
-    def __init__(self, emu: Emulator, limiter: SlidingWindowLimiter, on_reset: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        emu: Emulator,
+        limiter: SlidingWindowLimiter,
+        on_reset: Callable[[], None],
+        webhooks: WebhookSender,
+    ) -> None:
         self.emu = emu
         self.limiter = limiter
         self.on_reset = on_reset
+        self.webhooks = webhooks
         table: list[tuple[str, dict[str, ControlHandler]]] = [
             ("/_emulator/workspaces", {"POST": self.create_workspace}),
             ("/_emulator/projects", {"POST": self.create_project}),
@@ -38,6 +46,7 @@ class ControlApp:
             ("/_emulator/processing", {"PUT": self.set_processing}),
             ("/_emulator/videos/{video_id}/status", {"POST": self.set_status}),
             ("/_emulator/webhook", {"PUT": self.set_webhook}),
+            ("/_emulator/webhook/forge", {"POST": self.forge_webhook}),
             ("/_emulator/limits", {"PUT": self.set_limits}),
             ("/_emulator/requests", {"GET": self.requests}),
             ("/_emulator/videos", {"GET": self.videos}),
@@ -163,6 +172,16 @@ class ControlApp:
         ws.webhook_url, ws.webhook_username, ws.webhook_password = url, username, password
         return Resp(200, {"url": url, "basic_auth": username is not None})
 
+    async def forge_webhook(self, request: Request, _: dict[str, str]) -> Resp:
+        """POST /_emulator/webhook/forge {claim?, video_id?, auth?}: one webhook the service never emitted."""
+        ws = self._workspace(request)
+        f = Fields(await self._body(request, optional=True))
+        claim = f.oneof("claim", CLAIMS) or "done-unknown"
+        video_id = f.ident("video_id")
+        auth = f.oneof("auth", AUTHS) or "none"
+        f.check()
+        return Resp(200, await self.webhooks.forge(ws, claim, video_id, auth))
+
     async def set_limits(self, request: Request, _: dict[str, str]) -> Resp:
         """PUT /_emulator/limits {rate_per_second, rate_per_minute} (0 disables a window)."""
         ws = self._workspace(request)
@@ -225,7 +244,7 @@ def _variants(body: dict[str, Any]) -> Variants:
     names = body.get("variants", [])
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise validation(Invalid("variants", "type", "a list of variant names"))
-    params = {k: body.get(k) for k in ("clock_offset_seconds", "list_lag_seconds", "endpoint_ttl_seconds")}
+    params = {k: body.get(k) for k in PARAMS}
     try:
         return make_variants(names, **params)
     except ValueError as exc:

@@ -25,7 +25,8 @@ from emulator.live import (
     schedule_stream,
     stream_json,
 )
-from emulator.live_state import Event, Restream, resolve_parent, scope, store
+from emulator.live_state import Event, Restream, resolve_parent, store
+from emulator.scopes import require_filter, visible_projects
 from emulator.state import apply_changes, utcnow
 from emulator.validation import Fields, read_json
 from emulator.views import video_json
@@ -49,14 +50,15 @@ async def list_events(ctx: Ctx) -> Resp:
     query = ctx.request.query_params
     parent_id = parse_id(query["parent_id"]) if query.get("parent_id") else None
     kind = query.get("type") or None
-    limited = scope(ctx)
+    require_filter(ctx, parent_id)
+    visible = visible_projects(ctx)
     with ctx.emu.lock:
         rows = [
             e
             for e in store(ctx.ws).events.values()
             if (parent_id is None or parent_id in (e.parent_id, e.project_id))
             and (kind is None or e.type == kind)
-            and (limited is None or limited.project_ids is None or e.project_id in limited.project_ids)
+            and (visible is None or e.project_id in visible)
         ]
         if field == "name":
             rows.sort(key=lambda e: (e.name, e.seq))

@@ -5,37 +5,58 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from typing import Any
 
 from emulator.app import Ctx, Resp, Route, route
 from emulator.errors import Invalid, io_error, validation
 from emulator.files import BodyResult, stream_body
 from emulator.ids import parse_id
+from emulator.scopes import require_parent, require_videos
 from emulator.state import UploadSession
 from emulator.validation import Fields, read_json
 from emulator.views import QUALITIES, upload_result
 
 UPLOAD_TYPES = ("video", "attachment", "replace")
+#: The preview clip's quality when init's preview names none (the spec lists the values, not a default).
+PREVIEW_QUALITY = "360p"
 TUS = {"Tus-Resumable": "1.0.0"}
 OFFSET_TYPE = "application/offset+octet-stream"
 
 
+def _preview(f: Fields, kind: str | None) -> dict[str, Any] | None:
+    """init's `preview` {start, length, quality?}: the preview clip to make (type video or replace)."""
+    box = f.obj("preview")
+    if box is None:
+        return None
+    start = box.number("start", required=True, minimum=0)
+    length = box.number("length", required=True)
+    if length is not None and length <= 0:
+        box.add("length", "min", "number > 0")
+    quality = box.oneof("quality", tuple(q for q, _ in QUALITIES)) or PREVIEW_QUALITY
+    if kind == "attachment":
+        f.add("preview", "excluded_if", "type video or replace (an attachment has no preview clip)")
+    if start is None or length is None or length <= 0:
+        return None
+    return {"start": start, "length": length, "quality": quality}
+
+
 async def init_upload(ctx: Ctx) -> Resp:
-    """POST /v2/init: {data: {id, endpoint}}; required fields depend on the type."""
+    """POST /v2/init: {data: {id, endpoint}}; required fields depend on the type.
+
+    `filesize` is what tus needs (spec: "required for tus"): without it the session takes a plain POST
+    of the whole file, and a tus PATCH is refused. `preview` asks for a preview clip of the video.
+    """
     f = Fields(await read_json(ctx.request))
     kind = f.oneof("type", UPLOAD_TYPES, required=True)
     parent_id = f.ident("parent_id")
     title = f.string("title")
     video_id = f.ident("video_id")
-    filesize = f.integer("filesize", required=True, minimum=1)
+    filesize = f.integer("filesize", minimum=1)
     filename = f.string("filename")
     subtitle = f.string("subtitle")
     description = f.string("description")
     f.string("client_ip")
-    preview = f.obj("preview")
-    if preview is not None:
-        preview.number("start", minimum=0)
-        preview.number("length", minimum=0)
-        preview.oneof("quality", tuple(q for q, _ in QUALITIES))
+    preview = _preview(f, kind)
     if kind == "video":
         if parent_id is None:
             f.add("parent_id", "required_if", "type video")
@@ -44,7 +65,9 @@ async def init_upload(ctx: Ctx) -> Resp:
     elif kind in ("attachment", "replace") and video_id is None:
         f.add("video_id", "required_if", f"type {kind}")
     f.check()
-    assert kind is not None and filesize is not None
+    assert kind is not None
+    require_parent(ctx, parent_id if kind == "video" else None)
+    require_videos(ctx, video_id if kind != "video" else None)
     session = ctx.emu.uploads.init_upload(
         ctx.ws,
         kind=kind,
@@ -55,6 +78,7 @@ async def init_upload(ctx: Ctx) -> Resp:
         filename=filename,
         subtitle=subtitle,
         description=description,
+        preview=preview,
     )
     # init-session-id: the answer names the upload session, not the video (spec 2.14 calls it a session).
     answer_id = session.id
@@ -128,6 +152,8 @@ async def upload_video(ctx: Ctx) -> Resp:
     if url is None and headers.get("content-length") == "0":
         raise io_error("EOF")
     assert parent_id is not None
+    require_parent(ctx, parent_id)
+    require_videos(ctx, replace_id)
     emu = ctx.emu
     filename = headers.get("x-file-name") or None
     video = emu.uploads.single_upload(
@@ -187,12 +213,10 @@ def _text(status: int, message: str, session: UploadSession | None = None) -> Re
 
 
 def _tus_headers(session: UploadSession) -> dict[str, str]:
-    return {
-        **TUS,
-        "Upload-Offset": str(session.offset),
-        "Upload-Length": str(session.filesize),
-        "Cache-Control": "no-store",
-    }
+    headers = {**TUS, "Upload-Offset": str(session.offset), "Cache-Control": "no-store"}
+    if session.filesize is not None:
+        headers["Upload-Length"] = str(session.filesize)
+    return headers
 
 
 async def endpoint_head(ctx: Ctx) -> Resp:
@@ -232,6 +256,8 @@ async def endpoint_patch(ctx: Ctx) -> Resp:
         return _text(409, "another PATCH is in progress", session)
     if int(raw_offset) != session.offset:
         return _text(409, "mismatched Upload-Offset", session)
+    if session.filesize is None:
+        return _text(400, "Upload-Length unknown: tus needs filesize in POST /v2/init", session)
     remaining = session.filesize - session.offset
     declared = headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > remaining:
@@ -294,7 +320,7 @@ def upload_routes() -> list[Route]:
     """The upload host's routing table."""
     return [
         route("/v2/init", {"POST": init_upload}),
-        route("/v2/video", {"POST": upload_video}, operation="video"),
+        route("/v2/video", {"POST": upload_video}, operations=("video",)),
         route(
             "/upload/{secret}",
             {

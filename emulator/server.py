@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import shutil
 import socket
@@ -29,15 +30,26 @@ from emulator.variants import make_variants
 START_TIMEOUT = 30.0
 
 
-def _bind(host: str, port: int) -> socket.socket:
+class PortUnavailableError(ValueError):
+    """A port of the emulator cannot be listened on (taken, or not allowed); the message names it."""
+
+
+def _bind(host: str, port: int, role: str, option: str) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY on accepted connections only for sockets that name it.
     # Without it every answer on a kept-alive connection waited ~40 ms for a delayed ACK (Nagle), which no
     # real HTTP server does.
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(512)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(512)
+    except OSError as exc:
+        sock.close()
+        why = "is already in use" if exc.errno == errno.EADDRINUSE else f"cannot be used ({exc.strerror})"
+        raise PortUnavailableError(
+            f"port {port} on {host} (the {role}) {why}; choose another with {option} (0 picks a free one)"
+        ) from None
     sock.setblocking(False)
     return sock
 
@@ -101,11 +113,22 @@ class EmulatorServer:
         self.default = self.emu.workspace_info(ws)
 
     def start(self) -> None:
-        """Bind both ports, seed the default workspace and serve in a background thread."""
+        """Bind both ports, seed the default workspace and serve in a background thread.
+
+        PortUnavailableError (a ValueError naming the port and the option to change) when a port is taken.
+        """
         if self._thread is not None:
             return
-        api_sock = _bind(self.host, self.port)
-        upload_sock = _bind(self.host, self.upload_port)
+        try:
+            api_sock = _bind(self.host, self.port, "API host", "--port")
+            try:
+                upload_sock = _bind(self.host, self.upload_port, "upload host", "--upload-port")
+            except PortUnavailableError:
+                api_sock.close()
+                raise
+        except PortUnavailableError:
+            self.stop()  # the temporary data directory goes too
+            raise
         self.port, self.upload_port = api_sock.getsockname()[1], upload_sock.getsockname()[1]
         self.base_url, self.upload_url = _url(self.host, self.port), _url(self.host, self.upload_port)
         self.emu.base_url, self.emu.upload_url = self.base_url, self.upload_url
@@ -136,7 +159,7 @@ class EmulatorServer:
         loop = asyncio.get_running_loop()
         processor = Processor(self.emu, loop)
         processor.start()
-        control = ControlApp(self.emu, self.limiter, self._seed_default)
+        control = ControlApp(self.emu, self.limiter, self._seed_default, processor.webhooks)
         apps = [
             (HostApp("api", self.emu, processor, self.limiter, api_routes() + extra_api_routes(), control),
              api_sock),

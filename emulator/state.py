@@ -7,12 +7,17 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from emulator.faults import FaultSet
 from emulator.media.probe import MediaInfo
+from emulator.ratelimit import PollClock
 from emulator.variants import NONE, Variants
 
+if TYPE_CHECKING:
+    from emulator.faults import FaultSet
+
+#: Video statuses (spec 3.1).
+STATUSES = ("pending", "uploading", "pre-processing", "processing", "aborted", "done", "error")
 #: privacy.type of videos and live events (spec 2.1, 2.8).
 PRIVACY_TYPES = ("anywhere", "nowhere", "custom")
 
@@ -64,6 +69,7 @@ class Video:
     processing_seconds: float = 0.0
     trim: tuple[float, float | None] | None = None  # X-Video-Trim, applied during processing
     meta: dict[str, str] | None = None  # {event_id, stream_id} of a live recording
+    preview: dict[str, Any] | None = None  # init's preview {start, length, quality}: the clip asked for
 
 
 @dataclass
@@ -75,7 +81,7 @@ class UploadSession:
     workspace_id: str
     kind: str  # video | attachment | replace
     video_id: str
-    filesize: int
+    filesize: int | None  # None: not given at init (a plain POST only; tus needs it)
     filename: str | None
     path: Path
     offset: int = 0
@@ -83,6 +89,7 @@ class UploadSession:
     complete: bool = False
     md5: Any = field(default_factory=hashlib.md5)
     opened: float = field(default_factory=time.monotonic)  # when init made it (endpoint-expiry variant)
+    preview: dict[str, Any] | None = None  # a replace's preview clip, given to the video when complete
 
 
 @dataclass
@@ -106,7 +113,8 @@ class Workspace:
     webhook_password: str | None = None
     faults: FaultSet | None = None
     variants: Variants = NONE  # the service's other choices where the spec is silent (emulator/variants.py)
-    extras: dict[str, Any] = field(default_factory=dict)  # per-module state (emulator/live_state.py)
+    extras: dict[str, Any] = field(default_factory=dict)  # per-module state (live_state.py, scopes.py)
+    polls: PollClock = field(default_factory=PollClock)  # last GET of each video (poll-rule-429)
 
 
 def utcnow() -> datetime:

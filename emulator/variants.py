@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -41,6 +42,13 @@ VARIANTS: dict[str, str] = {
     "endpoint-expiry": "upload addresses stop working endpoint_ttl_seconds after their init (404)",
     "tus-rate-limited": "requests to upload addresses count against the token's rate limit",
     "webhook-alt-shape": "media.update.status arrives as {type, object: {media_id, status, reason}, sent_at}",
+    "tidy-text": "title and description are stored with whitespace runs collapsed to one space, trimmed, NFC",
+    "title-cap": "titles are stored cut to title_cap characters",
+    "tags-tidy": "tags are stored lower-cased, without duplicates (the first one kept)",
+    "chapter-titles-trimmed": "chapter titles are stored trimmed",
+    "poll-rule-429": "a GET of a video sooner than poll_interval_seconds after the last answered one is 429",
+    "delete-post": "delete takes POST on the video's path; DELETE answers 405",
+    "codes-reset-share": "the first unique codes batch of an event also resets its privacy_share",
 }
 #: Variants that contradict each other: at most one of each group.
 EXCLUSIVE: tuple[tuple[str, ...], ...] = (
@@ -58,12 +66,22 @@ METHOD_SWAPS: dict[str, tuple[str, str, str]] = {
     "concat-put": ("concat", "POST", "PUT"),
     "chapters-post": ("chapters", "PUT", "POST"),
     "video-put": ("video", "POST", "PUT"),
+    "delete-post": ("delete", "DELETE", "POST"),
 }
 #: Keys whose string values are identifiers (rewritten into the variant's notation) besides any `*_id` or
 #: `*_ids` key; URLs keep the canonical form inside them.
 ID_KEYS = frozenset({"id"})
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 _BODY_PATHS = re.compile(r"^/v1/videos/[^/]+/(copy|move|cut|concat)$")
+_SPACES = re.compile(r"\s+")
+#: Numeric parameters of the variants and their defaults.
+PARAMS: dict[str, float] = {
+    "clock_offset_seconds": 600.0,
+    "list_lag_seconds": 3.0,
+    "endpoint_ttl_seconds": 60.0,
+    "title_cap": 128,
+    "poll_interval_seconds": 5.0,
+}
 
 
 @dataclass(frozen=True)
@@ -74,6 +92,8 @@ class Variants:
     clock_offset_seconds: float = 600.0
     list_lag_seconds: float = 3.0
     endpoint_ttl_seconds: float = 60.0
+    title_cap: int = 128
+    poll_interval_seconds: float = 5.0
 
     def has(self, name: str) -> bool:
         """Whether the variant is on."""
@@ -86,7 +106,35 @@ class Variants:
             "clock_offset_seconds": self.clock_offset_seconds,
             "list_lag_seconds": self.list_lag_seconds,
             "endpoint_ttl_seconds": self.endpoint_ttl_seconds,
+            "title_cap": self.title_cap,
+            "poll_interval_seconds": self.poll_interval_seconds,
         }
+
+    # -- stored forms -----------------------------------------------------------------------------------
+
+    def stored_title(self, title: str) -> str:
+        """A title as this service keeps it (tidy-text, then title-cap)."""
+        if self.has("tidy-text"):
+            title = _tidy(title)
+        if self.has("title-cap"):
+            title = title[: self.title_cap]
+        return title
+
+    def stored_description(self, description: str) -> str:
+        """A description as this service keeps it (tidy-text)."""
+        return _tidy(description) if self.has("tidy-text") else description
+
+    def stored_tags(self, tags: list[str]) -> list[str]:
+        """Tags as this service keeps them (tags-tidy: lower-cased, the first of duplicates kept)."""
+        if not self.has("tags-tidy"):
+            return list(tags)
+        return list(dict.fromkeys(tag.lower() for tag in tags))
+
+    def stored_chapters(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Chapter items as this service keeps them (chapter-titles-trimmed)."""
+        if not self.has("chapter-titles-trimmed"):
+            return [dict(item) for item in items]
+        return [{**item, "title": str(item["title"]).strip()} for item in items]
 
     # -- clock ------------------------------------------------------------------------------------------
 
@@ -202,6 +250,11 @@ class Variants:
         return body
 
 
+def _tidy(text: str) -> str:
+    """Whitespace runs collapsed to one space, trimmed, Unicode NFC."""
+    return unicodedata.normalize("NFC", _SPACES.sub(" ", text).strip())
+
+
 #: Variants that rewrite values inside answers.
 _REWRITING = frozenset(
     {"clock-ahead", "clock-behind", "whole-seconds", "ids-undashed", "ids-upper", "ids-base58", "no-original"}
@@ -220,16 +273,23 @@ def make_variants(names: Iterable[str], **params: Any) -> Variants:
         both = sorted(chosen & set(group))
         if len(both) > 1:
             raise ValueError(f"variants {' and '.join(both)} cannot be combined")
-    numbers: dict[str, float] = {}
-    for name in ("clock_offset_seconds", "list_lag_seconds", "endpoint_ttl_seconds"):
+    unknown_params = sorted(k for k, v in params.items() if k not in PARAMS and v is not None)
+    if unknown_params:
+        raise ValueError(f"unknown variant parameter {unknown_params[0]!r} (known: {', '.join(PARAMS)})")
+    numbers = dict(PARAMS)
+    for name in PARAMS:
         value = params.get(name)
         if value is not None:
             if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"{name} must be a number >= 0")
             numbers[name] = float(value)
+    if numbers["title_cap"] < 1 or numbers["title_cap"] != int(numbers["title_cap"]):
+        raise ValueError("title_cap must be a whole number >= 1")
     return Variants(
         names=chosen,
-        clock_offset_seconds=numbers.get("clock_offset_seconds", 600.0),
-        list_lag_seconds=numbers.get("list_lag_seconds", 3.0),
-        endpoint_ttl_seconds=numbers.get("endpoint_ttl_seconds", 60.0),
+        clock_offset_seconds=numbers["clock_offset_seconds"],
+        list_lag_seconds=numbers["list_lag_seconds"],
+        endpoint_ttl_seconds=numbers["endpoint_ttl_seconds"],
+        title_cap=int(numbers["title_cap"]),
+        poll_interval_seconds=numbers["poll_interval_seconds"],
     )

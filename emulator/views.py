@@ -127,6 +127,25 @@ def audio_tracks(video: Video) -> list[dict[str, Any]]:
     ]
 
 
+def preview(video: Video) -> dict[str, Any] | None:
+    """The preview clip init asked for: pending until the video is done, then done (its length cut to what
+    the video holds) or error when it starts past the end. Its size and resolution are estimates."""
+    asked = video.preview
+    if asked is None:
+        return None
+    out: dict[str, Any] = {"start": asked["start"], "length": asked["length"], "quality": asked["quality"]}
+    info = video.info
+    if video.status != "done" or info is None:
+        return {**out, "status": "pending" if video.status not in ("error", "aborted") else video.status}
+    if asked["start"] >= info.duration:
+        return {**out, "status": "error"}
+    nominal = dict(QUALITIES)[asked["quality"]]
+    height = _even(min(nominal, info.height))
+    width = _even(info.width * height / max(1, info.height))
+    length = round(min(asked["length"], info.duration - asked["start"]), 3)
+    return {**out, "length": length, "status": "done", "resolution": f"{width}x{height}"}
+
+
 def chapters(video: Video) -> dict[str, Any]:
     """The Chapters object {items, enabled}."""
     return {"items": [dict(c) for c in video.chapters], "enabled": video.chapters_enabled}
@@ -186,6 +205,8 @@ def video_json(video: Video, base_url: str, view: str = "get") -> dict[str, Any]
                 "chat_inside_player": "",
             }
         )
+    if view in ("get", "update") and video.preview is not None:
+        data["preview"] = preview(video)
     if view == "get" and video.meta:
         data["meta"] = dict(video.meta)
     if view == "update":

@@ -282,7 +282,7 @@ class Videos:
         return self._answered(body, "update_video", video_id, create=False)
 
     def delete(self, video_id: str) -> None:
-        """DELETE /v1/videos/:id (permanent).
+        """DELETE (or POST, learned from a 405) /v1/videos/:id (permanent).
 
         Retried like any idempotent call. A 404 on a *repeated* attempt, after an attempt whose outcome was
         unknown (network error or 5xx), counts as success: the earlier attempt deleted it. A 404 on the

@@ -52,14 +52,14 @@ class Backend:
         path.unlink(missing_ok=True)
 
     def new_video(self, ws: Workspace, project_id: str, folder_id: str | None, title: str) -> Video:
-        """A new video record in status pending."""
+        """A new video record in status pending (the title in the form the workspace's service keeps)."""
         seq = next(self.core.seq)
         video = Video(
             id=new_id(),
             workspace_id=ws.id,
             project_id=project_id,
             folder_id=folder_id,
-            title=title,
+            title=ws.variants.stored_title(title),
             seq=seq,
             created_at=utcnow(),
             short_id=100000 + seq,

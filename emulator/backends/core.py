@@ -8,7 +8,7 @@ import secrets
 import shutil
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,6 @@ from emulator.state import Project, UploadSession, Video, Workspace
 from emulator.variants import NONE, Variants
 
 PROCESSING_MODES = ("immediate", "manual", "timed")
-STATUSES = ("pending", "uploading", "pre-processing", "processing", "aborted", "done", "error")
 LOG_CAP = 200_000
 _SUFFIX = re.compile(r"^\.[A-Za-z0-9]{1,8}$")
 
@@ -141,6 +140,18 @@ class Emulator:
         """The workspace a token belongs to."""
         return self.tokens.get(token)
 
+    def foreign(self, ws: Workspace, object_ids: Iterable[str]) -> bool:
+        """Whether one of these ids names no object of `ws` but an object of another workspace.
+
+        Spec 5.2: a token of another workspace is 401 / 100102, so a request naming another workspace's
+        object answers that instead of 404 / 400236. Module stores in `Workspace.extras` take part through
+        a `holds(id) -> bool` method.
+        """
+        with self.lock:
+            wanted = [i for i in object_ids if not _holds(ws, i)]
+            others = [other for other in self.workspaces.values() if other is not ws]
+            return any(_holds(other, i) for i in wanted for other in others)
+
     def reset(self) -> None:
         """Forget every workspace and file and the request log."""
         with self.lock:
@@ -181,3 +192,10 @@ class Emulator:
     def record(self, entry: LogEntry) -> None:
         """Append to the request log (capped)."""
         self.log.append(entry)
+
+
+def _holds(ws: Workspace, object_id: str) -> bool:
+    """Whether the workspace has an object with this id (videos, projects, folders, module stores)."""
+    if object_id in ws.videos or object_id in ws.projects or object_id in ws.folders:
+        return True
+    return any(getattr(extra, "holds", lambda _: False)(object_id) for extra in ws.extras.values())

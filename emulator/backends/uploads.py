@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from pathlib import Path
+from typing import Any
 
 from emulator.backends.base import Backend
 from emulator.errors import not_exists
@@ -22,10 +23,11 @@ class UploadsBackend(Backend):
         parent_id: str | None,
         title: str | None,
         video_id: str | None,
-        filesize: int,
+        filesize: int | None,
         filename: str | None,
         subtitle: str | None,
         description: str | None,
+        preview: dict[str, Any] | None = None,
     ) -> UploadSession:
         """POST /v2/init: a tus resource; for type video the video exists at once in status pending."""
         with self.lock:
@@ -34,8 +36,9 @@ class UploadsBackend(Backend):
                 project_id, folder_id = self.parent(ws, parent_id, "parent_id")
                 video = self.new_video(ws, project_id, folder_id, title)
                 video.subtitle = subtitle or ""
-                video.description = description or ""
+                video.description = ws.variants.stored_description(description or "")
                 video.original_name = filename or ""
+                video.preview = preview
                 target_id = video.id
                 session_id = video.id
             else:
@@ -53,6 +56,7 @@ class UploadsBackend(Backend):
                 filesize=filesize,
                 filename=filename,
                 path=self.core.new_file(ws, filename),
+                preview=preview if kind == "replace" else None,
             )
             session.path.touch()
             ws.sessions[session.secret] = session
@@ -106,6 +110,7 @@ class UploadsBackend(Backend):
             self.store_file(video, session.path, session.offset, md5, session.filename or video.original_name)
             if session.kind == "replace":
                 video.version += 1
+                video.preview = session.preview or video.preview
                 self.touch(video)
             self.release(ws, old)
             self.start_processing(ws, video)
@@ -128,13 +133,13 @@ class UploadsBackend(Backend):
                 video = ws.videos.get(replace_id)
                 if video is None:
                     raise not_exists("X-Replace-Video-ID", "existing video id")
-                video.title = title
+                video.title = ws.variants.stored_title(title)
                 if description is not None:
-                    video.description = description
+                    video.description = ws.variants.stored_description(description)
                 self.touch(video)
             else:
                 video = self.new_video(ws, project_id, folder_id, title)
-                video.description = description or ""
+                video.description = ws.variants.stored_description(description or "")
             video.generation += 1
             video.trim = trim
             video.progress = 0.0

@@ -53,8 +53,12 @@ class VideosBackend(Backend):
         folder_id: str | None,
         title: str | None,
         created_before: datetime | None = None,
+        projects: frozenset[str] | None = None,
     ) -> tuple[list[Video], int]:
-        """One page of the workspace's videos after filters and ordering, and the total."""
+        """One page of the workspace's videos after filters and ordering, and the total.
+
+        `projects` limits the list to the projects a scoped token reaches (None: every one).
+        """
         with self.lock:
             rows = [
                 v
@@ -63,6 +67,7 @@ class VideosBackend(Backend):
                 and (folder_id is None or v.folder_id == folder_id)
                 and (title is None or v.title == title)
                 and (created_before is None or v.created_at <= created_before)
+                and (projects is None or v.project_id in projects)
             ]
         if order_field == "title":
             rows.sort(key=lambda v: (v.title, v.seq))
@@ -82,10 +87,18 @@ class VideosBackend(Backend):
             return self.video(ws, video_id)
 
     def update_video(self, ws: Workspace, video_id: str, changes: dict[str, Any]) -> Video:
-        """Apply only the passed fields; updated_at is set when something changed."""
+        """Apply the passed fields (in the form the service keeps); updated_at is set when one changed."""
+        stored = dict(changes)
+        variants = ws.variants
+        if "title" in stored:
+            stored["title"] = variants.stored_title(stored["title"])
+        if "description" in stored:
+            stored["description"] = variants.stored_description(stored["description"])
+        if "tags" in stored:
+            stored["tags"] = variants.stored_tags(stored["tags"])
         with self.lock:
             video = self.video(ws, video_id)
-            if apply_changes(video, changes):
+            if apply_changes(video, stored):
                 self.touch(video)
             return video
 
@@ -108,7 +121,6 @@ class VideosBackend(Backend):
             copy = self.new_video(ws, project_id, folder_id, src.title)
             for key in (
                 "subtitle",
-                "description",
                 "version",
                 "file_size",
                 "md5",
@@ -120,9 +132,11 @@ class VideosBackend(Backend):
             ):
                 setattr(copy, key, getattr(src, key))
             copy.path = src.path
-            copy.chapters = [dict(c) for c in src.chapters]
+            variants = ws.variants  # the copy is stored like any write: in the form the service keeps
+            copy.description = variants.stored_description(src.description)
+            copy.chapters = variants.stored_chapters(src.chapters)
             copy.privacy_domains = list(src.privacy_domains)
-            copy.tags = list(src.tags)
+            copy.tags = variants.stored_tags(src.tags)
             if src.status == "done" and src.info is not None:
                 copy.info = src.info
                 copy.status = "done"
@@ -150,7 +164,7 @@ class VideosBackend(Backend):
         """Replace every chapter marker (an empty list clears them)."""
         with self.lock:
             video = self.video(ws, video_id)
-            video.chapters = items
+            video.chapters = ws.variants.stored_chapters(items)
             if enabled is not None:
                 video.chapters_enabled = enabled
             self.touch(video)
@@ -225,9 +239,9 @@ class VideosBackend(Backend):
             elif plan.folder_id is not None:
                 video.project_id, video.folder_id = ws.folders[plan.folder_id], plan.folder_id
             if plan.title is not None:
-                video.title = plan.title
+                video.title = ws.variants.stored_title(plan.title)
             if plan.description is not None:
-                video.description = plan.description
+                video.description = ws.variants.stored_description(plan.description)
             video.info = info
             self.touch(video)
             self.release(ws, old)
@@ -268,7 +282,7 @@ class VideosBackend(Backend):
                 dst.unlink(missing_ok=True)
                 raise not_found("video")
             video = self.new_video(ws, src.project_id, src.folder_id, src.title)
-            video.description = src.description
+            video.description = ws.variants.stored_description(src.description)
             self.store_file(video, dst, dst.stat().st_size, md5, f"{src.title}.mp4")
             video.info = info
             self.start_processing(ws, video, info)

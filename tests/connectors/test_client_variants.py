@@ -101,6 +101,30 @@ def test_a_405_teaches_the_other_method_once(
     assert made == (2 if operation in ("copy_video", "concat_video") else 0)  # a 405 made nothing
 
 
+def test_delete_by_post_is_learned_once(
+    client: VideoClient,
+    emu: Workspace,
+    emu_control: EmulatorControl,
+    sample_clip: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    first = _done_video(client, emu, sample_clip, "delete me")
+    second = client.videos.copy(first.id)
+    emu_control.set_variants(emu, ["delete-post"])
+    caplog.set_level(logging.INFO, logger="connectors.methods")
+    client.videos.delete(first.id)
+    client.videos.delete(second.id)  # the learned method at once
+    assert client.methods()["delete_video"] == "POST"
+    assert emu_control.videos(emu) == []
+    paths = {f"/v1/videos/{first.id}", f"/v1/videos/{second.id}"}
+    log = emu_control.requests(emu.workspace_id)
+    deletes = [(r["method"], r["status"]) for r in log if r["path"] in paths and r["method"] != "GET"]
+    assert deletes == [("DELETE", 405), ("POST", 200), ("POST", 200)]
+    assert len([r for r in caplog.records if "learned from a 405" in r.getMessage()]) == 1
+    with pytest.raises(NotFoundError):
+        client.videos.delete(first.id)  # a first attempt's 404 is still a 404
+
+
 def test_the_upload_method_is_learned_for_both_uploads(
     client: VideoClient, emu: Workspace, emu_control: EmulatorControl, sample_clip: Path
 ) -> None:
@@ -120,7 +144,16 @@ def test_a_fresh_client_under_every_method_variant(
     client: VideoClient, emu: Workspace, emu_control: EmulatorControl, sample_clip: Path
 ) -> None:
     video = _done_video(client, emu, sample_clip, "all methods")
-    every = ["update-put", "move-put", "copy-put", "cut-put", "concat-put", "chapters-post", "video-put"]
+    every = [
+        "update-put",
+        "move-put",
+        "copy-put",
+        "cut-put",
+        "concat-put",
+        "chapters-post",
+        "video-put",
+        "delete-post",
+    ]
     emu_control.set_variants(emu, every)
     assert client.videos.update(video.id, title="still exact").title == "still exact"
     assert client.videos.move(video.id, emu.project_id, emu.folder_id).folder_id == emu.folder_id
@@ -129,10 +162,13 @@ def test_a_fresh_client_under_every_method_variant(
     wait_terminal(client, video.id)
     assert client.videos.cut(video.id, trim=[(0.0, 0.5)]).id == video.id
     wait_terminal(client, video.id)
-    assert client.videos.concat(video.id, append=[video.id]).id != video.id
+    joined = client.videos.concat(video.id, append=[video.id])
+    assert joined.id != video.id
     client.uploads.single(parent_id=emu.project_id, title="up", source=sample_clip.read_bytes())
+    client.videos.delete(joined.id)
     assert client.methods() == {
         "update_video": "PUT",
+        "delete_video": "POST",
         "move_video": "PUT",
         "copy_video": "PUT",
         "cut_video": "PUT",
@@ -142,7 +178,7 @@ def test_a_fresh_client_under_every_method_variant(
         "import_url": "PUT",
     }
     refusals = [r for r in emu_control.requests(emu.workspace_id) if r["status"] == 405]
-    assert len(refusals) == 7  # one per operation
+    assert len(refusals) == 8  # one per operation
 
 
 # -- answers the spec does not show -----------------------------------------------------------------------

@@ -93,6 +93,7 @@ class Receiver:
     url: str
     received: list[dict[str, Any]] = field(default_factory=list)
     files: dict[str, bytes] = field(default_factory=dict)
+    types: dict[str, str] = field(default_factory=dict)  # Content-Type of a served file (default video/mp4)
 
     def events(self, video_id: str) -> list[dict[str, Any]]:
         """Webhook payloads about one video, in arrival order."""
@@ -120,7 +121,7 @@ def receiver() -> Iterator[Receiver]:
                 self.end_headers()
                 return
             self.send_response(200)
-            self.send_header("Content-Type", "video/mp4")
+            self.send_header("Content-Type", state.types.get(self.path, "video/mp4"))
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)

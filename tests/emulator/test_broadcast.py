@@ -16,9 +16,13 @@ from tests.emulator.conftest import wait_status
 
 
 def _event(api: httpx.Client, **body: object) -> dict:
+    """A new event, enabled (the ingest takes streams of enabled events only)."""
     answer = api.post("/v2/live/events", json={"name": "show", "type": "recurring", **body})
     assert answer.status_code == 201, answer.text
-    return dict(answer.json()["data"])
+    event_id = answer.json()["data"]["id"]
+    enabled = api.put(f"/v2/live/events/{event_id}/enable")
+    assert enabled.status_code == 200, enabled.text
+    return dict(enabled.json()["data"])
 
 
 def _time(value: str) -> datetime:
@@ -129,11 +133,14 @@ def test_qos_windows_buckets_and_errors(
     stream = api.get(f"/v2/live/events/{event['id']}").json()["data"]["stream"]
     finished = _time(stream["finished_at"])
     late = (finished + timedelta(hours=13)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    assert api.get(qos_url, params={"to": late}).json()["qos"] == []  # capped at the last 12 hours
+    # the 12-hour cap counts back from the stream's end, not from the requested `to`
+    assert api.get(qos_url, params={"to": late}).json()["qos"] == samples
     day = finished.date().isoformat()
     whole_day = api.get(qos_url, params={"from": day, "to": late, "stream_id": result["stream_id"]}).json()
-    assert whole_day["qos"] == []
+    assert whole_day["qos"] == samples
     assert len(api.get(qos_url, params={"from": day}).json()["qos"]) == len(samples)
+    first_minute = (_time(stream["started_at"]) + timedelta(seconds=59)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert len(api.get(qos_url, params={"to": first_minute}).json()["qos"]) == 2  # samples at 0 and 30 s
     for params, name in (({"group_time": "fortnight"}, "group_time"), ({"from": "yesterday"}, "from")):
         error = api.get(qos_url, params=params).json()["error"]
         assert error["code"] == 400400 and error["invalid_params"][0]["name"] == name
@@ -174,3 +181,32 @@ def test_size_bytes_pads_the_recording_with_random_bytes(
         f"/_emulator/live/events/{event['id']}/broadcast", headers=ws.headers, json={"size_bytes": 2**40}
     )
     assert too_big.status_code == 400
+
+
+def test_a_broadcast_longer_than_12_hours_is_capped_at_its_last_12(
+    api: httpx.Client, ws: Workspace, emu_control: EmulatorControl
+) -> None:
+    event = _event(api)
+    hours = 20
+    result = emu_control.broadcast(ws, event["id"], seconds=1, stream_seconds=hours * 3600, chat_messages=5)
+    stream = api.get(f"/v2/live/events/{event['id']}").json()["data"]["stream"]
+    started, finished = _time(stream["started_at"]), _time(stream["finished_at"])
+    assert finished - started == timedelta(hours=hours)  # simulated: set in the past, nothing waited
+    video = wait_status(api, result["video_id"])
+    assert video["status"] == "done" and video["duration"] < 2  # the recording stays a short clip
+    qos_url = f"/v2/live/events/{event['id']}/qos"
+    hourly = api.get(qos_url, params={"group_time": "1h"}).json()["qos"]
+    first = _time(hourly[0]["timestamp"])  # the hour bucket holding finished - 12 h, or the one after it
+    cap_start = finished - timedelta(hours=12)
+    assert cap_start - timedelta(hours=1) < first <= cap_start + timedelta(hours=1)
+    assert len(hourly) in (12, 13)  # the last 12 hours of the stream, whatever the bucket alignment
+    every = api.get(qos_url, params={"from": stream["started_at"], "to": stream["finished_at"]}).json()["qos"]
+    assert len(every) == 12 * 120 + 1  # one record per 30 s over the last 12 hours, both ends included
+    early = (started + timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert api.get(qos_url, params={"to": early}).json()["qos"] == []  # older than the stream's last 12 h
+    chat = api.get(f"/v2/live/events/{event['id']}/stream/{result['stream_id']}/chat.json").json()["data"]
+    assert _time(chat[-1]["created_at"]) - _time(chat[0]["created_at"]) == timedelta(hours=16)  # 4/5 of it
+    too_long = emu_control.http.post(
+        f"/_emulator/live/events/{event['id']}/broadcast", headers=ws.headers, json={"stream_seconds": 10**7}
+    )
+    assert too_long.status_code == 400

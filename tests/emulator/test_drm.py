@@ -19,11 +19,13 @@ from emulator.control import EmulatorControl, Workspace
 
 @dataclass
 class Callback:
-    """A loopback DRM callback: answers `status` (or stays silent past 5 s when slow), records requests."""
+    """A loopback DRM callback: answers `status` (or stays silent past 5 s when slow, or sends its body one
+    byte every 1.2 s when dripping: each stage is quick, the whole answer is not), records requests."""
 
     url: str
     status: int = 200
     slow: bool = False
+    drip: bool = False
     seen: list[dict[str, Any]] = field(default_factory=list)
     release: threading.Event = field(default_factory=threading.Event)
 
@@ -38,9 +40,15 @@ def callback() -> Iterator[Callback]:
             state.seen.append({"headers": dict(self.headers), "json": json.loads(body)})
             if state.slow:
                 state.release.wait(8)
+            body = b"granted" if state.drip else b""
             self.send_response(state.status)
-            self.send_header("Content-Length", "0")
+            self.send_header("Content-Length", str(len(body)))
             self.end_headers()
+            for byte in body:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                if state.release.wait(1.2):
+                    return
 
         def log_message(self, *args: Any) -> None:
             pass
@@ -171,6 +179,16 @@ def test_unreachable_and_timeout(
     api.put("/v1/drm/auth", json={"url": callback.url})
     answer = emu_control.drm_license(ws, video_id)
     assert (answer["decision"], answer["status"]) == (decision, None)
+    assert "5 seconds" in answer["reason"]
+
+
+def test_the_5_seconds_bound_the_whole_answer(
+    api: httpx.Client, ws: Workspace, emu_control: EmulatorControl, callback: Callback, video_id: str
+) -> None:
+    callback.drip = True  # headers at once, then a byte every 1.2 s: no stage waits 5 s, the answer takes 8
+    api.put("/v1/drm/auth", json={"url": callback.url, "strict": True})
+    answer = emu_control.drm_license(ws, video_id)
+    assert (answer["decision"], answer["status"]) == ("denied", None)
     assert "5 seconds" in answer["reason"]
 
 

@@ -47,12 +47,14 @@ def test_workspaces_are_isolated(emu_control: EmulatorControl, api: httpx.Client
             ("POST", f"/v1/videos/{video_id}/copy", {}),
         ):
             response = intruder.request(method, path, json=body)
-            assert response.status_code == 404, (method, path)
-            assert _error(response)["code"] == 400404
+            assert response.status_code == 401, (method, path)  # spec 5.2: another workspace's token
+            assert _error(response)["code"] == 100102
         moved = intruder.post(f"/v1/videos/{video_id}/move", json={"project_id": other.project_id})
-        assert moved.status_code == 404
+        assert moved.status_code == 401
         copy_into_other = api.post(f"/v1/videos/{video_id}/copy", json={"parent_id": other.project_id})
-        assert _error(copy_into_other)["code"] == 400236
+        assert _error(copy_into_other)["code"] == 100102
+        missing = intruder.get(f"/v1/videos/{uuid.uuid4()}")  # nobody's: still missing
+        assert missing.status_code == 404 and _error(missing)["code"] == 400404
     assert api.get(f"/v1/videos/{done_video['id']}").json()["data"]["title"] == "base"
 
 
@@ -117,7 +119,7 @@ def test_validation_error_lists_every_field(up: httpx.Client) -> None:
     error = _error(response)
     assert error["code"] == 400400
     params = error["invalid_params"]
-    assert {p["name"] for p in params} == {"filesize", "parent_id", "title"}
+    assert {p["name"] for p in params} == {"parent_id", "title"}  # filesize only for tus
     assert [p["index"] for p in params] == list(range(len(params)))
     for p in params:
         assert set(p) == {"index", "name", "reason", "message"}

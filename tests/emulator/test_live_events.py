@@ -170,6 +170,7 @@ def test_update_only_passed_fields_and_only_while_pending(
     )
     assert missing.json()["error"]["code"] == 400236
     assert api.get(f"/v2/live/events/{event['id']}").json()["data"]["name"] == "renamed"
+    api.put(f"/v2/live/events/{event['id']}/enable")
     emu_control.broadcast(ws, event["id"], seconds=1)
     refused = api.put(f"/v2/live/events/{event['id']}", json={"name": "later"})
     assert refused.status_code == 400
@@ -197,25 +198,49 @@ def test_enable_complete_move_delete(api: httpx.Client, ws: Workspace, emu_contr
     assert api.get(f"/v2/live/events/{event['id']}").status_code == 404
 
 
-def test_schedule_and_reschedule_streams(
+def test_post_schedules_a_new_stream_and_put_moves_the_upcoming_one(
     api: httpx.Client, ws: Workspace, emu_control: EmulatorControl
 ) -> None:
     event = _create(api)
     base = f"/v2/live/events/{event['id']}/stream"
+    created = event["stream"]  # a new event has one pending stream
     assert _invalid(api.post(base, json={})) == ["started_at"]
-    first = api.post(base, json={"started_at": "2031-05-01T12:00:00Z"}).json()["data"]
-    assert first["id"] == event["stream"]["id"] and first["status"] == "pending"
     moved = api.put(base, json={"started_at": "2031-05-02T12:00:00Z"}).json()["data"]
-    assert moved["started_at"].startswith("2031-05-02T12:00:00")
-    emu_control.broadcast(ws, event["id"], seconds=1)
-    assert api.put(base, json={"started_at": "2031-05-03T12:00:00Z"}).status_code == 400
-    second = api.post(base, json={"started_at": "2031-05-03T12:00:00Z"}).json()["data"]
-    assert second["id"] != first["id"] and second["status"] == "pending"
-    assert api.get(f"/v2/live/events/{event['id']}").json()["data"]["stream"]["id"] == second["id"]
+    assert moved["id"] == created["id"] and moved["started_at"].startswith("2031-05-02T12:00:00")
+    answer = api.post(base, json={"started_at": "2031-05-09T12:00:00Z"})
+    assert answer.status_code == 201
+    second = answer.json()["data"]  # spec 4.5: "schedules a new stream", not the pending one again
+    assert second["id"] != created["id"] and second["status"] == "pending"
+    assert second["started_at"].startswith("2031-05-09T12:00:00")
+    current = api.get(f"/v2/live/events/{event['id']}").json()["data"]["stream"]
+    assert current["id"] == created["id"]  # the upcoming stream is the oldest pending one
+    api.put(f"/v2/live/events/{event['id']}/enable")
+    ran = emu_control.broadcast(ws, event["id"], seconds=1)
+    assert ran["stream_id"] == created["id"]
+    current = api.get(f"/v2/live/events/{event['id']}").json()["data"]["stream"]
+    assert current["id"] == second["id"]  # the next one is upcoming now
+    assert api.put(base, json={"started_at": "2031-05-10T12:00:00Z"}).json()["data"]["id"] == second["id"]
+    assert emu_control.broadcast(ws, event["id"], seconds=1)["stream_id"] == second["id"]
+    assert api.put(base, json={"started_at": "2031-05-11T12:00:00Z"}).status_code == 400  # none upcoming
     once = _create(api, type="one-time")
-    emu_control.broadcast(ws, once["id"], seconds=1)
     refused = api.post(f"/v2/live/events/{once['id']}/stream", json={"started_at": "2031-05-03T12:00:00Z"})
-    assert refused.status_code == 400
+    assert refused.status_code == 400  # a one-time event has one stream: PUT moves it
+    assert api.put(f"/v2/live/events/{once['id']}/stream", json={"started_at": "2031-05-03T12:00:00Z"})
+
+
+def test_only_an_enabled_event_is_broadcast(
+    api: httpx.Client, ws: Workspace, emu_control: EmulatorControl
+) -> None:
+    event = _create(api)
+    with pytest.raises(httpx.HTTPStatusError) as caught:
+        emu_control.broadcast(ws, event["id"], seconds=1)
+    error = caught.value.response.json()["error"]
+    assert caught.value.response.status_code == 400 and error["code"] == 400400
+    (param,) = error["invalid_params"]
+    assert param["reason"] == "not enabled" and "enable" in param["message"]
+    assert api.get(f"/v2/live/events/{event['id']}").json()["data"]["stream"]["status"] == "pending"
+    api.put(f"/v2/live/events/{event['id']}/enable")
+    assert emu_control.broadcast(ws, event["id"], seconds=1)["stream_id"] == event["stream"]["id"]
 
 
 def test_project_scoped_token(api: httpx.Client, ws: Workspace, emu_control: EmulatorControl) -> None:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
-from emulator.server import EmulatorServer
+from emulator.server import EmulatorServer, PortUnavailableError
 
 
 def test_in_process_server_lifecycle(tmp_path: Path) -> None:
@@ -54,3 +56,27 @@ def test_cli_prints_the_default_workspace_first() -> None:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=20)
     assert process.returncode is not None
+
+
+def test_a_busy_port_is_one_line_naming_it(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = int(taken.getsockname()[1])
+        server = EmulatorServer(port=port)
+        with pytest.raises(PortUnavailableError, match=f"port {port} .*already in use.*--port"):
+            server.start()
+        assert not server.data_dir.exists()  # nothing left behind
+        with pytest.raises(ValueError, match=f"port {port} .*--upload-port"):  # the CLI prints a ValueError
+            EmulatorServer(data_dir=tmp_path, upload_port=port).start()
+        for command in (["-m", "flows.cli", "emulator"], ["-m", "emulator"]):
+            done = subprocess.run(
+                [sys.executable, *command, "--port", str(port), "--upload-port", "0"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert done.returncode == 2, done.stderr
+            lines = done.stderr.strip().splitlines()
+            assert len(lines) == 1 and f"port {port}" in lines[0] and "in use" in lines[0], done.stderr
+            assert "Traceback" not in done.stderr and done.stdout == ""

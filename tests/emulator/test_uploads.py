@@ -57,7 +57,7 @@ def test_init_validation_per_type(up: httpx.Client, ws: Workspace) -> None:
         assert response.status_code == 400, body
         return {p["name"] for p in _error(response)["invalid_params"]}
 
-    assert names({}) == {"type", "filesize"}
+    assert names({}) == {"type"}  # filesize is for tus only (a plain POST to the endpoint needs none)
     assert names({"type": "video", "filesize": 1}) == {"parent_id", "title"}
     assert names({"type": "attachment", "filesize": 1}) == {"video_id"}
     assert names({"type": "replace", "filesize": 1}) == {"video_id"}
@@ -69,7 +69,13 @@ def test_init_validation_per_type(up: httpx.Client, ws: Workspace) -> None:
         "filesize": 5,
         "preview": {"quality": "4k"},
     }
-    assert names(preview) == {"preview.quality"}
+    assert names(preview) == {"preview.quality", "preview.start", "preview.length"}
+    clip_of_nothing = {
+        "type": "attachment",
+        "video_id": str(uuid.uuid4()),
+        "preview": {"start": 0, "length": 1},
+    }
+    assert names(clip_of_nothing) == {"preview"}
     assert names({"type": "attachment", "video_id": str(uuid.uuid4()), "filesize": 3}) == {"video_id"}
     missing_parent = up.post(
         "/v2/init", json={"type": "video", "parent_id": str(uuid.uuid4()), "title": "t", "filesize": 1}
@@ -107,6 +113,43 @@ def test_tus_resource(
     options = httpx.options(endpoint)
     assert options.headers["tus-version"] == "1.0.0"
     assert httpx.get(endpoint).status_code == 405
+
+
+def test_filesize_is_for_tus_only(
+    api: httpx.Client, up: httpx.Client, ws: Workspace, clip_factory: Callable[..., Path]
+) -> None:
+    data = clip_factory(1.0).read_bytes()
+    body = {"type": "video", "parent_id": ws.project_id, "title": "no size"}
+    session = up.post("/v2/init", json=body).json()["data"]  # spec 4.2: filesize "required for tus"
+    head = httpx.head(session["endpoint"])
+    assert head.headers["upload-offset"] == "0" and "upload-length" not in head.headers
+    refused = _patch(session["endpoint"], 0, data)
+    assert refused.status_code == 400 and "filesize" in refused.text  # tus needs the size
+    assert httpx.post(session["endpoint"], content=data).status_code == 204  # a plain POST needs none
+    video = wait_status(api, session["id"])
+    assert video["status"] == "done"
+    assert {a["quality"]: a for a in video["assets"]}["original"]["file_size"] == len(data)
+
+
+def test_preview_is_honoured(
+    api: httpx.Client, up: httpx.Client, ws: Workspace, clip_factory: Callable[..., Path]
+) -> None:
+    data = clip_factory(2.0, width=320, height=240).read_bytes()
+    asked = {"start": 0.5, "length": 5, "quality": "360p"}
+    session = _init(up, ws, len(data), preview=asked)
+    pending = api.get(f"/v1/videos/{session['id']}").json()["data"]
+    assert pending["preview"] == {**asked, "status": "pending"}
+    assert _patch(session["endpoint"], 0, data).status_code == 204
+    video = wait_status(api, session["id"])
+    assert video["preview"]["status"] == "done"
+    assert video["preview"]["length"] == pytest.approx(1.5, abs=0.1)  # cut to what the video holds
+    assert video["preview"]["resolution"] == "320x240"  # 360p, never above the source
+    late = _init(up, ws, len(data), preview={"start": 60, "length": 5})
+    _patch(late["endpoint"], 0, data)
+    past_the_end = {"start": 60, "length": 5, "quality": "360p", "status": "error"}
+    assert wait_status(api, late["id"])["preview"] == past_the_end
+    plain = _init(up, ws, len(data))
+    assert "preview" not in api.get(f"/v1/videos/{plain['id']}").json()["data"]
 
 
 def test_endpoint_needs_no_token_and_is_not_an_api_call(
@@ -318,5 +361,24 @@ def test_url_import(
         events = wait_for(partial(_error_events, receiver, video_id))
         assert reason in events[0]["message"]
         assert set(events[0]) == {"event", "data", "message"}
+
+
+def test_a_watch_page_given_as_video_url_ends_in_error(
+    api: httpx.Client, up: httpx.Client, ws: Workspace, receiver: Receiver, emu_control: EmulatorControl
+) -> None:
+    page = b"<!DOCTYPE html><html><head><title>Watch</title></head><body>player</body></html>"
+    receiver.files["/watch?v=abc"] = page
+    receiver.types["/watch?v=abc"] = "text/html; charset=utf-8"
+    receiver.files["/watch?v=untyped"] = b"\n  " + page  # a page served without its type
+    receiver.types["/watch?v=untyped"] = "application/octet-stream"
+    emu_control.set_webhook(ws, receiver.url + "/hook")
+    for path in ("/watch?v=abc", "/watch?v=untyped"):
+        url = receiver.url + path
+        headers = {"X-Parent-ID": ws.project_id, "X-Video-Title": "watch page", "X-Video-URL": url}
+        video_id = up.post("/v2/video", headers=headers).json()["data"]["id"]
+        assert wait_status(api, video_id)["status"] == "error"
+        events = wait_for(partial(_error_events, receiver, video_id))
+        assert "web page, not a media file" in events[0]["message"]  # spec 3.1: the reason in the payload
+        assert [e["data"]["status"] for e in receiver.events(video_id)] == ["uploading", "error"]
     bad_scheme = up.post("/v2/video", headers={**headers, "X-Video-URL": "ftp://x/y"})
     assert _error(bad_scheme)["invalid_params"][0]["name"] == "X-Video-URL"

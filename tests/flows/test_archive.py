@@ -65,6 +65,7 @@ def broadcast_world(
                 parent_id=ws.project_id,
                 restreams=[{"name": "yt", "url": "rtmp://127.0.0.1/live", "key": world.restream_key}],
             )
+            client.live_events.enable(event.id)  # the ingest takes streams of enabled events only
             pairs = []
             for _ in range(times):
                 answer = control.broadcast(ws, event.id, seconds=2, chat_messages=chat)

@@ -79,7 +79,7 @@ def test_an_invalid_token_stops_at_the_first_call_and_is_not_retried(
     }  # nothing lost: a rerun with a good token resumes
 
 
-def test_another_workspaces_token_fails_fast_naming_parent_and_token(
+def test_another_workspaces_token_fails_fast_naming_the_token(
     tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory
 ) -> None:
     other = emu_control.create_workspace()  # the token used belongs to `other`; the parent to `emu`
@@ -88,12 +88,13 @@ def test_another_workspaces_token_fails_fast_naming_parent_and_token(
     result = _migrate(inventory, tmp_path / "ledger.db", emu.project_id, _service(emu, other.token))
     output = result.stdout + result.stderr
     assert result.returncode == 2, output
-    assert f"--parent-id {emu.project_id} was refused" in output and "VIDEOFERRY_TOKEN" in output
+    # spec 5.2: the service answers a token of another workspace with 401 / 100102
+    assert "belongs to another workspace" in output and "VIDEOFERRY_TOKEN" in output
     calls = [
         (r["method"], r["path"], r["status"]) for r in emu_control.requests(other.workspace_id, since=mark)
     ]
-    assert calls == [("GET", "/v1/videos", 200), ("POST", "/v2/init", 400)]  # one refusal, never repeated
+    assert calls == [("GET", "/v1/videos", 200), ("POST", "/v2/init", 401)]  # one refusal, never repeated
     assert emu_control.requests(emu.workspace_id, since=mark) == []
     assert emu_control.videos(emu) == [] and emu_control.videos(other) == []
     assert other.token not in output
-    assert _counts(tmp_path / "ledger.db") == {"planned": 3, "failed": 1}
+    assert _counts(tmp_path / "ledger.db") == {"planned": 4}  # a token refused: the run stops, nothing lost

@@ -434,6 +434,7 @@ def test_live_resources_leak_nothing(
         batch = client.unique_codes.create(event.id, "vip", 20)
         download = client.unique_codes.download(event.id, batch.id)
         found.update({f"code {i}": code.code for i, code in enumerate(download.codes)})
+        client.live_events.enable(event.id)  # the ingest takes streams of enabled events only
         emu_control.broadcast(emu, event.id, seconds=5, chat_messages=3)
         stream = client.live_events.get(event.id).stream
         assert stream is not None

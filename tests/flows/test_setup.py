@@ -174,6 +174,7 @@ def test_event_whose_stream_is_not_pending_is_not_updated(
     assert run_up(opts, settings).exit_code == 0
     with VideoClient.from_settings(settings) as client:
         room = next(e for e in client.live_events.iter_events(parent_id=ws.project_id) if e.name == "Room 00")
+        client.live_events.enable(room.id)  # the ingest takes streams of enabled events only
     emu_control.broadcast(ws, room.id, seconds=1, qos=False)
     data["events"][0]["latency_mode"] = "reduced"
     write(tmp_path / "c.yaml", data)
