@@ -15,8 +15,8 @@ from connectors.client import VideoClient
 from connectors.sources import open_source
 from connectors.tus import TusUpload
 from emulator.control import EmulatorControl, Workspace
+from flows.migrate.runner import run_migration
 from flows.options import DEFAULT_CHUNK_SIZE, MigrateOptions
-from flows.runner import run_migration
 
 FULL_SIZE = 1024 * MIB
 QUICK_SIZE = 16 * MIB

@@ -49,8 +49,8 @@ def make_inventory(workdir: Path, items: int) -> Path:
 def run_demo(items: int = 30, workdir: str | None = None, transfers: int = 4) -> int:
     """Run the whole demo; returns the migration's exit status."""
     from emulator.server import EmulatorServer
+    from flows.ledger_report import summary_lines
     from flows.options import MigrateOptions
-    from tasks.report import summary_lines
 
     started = time.monotonic()
     root = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="videoferry-demo-"))
@@ -75,7 +75,7 @@ def run_demo(items: int = 30, workdir: str | None = None, transfers: int = 4) ->
         typer.echo(
             "demo: migrating through the Prefect engine (a temporary local Prefect server starts first)"
         )
-        from flows.migrate_flow import run_flow
+        from flows.migrate.flow import run_flow
 
         result = run_flow(opts)
         for line in summary_lines(result["summary"]):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from emulator.control import EmulatorControl, Workspace
-from flows.apply_runner import ApplyOptions, run_apply
+from flows.apply.runner import ApplyOptions, run_apply
 from tests.chaos.apply_harness import (
     ACTION_PATHS,
     assert_applied_once,

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from emulator.control import EmulatorControl, Workspace
-from flows.migrate_flow import run_flow  # imported here: Prefect sets up its logging once, not mid-test
+from flows.migrate.flow import run_flow  # imported here: Prefect sets up its logging once, not mid-test
+from flows.migrate.runner import MigrateOutcome, run_migration
 from flows.options import MigrateOptions
-from flows.runner import MigrateOutcome, run_migration
 from tests.chaos.checks import (
     assert_exactly_one_each,
     assert_no_duplicates,

@@ -43,7 +43,7 @@ def test_apply_flow_runs_on_prefect(
     library: dict[str, Any],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from flows.apply_flow import apply_flow
+    from flows.apply.flow import apply_flow
 
     # The token only in the environment of the process running the flow; the URLs are flow parameters.
     monkeypatch.setenv("VIDEOFERRY_TOKEN", emu.token)
@@ -108,7 +108,7 @@ def test_a_failed_operation_fails_the_flow_run_and_keeps_its_outcome(
     library: dict[str, Any],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from flows.apply_flow import apply_flow
+    from flows.apply.flow import apply_flow
 
     monkeypatch.setenv("VIDEOFERRY_TOKEN", emu.token)
     key = next(iter(library["keys"]))

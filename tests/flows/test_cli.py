@@ -98,7 +98,7 @@ def test_the_command_line_offers_every_declared_option() -> None:
 
 
 def test_command_line_values_become_the_options() -> None:
-    from flows.cli import _options_from_cli
+    from flows.cli.migrate import _options_from_cli
 
     values = {(f.metadata["cli"].name or f.name): f.default for f in entry_fields()}
     values.update(inventory="inv.csv", chunk_mib=2, wait_timeout=0.0, transfers=9)

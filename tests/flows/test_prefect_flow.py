@@ -22,7 +22,7 @@ def test_migrate_flow_runs_on_prefect(
 ) -> None:
     from prefect.client.orchestration import get_client
 
-    from flows.migrate_flow import run_flow
+    from flows.migrate.flow import run_flow
 
     monkeypatch.setenv("VIDEOFERRY_API_URL", emu.base_url)
     monkeypatch.setenv("VIDEOFERRY_UPLOAD_URL", emu.upload_url)

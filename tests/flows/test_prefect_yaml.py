@@ -14,7 +14,7 @@ import yaml
 from prefect.client.schemas.actions import DeploymentScheduleCreate
 from prefect.client.schemas.schedules import CronSchedule
 
-from flows.apply_runner import ApplyOptions
+from flows.apply.runner import ApplyOptions
 from flows.options import ENTRY_DECLARATIONS, MIB, MigrateOptions, ServiceOptions, entry_fields, from_params
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -32,7 +32,7 @@ def test_up_then_nightly_drift_on_prefect(
     emu_control: EmulatorControl,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from flows.setup_flow import setup_drift_flow, setup_up_flow
+    from flows.setup.flow import setup_drift_flow, setup_up_flow
 
     ws: Workspace = emu_control.create_workspace(rate_per_second=500, rate_per_minute=30000)
     for name, value in {**SECRET_ENV, "VIDEOFERRY_TOKEN": ws.token}.items():
@@ -76,7 +76,7 @@ def test_a_secret_block_reference_resolves(prefect_harness: None, tmp_path: Path
     from prefect.blocks.system import Secret
 
     from connectors.desired_state import SecretRef, load_desired_state
-    from tasks.setup_plan import resolve_secret
+    from tasks.setup.plan import resolve_secret
 
     Secret(value="block-held-key-42").save("videoferry-test-yt-key", overwrite=True)  # type: ignore[arg-type]
     assert resolve_secret(SecretRef(block="videoferry-test-yt-key")) == "block-held-key-42"

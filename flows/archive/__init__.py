@@ -1,0 +1,1 @@
+"""The archive job: its options, its plain runner and its Prefect flow."""

@@ -1,0 +1,69 @@
+"""The Prefect flow around run_archive: the same runner, its results as Prefect artifacts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefect import flow, get_run_logger
+from prefect.artifacts import create_markdown_artifact
+from prefect.states import Failed, State
+
+from connectors.config import Settings
+from connectors.s3_multipart import DEFAULT_PART_SIZE
+from flows.archive.runner import ArchiveOptions, run_archive
+
+
+@flow(name="videoferry-archive", log_prints=False)
+def archive_flow(
+    to: str,
+    events: list[str] | None = None,
+    project: str | None = None,
+    since: str | None = None,
+    quality: str = "best",
+    move_to: str | None = None,
+    tags: list[str] | None = None,
+    delete_after_archive: bool = False,
+    ledger: str = "videoferry-ledger.db",
+    report_dir: str | None = None,
+    transfers: int = 2,
+    part_size: int = DEFAULT_PART_SIZE,
+    retry_backoff: float = 0.5,
+    api_url: str | None = None,
+    upload_url: str | None = None,
+) -> dict[str, Any] | State[Any]:
+    """Archive the recordings of finished live events into `to` (s3://bucket/prefix/ or a directory).
+
+    The parameters are ArchiveOptions' fields, then the service's {base_url} / {upload_url} (None reads
+    VIDEOFERRY_API_URL / VIDEOFERRY_UPLOAD_URL). The token comes from VIDEOFERRY_TOKEN in the environment
+    running the flow, never from a parameter. A run with a failed recording (exit status 1) ends as a Failed
+    flow run carrying the same dict, so a nightly deployment shows red.
+    """
+    logger = get_run_logger()
+    opts = ArchiveOptions(
+        to=to,
+        events=list(events or []),
+        project=project,
+        since=since,
+        quality=quality,
+        move_to=move_to,
+        tags=list(tags or []),
+        delete_after_archive=delete_after_archive,
+        ledger=ledger,
+        report_dir=report_dir,
+        transfers=transfers,
+        part_size=part_size,
+        retry_backoff=retry_backoff,
+    )
+    outcome = run_archive(opts, Settings.from_env(api_url=api_url, upload_url=upload_url))
+    counts = ", ".join(f"{n} {s}" for s, n in outcome.counts.items()) or "no recordings"
+    text = "\n".join(
+        ["# videoferry archive", "", f"{counts}; {outcome.bytes} bytes copied", ""]
+        + [f"- {line}" for line in outcome.reasons]
+    )
+    create_markdown_artifact(text, key="videoferry-archive-summary", description="Archive summary")
+    for line in outcome.reasons:
+        logger.info(line)
+    if outcome.exit_code != 0:
+        first = (outcome.reasons or ["not every recording is archived"])[0]
+        return Failed(message=f"exit status {outcome.exit_code}: {first}", data=outcome.as_dict())
+    return outcome.as_dict()

@@ -1,0 +1,1 @@
+"""The migrate job: its options, its plain runner and its Prefect flow."""

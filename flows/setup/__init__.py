@@ -1,0 +1,1 @@
+"""The setup job: its options, its plain runner and its Prefect flows."""

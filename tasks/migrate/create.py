@@ -1,0 +1,225 @@
+"""Creating an item's video: the title it is sent under, the create call by its path (tus, URL, single)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import TypeVar
+
+from connectors.errors import (
+    FolderNotFoundError,
+    NotFoundError,
+    UnknownOutcomeError,
+    VideoApiError,
+)
+from connectors.ids import same_id, try_normal_id
+from connectors.s3 import parse_s3_uri, presign_get, shared_s3_client
+from connectors.sources import ByteSource, source_version
+from connectors.titles import header_exact, header_safe_title, placeholder_title
+from core.item import SourceKind, Via, default_title
+from state.models import Item
+from tasks.migrate.context import MigrateContext
+from tasks.migrate.reconcile import api_failure, fail_item, reconcile_item, reload
+from tasks.migrate.upload import open_bytes
+
+log = logging.getLogger(__name__)
+
+
+#: error.code of a create whose parent_id the service does not know (spec section 7).
+PARENT_REFUSED_CODE = 400236
+
+
+def shared_titles(ctx: MigrateContext) -> frozenset[tuple[str, str]]:
+    """(parent, title) pairs more than one item of the ledger would create: learned once per run."""
+    with ctx.lock:
+        if ctx.shared_titles is None:
+            counts: Counter[tuple[str, str]] = Counter()
+            for _key, parent, title, source in ctx.ledger.title_rows():
+                counts[(try_normal_id(parent) or "", title or default_title(source, _key))] += 1
+            ctx.shared_titles = frozenset(pair for pair, n in counts.items() if n > 1)
+        return ctx.shared_titles
+
+
+def create_title(ctx: MigrateContext, item: Item, mode: Via) -> str:
+    """The title the create sends: unique per parent in this run, and ASCII in headers.
+
+    Items that share their (parent, title) with another item get a placeholder derived from their key (set to
+    the real title by the finish step), so a lost create answer can only ever match its own item's video.
+    Header uploads send titles that are not plain ASCII as the same placeholder.
+    """
+    title = item.spec.title
+    if (try_normal_id(item.spec.parent_id) or "", title) in shared_titles(ctx):
+        return placeholder_title(item.key)
+    if mode is not Via.TUS:
+        return header_safe_title(title, item.key)[0]
+    return title
+
+
+def learn_init_ids(ctx: MigrateContext, init_id: str, sent_title: str) -> str | None:
+    """The video id an init answer names, or None when the service's init id is an upload session's.
+
+    Learned once per run with one GET of the first answer's id (spec 2.14 calls the answer a session): a 404
+    means init ids are not video ids, and every item's video is then found by listing after its upload.
+    """
+    with ctx.init_lock:
+        if ctx.init_id_is_video is None:
+            started = time.monotonic()
+            try:
+                video = ctx.client.videos.get(init_id)
+                ctx.init_id_is_video = video.title == sent_title or video.title is None
+            except NotFoundError:
+                ctx.init_id_is_video = False
+            except VideoApiError as exc:
+                log.warning("could not learn what init ids name (%s); listing instead", exc.code)
+                return None
+            log.info(
+                "init answers name %s (learned in %.2f s)",
+                "the video" if ctx.init_id_is_video else "an upload session; videos are found by listing",
+                time.monotonic() - started,
+            )
+    return init_id if ctx.init_id_is_video else None
+
+
+def create_item(ctx: MigrateContext, item: Item) -> None:
+    """Create the item's video by its upload mode, writing the intent before the call."""
+    mode = item.spec.via
+    title = create_title(ctx, item, mode)
+    refused = ctx.refused_parents.get(item.spec.parent_id or "")
+    if refused is not None:
+        fail_item(ctx, item, PARENT_REFUSED_CODE, f"{refused} (refused earlier in this run; not sent again)")
+        return
+    if mode is Via.URL:
+        _create_by_url(ctx, item, title)
+        return
+    source = open_bytes(ctx, item)
+    if source is None:
+        return
+    if mode is Via.SINGLE:
+        _create_single(ctx, item, title, source)
+    else:
+        _create_tus(ctx, item, title, source)
+
+
+T = TypeVar("T")
+
+
+def _guarded_create(
+    ctx: MigrateContext,
+    item: Item,
+    sent_title: str,
+    sent_description: str | None,
+    call: Callable[[], T],
+    source: ByteSource | None = None,
+) -> T | None:
+    """Write the create intent, make the call; settle an unknown outcome or a refusal. None: no result."""
+    ctx.ledger.begin_create(
+        item.key,
+        ctx.run_id,
+        sent_title,
+        create_description=sent_description,
+        source_version=source_version(source) if source is not None else None,
+    )
+    try:
+        return call()
+    except UnknownOutcomeError:
+        log.info("item %s: create outcome unknown; reconciling", item.key)
+        reconcile_item(ctx, reload(ctx, item.key))
+    except FolderNotFoundError as exc:  # the parent is unknown to this token: every item under it would fail
+        ctx.ledger.reconcile_none(item.key, ctx.run_id, f"create refused ({exc.code})")
+        reason = (
+            f"parent_id {item.spec.parent_id} does not exist or belongs to another workspace (check"
+            " --parent-id or the row's parent_id, or use a token of the workspace that owns it)"
+        )
+        ctx.refused_parents[item.spec.parent_id or ""] = reason
+        fail_item(ctx, reload(ctx, item.key), exc.code or 400236, f"{reason}: {exc}", exc.request_id)
+        if same_id(item.spec.parent_id, ctx.default_parent_id):
+            ctx.stop(
+                f"--parent-id {ctx.default_parent_id} was refused (code {exc.code}): it does not exist or"
+                " belongs to another workspace; check --parent-id, or set VIDEOFERRY_TOKEN to a token of the"
+                " workspace that owns it",
+                config_error=True,
+            )
+    except VideoApiError as exc:  # a definitive refusal: nothing was created
+        ctx.ledger.reconcile_none(item.key, ctx.run_id, f"create refused ({exc.code})")
+        api_failure(ctx, reload(ctx, item.key), exc)
+    return None
+
+
+def _create_tus(ctx: MigrateContext, item: Item, title: str, source: ByteSource) -> None:
+    session = _guarded_create(
+        ctx,
+        item,
+        title,
+        item.spec.description,
+        lambda: ctx.client.uploads.init(
+            parent_id=item.spec.parent_id or "",
+            title=title,
+            filesize=source.size,
+            filename=source.name,
+            description=item.spec.description,
+        ),
+        source,
+    )
+    if session is not None:
+        video_id = learn_init_ids(ctx, session.id, title)
+        ctx.ledger.create_started_upload(item.key, ctx.run_id, video_id, session.endpoint, source.size)
+
+
+def _header_description(description: str | None) -> str | None:
+    return description if description and header_exact(description) else None
+
+
+def _create_by_url(ctx: MigrateContext, item: Item, title: str) -> None:
+    kind = item.spec.source_kind
+    if kind is SourceKind.URL:
+        url = item.spec.source
+    elif kind is SourceKind.S3:
+        try:
+            bucket, key = parse_s3_uri(item.spec.source)
+            url = presign_get(shared_s3_client(ctx.s3), bucket, key)
+        except Exception as exc:  # boto raises many shapes; the message never holds the presigned URL
+            fail_item(ctx, item, "source", f"cannot presign {item.spec.source}: {type(exc).__name__}")
+            return
+    else:
+        fail_item(ctx, item, "source", "a local file cannot be imported by URL")
+        return
+    name = item.spec.source.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] or None
+    result = _guarded_create(
+        ctx,
+        item,
+        title,
+        _header_description(item.spec.description),
+        lambda: ctx.client.uploads.import_url(
+            parent_id=item.spec.parent_id or "",
+            title=title,
+            url=url,
+            filename=name,
+            description=item.spec.description,
+            title_key=item.key,
+        ),
+    )
+    if result is not None:
+        ctx.ledger.create_accepted(item.key, ctx.run_id, result.id, status=result.status)
+
+
+def _create_single(ctx: MigrateContext, item: Item, title: str, source: ByteSource) -> None:
+    result = _guarded_create(
+        ctx,
+        item,
+        title,
+        _header_description(item.spec.description),
+        lambda: ctx.client.uploads.single(
+            parent_id=item.spec.parent_id or "",
+            title=title,
+            source=source,
+            filename=source.name,
+            description=item.spec.description,
+            title_key=item.key,
+        ),
+        source,
+    )
+    if result is not None:
+        ctx.progress.add_bytes(source.size)
+        ctx.ledger.create_accepted(item.key, ctx.run_id, result.id, status=result.status)
