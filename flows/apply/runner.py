@@ -14,7 +14,7 @@ from connectors.operations import read_operations
 from connectors.s3 import S3Config
 from flows.ledger_report import build_report, write_report
 from state.ledger import Ledger
-from state.machine import UNIT_DONE, UNIT_END_STATES
+from state.machine import UNIT_END_STATES, UnitState
 from tasks.apply.context import ApplyContext
 from tasks.apply.plan import Refusal, resolve_plan
 from tasks.apply.schedule import advance_units, prepare
@@ -124,9 +124,9 @@ def _outcome(
         reasons.append(f"stopped: {ctx.abort_reason}")
     if stopped_waiting is not None:
         reasons.append(f"stopped waiting for processing after {stopped_waiting:g} s; rerun to keep waiting")
-    not_done = [u for u in units if u.state != UNIT_DONE]
+    not_done = [u for u in units if u.state != UnitState.DONE]
     if not_done:
-        reasons.append("not done: " + ", ".join(f"{n} {s}" for s, n in counts.items() if s != UNIT_DONE))
+        reasons.append("not done: " + ", ".join(f"{n} {s}" for s, n in counts.items() if s != UnitState.DONE))
         for u in not_done[:20]:
             why = (
                 f"{u.error_code}: {u.error_message}"

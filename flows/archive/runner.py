@@ -15,7 +15,7 @@ from connectors.download import Downloader
 from connectors.s3 import S3Config
 from connectors.s3_multipart import DEFAULT_PART_SIZE, MIN_PART_SIZE
 from state.ledger import Ledger
-from state.machine import OP_DONE
+from state.machine import OpStatus
 from tasks.archive.dest import open_destination
 from tasks.archive.plan import (
     QUALITY_ORDER,
@@ -187,7 +187,7 @@ def preview_archive(opts: ArchiveOptions, settings: Settings) -> list[str]:
                 for rec in event_recordings(client, event, selection.since):
                     where = f"{rec.event_id}/{rec.stream_id}/{rec.video_id}"
                     copied = reader is not None and any(
-                        op.status == OP_DONE for op in reader.ops(op_key=op_key(rec.video_id, "copy"))
+                        op.status == OpStatus.DONE for op in reader.ops(op_key=op_key(rec.video_id, "copy"))
                     )
                     if rec.video.status != "done":
                         verb = "skip" if rec.video.status in TERMINAL_BAD else "wait"

@@ -126,7 +126,7 @@ def run_migration(
             retry_service_errors(ctx)  # deletes each failed video before its item is created again
         ctx.progress.items_total, ctx.progress.bytes_total = ledger.size()  # no journal scan
         if opts.webhook_listen and not ctx.abort.is_set():
-            # Polls drop to one a minute only once a valid webhook has arrived (tasks/migrate/context.poll_every).
+            # Polls drop to one a minute only once a valid webhook came (tasks/migrate/context.poll_every).
             receiver = start_webhooks(
                 ctx,
                 opts.webhook_listen,

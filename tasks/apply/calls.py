@@ -28,7 +28,7 @@ from core.operation import (
 )
 from state.applied import UNIT_OWNER
 from state.models import Op
-from tasks.lookup import Postponed, SentCreate, find_created, original_size, settled
+from tasks.lookup import SentCreate, find_created, original_size
 
 if TYPE_CHECKING:
     from tasks.apply.context import ApplyContext
@@ -37,6 +37,12 @@ if TYPE_CHECKING:
 PROCESSED_KINDS = frozenset({OpKind.COPY, OpKind.CONCAT, OpKind.CUT, OpKind.REPLACE})
 #: Operations that make a new video (cut may, when the service answers with another id).
 CREATE_KINDS = frozenset({OpKind.COPY, OpKind.CONCAT})
+
+
+class CutUnnamed(Exception):
+    """A cut the service accepted whose result could not be found (failed: it is never cut again)."""
+
+    code = "cut_unnamed"
 
 
 class ResultUnnamed(Exception):
@@ -174,9 +180,8 @@ def before_of(ctx: ApplyContext, spec: OperationSpec, video_id: str) -> dict[str
 
 
 def reconcile(ctx: ApplyContext, spec: OperationSpec, video_id: str, op: Op) -> Called | None:
-    """What a call whose answer was lost did: Called when it took effect, None when it provably did not.
-
-    Raises Postponed when it cannot tell yet (a listing too young to say "not there", or it failed).
+    """What a call whose answer was lost did: Called when it took effect, None when it is not seen (believed
+    once the settle time is over: tasks/exactly_once.look_up); Postponed when the lookup cannot decide.
     """
     if spec.kind not in PROCESSED_KINDS:
         return None  # update, chapters, move, delete: the same whatever happened before; repeat
@@ -193,20 +198,12 @@ def reconcile(ctx: ApplyContext, spec: OperationSpec, video_id: str, op: Op) -> 
             what = "cut written back to the same video" if spec.kind is OpKind.CUT else "replaced"
             return Called(video, False, f"{what} (found after a lost answer)")
         if spec.kind is OpKind.REPLACE:
-            _unless_young(sent)
             return None
     found = find_created(ctx.client, sent, ctx.ledger.video_owners)
     if found is not None:
         what = "cut made a new video" if spec.kind is OpKind.CUT else f"{spec.kind.value} made a video"
         return Called(found, True, f"{what} (found by listing after a lost answer)")
-    _unless_young(sent)
     return None
-
-
-def _unless_young(sent: SentCreate) -> None:
-    """Postponed while "not there" cannot be believed yet."""
-    if not settled(sent):
-        raise Postponed(sent.owner)
 
 
 def _result_title(spec: OperationSpec, before: dict[str, Any]) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 import polars as pl
 
 from state.applied import Unit
-from state.machine import UNIT_DONE, UNIT_FAILED, UNIT_STATES
+from state.machine import UnitState
 from tasks.report_files import html_table
 
 #: The operations table's columns and types (Unit.report_row's keys): an all-empty column keeps its type.
@@ -42,13 +42,13 @@ def operations_frame(units: Sequence[Unit]) -> pl.DataFrame:
 
 
 def operations_summary(units: Sequence[Unit]) -> dict[str, Any] | None:
-    """How many units, per state (zeros included, in UNIT_STATES order), and failed units' error codes."""
+    """How many units, per state (zeros included, in UnitState order), and failed units' error codes."""
     if not units:
         return None
-    counts = {state: sum(1 for u in units if u.state == state) for state in UNIT_STATES}
+    counts = {state: sum(1 for u in units if u.state == state) for state in tuple(UnitState)}
     codes: dict[str, int] = {}
     for u in units:
-        if u.state == UNIT_FAILED and u.error_code:
+        if u.state == UnitState.FAILED and u.error_code:
             codes[u.error_code] = codes.get(u.error_code, 0) + 1
     found: dict[str, Any] = {"units": len(units), "counts": counts}
     if codes:
@@ -59,7 +59,7 @@ def operations_summary(units: Sequence[Unit]) -> dict[str, Any] | None:
 def operations_complete(summary: dict[str, Any]) -> bool:
     """Whether every unit of a summary's operations is done (true when there are none)."""
     ops = summary.get("operations")
-    return not ops or ops["counts"].get(UNIT_DONE, 0) == ops["units"]
+    return not ops or ops["counts"].get(UnitState.DONE, 0) == ops["units"]
 
 
 def operations_lines(summary: dict[str, Any]) -> list[str]:
@@ -79,7 +79,7 @@ def failed_lines(frame: pl.DataFrame, limit: int) -> list[str]:
     """The first `limit` failed units of an operations table: row, kind, unit key, error code and message."""
     if frame.is_empty():
         return []
-    failed = frame.filter(pl.col("state") == UNIT_FAILED).head(limit)
+    failed = frame.filter(pl.col("state") == UnitState.FAILED).head(limit)
     return [
         f"row {r['row']} {r['kind']} {r['unit']}: {r['state']} {r['error_code']}: {r['error_message']}"
         for r in failed.iter_rows(named=True)

@@ -15,14 +15,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from state.applied import Unit
-from state.machine import (
-    UNIT_DONE,
-    UNIT_END_STATES,
-    UNIT_FAILED,
-    UNIT_PLANNED,
-    UNIT_PROCESSING,
-    UNIT_RUNNING,
-)
+from state.machine import UNIT_END_STATES, UnitState
 from tasks.apply.context import ApplyContext
 from tasks.apply.unit import fail_unit, poll_status, replan
 from tasks.lookup import Postponed
@@ -48,7 +41,7 @@ Submit = Callable[[Unit], Handle]
 
 def prepare(ctx: ApplyContext, keys: set[str]) -> None:
     """Units of this file that an earlier run left failed are tried again (retry like a rerun of migrate)."""
-    for unit in ctx.ledger.units([UNIT_FAILED]):
+    for unit in ctx.ledger.units([UnitState.FAILED]):
         if unit.unit_key in keys:
             replan(ctx, unit)
 
@@ -70,12 +63,12 @@ def advance_units(
     waiting_since: float | None = None
     # Units an earlier run left running (an intent without an outcome) settle before any new call starts:
     # a new create could otherwise land where their lookup searches.
-    leftover = {u.unit_key for u in ctx.ledger.units([UNIT_RUNNING]) if u.unit_key in keys}
+    leftover = {u.unit_key for u in ctx.ledger.units([UnitState.RUNNING]) if u.unit_key in keys}
     while True:
         for key, handle in list(in_flight.items()):
             if handle.done():
                 del in_flight[key]
-                if _collect(ctx, key, handle, not_before, postponed) == UNIT_PROCESSING:
+                if _collect(ctx, key, handle, not_before, postponed) == UnitState.PROCESSING:
                     polled[key] = time.monotonic()  # its call's answer just said so: read it a poll later
         units = {u.unit_key: u for u in ctx.ledger.units() if u.unit_key in keys}
         open_units = [u for u in units.values() if u.state not in UNIT_END_STATES]
@@ -86,11 +79,13 @@ def advance_units(
             return True
         now = time.monotonic()
         startable = 0
-        leftover = {k for k in leftover if units[k].state == UNIT_RUNNING and postponed[k] < MAX_POSTPONES}
+        leftover = {
+            k for k in leftover if units[k].state == UnitState.RUNNING and postponed[k] < MAX_POSTPONES
+        }
         for unit in open_units:
             if ctx.abort.is_set() or unit.unit_key in in_flight:
                 continue
-            if unit.state == UNIT_PROCESSING:
+            if unit.state == UnitState.PROCESSING:
                 if now - polled.get(unit.unit_key, 0.0) >= ctx.poll_interval:
                     polled[unit.unit_key] = now
                     poll_status(ctx, unit)
@@ -101,7 +96,7 @@ def advance_units(
             if blocked is not None:
                 fail_unit(ctx, unit.unit_key, "blocked", blocked)
                 continue
-            if not all(units.get(d) is not None and units[d].state == UNIT_DONE for d in unit.depends):
+            if not all(units.get(d) is not None and units[d].state == UnitState.DONE for d in unit.depends):
                 continue
             startable += 1
             if leftover and unit.unit_key not in leftover:
@@ -110,12 +105,12 @@ def advance_units(
                 in_flight[unit.unit_key] = submit(unit)
         if in_flight or startable:
             waiting_since = None
-        elif any(u.state == UNIT_PROCESSING for u in open_units):
+        elif any(u.state == UnitState.PROCESSING for u in open_units):
             waiting_since = waiting_since or now
             if wait_timeout is not None and now - waiting_since > wait_timeout:
                 log.warning("stopped waiting for processing after %.0f s; rerun to go on", wait_timeout)
                 return False
-        elif not in_flight and not any(u.state == UNIT_PROCESSING for u in open_units):
+        elif not in_flight and not any(u.state == UnitState.PROCESSING for u in open_units):
             return False  # what is left is postponed for good or waits for something that will not come
         ctx.abort.wait(tick)
 
@@ -132,7 +127,7 @@ def _collect(
     except Exception as exc:  # a surprise in one unit is recorded on it; the others go on
         log.exception("unit %s: crashed", key)
         unit = ctx.ledger.unit(key)
-        if unit is not None and unit.state in (UNIT_PLANNED, UNIT_PROCESSING):
+        if unit is not None and unit.state in (UnitState.PLANNED, UnitState.PROCESSING):
             fail_unit(ctx, key, "internal", f"internal error: {type(exc).__name__}")
         # a unit left running has an intent without an outcome: it is reconciled, never failed blind
     return None
@@ -144,6 +139,6 @@ def _blocked_by(unit: Unit, units: dict[str, Unit]) -> str | None:
         other = units.get(dep)
         if other is None:
             return f"waits for op:{dep}, which is not planned in this run"
-        if other.state == UNIT_FAILED:
+        if other.state == UnitState.FAILED:
             return f"waits for op:{dep}, which failed ({other.error_code}: {other.error_message})"
     return None

@@ -14,11 +14,12 @@ from connectors.client import VideoClient
 from connectors.download import Downloader, DownloadError
 from connectors.errors import NotFoundError, VideoApiError
 from state.ledger import Ledger
-from state.machine import OP_DONE, OP_FAILED, OP_INTENT, OP_VOID
+from state.machine import OpStatus
 from state.models import Op
 from tasks.archive.dest import Destination
 from tasks.archive.files import save_chat, save_qos
 from tasks.archive.plan import UNKNOWN_STREAM, Layout, Recording, choose_asset, extension
+from tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, exactly_once
 
 __all__ = ["ArchiveContext", "RecordingResult", "archive_recording", "op_key", "TERMINAL_BAD"]
 
@@ -67,9 +68,21 @@ class CopyError(Exception):
     """The copy could not be completed and verified (the message holds no link)."""
 
 
+#: What a step's failure can be: the service, the download, the copy's check, the destination (S3 or disk).
+STEP_ERRORS = (VideoApiError, DownloadError, CopyError, OSError, BotoCoreError, ClientError, ValueError)
+#: Why a step left open by a crash is made again: its recovery check found it had not taken effect.
+NOT_TAKEN_EFFECT = "repeated after an unknown outcome: it had not taken effect"
+
+
 def _last(ctx: ArchiveContext, key: str) -> Op | None:
     ops = ctx.ledger.ops(op_key=key)
     return ops[-1] if ops else None
+
+
+def _op(ctx: ArchiveContext, intent: Intent) -> Op:
+    op = ctx.ledger.get_op(int(intent.ref))
+    assert op is not None  # the intent being settled
+    return op
 
 
 def _step(
@@ -82,40 +95,27 @@ def _step(
     *,
     recover: Callable[[Op], Any] | None = None,
 ) -> tuple[bool, Any]:
-    """Run a step once: (True, result) done now or before, (False, error text) failed now.
+    """Run a step exactly once (tasks/exactly_once.py): (True, result) done now or before, (False, error
+    text) failed now.
 
-    A previous intent without outcome (a crash) is first resolved: recover(op) returns a result when the
-    step had taken effect, None when not (the intent becomes void and the step runs again).
+    A previous intent without outcome (a crash) is settled first: recover(op) returns the result when the
+    step had taken effect (a direct check, believed at once), None when not (void: the step runs again).
     """
     key = op_key(rec.video_id, step)
     last = _last(ctx, key)
-    if last is not None and last.status == OP_DONE:
+    if last is not None and last.status == OpStatus.DONE:
         return True, last.result
-    if last is not None and last.status == OP_INTENT:
-        found = recover(last) if recover is not None else None
-        if found is not None:
-            ctx.ledger.record_op_outcome(last.op_id, OP_DONE, found, run_id=ctx.run_id)
-            return True, found
-        ctx.ledger.record_op_outcome(last.op_id, OP_VOID, {"resolved": "repeated after an unknown outcome"})
-    op_id = ctx.ledger.record_op_intent(
-        f"archive:{rec.video_id}", kind, params, run_id=ctx.run_id, op_key=key, video_id=rec.video_id
+    journal: OpJournal[Any] = OpJournal(
+        ctx.ledger, ctx.run_id, key, kind, params, item_key=f"archive:{rec.video_id}", video_id=rec.video_id
     )
+    lookup = None
+    if recover is not None:
+        found = recover
+        lookup = Lookup(lambda intent: found(_op(ctx, intent)), listing=False, absent=NOT_TAKEN_EFFECT)
     try:
-        result = call()
-    except (VideoApiError, DownloadError, CopyError, OSError, BotoCoreError, ClientError, ValueError) as exc:
-        code = getattr(exc, "code", None)
-        ctx.ledger.record_op_outcome(
-            op_id,
-            OP_FAILED,
-            None,
-            error_code=code,
-            error_message=str(exc),
-            request_id=getattr(exc, "request_id", None),
-            run_id=ctx.run_id,
-        )
+        return True, exactly_once(journal, call, lookup=lookup, refused=STEP_ERRORS)
+    except (*STEP_ERRORS, NotMade) as exc:
         return False, f"{step}: {exc}"
-    ctx.ledger.record_op_outcome(op_id, OP_DONE, result, run_id=ctx.run_id)
-    return True, result
 
 
 # -- copy -------------------------------------------------------------------------------------------
@@ -157,7 +157,7 @@ def _copy_once(
 
 def _copy(ctx: ArchiveContext, rec: Recording) -> tuple[bool, Any]:
     last = _last(ctx, op_key(rec.video_id, "copy"))
-    if last is not None and last.status == OP_DONE:
+    if last is not None and last.status == OpStatus.DONE:
         return True, last.result  # archived by an earlier run: no call at all
     video = ctx.client.videos.get(rec.video_id)  # fresh signed links
     asset = choose_asset(video, ctx.quality)
@@ -264,7 +264,7 @@ def archive_recording(ctx: ArchiveContext, rec: Recording) -> RecordingResult:
         result.reason = f"recording is {status}"
         return result
     before = _last(ctx, op_key(rec.video_id, "copy"))
-    was_done = before is not None and before.status == OP_DONE
+    was_done = before is not None and before.status == OpStatus.DONE
     ok, copied = _copy(ctx, rec)
     if not ok:
         result.state, result.reason = "failed", str(copied)
@@ -293,7 +293,7 @@ def archive_recording(ctx: ArchiveContext, rec: Recording) -> RecordingResult:
     if not ok:
         result.state, result.reason = "failed", str(out)
         return result
-    if side_before is None or side_before.status != OP_DONE:
+    if side_before is None or side_before.status != OpStatus.DONE:
         result.steps.append("sidecars")
     error = _tidy(ctx, rec, result)
     if error is not None:

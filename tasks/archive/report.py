@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from state.machine import OP_DONE, OP_FAILED
+from state.machine import OpStatus
 from state.reader import LedgerReader
 from tasks.report_files import write_report_files
 
@@ -47,11 +47,11 @@ def archive_summary(reader: LedgerReader) -> dict[str, Any] | None:
     size = 0
     for key, op in latest.items():
         step = key.rsplit(":", 1)[-1]
-        if op.status == OP_DONE:
+        if op.status == OpStatus.DONE:
             done[step] += 1
             if step == "copy" and isinstance(op.result, dict):
                 size += int(op.result.get("bytes") or 0)
-        elif op.status == OP_FAILED:
+        elif op.status == OpStatus.FAILED:
             failed.append({"op_key": key, "error_code": op.error_code, "error_message": op.error_message})
     return {"recordings": done["copy"], "bytes": size, "steps": done, "failed": failed}
 
@@ -88,7 +88,7 @@ def archive_frame(reader: LedgerReader) -> pl.DataFrame:
     rows = [
         {c: (op.result or {}).get(c) for c in ARCHIVE_COLUMNS}
         for op in latest.values()
-        if op.status == OP_DONE and isinstance(op.result, dict)
+        if op.status == OpStatus.DONE and isinstance(op.result, dict)
     ]
     schema = {c: (pl.Int64 if c == "bytes" else pl.String) for c in ARCHIVE_COLUMNS}
     return pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)

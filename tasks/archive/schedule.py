@@ -11,14 +11,17 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from connectors.client.live_models import LiveEvent
 from connectors.errors import VideoApiError
-from state.machine import OP_DONE, OP_FAILED, OP_INTENT, OP_VOID
+from state.machine import OpStatus
 from state.reader import LedgerReader
 from tasks.archive.files import write_manifest
 from tasks.archive.plan import event_recordings
 from tasks.archive.recording import ArchiveContext, RecordingResult, archive_recording, op_key
+from tasks.exactly_once import OpJournal, exactly_once
 
 __all__ = ["archive_events", "manifest_rows", "RESULT_STATES"]
 
+#: What writing a manifest can fail with (the destination: S3 or disk).
+MANIFEST_ERRORS = (OSError, BotoCoreError, ClientError)
 #: States of a recording in a run's results.
 RESULT_STATES = ("archived", "already", "pending", "skipped", "failed")
 
@@ -26,13 +29,13 @@ RESULT_STATES = ("archived", "already", "pending", "skipped", "failed")
 def manifest_rows(reader: LedgerReader, event_id: str) -> list[dict[str, Any]]:
     """One row per recording of the event whose copy is verified, from the ledger (every run so far)."""
     rows = []
-    for op in reader.ops(kind="archive", status=OP_DONE):
+    for op in reader.ops(kind="archive", status=OpStatus.DONE):
         if not (op.op_key or "").endswith(":copy") or not isinstance(op.result, dict):
             continue
         if op.result.get("event_id") != event_id:
             continue
         row = dict(op.result)
-        sidecars = reader.ops(op_key=op_key(str(row.get("video_id")), "sidecars"), status=OP_DONE)
+        sidecars = reader.ops(op_key=op_key(str(row.get("video_id")), "sidecars"), status=OpStatus.DONE)
         side = sidecars[-1].result if sidecars and isinstance(sidecars[-1].result, dict) else {}
         row["chat_keys"] = ",".join(side.get("chat_keys") or [])
         row["qos_keys"] = ",".join(side.get("qos_keys") or [])
@@ -76,24 +79,24 @@ def _manifest(ctx: ArchiveContext, event_id: str) -> str | None:
     videos = sorted(str(r.get("video_id")) for r in rows)
     key = f"archive:{event_id}:manifest"
     last = ctx.ledger.ops(op_key=key)
-    if last and last[-1].status == OP_DONE and isinstance(last[-1].result, dict):
+    if last and last[-1].status == OpStatus.DONE and isinstance(last[-1].result, dict):
         if last[-1].result.get("video_ids") == videos:
             return None
-    if last and last[-1].status == OP_INTENT:  # a crash while writing: writing again is harmless
-        ctx.ledger.record_op_outcome(last[-1].op_id, OP_VOID, {"resolved": "written again"})
-    op_id = ctx.ledger.record_op_intent(
-        None,
+    # A crash while writing left an intent open: writing the manifest again is harmless (no lookup).
+    def write() -> list[str]:
+        return write_manifest(ctx.dest, event_id, rows, ctx.now())
+
+    journal: OpJournal[list[str]] = OpJournal(
+        ctx.ledger,
+        ctx.run_id,
+        key,
         "archive",
         {"recordings": len(videos)},
-        run_id=ctx.run_id,
-        op_key=key,
-        target_kind="live_event",
-        target_id=event_id,
+        target=("live_event", event_id),
+        outcome=lambda keys: ({"video_ids": videos, "keys": keys}, None),
     )
     try:
-        keys = write_manifest(ctx.dest, event_id, rows, ctx.now())
-    except (OSError, BotoCoreError, ClientError) as exc:
-        ctx.ledger.record_op_outcome(op_id, OP_FAILED, None, error_message=str(exc), run_id=ctx.run_id)
+        exactly_once(journal, write, refused=MANIFEST_ERRORS)
+    except MANIFEST_ERRORS as exc:
         return f"manifest: {exc}"
-    ctx.ledger.record_op_outcome(op_id, OP_DONE, {"video_ids": videos, "keys": keys}, run_id=ctx.run_id)
     return None

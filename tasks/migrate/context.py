@@ -10,7 +10,6 @@ from connectors.config import DEFAULT_CHUNK_SIZE
 
 if TYPE_CHECKING:
     from connectors.client import VideoClient
-    from connectors.errors import VideoApiError
     from connectors.s3 import S3Config
     from connectors.tus import TusUpload
     from connectors.webhook import WebhookReceiver
@@ -92,10 +91,3 @@ class MigrateContext:
             self.abort_reason = reason
             self.config_error = config_error
             self.abort.set()
-
-
-def error_code(exc: VideoApiError) -> str | int:
-    """The code a failure is recorded under: error.code, else http_<status>, else the error's kind."""
-    if exc.code is not None:
-        return exc.code
-    return f"http_{exc.status}" if exc.status is not None else type(exc).__name__

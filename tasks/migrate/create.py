@@ -1,4 +1,4 @@
-"""Creating an item's video: the title it is sent under, the create call by its path (tus, URL, single)."""
+"""Creating an item's video exactly once: the title it is sent under; the create by tus, URL or single."""
 
 from __future__ import annotations
 
@@ -6,12 +6,13 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable
-from typing import TypeVar
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
 
 from connectors.errors import (
     FolderNotFoundError,
     NotFoundError,
-    UnknownOutcomeError,
     VideoApiError,
 )
 from connectors.ids import same_id, try_normal_id
@@ -19,9 +20,11 @@ from connectors.s3 import parse_s3_uri, presign_get, shared_s3_client
 from connectors.sources import ByteSource, source_version
 from connectors.titles import header_exact, header_safe_title, placeholder_title
 from core.item import SourceKind, Via, default_title
+from state.machine import CREATING
 from state.models import Item
+from tasks.exactly_once import Intent, NotMade, exactly_once, settle
 from tasks.migrate.context import MigrateContext
-from tasks.migrate.reconcile import api_failure, fail_item, reconcile_item, reload
+from tasks.migrate.reconcile import adopt_found, api_failure, create_intent, fail_item, item_lookup, reload
 from tasks.migrate.upload import open_bytes
 
 log = logging.getLogger(__name__)
@@ -102,32 +105,78 @@ def create_item(ctx: MigrateContext, item: Item) -> None:
         _create_tus(ctx, item, title, source)
 
 
-T = TypeVar("T")
+@dataclass
+class CreateJournal:
+    """An item's create, written in the item itself (tasks/exactly_once.Journal): the intent is the state
+    creating with the title and description sent, the outcome the state the answer (or the lookup) tells.
+
+    accepted(answer): writes what the call answered (an upload session, or the accepted video).
+    """
+
+    ctx: MigrateContext
+    item: Item
+    title: str = ""
+    description: str | None = None
+    source: ByteSource | None = None
+    accepted: Callable[[Any], None] = lambda _answer: None
+
+    def open_intent(self) -> Intent | None:
+        """The create an earlier attempt left in creating."""
+        return create_intent(self.item) if self.item.state == CREATING else None
+
+    def write_intent(self) -> Intent:
+        """planned -> creating, with the title and description sent and the source's version."""
+        at = datetime.now(UTC)
+        self.ctx.ledger.begin_create(
+            self.item.key,
+            self.ctx.run_id,
+            self.title,
+            create_description=self.description,
+            source_version=source_version(self.source) if self.source is not None else None,
+        )
+        return Intent(self.item.key, at)
+
+    def write_done(self, intent: Intent, result: Any) -> None:
+        """The answer: uploading (tus) or processing (single, URL)."""
+        self.accepted(result)
+
+    def write_found(self, intent: Intent, found: Any) -> None:
+        """The video the lost answer's create made, adopted (reconcile.adopt_found)."""
+        adopt_found(self.ctx, reload(self.ctx, self.item.key), found)
+
+    def write_failed(self, intent: Intent, exc: BaseException) -> None:
+        """creating -> planned: the service refused the create, nothing was made (the item fails next)."""
+        why = f"create refused ({getattr(exc, 'code', None)})"
+        self.ctx.ledger.reconcile_none(self.item.key, self.ctx.run_id, why)
+
+    def write_void(self, intent: Intent, why: str) -> None:
+        """creating -> planned: no video was made; the item may be created again."""
+        self.ctx.ledger.reconcile_none(self.item.key, self.ctx.run_id, why or None)
 
 
-def _guarded_create(
+def settle_creating(ctx: MigrateContext, item: Item) -> None:
+    """An item left in creating (its answer lost, or a crash): adopt the video its create made, or plan it
+    again (tasks/exactly_once.settle); Postponed (it stays creating) while that cannot be told."""
+    settle(CreateJournal(ctx, item), create_intent(item), item_lookup(ctx, item.key))
+
+
+def _create(
     ctx: MigrateContext,
     item: Item,
     sent_title: str,
     sent_description: str | None,
-    call: Callable[[], T],
+    call: Callable[[], Any],
+    accepted: Callable[[Any], None],
     source: ByteSource | None = None,
-) -> T | None:
-    """Write the create intent, make the call; settle an unknown outcome or a refusal. None: no result."""
-    ctx.ledger.begin_create(
-        item.key,
-        ctx.run_id,
-        sent_title,
-        create_description=sent_description,
-        source_version=source_version(source) if source is not None else None,
-    )
+) -> None:
+    """The item's create, exactly once (tasks/exactly_once.py); a refusal fails the item, a refused parent
+    fails every later item under it (and the run, when it is --parent-id)."""
+    journal = CreateJournal(ctx, item, sent_title, sent_description, source, accepted)
     try:
-        return call()
-    except UnknownOutcomeError:
-        log.info("item %s: create outcome unknown; reconciling", item.key)
-        reconcile_item(ctx, reload(ctx, item.key))
+        exactly_once(journal, call, lookup=item_lookup(ctx, item.key))
+    except NotMade:
+        log.info("item %s: its lost create made no video; creating it again", item.key)
     except FolderNotFoundError as exc:  # the parent is unknown to this token: every item under it would fail
-        ctx.ledger.reconcile_none(item.key, ctx.run_id, f"create refused ({exc.code})")
         reason = (
             f"parent_id {item.spec.parent_id} does not exist or belongs to another workspace (check"
             " --parent-id or the row's parent_id, or use a token of the workspace that owns it)"
@@ -142,13 +191,15 @@ def _guarded_create(
                 config_error=True,
             )
     except VideoApiError as exc:  # a definitive refusal: nothing was created
-        ctx.ledger.reconcile_none(item.key, ctx.run_id, f"create refused ({exc.code})")
         api_failure(ctx, reload(ctx, item.key), exc)
-    return None
 
 
 def _create_tus(ctx: MigrateContext, item: Item, title: str, source: ByteSource) -> None:
-    session = _guarded_create(
+    def started(session: Any) -> None:
+        video_id = learn_init_ids(ctx, session.id, title)
+        ctx.ledger.create_started_upload(item.key, ctx.run_id, video_id, session.endpoint, source.size)
+
+    _create(
         ctx,
         item,
         title,
@@ -160,11 +211,9 @@ def _create_tus(ctx: MigrateContext, item: Item, title: str, source: ByteSource)
             filename=source.name,
             description=item.spec.description,
         ),
+        started,
         source,
     )
-    if session is not None:
-        video_id = learn_init_ids(ctx, session.id, title)
-        ctx.ledger.create_started_upload(item.key, ctx.run_id, video_id, session.endpoint, source.size)
 
 
 def _header_description(description: str | None) -> str | None:
@@ -186,7 +235,7 @@ def _create_by_url(ctx: MigrateContext, item: Item, title: str) -> None:
         fail_item(ctx, item, "source", "a local file cannot be imported by URL")
         return
     name = item.spec.source.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] or None
-    result = _guarded_create(
+    _create(
         ctx,
         item,
         title,
@@ -199,13 +248,16 @@ def _create_by_url(ctx: MigrateContext, item: Item, title: str) -> None:
             description=item.spec.description,
             title_key=item.key,
         ),
+        lambda video: ctx.ledger.create_accepted(item.key, ctx.run_id, video.id, status=video.status),
     )
-    if result is not None:
-        ctx.ledger.create_accepted(item.key, ctx.run_id, result.id, status=result.status)
 
 
 def _create_single(ctx: MigrateContext, item: Item, title: str, source: ByteSource) -> None:
-    result = _guarded_create(
+    def accepted(video: Any) -> None:
+        ctx.progress.add_bytes(source.size)
+        ctx.ledger.create_accepted(item.key, ctx.run_id, video.id, status=video.status)
+
+    _create(
         ctx,
         item,
         title,
@@ -218,8 +270,6 @@ def _create_single(ctx: MigrateContext, item: Item, title: str, source: ByteSour
             description=item.spec.description,
             title_key=item.key,
         ),
+        accepted,
         source,
     )
-    if result is not None:
-        ctx.progress.add_bytes(source.size)
-        ctx.ledger.create_accepted(item.key, ctx.run_id, result.id, status=result.status)

@@ -1,4 +1,4 @@
-"""The finish step: once a video is done, apply what could not travel with the create (idempotent calls)."""
+"""The finish step: once a video is done, apply what could not travel with the create, each call once."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from connectors.errors import AuthError, VideoApiError
 from core.item import owed_update
 from state.machine import DONE, FAILED, FINISHED
 from state.models import Item
-from tasks.migrate.context import MigrateContext, error_code
+from tasks.exactly_once import OpJournal, error_code, exactly_once
+from tasks.migrate.context import MigrateContext
 
 log = logging.getLogger(__name__)
 
@@ -20,9 +21,13 @@ def owes_nothing(item: Item) -> bool:
 
 
 def finish_item(ctx: MigrateContext, item: Item) -> str:
-    """Apply metadata and chapters to a done item's video, then mark it finished; returns the new state."""
+    """Apply metadata and chapters to a done item's video, then mark it finished; returns the new state.
+
+    Each call is an operation through tasks/exactly_once.py (op_key finish:<key>:update|chapters); both
+    are the same whatever happened before, so one an earlier run left open is simply sent again.
+    """
     assert item.video_id is not None
-    ledger = ctx.ledger
+    video_id = item.video_id
     fields = owed_update(item.spec, item.create_title, item.create_description)
     steps: list[tuple[str, dict[str, Any]]] = []
     if fields:
@@ -31,28 +36,24 @@ def finish_item(ctx: MigrateContext, item: Item) -> str:
         marks = [[c.time, c.title] for c in item.spec.chapters]
         steps.append(("chapters", {"items": marks, "enabled": True}))
     for kind, params in steps:
-        op_id = ledger.record_op_intent(item.key, kind, params, run_id=ctx.run_id, video_id=item.video_id)
-        try:
+        key = f"finish:{item.key}:{kind}"
+        journal: OpJournal[None] = OpJournal(
+            ctx.ledger, ctx.run_id, key, kind, params, item_key=item.key, video_id=video_id
+        )
+
+        def call(kind: str = kind, params: dict[str, Any] = params) -> None:
             if kind == "update":
-                ctx.client.videos.update(item.video_id, **params)
+                ctx.client.videos.update(video_id, **params)
             else:
-                pairs = [(t, s) for t, s in params["items"]]
-                ctx.client.videos.set_chapters(item.video_id, pairs, enabled=True)
+                ctx.client.videos.set_chapters(video_id, [(t, s) for t, s in params["items"]], enabled=True)
+
+        try:
+            exactly_once(journal, call)
         except VideoApiError as exc:
-            ledger.record_op_outcome(
-                op_id,
-                "failed",
-                error_code=exc.code,
-                error_message=str(exc),
-                request_id=exc.request_id,
-                run_id=ctx.run_id,
-            )
             if isinstance(exc, AuthError):
                 ctx.stop(str(exc), config_error=True)
                 return DONE
-            code = error_code(exc)
-            ledger.fail(item.key, ctx.run_id, code, f"{kind}: {exc}", exc.request_id)
+            ctx.ledger.fail(item.key, ctx.run_id, error_code(exc), f"{kind}: {exc}", exc.request_id)
             return FAILED
-        ledger.record_op_outcome(op_id, "done", run_id=ctx.run_id)
-    ledger.finished(item.key, ctx.run_id)
+    ctx.ledger.finished(item.key, ctx.run_id)
     return FINISHED

@@ -13,7 +13,7 @@ from tasks.migrate.transfer import transfer_batch
 def transfer_batch_task(run: RunRef, keys: list[str]) -> dict[str, int]:
     """Transfer one batch of items (create, upload) of the run `run` names; returns counts by end state.
 
-    `run` is plain values (tasks/migrate/open_run.RunRef), enough to open the run's context in any process that
-    can reach the ledger file and has VIDEOFERRY_TOKEN; the run's own process lends its context instead.
+    `run` is plain values (tasks/migrate/open_run.RunRef), enough to open the run's context in any process
+    that can reach the ledger file and has VIDEOFERRY_TOKEN; the run's own process lends its context instead.
     """
     return transfer_batch(context_for(run), keys)

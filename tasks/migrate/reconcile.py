@@ -11,8 +11,9 @@ from core.item import FAILED_STATUSES, ItemState, Via
 from state.errors import LedgerError
 from state.machine import UPLOADING
 from state.models import Item
-from tasks.lookup import Postponed, SentCreate, find_created, service_bound, settle_remaining, settled
-from tasks.migrate.context import MigrateContext, error_code
+from tasks.exactly_once import Intent, Lookup, error_code, look_up
+from tasks.lookup import Postponed, SentCreate, find_created, service_bound
+from tasks.migrate.context import MigrateContext
 
 log = logging.getLogger(__name__)
 
@@ -38,22 +39,37 @@ def locate(ctx: MigrateContext, item: Item) -> Video | None:
     return find_created(ctx.client, sent_create(item), ctx.ledger.keys_for_videos)
 
 
-def _too_early(item: Item) -> bool:
-    return not settled(sent_create(item))
+def item_lookup(ctx: MigrateContext, key: str, what: str = "reconcile") -> Lookup[Video]:
+    """How an item's create is looked up when its answer was lost (tasks/exactly_once.py): locate(), the
+    item as the ledger has it now; a failed listing postpones, journalled as "<what> postponed: ..." (an auth
+    error stops the run instead)."""
+
+    def find(_intent: Intent) -> Video | None:
+        item = reload(ctx, key)
+        try:
+            return locate(ctx, item)
+        except VideoApiError as exc:
+            if isinstance(exc, AuthError):
+                ctx.stop(str(exc), config_error=True)
+            else:
+                log.warning("item %s: %s listing failed (%s); left for later", key, what, exc.code)
+                ctx.ledger.note(key, ctx.run_id, f"{what} postponed: {exc}")
+            raise Postponed(key) from None
+
+    return Lookup(find, absent="")
 
 
-def reconcile_item(ctx: MigrateContext, item: Item) -> None:
-    """Resolve an item left in creating: adopt the video its create made, or allow a new create.
+def create_intent(item: Item) -> Intent:
+    """The intent of the item's create, as the ledger recorded it (the item is in creating)."""
+    return Intent(item.key, item.created_intent_at)
+
+
+def adopt_found(ctx: MigrateContext, item: Item, match: Video) -> None:
+    """The video a lost create answer made, found: adopted (its status tells the item's state).
 
     A found video that our own broken transfer left in error/aborted (a cut single upload) is deleted and the
-    item created again. A lookup that cannot decide leaves the item in creating (Postponed).
+    item planned again; a tus video that never got its bytes is replaced (its endpoint was lost).
     """
-    match = _lookup(ctx, item, "reconcile", wait=False)
-    if match is None:
-        if _too_early(item):
-            raise Postponed(item.key)
-        ctx.ledger.reconcile_none(item.key, ctx.run_id)
-        return
     status = match.status or "pending"
     if status in FAILED_STATUSES:
         if delete_video(ctx, item, match.id):
@@ -63,26 +79,6 @@ def reconcile_item(ctx: MigrateContext, item: Item) -> None:
     state = ctx.ledger.adopt(item.key, ctx.run_id, match.id, status)
     if state == UPLOADING and item.spec.via is Via.TUS:
         replace_empty_video(ctx, reload(ctx, item.key), "init answer lost")
-
-
-def _lookup(ctx: MigrateContext, item: Item, what: str, *, wait: bool) -> Video | None:
-    """locate(), once more after the settle time when `wait` and it is too early; a failed listing postpones.
-
-    The failure is journalled as "<what> postponed: ..." (an auth error stops the run instead).
-    """
-    try:
-        found = locate(ctx, item)
-        if found is None and wait and _too_early(item):
-            ctx.abort.wait(settle_remaining(sent_create(item)))
-            found = locate(ctx, item)
-    except VideoApiError as exc:
-        if isinstance(exc, AuthError):
-            ctx.stop(str(exc), config_error=True)
-        else:
-            log.warning("item %s: %s listing failed (%s); left for later", item.key, what, exc.code)
-            ctx.ledger.note(item.key, ctx.run_id, f"{what} postponed: {exc}")
-        raise Postponed(item.key) from None
-    return found
 
 
 def delete_video(ctx: MigrateContext, item: Item, video_id: str) -> bool:
@@ -121,10 +117,10 @@ def claim_video(ctx: MigrateContext, item: Item, *, wait: bool = True) -> str | 
     """
     if item.video_id is not None or item.created_intent_at is None:
         return item.video_id
-    found = _lookup(ctx, item, "video lookup", wait=wait)
+    found = look_up(
+        item_lookup(ctx, item.key, "video lookup"), create_intent(item), wait=wait, stop=ctx.abort
+    )
     if found is None:
-        if _too_early(item):
-            raise Postponed(item.key)
         return None
     try:
         ctx.ledger.set_video_id(item.key, ctx.run_id, found.id)

@@ -12,8 +12,8 @@ from state.errors import LedgerError
 from state.machine import CREATING, FAILED, PLANNED, UPLOADING
 from tasks.lookup import Postponed
 from tasks.migrate.context import MigrateContext
-from tasks.migrate.create import create_item
-from tasks.migrate.reconcile import claim_video, fail_item, reconcile_item
+from tasks.migrate.create import create_item, settle_creating
+from tasks.migrate.reconcile import claim_video, fail_item
 from tasks.migrate.upload import upload_item
 
 log = logging.getLogger(__name__)
@@ -27,7 +27,7 @@ def transfer_item(ctx: MigrateContext, key: str) -> str:
         raise LedgerError(f"item {key!r} is not in the ledger")
     while not ctx.abort.is_set():
         if item.state == CREATING:
-            reconcile_item(ctx, item)
+            settle_creating(ctx, item)
         elif item.state == PLANNED:
             if ctx.count_create(key) is None:  # counted over the whole run, every reconcile round included
                 made = ctx.max_create_attempts

@@ -1,20 +1,19 @@
-"""Making the setup plan so: every write an operation (intent, then outcome); creates never repeated."""
+"""`setup up`: the plan's changes written in order, each exactly once (tasks/exactly_once.py)."""
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from connectors.client.live_models import LiveEvent, RestreamTarget
 from connectors.desired_state import BatchSpec, EventSpec, RestreamSpec
-from connectors.errors import UnknownOutcomeError, VideoApiError
+from connectors.errors import VideoApiError
 from connectors.ids import same_id
 from core.redact import blank
-from tasks.lookup import settle_remaining
+from tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, Waits, exactly_once, settle
+from tasks.lookup import Postponed
 from tasks.setup.plan import BLOCKED, CONFLICT, CREATE, DELETE, UPDATE, Change, Plan, event_key, poster_digest
 
 if TYPE_CHECKING:
@@ -24,7 +23,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-#: Longest wait for a lost create's object to show in a listing (the settle time of tasks/lookup, bounded).
+#: How often a lost create is looked for again until the settle time of tasks/lookup is over.
 SETTLE_POLL = 1.0
 
 
@@ -49,43 +48,24 @@ class SetupWriter:
         self.run_id = run_id
         self.secrets = secrets
 
-    # -- the op rule ----------------------------------------------------------------------------------
+    # -- the op rule: every write through tasks/exactly_once.py -------------------------------------------
 
-    def _resolve_pending(self, op_key: str, find: Callable[[], Any] | None) -> Any:
-        """An earlier intent of op_key with no outcome: found -> done (returns the object); else settled."""
-        for op in self.ledger.ops(op_key=op_key, status="intent"):
-            if find is None:  # an idempotent write: sending it again is harmless
-                self.ledger.record_op_outcome(
-                    op.op_id, "failed", error_message="outcome unknown; sent again", run_id=self.run_id
-                )
-                continue
-            found = self._look(op.intent_at, find)
-            if found is not None:
-                self._done(op.op_id, found, op.kind)
-                return found
-            self.ledger.record_op_outcome(
-                op.op_id,
-                "void",
-                error_message="not found by listing after the settle time",
-                run_id=self.run_id,
-            )
-        return None
+    def _journal(
+        self, kind: str, op_key: str, params: Mapping[str, Any], target: tuple[str, str] | None = None
+    ) -> OpJournal[Any]:
+        """A write's intent and outcome in the ledger's ops table (an event's create names what it made)."""
 
-    def _look(self, intent_at: datetime, find: Callable[[], Any]) -> Any:
-        """The object a create made, listing until found or until "not there" can be believed (bounded)."""
-        while True:
-            found = find()
-            if found is not None:
-                return found
-            remaining = settle_remaining_at(intent_at)
-            if remaining <= 0:
-                return None
-            time.sleep(min(SETTLE_POLL, remaining))
+        def outcome(obj: Any) -> tuple[Any, tuple[str, str] | None]:
+            object_id = getattr(obj, "id", None)
+            made = ("live_event", str(object_id)) if kind == "create_event" and object_id else None
+            return {"id": object_id}, made
 
-    def _done(self, op_id: int, obj: Any, kind: str) -> None:
-        object_id = getattr(obj, "id", None)
-        created = {"created_id": object_id, "created_kind": "live_event"} if kind == "create_event" else {}
-        self.ledger.record_op_outcome(op_id, "done", {"id": object_id}, run_id=self.run_id, **created)
+        def describe(exc: BaseException) -> str:
+            return blank(f"{type(exc).__name__} {getattr(exc, 'code', None)}", self.secrets)
+
+        return OpJournal(
+            self.ledger, self.run_id, op_key, kind, params, target=target, outcome=outcome, describe=describe
+        )
 
     def write(
         self,
@@ -97,77 +77,37 @@ class SetupWriter:
         target: tuple[str, str] | None = None,
         find: Callable[[], T | None] | None = None,
     ) -> T:
-        """One write: pending intents resolved first, intent, call, outcome. A lost create is looked up."""
-        earlier = self._resolve_pending(op_key, find)
-        if earlier is not None:
-            return earlier  # type: ignore[no-any-return]
-        op_id = self.ledger.record_op_intent(
-            None,
-            kind,
-            params,
-            run_id=self.run_id,
-            op_key=op_key,
-            target_kind=target[0] if target else None,
-            target_id=target[1] if target else None,
-        )
+        """One write, exactly once: an intent left open settled first, intent, call, outcome; a create whose
+        answer was lost is looked up by name (found: done; not there after the settle time: void, and the
+        lost answer is raised; the next run creates it again)."""
+        lookup = None if find is None else _lookup(find, poll_every=SETTLE_POLL)
         try:
-            result = call()
-        except UnknownOutcomeError:
-            if find is None:
-                self.ledger.record_op_outcome(
-                    op_id, "failed", error_message="outcome unknown", run_id=self.run_id
-                )
-                raise
-            found = self._look(datetime.now(UTC), find)
-            if found is None:
-                raise  # the intent stays: a later run looks again before creating
-            self._done(op_id, found, kind)
-            return found  # type: ignore[no-any-return]
-        except VideoApiError as exc:
-            message = blank(f"{type(exc).__name__} {exc.code}", self.secrets)
-            self.ledger.record_op_outcome(
-                op_id,
-                "failed",
-                error_code=exc.code,
-                error_message=message,
-                request_id=exc.request_id,
-                run_id=self.run_id,
+            return exactly_once(
+                self._journal(kind, op_key, params, target),
+                call,
+                lookup=lookup,
+                waits=Waits(earlier=True, lost=True),
             )
-            raise
-        self._done(op_id, result, kind)
-        return result
+        except NotMade as exc:
+            raise exc.unknown from None
 
     def reconcile_pending(self) -> int:
         """Every setup op an earlier run left without an outcome, settled before anything is sent.
 
         A create is looked up by name within its parent (found: done with the object; not there once the
-        listing had time to show it: void, safe to create); an idempotent write is marked failed (it is
-        simply sent again if the plan still wants it). Returns how many were left open (too young to judge).
+        listing had time to show it: void, safe to create); an idempotent write becomes void (it is simply
+        sent again if the plan still wants it). Returns how many were left open (too young to judge).
         """
         still_open = 0
         for op in self.ledger.pending_ops():
             if not (op.op_key or "").startswith("setup:"):
                 continue
             find = self._finder(op.kind, op.params, op.target_id)
-            if find is None:
-                self.ledger.record_op_outcome(
-                    op.op_id,
-                    "failed",
-                    error_message="outcome unknown; sent again if still wanted",
-                    run_id=self.run_id,
-                )
-                continue
-            found = find()
-            if found is not None:
-                self._done(op.op_id, found, op.kind)
-            elif settle_remaining_at(op.intent_at) <= 0:
-                self.ledger.record_op_outcome(
-                    op.op_id,
-                    "void",
-                    error_message="not found by listing after the settle time",
-                    run_id=self.run_id,
-                )
-            else:
+            lookup = None if find is None else _lookup(find)
+            journal = self._journal(op.kind, op.op_key or "", op.params)
+            try:
+                settle(journal, Intent(op.op_id, op.intent_at), lookup)
+            except Postponed:
                 still_open += 1
         return still_open
 
@@ -430,15 +370,13 @@ class SetupWriter:
         return 1
 
 
+def _lookup(find: Callable[[], T | None], poll_every: float | None = None) -> Lookup[T]:
+    """A lost create's lookup: the object of that name in its parent, listed (tasks/lookup's settle time)."""
+    return Lookup(lambda _intent: find(), poll_every=poll_every)
+
+
 def _target(spec: RestreamSpec) -> RestreamTarget:
     return RestreamTarget(spec.name, spec.url, spec.key, spec.description, spec.enabled)
-
-
-def settle_remaining_at(intent_at: datetime) -> float:
-    """Seconds until "not found" can be believed for a create whose intent was written at intent_at."""
-    from tasks.lookup import SentCreate
-
-    return settle_remaining(SentCreate(owner="", title="", parent_id=None, intent_at=intent_at))
 
 
 __all__ = ["SetupWriter", "UpResult", "event_key"]
