@@ -165,9 +165,10 @@ def write_report(report: Report, out_dir: Path, formats: tuple[str, ...] = FORMA
 
 def report_only(ledger_path: str, report_dir: str, formats: tuple[str, ...]) -> tuple[Report, list[Path]]:
     """Write the report of an existing ledger (no run, no lock, no API call)."""
+    from flows.job import ledger_path as local_path
     from state.ledger import Ledger
 
-    ledger = Ledger.open(ledger_path, create=False)
+    ledger = Ledger.open(local_path(ledger_path), create=False)
     try:
         report = build_report(ledger)
         return report, write_report(report, Path(report_dir), formats)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from prefect import flow, get_run_logger
+from prefect import flow
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
-from prefect.states import Failed, State
+from prefect.states import State
 
 from connectors.config import Settings
-from flows.apply.runner import ApplyOptions, run_apply
+from flows.apply.runner import ApplyOptions, ApplyOutcome, run_apply
+from flows.prefect_job import flow_tail
 
 #: Rows of the table artifact (the full table is in the report files).
 ARTIFACT_ROWS = 500
@@ -32,10 +33,9 @@ def apply_flow(
     The parameters are ApplyOptions' fields, then the service's {base_url} / {upload_url} (None reads
     VIDEOFERRY_API_URL / VIDEOFERRY_UPLOAD_URL). The token comes from VIDEOFERRY_TOKEN in the environment
     running the flow, never from a parameter. A run that did not do everything (exit status 1 or 2) ends
-    as a Failed flow run whose data is the same dict (`state.result(raise_on_failure=False)`), so a
-    nightly deployment shows red in the UI when an operation failed.
+    as a Failed flow run (flows/prefect_job.flow_tail), so a nightly deployment shows red when an operation
+    failed.
     """
-    logger = get_run_logger()
     opts = ApplyOptions(
         ops=ops,
         ledger=ledger,
@@ -46,28 +46,19 @@ def apply_flow(
         wait_timeout=wait_timeout,
     )
     outcome = run_apply(opts, Settings.from_env(api_url=api_url, upload_url=upload_url))
-    _artifacts(opts.ledger, outcome.counts, [*outcome.refused, *outcome.reasons])
-    for line in [*outcome.refused, *outcome.reasons]:
-        logger.info(line)
-    if outcome.exit_code != 0:
-        first = (outcome.reasons or outcome.refused or ["not every operation is done"])[0].strip()
-        return Failed(message=f"exit status {outcome.exit_code}: {first}", data=outcome.as_dict())
-    return outcome.as_dict()
+    _artifacts(opts.ledger, outcome)
+    return flow_tail(outcome)
 
 
-def _artifacts(ledger_path: str, counts: dict[str, int], lines: list[str]) -> None:
+def _artifacts(ledger_path: str, outcome: ApplyOutcome) -> None:
     """A table of the units (secret-free report rows) and a markdown summary."""
-    from state.ledger import Ledger
+    from flows.job import read_ledger
 
-    ledger = Ledger.open(ledger_path, create=False)
-    try:
-        rows = [u.report_row() for u in ledger.units()][:ARTIFACT_ROWS]
-    finally:
-        ledger.close()
+    with read_ledger(ledger_path) as ledger:
+        rows = [u.report_row() for u in ledger.units()][:ARTIFACT_ROWS] if ledger is not None else []
     if rows:
         create_table_artifact(rows, key="videoferry-operations", description="Operations (first 500 units)")
-    text = "\n".join(
-        ["# videoferry apply", "", ", ".join(f"{n} {s}" for s, n in counts.items()) or "no operations", ""]
-        + [f"- {line.strip()}" for line in lines]
-    )
+    counts = ", ".join(f"{n} {s}" for s, n in outcome.counts.items()) or "no operations"
+    lines = [f"- {line.strip()}" for line in outcome.log_lines()]
+    text = "\n".join(["# videoferry apply", "", counts, "", *lines])
     create_markdown_artifact(text, key="videoferry-apply-summary", description="Apply summary")

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from prefect import flow, get_run_logger
+from prefect import flow
 from prefect.artifacts import create_markdown_artifact
-from prefect.states import Failed, State
+from prefect.states import State
 
 from connectors.config import Settings
 from connectors.s3_multipart import DEFAULT_PART_SIZE
 from flows.archive.runner import ArchiveOptions, run_archive
+from flows.prefect_job import flow_tail
 
 
 @flow(name="videoferry-archive", log_prints=False)
@@ -36,9 +37,8 @@ def archive_flow(
     The parameters are ArchiveOptions' fields, then the service's {base_url} / {upload_url} (None reads
     VIDEOFERRY_API_URL / VIDEOFERRY_UPLOAD_URL). The token comes from VIDEOFERRY_TOKEN in the environment
     running the flow, never from a parameter. A run with a failed recording (exit status 1) ends as a Failed
-    flow run carrying the same dict, so a nightly deployment shows red.
+    flow run (flows/prefect_job.flow_tail), so a nightly deployment shows red.
     """
-    logger = get_run_logger()
     opts = ArchiveOptions(
         to=to,
         events=list(events or []),
@@ -61,9 +61,4 @@ def archive_flow(
         + [f"- {line}" for line in outcome.reasons]
     )
     create_markdown_artifact(text, key="videoferry-archive-summary", description="Archive summary")
-    for line in outcome.reasons:
-        logger.info(line)
-    if outcome.exit_code != 0:
-        first = (outcome.reasons or ["not every recording is archived"])[0]
-        return Failed(message=f"exit status {outcome.exit_code}: {first}", data=outcome.as_dict())
-    return outcome.as_dict()
+    return flow_tail(outcome)

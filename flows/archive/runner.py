@@ -6,21 +6,18 @@ import logging
 import re
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from pathlib import Path
-from typing import Any
 
 from connectors.client import VideoClient
 from connectors.config import Settings
 from connectors.download import Downloader
 from connectors.s3 import S3Config
 from connectors.s3_multipart import DEFAULT_PART_SIZE, MIN_PART_SIZE
-from state.ledger import Ledger
+from flows.job import ConfigError, Outcome, Run, read_ledger, run_job
 from state.machine import OpStatus
 from tasks.archive.dest import open_destination
 from tasks.archive.plan import (
     QUALITY_ORDER,
     Selection,
-    UnknownEventError,
     choose_asset,
     event_recordings,
     select_events,
@@ -28,15 +25,10 @@ from tasks.archive.plan import (
 from tasks.archive.recording import TERMINAL_BAD, ArchiveContext, op_key
 from tasks.archive.report import write_report
 from tasks.archive.schedule import RESULT_STATES, archive_events
-from tasks.service import run_limiter
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ArchiveOptions", "ArchiveOutcome", "ArchiveConfigError", "run_archive", "preview_archive"]
-
-
-class ArchiveConfigError(ValueError):
-    """Options that cannot work (exit status 2)."""
+__all__ = ["ArchiveOptions", "ArchiveOutcome", "run_archive", "preview_archive"]
 
 
 @dataclass(frozen=True)
@@ -58,17 +50,17 @@ class ArchiveOptions:
     retry_backoff: float = 0.5
 
     def check(self) -> None:
-        """Raise ArchiveConfigError for options that cannot work."""
+        """Raise ConfigError (exit status 2) for options that cannot work."""
         if bool(self.events) == bool(self.project):
-            raise ArchiveConfigError("give either --events ID,ID or --project ID")
+            raise ConfigError("give either --events ID,ID or --project ID")
         if self.quality != "best" and self.quality not in QUALITY_ORDER:
-            raise ArchiveConfigError(f"--quality must be best or one of {', '.join(QUALITY_ORDER)}")
+            raise ConfigError(f"--quality must be best or one of {', '.join(QUALITY_ORDER)}")
         if self.part_size < MIN_PART_SIZE:
-            raise ArchiveConfigError(f"--part-size must be at least {MIN_PART_SIZE} bytes")
+            raise ConfigError(f"--part-size must be at least {MIN_PART_SIZE} bytes")
         if self.since is not None:
             parse_since(self.since)
         if not self.to or (self.to.startswith("s3://") and len(self.to) <= len("s3://")):
-            raise ArchiveConfigError("--to needs s3://bucket/prefix/ or a directory")
+            raise ConfigError("--to needs s3://bucket/prefix/ or a directory")
 
     def selection(self) -> Selection:
         return Selection(
@@ -98,46 +90,34 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
             return datetime(day.year, day.month, day.day, tzinfo=UTC)
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise ArchiveConfigError(
+        raise ConfigError(
             f"--since must be YYYY-MM-DD, an ISO 8601 time or 36h / 7d, not {text!r}"
         ) from None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 @dataclass
-class ArchiveOutcome:
-    """How an archive run ended: exit code, counts by state, failure lines, report files."""
+class ArchiveOutcome(Outcome):
+    """How an archive run ended: exit status, failure lines, counts by state, bytes copied, report files."""
 
-    exit_code: int
     counts: dict[str, int] = field(default_factory=dict)
-    reasons: list[str] = field(default_factory=list)
     bytes: int = 0
-    report_files: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-friendly form (the flow's return value)."""
-        return asdict(self)
 
 
 def run_archive(opts: ArchiveOptions, settings: Settings, *, s3: S3Config | None = None) -> ArchiveOutcome:
     """Archive the recordings of the selected events, each step exactly once; the ledger keeps every step."""
     opts.check()
     dest = open_destination(opts.to, s3=s3 or S3Config.from_env(), part_size=opts.part_size)
-    ledger = Ledger.open(opts.ledger)
-    try:
-        run_id = ledger.start_run("archive", asdict(opts))
-    except BaseException:
-        ledger.close()
-        raise
-    client = VideoClient.from_settings(settings, limiter=run_limiter(settings, opts.ledger))
-    downloader = Downloader(settings.upload_url, timeout=max(60.0, settings.timeout))
-    status = "failed"
-    outcome = ArchiveOutcome(exit_code=1)
-    try:
+
+    def body(run: Run) -> ArchiveOutcome:
+        downloader = Downloader(settings.upload_url, timeout=max(60.0, settings.timeout))
+        run.on_close(downloader.close)
+        outcome = ArchiveOutcome(exit_code=1)
+        run.summary = lambda: {"counts": outcome.counts, "bytes": outcome.bytes}
         ctx = ArchiveContext(
-            ledger=ledger,
-            run_id=run_id,
-            client=client,
+            ledger=run.ledger,
+            run_id=run.run_id,
+            client=run.client,
             dest=dest,
             downloader=downloader,
             quality=opts.quality,
@@ -147,10 +127,7 @@ def run_archive(opts: ArchiveOptions, settings: Settings, *, s3: S3Config | None
             backoff=opts.retry_backoff,
         )
         selection = opts.selection()
-        try:
-            events = select_events(client, selection)
-        except UnknownEventError as exc:
-            raise ArchiveConfigError(str(exc)) from None
+        events = select_events(run.client, selection)
         results = archive_events(ctx, events, transfers=opts.transfers, since=selection.since)
         counts = {state: sum(1 for r in results if r.state == state) for state in RESULT_STATES}
         failed = [r for r in results if r.state == "failed"]
@@ -162,45 +139,30 @@ def run_archive(opts: ArchiveOptions, settings: Settings, *, s3: S3Config | None
         )
         if opts.report_dir:
             outcome.report_files = [str(p) for p in write_report(results, opts.report_dir)]
-        status = "partial" if failed else "succeeded"
         return outcome
-    finally:
-        ledger.finish_run(run_id, status, {"counts": outcome.counts, "bytes": outcome.bytes})
-        downloader.close()
-        client.close()
-        ledger.close()
+
+    return run_job("archive", asdict(opts), opts.ledger, settings, body)
 
 
 def preview_archive(opts: ArchiveOptions, settings: Settings) -> list[str]:
     """--dry-run: one line per recording saying what a run would do; no write anywhere, no ledger run."""
     opts.check()
-    reader = Ledger.open(opts.ledger, create=False) if Path(opts.ledger).expanduser().exists() else None
     lines = []
-    try:
-        with VideoClient.from_settings(settings) as client:
-            selection = opts.selection()
-            try:
-                events = select_events(client, selection)
-            except UnknownEventError as exc:
-                raise ArchiveConfigError(str(exc)) from None
-            for event in events:
-                for rec in event_recordings(client, event, selection.since):
-                    where = f"{rec.event_id}/{rec.stream_id}/{rec.video_id}"
-                    copied = reader is not None and any(
-                        op.status == OpStatus.DONE for op in reader.ops(op_key=op_key(rec.video_id, "copy"))
-                    )
-                    if rec.video.status != "done":
-                        verb = "skip" if rec.video.status in TERMINAL_BAD else "wait"
-                        lines.append(f"{verb} {where}: recording is {rec.video.status}")
-                    elif copied:
-                        lines.append(f"done {where}: already archived (tidy steps still due run again)")
-                    else:
-                        asset = choose_asset(rec.video, opts.quality)
-                        what = (
-                            f"{asset.quality} {asset.file_size} bytes" if asset else "no downloadable asset"
-                        )
-                        lines.append(f"copy {where}: {what}")
-    finally:
-        if reader is not None:
-            reader.close()
+    with read_ledger(opts.ledger) as reader, VideoClient.from_settings(settings) as client:
+        selection = opts.selection()
+        for event in select_events(client, selection):
+            for rec in event_recordings(client, event, selection.since):
+                where = f"{rec.event_id}/{rec.stream_id}/{rec.video_id}"
+                copied = reader is not None and any(
+                    op.status == OpStatus.DONE for op in reader.ops(op_key=op_key(rec.video_id, "copy"))
+                )
+                if rec.video.status != "done":
+                    verb = "skip" if rec.video.status in TERMINAL_BAD else "wait"
+                    lines.append(f"{verb} {where}: recording is {rec.video.status}")
+                elif copied:
+                    lines.append(f"done {where}: already archived (tidy steps still due run again)")
+                else:
+                    asset = choose_asset(rec.video, opts.quality)
+                    what = f"{asset.quality} {asset.file_size} bytes" if asset else "no downloadable asset"
+                    lines.append(f"copy {where}: {what}")
     return lines

@@ -24,7 +24,9 @@ def main() -> None:
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     try:
         app()
-    except KeyboardInterrupt:
-        typer.echo("interrupted; rerun the same command to resume", err=True)
-        sys.exit(130)
+    except KeyboardInterrupt as exc:  # the run (if one was going) is marked interrupted by flows/job.run_job
+        from flows.job import exit_for
 
+        code, message = exit_for(exc) or (130, "interrupted")
+        typer.echo(message, err=True)
+        sys.exit(code)

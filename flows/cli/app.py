@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from flows.options import Cli
+
+if TYPE_CHECKING:
+    from connectors.config import Settings
+    from flows.job import Job
 
 
 def new_app() -> typer.Typer:
@@ -44,3 +50,36 @@ def cli_parameter(spec: dataclasses.Field[Any], annotation: Any) -> inspect.Para
     return inspect.Parameter(
         cli.name or spec.name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation
     )
+
+
+@contextmanager
+def exit_on_errors() -> Iterator[None]:
+    """A command's work: an exception the job map knows (flows/job.exit_for) ends the command with
+    `error: ...` on stderr and its exit status; anything else goes on up (a bug shows its traceback)."""
+    try:
+        yield
+    except Exception as exc:
+        from flows.job import exit_for
+
+        mapped = exit_for(exc)
+        if mapped is None:
+            raise
+        raise fail(mapped[1], mapped[0]) from None
+
+
+def service_settings(api_url: str | None = None, upload_url: str | None = None) -> Settings:
+    """The service's settings from the environment, the command line's addresses first (ConfigError)."""
+    from connectors.config import Settings
+
+    return Settings.from_env(api_url=api_url, upload_url=upload_url)
+
+
+def run_command(job: Job, opts: Any, settings: Settings, *, prefect: bool) -> Any:
+    """Run a job from the command line: through its Prefect flow, as a deployment's worker runs it (and its
+    outcome read back, flows/prefect_job.py), or its plain runner; the job's Outcome."""
+    if prefect and job.flow is not None:
+        from flows.prefect_job import flow_params, run_flow
+
+        flow = job.load(job.flow)
+        return run_flow(flow, flow_params(flow, opts, settings), job.load(job.outcome))
+    return job.load(job.runner)(opts, settings)

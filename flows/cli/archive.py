@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
-from typing import TYPE_CHECKING, Any
-
 import typer
 
+from flows.cli.app import exit_on_errors, run_command, service_settings
 from flows.options import DEFAULT_LEDGER
-
-if TYPE_CHECKING:
-    from connectors.config import Settings
-    from flows.archive.runner import ArchiveOptions, ArchiveOutcome
 
 
 def _split(text: str | None) -> list[str]:
@@ -53,15 +47,9 @@ def archive(
     no_prefect: bool = typer.Option(False, "--no-prefect", help="Run without the Prefect engine."),
 ) -> None:
     """Archive the recordings of finished live events (video, chat, QoS, manifest), then tidy them."""
-    from connectors.config import ConfigError, Settings
-    from connectors.errors import AuthError
-    from flows.archive.runner import ArchiveConfigError, ArchiveOptions, preview_archive, run_archive
-    from state.errors import LedgerBusyError, LedgerError
+    from flows.archive import ARCHIVE
+    from flows.archive.runner import ArchiveOptions, preview_archive
 
-    try:
-        settings = Settings.from_env()
-    except ConfigError as exc:
-        raise typer.Exit(_fail(str(exc))) from None
     options = ArchiveOptions(
         to=to,
         events=_split(events),
@@ -76,48 +64,21 @@ def archive(
         transfers=transfers,
         part_size=part_size,
     )
-    try:
+    with exit_on_errors():
         options.check()
+        settings = service_settings()
         if dry_run:
             for line in preview_archive(options, settings):
                 typer.echo(line)
             raise typer.Exit(0)
-        if no_prefect:
-            outcome = run_archive(options, settings)
-        else:
-            outcome = _run_flow(options, settings)
-    except (ArchiveConfigError, LedgerBusyError, LedgerError) as exc:
-        raise typer.Exit(_fail(str(exc))) from None
-    except AuthError as exc:
-        raise typer.Exit(_fail(f"the service refused the token (VIDEOFERRY_TOKEN): {exc}")) from None
-    for line in outcome.reasons:
+        outcome = run_command(ARCHIVE, options, settings, prefect=not no_prefect)
+    for line in outcome.log_lines():
         typer.echo(line)
     counts = ", ".join(f"{n} {s}" for s, n in outcome.counts.items()) or "none"
     typer.echo(f"recordings: {sum(outcome.counts.values())} ({counts}), {outcome.bytes} bytes copied")
     for path in outcome.report_files:
         typer.echo(f"wrote {path}")
     raise typer.Exit(outcome.exit_code)
-
-
-def _fail(message: str) -> int:
-    typer.echo(f"error: {message}", err=True)
-    return 2
-
-
-def _run_flow(options: ArchiveOptions, settings: Settings) -> ArchiveOutcome:
-    """The run through the Prefect flow (a Failed flow run still carries the outcome)."""
-    from flows.archive.flow import archive_flow
-    from flows.archive.runner import ArchiveOutcome
-
-    params: dict[str, Any] = dataclasses.asdict(options)
-    state = archive_flow(
-        **params, api_url=settings.api_url, upload_url=settings.upload_url, return_state=True
-    )
-    result = state.result(raise_on_failure=False)
-    if isinstance(result, BaseException):
-        raise result
-    assert isinstance(result, dict)
-    return ArchiveOutcome(**result)
 
 
 def register(app: typer.Typer) -> None:

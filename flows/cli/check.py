@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from flows.cli.app import exit_on_errors, run_command, service_settings
 from flows.options import DEFAULT_LEDGER
 
 
@@ -34,11 +35,8 @@ def check(
     per video no item accounts for (+). Exit status 0 only when everything matches, 1 otherwise, 2 for
     configuration to fix. Only reads the service; --adopt writes the ledger.
     """
-    from connectors.config import ConfigError, Settings
-    from connectors.errors import VideoApiError
-    from connectors.inventory import InventoryError
-    from flows.check.runner import CheckConfigError, CheckOptions, run_check
-    from state.errors import LedgerError
+    from flows.check import CHECK
+    from flows.check.runner import CheckOptions
     from tasks.check.report import summary_lines
 
     options = CheckOptions(
@@ -50,15 +48,8 @@ def check(
         report_dir=report,
         adopt=adopt,
     )
-    try:
-        settings = Settings.from_env()
-        outcome = run_check(options, settings)
-    except (ConfigError, InventoryError, LedgerError, CheckConfigError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    except VideoApiError as exc:  # the listing failed after its retries: nothing could be checked
-        typer.echo(f"error: the destination could not be listed: {exc}", err=True)
-        raise typer.Exit(1) from None
+    with exit_on_errors():
+        outcome = run_command(CHECK, options, service_settings(), prefect=False)
     for line in outcome.lines:
         typer.echo(line.text())
     for note in outcome.notes:

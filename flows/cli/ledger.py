@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from flows.cli.app import fail
+from flows.cli.app import exit_on_errors, fail
 from flows.options import DEFAULT_LEDGER
 
 #: The report command's formats (tasks/report_files.FORMATS; not imported here: --help stays light).
@@ -19,15 +19,13 @@ def status(
     failures: int = typer.Option(20, help="How many failed items (and failed operations) to list."),
 ) -> None:
     """Show where every item and operation stands (reads the ledger only; no API call, no Prefect)."""
+    from flows.job import ledger_path
     from flows.ledger_report import everything_done, ledger_summary, summary_lines
-    from state.errors import LedgerError
     from state.ledger import Ledger
     from tasks.apply.report import failed_lines, operations_frame
 
-    try:
-        book = Ledger.open(ledger, create=False)
-    except LedgerError as exc:
-        raise fail(str(exc)) from None
+    with exit_on_errors():
+        book = Ledger.open(ledger_path(ledger), create=False)
     try:
         summary = ledger_summary(book)
         bad = book.items(["failed", "error", "aborted"], limit=failures)
@@ -63,12 +61,9 @@ def report_cmd(
     if bad:
         raise fail(f"unknown format {bad[0]!r} (use {', '.join(REPORT_FORMATS)})")
     from flows.ledger_report import report_only, summary_lines
-    from state.errors import LedgerError
 
-    try:
+    with exit_on_errors():
         report, files = report_only(ledger, out, tuple(fmt))
-    except LedgerError as exc:
-        raise fail(str(exc)) from None
     for line in summary_lines(report.summary):
         typer.echo(line)
     for path in files:

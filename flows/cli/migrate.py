@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from flows.cli.app import cli_parameter, fail
+from flows.cli.app import cli_parameter, exit_on_errors, service_settings
 from flows.options import (
     ENTRY_DECLARATIONS,
     VIAS,
@@ -48,53 +48,54 @@ def migrate(**values: Any) -> None:
     """Migrate every item of an inventory into the service (safe to rerun: done items are skipped)."""
     prefect: bool = values.pop("prefect")
     opts, service = _options_from_cli(values)
+    with exit_on_errors():
+        _check(opts)
+        warmup = None
+        if prefect and not opts.dry_run:
+            from flows.warmup import ServerWarmup
+
+            warmup = ServerWarmup().start()  # first: the server process starts while this one imports
+        from rich.console import Console
+
+        from flows.job import ledger_path
+        from flows.migrate.runner import preview_migration, run_migration
+        from flows.progress import LiveDisplay
+        from tasks.service import run_limiter
+
+        if opts.dry_run:
+            outcome = preview_migration(opts)
+        else:
+            settings = service_settings(service.api_url, service.upload_url)
+            ledger = str(ledger_path(opts.ledger))
+            counter = run_limiter(settings, ledger)
+            if warmup is not None:
+                _check_token(settings, counter)
+            with LiveDisplay(ledger, Console(stderr=True), counter):
+                if warmup is not None:
+                    from flows.migrate.flow import run_flow
+
+                    warmup.join()
+                    # The URLs travel as flow parameters; the token stays in this process's environment.
+                    outcome = run_flow(opts, api_url=settings.api_url, upload_url=settings.upload_url)
+                else:
+                    outcome = run_migration(opts, settings)
+    _print_outcome(outcome)
+    raise typer.Exit(outcome.exit_code)
+
+
+def _check(opts: MigrateOptions) -> None:
+    """Options that cannot work: ConfigError (exit status 2)."""
+    from connectors.config import ConfigError
+
     if opts.via not in VIAS:
-        raise fail(f"--via must be one of {', '.join(VIAS)}, not {opts.via!r}")
+        raise ConfigError(f"--via must be one of {', '.join(VIAS)}, not {opts.via!r}")
     if opts.shard:
         from core.item import parse_shard
 
         try:
             parse_shard(opts.shard)
         except ValueError as exc:
-            raise fail(f"--shard: {exc}") from None
-    warmup = None
-    if prefect and not opts.dry_run:
-        from flows.warmup import ServerWarmup
-
-        warmup = ServerWarmup().start()  # first: the server process starts while this one imports
-    from rich.console import Console
-
-    from connectors.config import ConfigError, Settings
-    from connectors.inventory import InventoryError
-    from flows.migrate.runner import preview_migration, run_migration
-    from flows.progress import LiveDisplay
-    from state.errors import LedgerError
-
-    console = Console(stderr=True)
-    ledger = opts.ledger
-    try:
-        if opts.dry_run:
-            result = preview_migration(opts).as_dict()
-        else:
-            settings = Settings.from_env(api_url=service.api_url, upload_url=service.upload_url)
-            from tasks.service import run_limiter
-
-            counter = run_limiter(settings, ledger)
-            if warmup is not None:
-                _check_token(settings, counter)
-            with LiveDisplay(ledger, console, counter):
-                if warmup is not None:
-                    from flows.migrate.flow import run_flow
-
-                    warmup.join()
-                    # The URLs travel as flow parameters; the token stays in this process's environment.
-                    result = run_flow(opts, api_url=settings.api_url, upload_url=settings.upload_url)
-                else:
-                    result = run_migration(opts, settings).as_dict()
-    except (ConfigError, InventoryError, LedgerError) as exc:
-        raise fail(str(exc)) from None
-    _print_outcome(result)
-    raise typer.Exit(int(result["exit_code"]))
+            raise ConfigError(f"--shard: {exc}") from None
 
 
 def _check_token(settings: Any, limiter: Any) -> None:
@@ -108,11 +109,11 @@ def _check_token(settings: Any, limiter: Any) -> None:
 
     client = VideoClient.from_settings(settings, limiter=limiter)
     try:
-        check_service(client, settings)
-    except AuthError as exc:
-        raise fail(str(exc)) from None
-    except VideoApiError:
-        pass  # the run's own preflight tries again and says what it found
+        check_service(client, settings)  # AuthError: the command's exit status 2
+    except VideoApiError as exc:
+        if isinstance(exc, AuthError):
+            raise
+        # any other failure: the run's own preflight tries again and says what it found
     finally:
         client.close()
 
@@ -120,18 +121,17 @@ def _check_token(settings: Any, limiter: Any) -> None:
 migrate.__signature__ = _migrate_signature()  # type: ignore[attr-defined]
 
 
-def _print_outcome(result: dict[str, Any]) -> None:
+def _print_outcome(outcome: Any) -> None:
     from flows.ledger_report import summary_lines
 
-    if result.get("summary"):
-        for line in summary_lines(result["summary"]):
+    if outcome.summary:
+        for line in summary_lines(outcome.summary):
             typer.echo(line)
-    for line in result.get("reasons", []):
+    for line in outcome.log_lines():
         typer.echo(line)
-    if result.get("report_files"):
-        typer.echo("report: " + ", ".join(result["report_files"]))
-    typer.echo("ok: every item is done" if result["exit_code"] == 0 else f"exit status {result['exit_code']}")
-
+    if outcome.report_files:
+        typer.echo("report: " + ", ".join(outcome.report_files))
+    typer.echo("ok: every item is done" if outcome.exit_code == 0 else f"exit status {outcome.exit_code}")
 
 
 def register(app: typer.Typer) -> None:

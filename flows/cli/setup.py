@@ -6,7 +6,10 @@ from typing import Any
 
 import typer
 
+from flows.cli.app import exit_on_errors, run_command, service_settings
+from flows.job import Job
 from flows.options import DEFAULT_LEDGER
+from flows.setup import SETUP_DRIFT, SETUP_PLAN, SETUP_UP
 
 setup = typer.Typer(
     name="setup",
@@ -24,43 +27,15 @@ def _ledger() -> Any:
     return typer.Option(DEFAULT_LEDGER, envvar="VIDEOFERRY_LEDGER", help=LEDGER_HELP)
 
 
-def _settings() -> Any:
-    from connectors.config import ConfigError, Settings
-
-    try:
-        return Settings.from_env()
-    except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-
-
 def _finish(outcome: Any) -> None:
     for line in outcome.lines:
         typer.echo(line, err=line.startswith("error:"))
     raise typer.Exit(outcome.exit_code)
 
 
-def _run(kind: str, opts: Any, prefect: bool) -> Any:
-    from connectors.errors import AuthError, VideoApiError
-    from state.errors import LedgerError
-
-    settings = _settings()
-    try:
-        if prefect:
-            from flows.setup.flow import run_setup_flow
-
-            return run_setup_flow(kind, opts, api_url=settings.api_url, upload_url=settings.upload_url)
-        from flows.setup.runner import run_plan, run_up
-
-        if kind == "up":
-            return run_up(opts, settings)
-        return run_plan(opts, settings, drift=kind == "drift")
-    except (AuthError, LedgerError) as exc:
-        typer.echo(f"error: {type(exc).__name__}: {getattr(exc, 'code', '') or exc}", err=True)
-        raise typer.Exit(2) from None
-    except VideoApiError as exc:
-        typer.echo(f"error: the service answered {type(exc).__name__} (code {exc.code})", err=True)
-        raise typer.Exit(1) from None
+def _run(job: Job, opts: Any, prefect: bool) -> Any:
+    with exit_on_errors():
+        return run_command(job, opts, service_settings(), prefect=prefect)
 
 
 def _prefect() -> Any:
@@ -79,7 +54,7 @@ def plan_cmd(
     from flows.setup.runner import SetupOptions
 
     opts = SetupOptions(file=file, ledger=ledger, prune=prune, show_unchanged=show_unchanged)
-    _finish(_run("plan", opts, prefect))
+    _finish(_run(SETUP_PLAN, opts, prefect))
 
 
 @setup.command("up")
@@ -96,7 +71,7 @@ def up_cmd(
     """Make the service match the file, each write exactly once. Exit 0 done, 1 failed/skipped, 2 config."""
     from flows.setup.runner import SetupOptions
 
-    _finish(_run("up", SetupOptions(file=file, ledger=ledger, prune=prune, outputs=outputs), prefect))
+    _finish(_run(SETUP_UP, SetupOptions(file=file, ledger=ledger, prune=prune, outputs=outputs), prefect))
 
 
 @setup.command("drift")
@@ -109,7 +84,7 @@ def drift_cmd(
     """Exit 1 when the service differs from the file (a nightly check), 0 when it matches, 2 config."""
     from flows.setup.runner import SetupOptions
 
-    _finish(_run("drift", SetupOptions(file=file, ledger=ledger, prune=prune), prefect))
+    _finish(_run(SETUP_DRIFT, SetupOptions(file=file, ledger=ledger, prune=prune), prefect))
 
 
 @setup.command("drm-check")
@@ -121,18 +96,12 @@ def drm_check_cmd(
     video_id: str | None = typer.Option(None, help="A video to ask the service's license simulation about."),
 ) -> None:
     """Show the license decision (spec 3.3) of the DRM callback: exit 0 issued / not blocked, 1 denied."""
-    from connectors.client import VideoClient
-    from connectors.errors import VideoApiError
-    from tasks.service import run_limiter
+    from flows.job import ledger_path
+    from tasks.service import run_client
     from tasks.setup.drm import check_drm
 
-    settings = _settings()
-    with VideoClient.from_settings(settings, limiter=run_limiter(settings, ledger)) as client:
-        try:
-            check = check_drm(client, project_id=project_id, video_id=video_id)
-        except VideoApiError as exc:
-            typer.echo(f"error: the service answered {type(exc).__name__} (code {exc.code})", err=True)
-            raise typer.Exit(1) from None
+    with exit_on_errors(), run_client(service_settings(), str(ledger_path(ledger))) as client:
+        check = check_drm(client, project_id=project_id, video_id=video_id)
     if check is None:
         typer.echo("error: no DRM callback is configured", err=True)
         raise typer.Exit(2)

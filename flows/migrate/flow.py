@@ -15,11 +15,13 @@ from prefect.artifacts import (
     update_progress_artifact,
 )
 from prefect.futures import PrefectFuture
+from prefect.states import State
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from connectors.config import Settings
+from flows import prefect_job
 from flows.ledger_report import Report, build_report, markdown
-from flows.migrate.runner import SubmitFactory, run_migration
+from flows.migrate.runner import MigrateOutcome, SubmitFactory, run_migration
 from flows.options import (
     DEFAULT_CHUNK_SIZE,
     DEFAULT_LEDGER,
@@ -27,6 +29,7 @@ from flows.options import (
     MigrateOptions,
     from_params,
 )
+from flows.prefect_job import flow_tail
 from tasks.migrate.context import MigrateContext
 from tasks.migrate.open_run import RunRef, run_ref
 from tasks.migrate.prefect_tasks import transfer_batch_task
@@ -83,14 +86,15 @@ def migrate_flow(
     shard: str | None = None,
     api_url: str | None = None,
     upload_url: str | None = None,
-) -> dict[str, Any]:
+) -> dict[str, Any] | State[Any]:
     """Migrate an inventory into the service; per-item truth is in the ledger, not in Prefect.
 
     The parameters are the entry fields of flows/options.py (MigrateOptions, then ServiceOptions), in their
     order, with their defaults (tests/flows/test_prefect_yaml.py checks). api_url / upload_url: the
     service's {base_url} / {upload_url}; None reads VIDEOFERRY_API_URL / VIDEOFERRY_UPLOAD_URL. The token is
     never a parameter (the Prefect server stores parameters): it comes from VIDEOFERRY_TOKEN in the
-    environment running the flow. wait_timeout 0 or None: no bound.
+    environment running the flow. wait_timeout 0 or None: no bound. A run that did not migrate every item
+    (exit status 1 or 2) ends as a Failed flow run (flows/prefect_job.flow_tail).
     """
     opts, service = from_params(dict(locals()))  # first: locals() holds the parameters only
     logger = get_run_logger()
@@ -136,9 +140,7 @@ def migrate_flow(
         )
     if not dry_run:
         _artifacts(opts)
-    for line in outcome.reasons:
-        logger.info(line)
-    return outcome.as_dict()
+    return flow_tail(outcome)
 
 
 def _artifacts(opts: MigrateOptions) -> None:
@@ -158,14 +160,13 @@ def _artifacts(opts: MigrateOptions) -> None:
 
 def run_flow(
     opts: MigrateOptions, *, api_url: str | None = None, upload_url: str | None = None
-) -> dict[str, Any]:
-    """Run migrate_flow in this process with `opts.transfers` worker threads.
+) -> MigrateOutcome:
+    """Run migrate_flow in this process with `opts.transfers` worker threads, and read its outcome back.
 
     api_url / upload_url (e.g. the CLI's --api-url / --upload-url) become flow parameters; the token stays in
     this process's environment (VIDEOFERRY_TOKEN), which the in-process flow reads.
     """
     runner: ThreadPoolTaskRunner[Any] = ThreadPoolTaskRunner(max_workers=max(1, opts.transfers))
     configured = migrate_flow.with_options(task_runner=runner)  # type: ignore[arg-type]
-    result = configured(**opts.params(), api_url=api_url, upload_url=upload_url)
-    assert isinstance(result, dict)
-    return result
+    params = {**opts.params(), "api_url": api_url, "upload_url": upload_url}
+    return prefect_job.run_flow(configured, params, MigrateOutcome)

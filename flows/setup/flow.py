@@ -4,28 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from prefect import flow, get_run_logger
+from prefect import flow
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
-from prefect.states import Failed, State
+from prefect.states import State
 
 from connectors.config import Settings
-from flows.setup.runner import SetupOptions, SetupOutcome, run_plan, run_up
+from flows.prefect_job import flow_tail
+from flows.setup.runner import SetupOptions, SetupOutcome, run_drift, run_plan, run_up
 
 
 def _finish(kind: str, outcome: SetupOutcome) -> dict[str, Any] | State[Any]:
-    """Artifacts (the plan's rows and lines: never a secret), logs, and Failed for exit status 1 or 2."""
-    logger = get_run_logger()
-    for line in outcome.lines:
-        logger.info(line)
+    """Artifacts (the plan's rows and lines: never a secret), then the flow's tail (Failed: exit 1 or 2)."""
     if outcome.rows:
         rows = [{**r, "fields": ", ".join(r["fields"])} for r in outcome.rows]
         create_table_artifact(rows, key=f"videoferry-setup-{kind}", description=f"setup {kind}: per object")
     body = "\n".join(["```", *outcome.lines, "```"])
     create_markdown_artifact(body, key=f"videoferry-setup-{kind}-summary", description=f"setup {kind}")
-    if outcome.exit_code != 0:
-        last = outcome.lines[-1] if outcome.lines else "differences"
-        return Failed(message=f"exit status {outcome.exit_code}: {last}", data=outcome.as_dict())
-    return outcome.as_dict()
+    return flow_tail(outcome)
 
 
 @flow(name="videoferry-setup-plan", log_prints=False)
@@ -65,24 +60,4 @@ def setup_drift_flow(
 ) -> dict[str, Any] | State[Any]:
     """The nightly check: a Failed run (exit status 1) when the service differs from the file."""
     opts = SetupOptions(file=file, ledger=ledger, prune=prune)
-    return _finish(
-        "drift", run_plan(opts, Settings.from_env(api_url=api_url, upload_url=upload_url), drift=True)
-    )
-
-
-def run_setup_flow(kind: str, opts: SetupOptions, *, api_url: str, upload_url: str) -> SetupOutcome:
-    """Run one setup flow from the command line and give back its outcome (Failed runs included)."""
-    common = {"file": opts.file, "ledger": opts.ledger, "prune": opts.prune, "api_url": api_url}
-    common["upload_url"] = upload_url
-    if kind == "up":
-        state = setup_up_flow(**common, outputs=opts.outputs, return_state=True)
-    elif kind == "drift":
-        state = setup_drift_flow(**common, return_state=True)
-    else:
-        state = setup_plan_flow(**common, return_state=True)
-    data = state.result(raise_on_failure=False)
-    if isinstance(data, State):
-        data = data.result(raise_on_failure=False)
-    if not isinstance(data, dict):
-        return SetupOutcome(1, [f"the flow ended {state.type.value}"])
-    return SetupOutcome(**data)
+    return _finish("drift", run_drift(opts, Settings.from_env(api_url=api_url, upload_url=upload_url)))

@@ -4,22 +4,18 @@ from __future__ import annotations
 
 import logging
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from connectors.config import Settings
 from connectors.desired_state import DesiredState, DesiredStateError, load_desired_state
 from core.redact import blank
-from state.ledger import Ledger
-from tasks.service import run_limiter
+from flows.job import Exit, Outcome, Run, ledger_path, read_ledger, run_job
+from tasks.service import run_client
 from tasks.setup.outputs import Outputs, write_outputs
 from tasks.setup.plan import Plan, Planner, as_rows, changes_text, plan_summary, resolve_secret
 from tasks.setup.up import SetupWriter
 
 log = logging.getLogger(__name__)
-
-EXIT_OK, EXIT_DIFFERS, EXIT_CONFIG = 0, 1, 2
-
 
 @dataclass(frozen=True)
 class SetupOptions:
@@ -33,34 +29,27 @@ class SetupOptions:
 
 
 @dataclass
-class SetupOutcome:
-    """How a setup command ended: exit code, the lines to print (no secret in them), the plan's rows."""
+class SetupOutcome(Outcome):
+    """How a setup command ended: exit status, the lines to print (no secret in them), the plan's counts and
+    rows, the output files written."""
 
-    exit_code: int
     lines: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     rows: list[dict[str, Any]] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-friendly form (the flows' return value)."""
-        return asdict(self)
+    def log_lines(self) -> list[str]:
+        """The lines to print."""
+        return list(self.lines)
+
+    def failure(self) -> str:
+        """The message of a Failed flow run: the exit status and the last line (the summary, or why)."""
+        return f"exit status {self.exit_code}: {self.lines[-1] if self.lines else 'differences'}"
 
 
 def load_state(file: str) -> DesiredState:
     """The desired-state file, checked, secrets resolved from their references (DesiredStateError)."""
     return load_desired_state(file, resolve_secret)
-
-
-def _client(settings: Settings, ledger_path: str) -> Any:
-    from connectors.client import VideoClient
-
-    return VideoClient.from_settings(settings, limiter=run_limiter(settings, ledger_path))
-
-
-def _read_ledger(path: str) -> Ledger | None:
-    """The ledger for reading (what setup created, posters set), or None when there is none yet."""
-    return Ledger.open(path, create=False) if Path(path).expanduser().exists() else None
 
 
 def _plan_lines(plan: Plan, state: DesiredState, show_unchanged: bool) -> list[str]:
@@ -72,22 +61,21 @@ def run_plan(opts: SetupOptions, settings: Settings, *, drift: bool = False) -> 
     try:
         state = load_state(opts.file)
     except DesiredStateError as exc:
-        return SetupOutcome(EXIT_CONFIG, [f"error: {p}" for p in exc.problems])
-    ledger = _read_ledger(opts.ledger)
-    client = _client(settings, opts.ledger)
-    try:
+        return SetupOutcome(Exit.CONFIG, lines=[f"error: {p}" for p in exc.problems])
+    with read_ledger(opts.ledger) as ledger, run_client(settings, str(ledger_path(opts.ledger))) as client:
         plan = Planner(client, ledger, prune=opts.prune).plan(state)
-    finally:
-        client.close()
-        if ledger is not None:
-            ledger.close()
     lines = _plan_lines(plan, state, opts.show_unchanged)
     lines += [f"error: {p}" for p in plan.problems]
     lines.append(f"plan: {plan_summary(plan)}")
-    code = EXIT_CONFIG if plan.problems else EXIT_DIFFERS if drift and plan.differs else EXIT_OK
+    code = Exit.CONFIG if plan.problems else Exit.INCOMPLETE if drift and plan.differs else Exit.DONE
     if drift:
         lines.append("drift: the service differs from the file" if plan.differs else "drift: none")
-    return SetupOutcome(code, lines, plan.counts(), [dict(r) for r in as_rows(plan)])
+    return SetupOutcome(code, lines=lines, counts=plan.counts(), rows=[dict(r) for r in as_rows(plan)])
+
+
+def run_drift(opts: SetupOptions, settings: Settings) -> SetupOutcome:
+    """The nightly check: exit status 1 when the service differs from the file (GET calls only)."""
+    return run_plan(opts, settings, drift=True)
 
 
 def run_up(opts: SetupOptions, settings: Settings) -> SetupOutcome:
@@ -95,25 +83,19 @@ def run_up(opts: SetupOptions, settings: Settings) -> SetupOutcome:
     try:
         state = load_state(opts.file)
     except DesiredStateError as exc:
-        return SetupOutcome(EXIT_CONFIG, [f"error: {p}" for p in exc.problems])
-    ledger = Ledger.open(opts.ledger)
-    try:
-        run_id = ledger.start_run("setup up", asdict(opts))
-    except BaseException:
-        ledger.close()
-        raise
-    client = _client(settings, opts.ledger)
-    status = "failed"
-    try:
-        plan = Planner(client, ledger, prune=opts.prune).plan(state)
+        return SetupOutcome(Exit.CONFIG, lines=[f"error: {p}" for p in exc.problems])
+
+    def body(run: Run) -> SetupOutcome:
+        run.summary = lambda: {"file": opts.file}
+        plan = Planner(run.client, run.ledger, prune=opts.prune).plan(state)
         lines = _plan_lines(plan, state, opts.show_unchanged)
         if plan.problems:
-            status = "refused"
-            return SetupOutcome(EXIT_CONFIG, lines + [f"error: {p}" for p in plan.problems], plan.counts())
-        writer = SetupWriter(client, ledger, run_id, state.secrets)
+            lines += [f"error: {p}" for p in plan.problems]
+            return SetupOutcome(Exit.CONFIG, lines=lines, counts=plan.counts())
+        writer = SetupWriter(run.client, run.ledger, run.run_id, state.secrets)
         writer.reconcile_pending()
         result = writer.write_plan(plan)
-        written = write_outputs(client, state, result.events, Outputs(opts.outputs), result.batches)
+        written = write_outputs(run.client, state, result.events, Outputs(opts.outputs), result.batches)
         lines += [f"skipped: {s}" for s in result.skipped] + [f"failed: {f}" for f in result.failed]
         lines.append(f"plan: {plan_summary(plan)}")
         lines.append(
@@ -121,16 +103,9 @@ def run_up(opts: SetupOptions, settings: Settings) -> SetupOutcome:
         )
         if written:
             lines.append(f"outputs (mode 0600): {len(written)} file(s) under {opts.outputs}")
-        code = EXIT_DIFFERS if result.failed or result.skipped else EXIT_OK
-        status = "succeeded" if code == EXIT_OK else "incomplete"
+        code = Exit.INCOMPLETE if result.failed or result.skipped else Exit.DONE
         lines = [blank(line, state.secrets) for line in lines]
-        return SetupOutcome(code, lines, plan.counts(), [dict(r) for r in as_rows(plan)], written)
-    except KeyboardInterrupt:
-        status = "interrupted"
-        raise
-    finally:
-        try:
-            ledger.finish_run(run_id, status, {"file": opts.file})
-        finally:
-            client.close()
-            ledger.close()
+        rows = [dict(r) for r in as_rows(plan)]
+        return SetupOutcome(code, lines=lines, counts=plan.counts(), rows=rows, outputs=written)
+
+    return run_job("setup up", asdict(opts), opts.ledger, settings, body)

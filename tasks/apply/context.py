@@ -7,6 +7,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from tasks.stop import Stop
+
 if TYPE_CHECKING:
     from connectors.client import VideoClient
     from connectors.s3 import S3Config
@@ -25,9 +27,8 @@ class ApplyContext:
     s3: S3Config | None = None
     #: Seconds between two status reads of one processing video (the spec: at most one per 5 s).
     poll_interval: float = 5.0
-    abort: threading.Event = field(default_factory=threading.Event)
-    abort_reason: str = ""
-    config_error: bool = False
+    #: The run's stop (the run's own, flows/job.Run.stop): set once, with what stopped it.
+    abort: Stop = field(default_factory=Stop)
     #: Creates that land in the same (parent, title) run one at a time, so a lost answer's lookup can only
     #: ever find the video its own call made.
     create_locks: defaultdict[tuple[str, str], threading.Lock] = field(
@@ -48,9 +49,6 @@ class ApplyContext:
         with self.lock:
             return self.create_locks[(parent or "", title or "")]
 
-    def stop(self, reason: str, *, config_error: bool = False) -> None:
-        """Ask every worker to stop taking new units (auth failure, user interrupt)."""
-        if not self.abort.is_set():
-            self.abort_reason = reason
-            self.config_error = config_error
-            self.abort.set()
+    def stop(self, cause: BaseException) -> None:
+        """Ask every worker to stop taking new units because of cause (a refused token, Ctrl-C...)."""
+        self.abort(cause)

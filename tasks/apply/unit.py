@@ -157,7 +157,7 @@ def _call_once(
         ctx.ledger.move_unit(key, UnitState.PLANNED, ctx.run_id, "the call did not take effect: made again")
         return UnitState.PLANNED
     except AuthError as exc:  # nothing was done; the intent stays for the next run to settle
-        ctx.stop(str(exc), config_error=True)
+        ctx.stop(exc)
         return UnitState.RUNNING
     except REFUSED as exc:
         code = failure_code(exc) or "failed"
@@ -263,7 +263,7 @@ def unit_lookup(
             if not postpone_errors:
                 raise
             if isinstance(exc, AuthError):
-                ctx.stop(str(exc), config_error=True)
+                ctx.stop(exc)
             else:
                 ctx.ledger.note(op.op_key or "", ctx.run_id, f"reconcile postponed: {exc}")
             raise Postponed(op.op_key or "") from None

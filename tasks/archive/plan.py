@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 from connectors.client import VideoClient
 from connectors.client.live_models import LiveEvent
+from connectors.config import ConfigError
 from connectors.errors import NotFoundError
 from connectors.models import Asset, Video
 
@@ -40,8 +41,8 @@ UNKNOWN_STREAM = "unknown-stream"
 LIFETIME_SLACK = timedelta(minutes=5)
 
 
-class UnknownEventError(ValueError):
-    """A live event given by id that the service does not know (a configuration to fix)."""
+class UnknownEventError(ConfigError):
+    """A live event given by id that the service does not know (a configuration to fix: exit status 2)."""
 
 
 @dataclass(frozen=True)

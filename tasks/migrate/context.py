@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from connectors.config import DEFAULT_CHUNK_SIZE
+from tasks.stop import Stop
 
 if TYPE_CHECKING:
     from connectors.client import VideoClient
@@ -55,10 +56,8 @@ class MigrateContext:
     #: --parent-id: when the service refuses it, the whole run stops (a configuration error, exit 2).
     default_parent_id: str | None = None
     progress: Progress = field(default_factory=Progress)
-    abort: threading.Event = field(default_factory=threading.Event)
-    abort_reason: str = ""
-    #: True when the stop was caused by configuration (a rejected token): the user must fix it first.
-    config_error: bool = False
+    #: The run's stop (the run's own, flows/job.Run.stop): set once, with what stopped it.
+    abort: Stop = field(default_factory=Stop)
     #: (parent, title) pairs several items share (create.shared_titles, learned once per run).
     shared_titles: frozenset[tuple[str, str]] | None = None
     #: Whether init answers name the video (True) or an upload session (False); learned once per run.
@@ -85,9 +84,6 @@ class MigrateContext:
             self.creates[key] = made + 1
             return made + 1
 
-    def stop(self, reason: str, *, config_error: bool = False) -> None:
-        """Ask every worker to stop taking new items (auth failure, user interrupt)."""
-        if not self.abort.is_set():
-            self.abort_reason = reason
-            self.config_error = config_error
-            self.abort.set()
+    def stop(self, cause: BaseException) -> None:
+        """Ask every worker to stop taking new items because of cause (a refused token, Ctrl-C...)."""
+        self.abort(cause)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from connectors.config import ConfigError
 from connectors.errors import (
     FolderNotFoundError,
     NotFoundError,
@@ -185,10 +186,11 @@ def _create(
         fail_item(ctx, reload(ctx, item.key), exc.code or 400236, f"{reason}: {exc}", exc.request_id)
         if same_id(item.spec.parent_id, ctx.default_parent_id):
             ctx.stop(
-                f"--parent-id {ctx.default_parent_id} was refused (code {exc.code}): it does not exist or"
-                " belongs to another workspace; check --parent-id, or set VIDEOFERRY_TOKEN to a token of the"
-                " workspace that owns it",
-                config_error=True,
+                ConfigError(
+                    f"--parent-id {ctx.default_parent_id} was refused (code {exc.code}): it does not exist or"
+                    " belongs to another workspace; check --parent-id, or set VIDEOFERRY_TOKEN to a token of"
+                    " the workspace that owns it"
+                )
             )
     except VideoApiError as exc:  # a definitive refusal: nothing was created
         api_failure(ctx, reload(ctx, item.key), exc)

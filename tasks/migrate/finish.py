@@ -51,7 +51,7 @@ def finish_item(ctx: MigrateContext, item: Item) -> str:
             exactly_once(journal, call)
         except VideoApiError as exc:
             if isinstance(exc, AuthError):
-                ctx.stop(str(exc), config_error=True)
+                ctx.stop(exc)
                 return DONE
             ctx.ledger.fail(item.key, ctx.run_id, error_code(exc), f"{kind}: {exc}", exc.request_id)
             return FAILED

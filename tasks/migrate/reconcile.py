@@ -50,7 +50,7 @@ def item_lookup(ctx: MigrateContext, key: str, what: str = "reconcile") -> Looku
             return locate(ctx, item)
         except VideoApiError as exc:
             if isinstance(exc, AuthError):
-                ctx.stop(str(exc), config_error=True)
+                ctx.stop(exc)
             else:
                 log.warning("item %s: %s listing failed (%s); left for later", key, what, exc.code)
                 ctx.ledger.note(key, ctx.run_id, f"{what} postponed: {exc}")
@@ -93,7 +93,7 @@ def delete_video(ctx: MigrateContext, item: Item, video_id: str) -> bool:
         pass
     except VideoApiError as exc:
         if isinstance(exc, AuthError):
-            ctx.stop(str(exc), config_error=True)
+            ctx.stop(exc)
         else:
             if reload(ctx, item.key).video_id is None:
                 try:
@@ -186,6 +186,6 @@ def fail_item(
 def api_failure(ctx: MigrateContext, item: Item, exc: VideoApiError) -> None:
     """Record a definitive API refusal; an auth error stops the whole run (it would fail every item)."""
     if isinstance(exc, AuthError):
-        ctx.stop(str(exc), config_error=True)
+        ctx.stop(exc)
         return
     fail_item(ctx, item, error_code(exc), str(exc), exc.request_id)

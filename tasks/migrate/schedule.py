@@ -163,7 +163,7 @@ def _poll(ctx: MigrateContext, watcher: Watcher) -> None:
     try:
         watcher.poll_once()
     except AuthError as exc:
-        ctx.stop(str(exc), config_error=True)
+        ctx.stop(exc)
     except VideoApiError as exc:
         log.warning("status poll failed (%s); trying again next round", exc.code or exc.status)
 

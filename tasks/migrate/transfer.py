@@ -59,7 +59,7 @@ def transfer_batch(ctx: MigrateContext, keys: list[str]) -> dict[str, int]:
         except Postponed:
             state = CREATING
         except AuthError as exc:
-            ctx.stop(str(exc), config_error=True)
+            ctx.stop(exc)
             break
         except Exception as exc:  # a surprise in one item is recorded on it; the batch goes on
             log.exception("item %s: transfer crashed", key)

@@ -275,9 +275,9 @@ def test_a_copy_that_keeps_failing_is_reported_and_nothing_is_deleted(
     "bad", [{"events": ["x"], "project": "p"}, {"quality": "4k"}, {"since": "yesterday"}]
 )
 def test_bad_options_are_configuration_errors(tmp_path: Path, emu: Workspace, bad: dict[str, Any]) -> None:
-    from flows.archive.runner import ArchiveConfigError
+    from flows.job import ConfigError
 
-    with pytest.raises(ArchiveConfigError):
+    with pytest.raises(ConfigError):
         run(emu, tmp_path, to=str(tmp_path), **bad)
 
 
@@ -297,9 +297,9 @@ def test_since_and_event_ids_select_what_is_archived(
     )
     assert one.counts == {"archived": 1}
     assert [p.name for p in (tmp_path / "e").iterdir()] == [first]
-    from flows.archive.runner import ArchiveConfigError
+    from flows.job import ConfigError
 
-    with pytest.raises(ArchiveConfigError, match="does not exist"):
+    with pytest.raises(ConfigError, match="does not exist"):
         run(emu, tmp_path, to=dest, project=None, events=["0" * 32])
 
 

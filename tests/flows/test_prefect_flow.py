@@ -29,8 +29,8 @@ def test_migrate_flow_runs_on_prefect(
     monkeypatch.setenv("VIDEOFERRY_TOKEN", emu.token)
     rows = clip_rows(clip_factory, 5)
     inventory = write_inventory(tmp_path / "inv.csv", rows)
-    result = run_flow(options(inventory, emu, tmp_path, report_dir=str(tmp_path / "report")))
-    assert result["exit_code"] == 0, result["reasons"]
+    outcome = run_flow(options(inventory, emu, tmp_path, report_dir=str(tmp_path / "report")))
+    assert outcome.exit_code == 0, outcome.reasons
     assert len(emu_control.videos(emu)) == 5
     assert (tmp_path / "report" / "report.html").exists()
 
