@@ -37,8 +37,8 @@ def _peak_rss() -> int:
 
 def _migrate(spec: dict[str, Any]) -> dict[str, Any]:
     from connectors.config import Settings
+    from flows.migrate.options import MigrateOptions
     from flows.migrate.runner import run_migration
-    from flows.options import MigrateOptions
 
     opts = MigrateOptions(**spec["options"])
     settings = Settings.from_env()

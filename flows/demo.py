@@ -50,7 +50,7 @@ def run_demo(items: int = 30, workdir: str | None = None, transfers: int = 4) ->
     """Run the whole demo; returns the migration's exit status."""
     from emulator.server import EmulatorServer
     from flows.ledger_report import summary_lines
-    from flows.options import MigrateOptions
+    from flows.migrate.options import MigrateOptions
 
     started = time.monotonic()
     root = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="videoferry-demo-"))

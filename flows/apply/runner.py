@@ -12,6 +12,7 @@ from connectors.config import ConfigError, Settings
 from connectors.errors import AuthError
 from connectors.operations import read_operations
 from connectors.s3 import S3Config
+from flows.apply.options import ApplyOptions
 from flows.job import Outcome, Run, read_ledger, run_job, stopped_exit
 from flows.ledger_report import build_report, write_report
 from state.machine import UNIT_END_STATES, UnitState
@@ -22,19 +23,6 @@ from tasks.apply.unit import run_unit
 from tasks.apply.units import refuse_deletes, unit_plans
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class ApplyOptions:
-    """What one apply run is asked to do (the command line's and the flow's parameters)."""
-
-    ops: str
-    ledger: str = "videoferry-ledger.db"
-    transfers: int = 4
-    allow_delete: bool = False
-    report_dir: str | None = None
-    poll_interval: float = 5.0
-    wait_timeout: float = 3600.0
 
 
 @dataclass
@@ -138,4 +126,4 @@ def _outcome(
     return ApplyOutcome(exit_code=code, reasons=reasons, counts=counts, refused=lines)
 
 
-__all__ = ["ApplyOptions", "ApplyOutcome", "preview_apply", "run_apply"]
+__all__ = ["ApplyOutcome", "preview_apply", "run_apply"]

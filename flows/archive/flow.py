@@ -9,8 +9,9 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.states import State
 
 from connectors.config import Settings
-from connectors.s3_multipart import DEFAULT_PART_SIZE
-from flows.archive.runner import ArchiveOptions, run_archive
+from flows.archive.options import DEFAULT_PART_MIB, ArchiveOptions
+from flows.archive.runner import run_archive
+from flows.options import DEFAULT_LEDGER, MIB, options_from_params
 from flows.prefect_job import flow_tail
 
 
@@ -24,37 +25,26 @@ def archive_flow(
     move_to: str | None = None,
     tags: list[str] | None = None,
     delete_after_archive: bool = False,
-    ledger: str = "videoferry-ledger.db",
+    ledger: str = DEFAULT_LEDGER,
     report_dir: str | None = None,
     transfers: int = 2,
-    part_size: int = DEFAULT_PART_SIZE,
+    part_size: int = DEFAULT_PART_MIB * MIB,
     retry_backoff: float = 0.5,
     api_url: str | None = None,
     upload_url: str | None = None,
 ) -> dict[str, Any] | State[Any]:
     """Archive the recordings of finished live events into `to` (s3://bucket/prefix/ or a directory).
 
-    The parameters are ArchiveOptions' fields, then the service's {base_url} / {upload_url} (None reads
+    The parameters are ArchiveOptions' flow fields (flows/archive/options.py), then the service's {base_url} /
+    {upload_url} (None reads
     VIDEOFERRY_API_URL / VIDEOFERRY_UPLOAD_URL). The token comes from VIDEOFERRY_TOKEN in the environment
     running the flow, never from a parameter. A run with a failed recording (exit status 1) ends as a Failed
     flow run (flows/prefect_job.flow_tail), so a nightly deployment shows red.
     """
-    opts = ArchiveOptions(
-        to=to,
-        events=list(events or []),
-        project=project,
-        since=since,
-        quality=quality,
-        move_to=move_to,
-        tags=list(tags or []),
-        delete_after_archive=delete_after_archive,
-        ledger=ledger,
-        report_dir=report_dir,
-        transfers=transfers,
-        part_size=part_size,
-        retry_backoff=retry_backoff,
-    )
-    outcome = run_archive(opts, Settings.from_env(api_url=api_url, upload_url=upload_url))
+    opts, service = options_from_params(
+        ArchiveOptions, dict(locals())
+    )  # first: locals() holds the parameters
+    outcome = run_archive(opts, Settings.from_env(api_url=service.api_url, upload_url=service.upload_url))
     counts = ", ".join(f"{n} {s}" for s, n in outcome.counts.items()) or "no recordings"
     text = "\n".join(
         ["# videoferry archive", "", f"{counts}; {outcome.bytes} bytes copied", ""]

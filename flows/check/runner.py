@@ -11,8 +11,8 @@ from connectors.config import Settings
 from connectors.errors import AuthError, VideoApiError
 from connectors.inventory import Inventory, read_inventory
 from connectors.s3 import S3Config
+from flows.check.options import CheckOptions
 from flows.job import Outcome, Run, ServiceUnavailable, ledger_path, read_ledger, run_job
-from flows.options import DEFAULT_LEDGER
 from state.ledger import Ledger
 from tasks.check.adopt import Adoption, adopt_items
 from tasks.check.compare import CheckLine, Mark
@@ -21,19 +21,6 @@ from tasks.check.items import CheckSettings, check_items
 from tasks.check.listing import list_destination
 from tasks.check.report import summarize, write_check_report, write_combined
 from tasks.service import run_client
-
-
-@dataclass(frozen=True)
-class CheckOptions:
-    """The options of `videoferry check`."""
-
-    inventory: str
-    ledger: str = DEFAULT_LEDGER
-    parent_id: str | None = None
-    download_md5: bool = False
-    combined: str | None = None
-    report_dir: str | None = None
-    adopt: bool = False
 
 
 @dataclass

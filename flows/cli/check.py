@@ -1,34 +1,15 @@
-"""`videoferry check`: the command line of the check job."""
+"""`videoferry check`: the command line of the check job (its options: flows/check/options.py)."""
 
 from __future__ import annotations
 
 import typer
 
-from flows.cli.app import exit_on_errors, run_command, service_settings
-from flows.options import DEFAULT_LEDGER
+from flows.check.options import CheckOptions
+from flows.cli.app import exit_on_errors, job_command, run_command, service_settings
+from flows.options import ServiceOptions
 
 
-def check(
-    inventory: str = typer.Argument(..., help="The inventory the library was migrated from (path or s3://)."),
-    ledger: str = typer.Option(
-        DEFAULT_LEDGER,
-        envvar="VIDEOFERRY_LEDGER",
-        help="The migration's ledger: items are found by its video ids (without one, by title and size).",
-    ),
-    parent_id: str | None = typer.Option(None, help="Project or folder of rows without parent_id."),
-    download_md5: bool = typer.Option(
-        False, "--download-md5", help="Hash the original's download when the service gives no md5."
-    ),
-    combined: str | None = typer.Option(None, help="Also write the combined lines (=, -, +, *, !) here."),
-    report: str | None = typer.Option(
-        None, help="Write the report (CSV, Parquet, JSON, HTML) into this dir."
-    ),
-    adopt: bool = typer.Option(
-        False,
-        "--adopt",
-        help="Record in the ledger the videos that provably are items' (title and bytes); no service write.",
-    ),
-) -> None:
+def _check(opts: CheckOptions, service: ServiceOptions, prefect: bool) -> None:
     """Compare the library in the service with an inventory and its ledger, like `rclone check`.
 
     One line per item (= same, - missing in the service, * differs, with the fields named, ! not checked) and
@@ -36,20 +17,10 @@ def check(
     configuration to fix. Only reads the service; --adopt writes the ledger.
     """
     from flows.check import CHECK
-    from flows.check.runner import CheckOptions
     from tasks.check.report import summary_lines
 
-    options = CheckOptions(
-        inventory=inventory,
-        ledger=ledger,
-        parent_id=parent_id,
-        download_md5=download_md5,
-        combined=combined,
-        report_dir=report,
-        adopt=adopt,
-    )
     with exit_on_errors():
-        outcome = run_command(CHECK, options, service_settings(), prefect=False)
+        outcome = run_command(CHECK, opts, service_settings(service), prefect=False)
     for line in outcome.lines:
         typer.echo(line.text())
     for note in outcome.notes:
@@ -63,4 +34,4 @@ def check(
 
 def register(app: typer.Typer) -> None:
     """Add `check` to the app."""
-    app.command()(check)
+    app.command("check")(job_command(CheckOptions, _check))

@@ -1,55 +1,19 @@
-"""`videoferry migrate`: the command line of the migrate job."""
+"""`videoferry migrate`: the command line of the migrate job (its options: flows/migrate/options.py)."""
 
 from __future__ import annotations
 
-import inspect
-import typing
 from typing import Any
 
 import typer
 
-from flows.cli.app import cli_parameter, exit_on_errors, service_settings
-from flows.options import (
-    ENTRY_DECLARATIONS,
-    VIAS,
-    Cli,
-    MigrateOptions,
-    ServiceOptions,
-    entry_fields,
-    from_params,
-)
+from flows.cli.app import exit_on_errors, job_command, service_settings
+from flows.migrate.options import MigrateOptions
+from flows.options import ServiceOptions
 
 
-def _migrate_signature() -> inspect.Signature:
-    """`migrate`'s parameters: the entry options of flows/options.py, --prefect/--no-prefect before URLs."""
-    hints = {name: hint for d in ENTRY_DECLARATIONS for name, hint in typing.get_type_hints(d).items()}
-    declared = [cli_parameter(f, hints[f.name]) for f in entry_fields()]
-    prefect = inspect.Parameter(
-        "prefect",
-        inspect.Parameter.KEYWORD_ONLY,
-        default=typer.Option(True, "--prefect/--no-prefect", help="Run as a Prefect flow (default)."),
-        annotation=bool,
-    )
-    services = len(entry_fields(ServiceOptions))
-    return inspect.Signature([*declared[:-services], prefect, *declared[-services:]], return_annotation=None)
-
-
-def _options_from_cli(values: dict[str, Any]) -> tuple[MigrateOptions, ServiceOptions]:
-    """The declared options from the command line's values (units converted, 0 as no bound)."""
-    params = {}
-    for spec in entry_fields():
-        cli: Cli = spec.metadata["cli"]
-        value = values[cli.name or spec.name]
-        params[spec.name] = value * cli.unit if cli.unit != 1 and value is not None else value
-    return from_params(params)
-
-
-def migrate(**values: Any) -> None:
+def _migrate(opts: MigrateOptions, service: ServiceOptions, prefect: bool) -> None:
     """Migrate every item of an inventory into the service (safe to rerun: done items are skipped)."""
-    prefect: bool = values.pop("prefect")
-    opts, service = _options_from_cli(values)
     with exit_on_errors():
-        _check(opts)
         warmup = None
         if prefect and not opts.dry_run:
             from flows.warmup import ServerWarmup
@@ -65,7 +29,7 @@ def migrate(**values: Any) -> None:
         if opts.dry_run:
             outcome = preview_migration(opts)
         else:
-            settings = service_settings(service.api_url, service.upload_url)
+            settings = service_settings(service)
             ledger = str(ledger_path(opts.ledger))
             counter = run_limiter(settings, ledger)
             if warmup is not None:
@@ -81,21 +45,6 @@ def migrate(**values: Any) -> None:
                     outcome = run_migration(opts, settings)
     _print_outcome(outcome)
     raise typer.Exit(outcome.exit_code)
-
-
-def _check(opts: MigrateOptions) -> None:
-    """Options that cannot work: ConfigError (exit status 2)."""
-    from connectors.config import ConfigError
-
-    if opts.via not in VIAS:
-        raise ConfigError(f"--via must be one of {', '.join(VIAS)}, not {opts.via!r}")
-    if opts.shard:
-        from core.item import parse_shard
-
-        try:
-            parse_shard(opts.shard)
-        except ValueError as exc:
-            raise ConfigError(f"--shard: {exc}") from None
 
 
 def _check_token(settings: Any, limiter: Any) -> None:
@@ -118,9 +67,6 @@ def _check_token(settings: Any, limiter: Any) -> None:
         client.close()
 
 
-migrate.__signature__ = _migrate_signature()  # type: ignore[attr-defined]
-
-
 def _print_outcome(outcome: Any) -> None:
     from flows.ledger_report import summary_lines
 
@@ -136,4 +82,4 @@ def _print_outcome(outcome: Any) -> None:
 
 def register(app: typer.Typer) -> None:
     """Add `migrate` to the app."""
-    app.command()(migrate)
+    app.command("migrate")(job_command(MigrateOptions, _migrate, prefect=True))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import typer
 
+from flows.options import MAX_TRANSFERS
+
 
 def emulator(
     host: str = typer.Option("127.0.0.1", help="Address to listen on."),
@@ -30,7 +32,7 @@ def demo(
     workdir: str | None = typer.Option(
         None, help="Where to put clips, ledger and report (default: a temp dir)."
     ),
-    transfers: int = typer.Option(4, min=1, max=32, help="Items transferred at once."),
+    transfers: int = typer.Option(4, min=1, max=MAX_TRANSFERS, help="Items transferred at once."),
 ) -> None:
     """Start the emulator, make short real clips and migrate them through the real Prefect engine."""
     from flows.demo import run_demo

@@ -18,17 +18,12 @@ from prefect.futures import PrefectFuture
 from prefect.states import State
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from connectors.config import Settings
+from connectors.config import DEFAULT_CHUNK_SIZE, Settings
 from flows import prefect_job
 from flows.ledger_report import Report, build_report, markdown
+from flows.migrate.options import MigrateOptions
 from flows.migrate.runner import MigrateOutcome, SubmitFactory, run_migration
-from flows.options import (
-    DEFAULT_CHUNK_SIZE,
-    DEFAULT_LEDGER,
-    DEFAULT_WAIT_TIMEOUT,
-    MigrateOptions,
-    from_params,
-)
+from flows.options import DEFAULT_LEDGER, DEFAULT_WAIT_TIMEOUT, options_from_params, params
 from flows.prefect_job import flow_tail
 from tasks.migrate.context import MigrateContext
 from tasks.migrate.open_run import RunRef, run_ref
@@ -89,14 +84,16 @@ def migrate_flow(
 ) -> dict[str, Any] | State[Any]:
     """Migrate an inventory into the service; per-item truth is in the ledger, not in Prefect.
 
-    The parameters are the entry fields of flows/options.py (MigrateOptions, then ServiceOptions), in their
+    The parameters are MigrateOptions' flow fields (flows/migrate/options.py), then ServiceOptions', in their
     order, with their defaults (tests/flows/test_prefect_yaml.py checks). api_url / upload_url: the
     service's {base_url} / {upload_url}; None reads VIDEOFERRY_API_URL / VIDEOFERRY_UPLOAD_URL. The token is
     never a parameter (the Prefect server stores parameters): it comes from VIDEOFERRY_TOKEN in the
     environment running the flow. wait_timeout 0 or None: no bound. A run that did not migrate every item
     (exit status 1 or 2) ends as a Failed flow run (flows/prefect_job.flow_tail).
     """
-    opts, service = from_params(dict(locals()))  # first: locals() holds the parameters only
+    opts, service = options_from_params(
+        MigrateOptions, dict(locals())
+    )  # first: locals() is the parameters
     logger = get_run_logger()
     settings = None if dry_run else Settings.from_env(api_url=service.api_url, upload_url=service.upload_url)
     progress: dict[str, Any] = {"id": None, "last": 0.0}
@@ -168,5 +165,5 @@ def run_flow(
     """
     runner: ThreadPoolTaskRunner[Any] = ThreadPoolTaskRunner(max_workers=max(1, opts.transfers))
     configured = migrate_flow.with_options(task_runner=runner)  # type: ignore[arg-type]
-    params = {**opts.params(), "api_url": api_url, "upload_url": upload_url}
-    return prefect_job.run_flow(configured, params, MigrateOutcome)
+    values = {**params(opts), "api_url": api_url, "upload_url": upload_url}
+    return prefect_job.run_flow(configured, values, MigrateOutcome)

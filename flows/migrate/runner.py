@@ -17,7 +17,7 @@ from connectors.tus import TusUpload
 from core.item import parse_shard
 from flows.job import Outcome, Run, read_ledger, run_job, stopped_exit
 from flows.ledger_report import build_report, write_report
-from flows.options import MigrateOptions
+from flows.migrate.options import MigrateOptions
 from state.machine import COMPLETE_STATES
 from tasks.migrate.byte_plane import DaskBytes
 from tasks.migrate.context import MigrateContext

@@ -9,8 +9,10 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.states import State
 
 from connectors.config import Settings
+from flows.options import DEFAULT_LEDGER, ServiceOptions, options_from_params
 from flows.prefect_job import flow_tail
-from flows.setup.runner import SetupOptions, SetupOutcome, run_drift, run_plan, run_up
+from flows.setup.options import SetupOptions
+from flows.setup.runner import SetupOutcome, run_drift, run_plan, run_up
 
 
 def _finish(kind: str, outcome: SetupOutcome) -> dict[str, Any] | State[Any]:
@@ -23,41 +25,45 @@ def _finish(kind: str, outcome: SetupOutcome) -> dict[str, Any] | State[Any]:
     return flow_tail(outcome)
 
 
+def _settings(service: ServiceOptions) -> Settings:
+    return Settings.from_env(api_url=service.api_url, upload_url=service.upload_url)
+
+
 @flow(name="videoferry-setup-plan", log_prints=False)
 def setup_plan_flow(
     file: str,
-    ledger: str = "videoferry-ledger.db",
+    ledger: str = DEFAULT_LEDGER,
     prune: bool = False,
     api_url: str | None = None,
     upload_url: str | None = None,
 ) -> dict[str, Any] | State[Any]:
     """What setup up would change (GET calls only); the token is VIDEOFERRY_TOKEN, never a parameter."""
-    opts = SetupOptions(file=file, ledger=ledger, prune=prune)
-    return _finish("plan", run_plan(opts, Settings.from_env(api_url=api_url, upload_url=upload_url)))
+    opts, service = options_from_params(SetupOptions, dict(locals()))  # first: locals() is the parameters
+    return _finish("plan", run_plan(opts, _settings(service)))
 
 
 @flow(name="videoferry-setup-up", log_prints=False)
 def setup_up_flow(
     file: str,
-    ledger: str = "videoferry-ledger.db",
+    ledger: str = DEFAULT_LEDGER,
     prune: bool = False,
     outputs: str = "setup-outputs",
     api_url: str | None = None,
     upload_url: str | None = None,
 ) -> dict[str, Any] | State[Any]:
     """Make the service match the file, each write exactly once; outputs (keys, codes) only to files/S3."""
-    opts = SetupOptions(file=file, ledger=ledger, prune=prune, outputs=outputs)
-    return _finish("up", run_up(opts, Settings.from_env(api_url=api_url, upload_url=upload_url)))
+    opts, service = options_from_params(SetupOptions, dict(locals()))  # first: locals() is the parameters
+    return _finish("up", run_up(opts, _settings(service)))
 
 
 @flow(name="videoferry-setup-drift", log_prints=False)
 def setup_drift_flow(
     file: str,
-    ledger: str = "videoferry-ledger.db",
+    ledger: str = DEFAULT_LEDGER,
     prune: bool = False,
     api_url: str | None = None,
     upload_url: str | None = None,
 ) -> dict[str, Any] | State[Any]:
     """The nightly check: a Failed run (exit status 1) when the service differs from the file."""
-    opts = SetupOptions(file=file, ledger=ledger, prune=prune)
-    return _finish("drift", run_drift(opts, Settings.from_env(api_url=api_url, upload_url=upload_url)))
+    opts, service = options_from_params(SetupOptions, dict(locals()))  # first: locals() is the parameters
+    return _finish("drift", run_drift(opts, _settings(service)))

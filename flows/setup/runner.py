@@ -10,23 +10,13 @@ from connectors.config import Settings
 from connectors.desired_state import DesiredState, DesiredStateError, load_desired_state
 from core.redact import blank
 from flows.job import Exit, Outcome, Run, ledger_path, read_ledger, run_job
+from flows.setup.options import SetupOptions
 from tasks.service import run_client
 from tasks.setup.outputs import Outputs, write_outputs
 from tasks.setup.plan import Plan, Planner, as_rows, changes_text, plan_summary, resolve_secret
 from tasks.setup.up import SetupWriter
 
 log = logging.getLogger(__name__)
-
-@dataclass(frozen=True)
-class SetupOptions:
-    """What one setup command is asked to do (the command line's and the flows' parameters)."""
-
-    file: str
-    ledger: str = "videoferry-ledger.db"
-    prune: bool = False
-    outputs: str = "setup-outputs"
-    show_unchanged: bool = False
-
 
 @dataclass
 class SetupOutcome(Outcome):

@@ -61,7 +61,7 @@ def test_apply_flow_runs_on_prefect(
         ops=str(ops),
         ledger=str(library["ledger"]),
         report_dir=str(tmp_path / "report"),
-        poll_interval=0.5,
+        poll_interval=5.0,  # the spec's least (a flow's parameters are checked like the command line's)
         wait_timeout=120.0,
         api_url=emu.base_url,
         upload_url=emu.upload_url,
@@ -124,7 +124,7 @@ def test_a_failed_operation_fails_the_flow_run_and_keeps_its_outcome(
     state = apply_flow(
         ops=str(ops),
         ledger=str(library["ledger"]),
-        poll_interval=0.5,
+        poll_interval=5.0,  # the spec's least (a flow's parameters are checked like the command line's)
         api_url=emu.base_url,
         upload_url=emu.upload_url,
         return_state=True,

@@ -17,7 +17,8 @@ import pytest
 
 from connectors.client import VideoClient
 from emulator.control import EmulatorControl, Workspace
-from flows.archive.runner import ArchiveOptions, ArchiveOutcome, run_archive
+from flows.archive.options import ArchiveOptions
+from flows.archive.runner import ArchiveOutcome, run_archive
 from state.ledger import Ledger
 from tasks.archive.report import archive_lines, archive_summary
 from tests.flows.helpers import cli_env, run_cli, settings_for

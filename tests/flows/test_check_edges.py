@@ -18,7 +18,8 @@ from connectors.client import VideoClient
 from connectors.inventory import read_inventory
 from connectors.models import Video
 from emulator.control import EmulatorControl, Workspace
-from flows.check.runner import CheckOptions, run_check
+from flows.check.options import CheckOptions
+from flows.check.runner import run_check
 from flows.migrate.runner import run_migration
 from tasks.check.items import CheckSettings, check_items
 from tasks.check.listing import Listing
