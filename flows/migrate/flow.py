@@ -28,7 +28,7 @@ from flows.prefect_job import flow_tail
 from tasks.migrate.context import MigrateContext
 from tasks.migrate.open_run import RunRef, run_ref
 from tasks.migrate.prefect_tasks import transfer_batch_task
-from tasks.migrate.schedule import Handle
+from tasks.scheduling import Handle
 
 #: Rows of the table artifact (the full table is in the report files).
 ARTIFACT_ROWS = 500
@@ -47,6 +47,10 @@ class _FutureHandle:
         if isinstance(wrapped, concurrent.futures.Future):
             return wrapped.done()
         return self.future.state.is_final()
+
+    def result(self) -> Any:
+        """What the task run returned (raises what it raised)."""
+        return self.future.result()
 
 
 def _submitter(settings: Settings) -> SubmitFactory:

@@ -25,7 +25,7 @@ from tasks.migrate.open_run import forget, share
 from tasks.migrate.plan import Plan, preview, read_plan, store_plan
 from tasks.migrate.readiness import start_webhooks
 from tasks.migrate.reconcile import retry_service_errors
-from tasks.migrate.schedule import Handle, advance_items
+from tasks.migrate.schedule import Submit, advance_items
 from tasks.migrate.transfer import transfer_batch
 from tasks.preflight import checked_recently, read_one
 
@@ -41,11 +41,11 @@ class MigrateOutcome(Outcome):
     preview: dict[str, int] | None = None
 
 
-SubmitFactory = Callable[[MigrateContext], Callable[[list[str]], Handle]]
+SubmitFactory = Callable[[MigrateContext], Submit]
 
 
 def _thread_submit(pool: concurrent.futures.ThreadPoolExecutor) -> SubmitFactory:
-    def factory(ctx: MigrateContext) -> Callable[[list[str]], Handle]:
+    def factory(ctx: MigrateContext) -> Submit:
         return lambda keys: pool.submit(transfer_batch, ctx, keys)
 
     return factory

@@ -12,13 +12,13 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable
-from typing import Protocol
 
 from state.applied import Unit
 from state.machine import UNIT_END_STATES, UnitState
 from tasks.apply.context import ApplyContext
 from tasks.apply.unit import fail_unit, poll_status, replan
 from tasks.lookup import Postponed
+from tasks.scheduling import Handle, Schedule, WaitBound
 
 log = logging.getLogger(__name__)
 
@@ -26,14 +26,6 @@ log = logging.getLogger(__name__)
 #: before it is left running for the next run; and the pause before the next try.
 MAX_POSTPONES = 30
 POSTPONE_PAUSE = 2.0
-
-
-class Handle(Protocol):
-    """A running unit (a concurrent.futures.Future)."""
-
-    def done(self) -> bool: ...
-
-    def result(self) -> str: ...
 
 
 Submit = Callable[[Unit], Handle]
@@ -46,6 +38,129 @@ def prepare(ctx: ApplyContext, keys: set[str]) -> None:
             replan(ctx, unit)
 
 
+class UnitSchedule(Schedule):
+    """What happens next to each unit of an apply run, round after round (tasks/scheduling.py's phases).
+
+    settle leftovers: units an earlier run left running (an intent without an outcome) are started alone,
+    before any new call: a new create could otherwise land where their lookup searches. start what can
+    start: units whose references are all done (a unit whose reference failed fails, blocked), `transfers`
+    at a time; a unit whose outcome could not be told yet is tried again after POSTPONE_PAUSE, at most
+    MAX_POSTPONES times a run. poll what waits: each processing unit's video, one status read per poll
+    interval. finish what is done: nothing (a unit is done once its video is). stop on bound: every unit in
+    an end state, the wait bound, or nothing left that can end (postponed for good, or waiting for a unit
+    that will not come).
+    """
+
+    def __init__(
+        self,
+        ctx: ApplyContext,
+        submit: Submit,
+        keys: set[str],
+        *,
+        transfers: int,
+        wait_timeout: float | None,
+        tick: float,
+    ) -> None:
+        super().__init__(ctx.abort, tick=tick)
+        self.ctx = ctx
+        self.submit = submit
+        self.keys = keys
+        self.transfers = transfers
+        self.bound = WaitBound(wait_timeout)
+        self.in_flight: dict[str, Handle] = {}
+        self.not_before: dict[str, float] = {}
+        self.postponed: Counter[str] = Counter()
+        self.polled: dict[str, float] = {}
+        self.units: dict[str, Unit] = {}
+        self.open_units: list[Unit] = []
+        self.startable = 0
+        self.leftover = {u.unit_key for u in ctx.ledger.units([UnitState.RUNNING]) if u.unit_key in keys}
+
+    def collect(self) -> None:
+        """The units whose task ended (a call answered processing: its first status read a poll later), then
+        every unit as the ledger has it now."""
+        for key, handle in list(self.in_flight.items()):
+            if handle.done():
+                del self.in_flight[key]
+                if self._collect(key, handle) == UnitState.PROCESSING:
+                    self.polled[key] = time.monotonic()
+        self.units = {u.unit_key: u for u in self.ctx.ledger.units() if u.unit_key in self.keys}
+        self.open_units = [u for u in self.units.values() if u.state not in UNIT_END_STATES]
+
+    def _collect(self, key: str, handle: Handle) -> str | None:
+        """The state a finished unit task left (None when it raised: postponed or crashed)."""
+        try:
+            return str(handle.result())
+        except Postponed:
+            self.postponed[key] += 1
+            self.not_before[key] = time.monotonic() + POSTPONE_PAUSE
+        except Exception as exc:  # a surprise in one unit is recorded on it; the others go on
+            log.exception("unit %s: crashed", key)
+            unit = self.ctx.ledger.unit(key)
+            if unit is not None and unit.state in (UnitState.PLANNED, UnitState.PROCESSING):
+                fail_unit(self.ctx, key, "internal", f"internal error: {type(exc).__name__}")
+            # a unit left running has an intent without an outcome: it is reconciled, never failed blind
+        return None
+
+    def busy(self) -> bool:
+        """Whether a unit's task still runs."""
+        return bool(self.in_flight)
+
+    def settle_leftovers(self) -> None:
+        """The units an earlier run left running, while any of them can still be settled this run."""
+        self.leftover = {
+            k
+            for k in self.leftover
+            if self.units[k].state == UnitState.RUNNING and self.postponed[k] < MAX_POSTPONES
+        }
+
+    def start_what_can_start(self) -> None:
+        """Every unit whose references are done, the leftovers alone first, `transfers` at a time."""
+        now = time.monotonic()
+        self.startable = 0
+        for unit in self.open_units:
+            key = unit.unit_key
+            if self.stop.is_set() or key in self.in_flight or unit.state == UnitState.PROCESSING:
+                continue
+            if self.postponed[key] >= MAX_POSTPONES:
+                continue  # left running for the next run: its outcome could not be told
+            blocked = _blocked_by(unit, self.units)
+            if blocked is not None:
+                fail_unit(self.ctx, key, "blocked", blocked)
+                continue
+            if not all(
+                self.units.get(d) is not None and self.units[d].state == UnitState.DONE for d in unit.depends
+            ):
+                continue
+            self.startable += 1
+            if self.leftover and key not in self.leftover:
+                continue
+            if len(self.in_flight) < self.transfers and now >= self.not_before.get(key, 0.0):
+                self.in_flight[key] = self.submit(unit)
+
+    def poll_what_waits(self) -> None:
+        """One status read of each processing unit's video a poll interval after the last one."""
+        now = time.monotonic()
+        for unit in self.open_units:
+            if self.stop.is_set() or unit.state != UnitState.PROCESSING or unit.unit_key in self.in_flight:
+                continue
+            if now - self.polled.get(unit.unit_key, 0.0) >= self.ctx.poll_interval:
+                self.polled[unit.unit_key] = now
+                poll_status(self.ctx, unit)
+
+    def finish_what_is_done(self) -> None:
+        """Nothing: a unit is done once its video is (poll_what_waits moves it)."""
+
+    def stop_on_bound(self) -> bool | None:
+        """True once no unit is open nor running; False on the wait bound or when nothing left can end."""
+        if not self.open_units and not self.in_flight:
+            return True
+        working = bool(self.in_flight or self.startable)
+        if working or any(u.state == UnitState.PROCESSING for u in self.open_units):
+            return False if self.bound.exceeded(working=working) else None
+        return False  # what is left is postponed for good or waits for something that will not come
+
+
 def advance_units(
     ctx: ApplyContext,
     submit: Submit,
@@ -55,82 +170,9 @@ def advance_units(
     wait_timeout: float | None = None,
     tick: float = 0.1,
 ) -> bool:
-    """Run every unit of `keys` to an end state; True when all did, False on a stop or the wait bound."""
-    in_flight: dict[str, Handle] = {}
-    not_before: dict[str, float] = {}
-    postponed: Counter[str] = Counter()
-    polled: dict[str, float] = {}
-    waiting_since: float | None = None
-    # Units an earlier run left running (an intent without an outcome) settle before any new call starts:
-    # a new create could otherwise land where their lookup searches.
-    leftover = {u.unit_key for u in ctx.ledger.units([UnitState.RUNNING]) if u.unit_key in keys}
-    while True:
-        for key, handle in list(in_flight.items()):
-            if handle.done():
-                del in_flight[key]
-                if _collect(ctx, key, handle, not_before, postponed) == UnitState.PROCESSING:
-                    polled[key] = time.monotonic()  # its call's answer just said so: read it a poll later
-        units = {u.unit_key: u for u in ctx.ledger.units() if u.unit_key in keys}
-        open_units = [u for u in units.values() if u.state not in UNIT_END_STATES]
-        if ctx.abort.is_set():
-            if not in_flight:
-                return False
-        elif not open_units and not in_flight:
-            return True
-        now = time.monotonic()
-        startable = 0
-        leftover = {
-            k for k in leftover if units[k].state == UnitState.RUNNING and postponed[k] < MAX_POSTPONES
-        }
-        for unit in open_units:
-            if ctx.abort.is_set() or unit.unit_key in in_flight:
-                continue
-            if unit.state == UnitState.PROCESSING:
-                if now - polled.get(unit.unit_key, 0.0) >= ctx.poll_interval:
-                    polled[unit.unit_key] = now
-                    poll_status(ctx, unit)
-                continue
-            if postponed[unit.unit_key] >= MAX_POSTPONES:
-                continue  # left running for the next run: its outcome could not be told
-            blocked = _blocked_by(unit, units)
-            if blocked is not None:
-                fail_unit(ctx, unit.unit_key, "blocked", blocked)
-                continue
-            if not all(units.get(d) is not None and units[d].state == UnitState.DONE for d in unit.depends):
-                continue
-            startable += 1
-            if leftover and unit.unit_key not in leftover:
-                continue
-            if len(in_flight) < transfers and now >= not_before.get(unit.unit_key, 0.0):
-                in_flight[unit.unit_key] = submit(unit)
-        if in_flight or startable:
-            waiting_since = None
-        elif any(u.state == UnitState.PROCESSING for u in open_units):
-            waiting_since = waiting_since or now
-            if wait_timeout is not None and now - waiting_since > wait_timeout:
-                log.warning("stopped waiting for processing after %.0f s; rerun to go on", wait_timeout)
-                return False
-        elif not in_flight and not any(u.state == UnitState.PROCESSING for u in open_units):
-            return False  # what is left is postponed for good or waits for something that will not come
-        ctx.abort.wait(tick)
-
-
-def _collect(
-    ctx: ApplyContext, key: str, handle: Handle, not_before: dict[str, float], postponed: Counter[str]
-) -> str | None:
-    """The state a finished unit task left (None when it raised: postponed or crashed)."""
-    try:
-        return handle.result()
-    except Postponed:
-        postponed[key] += 1
-        not_before[key] = time.monotonic() + POSTPONE_PAUSE
-    except Exception as exc:  # a surprise in one unit is recorded on it; the others go on
-        log.exception("unit %s: crashed", key)
-        unit = ctx.ledger.unit(key)
-        if unit is not None and unit.state in (UnitState.PLANNED, UnitState.PROCESSING):
-            fail_unit(ctx, key, "internal", f"internal error: {type(exc).__name__}")
-        # a unit left running has an intent without an outcome: it is reconciled, never failed blind
-    return None
+    """Run every unit of `keys` to an end state (UnitSchedule's rounds); True when all did, False on a stop,
+    the wait bound, or nothing left that can end."""
+    return UnitSchedule(ctx, submit, keys, transfers=transfers, wait_timeout=wait_timeout, tick=tick).run()
 
 
 def _blocked_by(unit: Unit, units: dict[str, Unit]) -> str | None:

@@ -1,4 +1,4 @@
-"""What happens next to each item, round after round (no Prefect): transfer in batches, poll, finish."""
+"""What happens next to each item of a migration, round after round (no Prefect): transfer, poll, finish."""
 
 from __future__ import annotations
 
@@ -8,14 +8,15 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Protocol
 
 from connectors.errors import AuthError, VideoApiError
 from state.machine import CREATING, DONE, FAILED, PLANNED, UPLOADING
+from state.models import Item
 from tasks.lookup import SETTLE_SECONDS
 from tasks.migrate.context import MigrateContext
 from tasks.migrate.finish import finish_item, owes_nothing
 from tasks.migrate.readiness import Watcher
+from tasks.scheduling import Handle, Schedule, WaitBound
 
 log = logging.getLogger(__name__)
 
@@ -34,12 +35,6 @@ RECONCILE_PAUSE = 5.0
 SETTLE_ROUNDS = 1000
 
 
-class Handle(Protocol):
-    """A running batch (a concurrent.futures.Future or a Prefect future adapter)."""
-
-    def done(self) -> bool: ...
-
-
 Submit = Callable[[list[str]], Handle]
 
 
@@ -51,6 +46,125 @@ def make_batches(keys: Sequence[str], transfers: int, max_batch: int = MAX_BATCH
     return [list(keys[i : i + size]) for i in range(0, len(keys), size)]
 
 
+class ItemSchedule(Schedule):
+    """What happens next to each item of a migration, round after round (tasks/scheduling.py's phases).
+
+    settle leftovers: items a crash or a lost answer left in creating go first, in batches, before any new
+    create (one of them may own the video a new create would duplicate); items whose lookup could not decide
+    are taken again in later rounds (RECONCILE_ROUNDS after a failed listing, SETTLE_ROUNDS for lookups only
+    too early). start what can start: the planned items' batches, `transfers` at a time, once the leftovers
+    are settled. poll what waits: the destination's listing when the watcher says a poll is due. finish what
+    is done: the finish step of every item the service finished. stop on bound: every item in an end state,
+    or the wait bound.
+    """
+
+    def __init__(
+        self,
+        ctx: MigrateContext,
+        submit: Submit,
+        *,
+        transfers: int,
+        wait_timeout: float | None,
+        tick: float,
+        on_tick: Callable[[], None] | None,
+    ) -> None:
+        super().__init__(ctx.abort, tick=tick, on_tick=on_tick)
+        self.ctx = ctx
+        self.submit = submit
+        self.transfers = transfers
+        self.bound = WaitBound(wait_timeout)
+        self.watcher = Watcher(ctx)
+        self.finish_tried: set[str] = set()
+        leftovers = ctx.ledger.pending_keys([CREATING])
+        held = set(leftovers)
+        #: The leftovers' batches: no new batch starts before they ended.
+        self.first: list[Handle] = [submit(batch) for batch in make_batches(leftovers, transfers)]
+        self.handles: list[Handle] = list(self.first)
+        self.running: list[Handle] = list(self.first)
+        self.queue = make_batches(
+            [k for k in ctx.ledger.pending_keys(TRANSFER_STATES) if k not in held], transfers
+        )
+        self.queue.reverse()
+        self.watched: list[Item] = []
+        self.unsettled: list[str] = []
+        self.rounds = 0  # rounds after a failed listing
+        self.settle_rounds = 0  # rounds that only waited for a young intent
+        self.next_round: float | None = None
+        self.next_young = False
+
+    def collect(self) -> None:
+        """The batches still running."""
+        self.running = [h for h in self.handles if not h.done()]
+
+    def busy(self) -> bool:
+        """Whether a batch still runs."""
+        return bool(self.running)
+
+    def _idle(self) -> bool:
+        return not self.running and not self.queue
+
+    def settle_leftovers(self) -> None:
+        """Once nothing runs, the items still in creating (their lookup could not decide) go again, a round
+        later: after the settle time of the youngest intent, or a growing pause after a failed listing."""
+        self.unsettled = []
+        if not self._idle() or self.settle_rounds >= SETTLE_ROUNDS:
+            return
+        unsettled, young = _unsettled(self.ctx)
+        if not young and self.rounds >= RECONCILE_ROUNDS:
+            return  # the listing kept failing: leave them in creating for the next run
+        self.unsettled = unsettled
+        if not unsettled:
+            return
+        if self.next_round is None:
+            # A lookup too early to say "no video" waits until the listing can show it (it does not count as
+            # a failed round); one whose listing failed backs off round by round.
+            pause = young + 0.5 if young else RECONCILE_PAUSE * (self.rounds + 1)
+            self.next_round = time.monotonic() + pause
+            self.next_young = bool(young)
+            log.info("%d items with an unknown create outcome; reconciling again", len(unsettled))
+        elif time.monotonic() >= self.next_round:
+            if self.next_young:
+                self.settle_rounds += 1
+            else:
+                self.rounds += 1
+            self.next_round = None
+            self.queue = make_batches(unsettled, self.transfers)
+            self.queue.reverse()
+
+    def start_what_can_start(self) -> None:
+        """The queued batches, `transfers` at a time, once the leftovers' batches have ended."""
+        if not all(h.done() for h in self.first):
+            return
+        while self.queue and len(self.running) < self.transfers and not self.stop.is_set():
+            handle = self.submit(self.queue.pop())
+            self.handles.append(handle)
+            self.running.append(handle)
+
+    def poll_what_waits(self) -> None:
+        """One listing of the destination when the watcher says a poll is due."""
+        self.watched = self.watcher.watched()
+        uploading = not self._idle()
+        count_creates = functools.partial(_creates_left, self.ctx, uploading)
+        if self.watched and self.watcher.due(self.watched, creates_left=count_creates, uploading=uploading):
+            _poll(self.ctx, self.watcher)
+            self.watched = self.watcher.watched()
+
+    def finish_what_is_done(self) -> None:
+        """The finish step of every item the service has finished (each tried once a run)."""
+        _finish_done(self.ctx, self.finish_tried)
+
+    def stop_on_bound(self) -> bool | None:
+        """True once nothing runs, nothing waits and nothing is left to settle; False on the wait bound."""
+        if self._idle() and not self.unsettled and not self.watched:
+            # A webhook may have moved the last watched item to done after the finish step above; none can
+            # arrive now (nothing is watched), so one more finish step leaves no item done.
+            _finish_done(self.ctx, self.finish_tried)
+            return True
+        if self.bound.exceeded(working=not self._idle()):
+            return False
+        return None
+
+
 def advance_items(
     ctx: MigrateContext,
     submit: Submit,
@@ -60,91 +174,17 @@ def advance_items(
     tick: float = 0.2,
     on_tick: Callable[[], None] | None = None,
 ) -> bool:
-    """Move every item on to its end state: transfer the pending, watch the uploaded, finish the done.
+    """Move every item on to its end state (ItemSchedule's rounds): transfer the pending, watch the uploaded,
+    finish the done.
 
     Returns True when nothing is left in flight (every item reached an end state this run), False when the
     wait timed out or the run was stopped (the ledger keeps everything for the next run). wait_timeout counts
     from the moment the last transfer ended: a long migration is not cut short by its own upload time.
     """
-    # Items a crash or a lost answer left in creating are reconciled first, before any new create: one of
-    # them may own the video a new create would otherwise duplicate.
-    unsettled_first = ctx.ledger.pending_keys([CREATING])
-    held = set(unsettled_first)
-    keys = [k for k in ctx.ledger.pending_keys(TRANSFER_STATES) if k not in held]
-    first: list[Handle] = []
-    if unsettled_first:
-        first = [submit(batch) for batch in make_batches(unsettled_first, transfers)]
-    queue = make_batches(keys, transfers)
-    queue.reverse()
-    handles: list[Handle] = list(first)
-    watcher = Watcher(ctx)
-    finish_tried: set[str] = set()
-    waiting_since: float | None = None  # when the last transfer ended: the wait bound counts from there
-    rounds = 0  # rounds after a failed listing
-    settle_rounds = 0  # rounds that only waited for a young intent
-    next_round: float | None = None
-    next_young = False
-    while True:
-        running = [h for h in handles if not h.done()]
-        gate_open = all(h.done() for h in first)
-        while gate_open and queue and len(running) < transfers and not ctx.abort.is_set():
-            handle = submit(queue.pop())
-            handles.append(handle)
-            running.append(handle)
-        if ctx.abort.is_set():
-            if not running:
-                return False
-        else:
-            _finish_done(ctx, finish_tried)
-            watched = watcher.watched()
-            uploading = bool(running or queue)
-            count_creates = functools.partial(_creates_left, ctx, uploading)
-            if watched and watcher.due(watched, creates_left=count_creates, uploading=uploading):
-                _poll(ctx, watcher)
-                _finish_done(ctx, finish_tried)
-                watched = watcher.watched()
-            unsettled: list[str] = []
-            young = 0.0
-            if not running and not queue and settle_rounds < SETTLE_ROUNDS:
-                unsettled, young = _unsettled(ctx)
-                if not young and rounds >= RECONCILE_ROUNDS:
-                    unsettled = []  # the listing kept failing: leave them in creating for the next run
-            if unsettled:
-                if next_round is None:
-                    # A lookup too early to say "no video" waits until the listing can show it (it does not
-                    # count as a failed round); one whose listing failed backs off round by round.
-                    pause = young + 0.5 if young else RECONCILE_PAUSE * (rounds + 1)
-                    next_round = time.monotonic() + pause
-                    next_young = bool(young)
-                    log.info("%d items with an unknown create outcome; reconciling again", len(unsettled))
-                elif time.monotonic() >= next_round:
-                    if next_young:
-                        settle_rounds += 1
-                    else:
-                        rounds += 1
-                    next_round = None
-                    queue = make_batches(unsettled, transfers)
-                    queue.reverse()
-                    continue
-            elif not running and not queue and not watched:
-                # A webhook may have moved the last watched item to done after the finish step above; none
-                # can arrive now (nothing is watched), so one more finish step leaves no item done.
-                _finish_done(ctx, finish_tried)
-                return True
-            if running or queue:
-                waiting_since = None
-            elif waiting_since is None:
-                waiting_since = time.monotonic()
-            if (
-                waiting_since is not None
-                and wait_timeout is not None
-                and (time.monotonic() - waiting_since > wait_timeout)
-            ):
-                log.warning("stopped waiting for processing after %.0f s; rerun to go on", wait_timeout)
-                return False
-        if on_tick is not None:
-            on_tick()
-        ctx.abort.wait(tick)
+    schedule = ItemSchedule(
+        ctx, submit, transfers=transfers, wait_timeout=wait_timeout, tick=tick, on_tick=on_tick
+    )
+    return schedule.run()
 
 
 def _unsettled(ctx: MigrateContext) -> tuple[list[str], float]:
