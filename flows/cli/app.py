@@ -146,3 +146,14 @@ def run_command(job: Job, opts: Any, settings: Settings, *, prefect: bool) -> An
         flow = job.load(job.flow)
         return run_flow(flow, flow_params(flow, opts, settings), job.load(job.outcome))
     return job.load(job.runner)(opts, settings)
+
+
+def show_outcome(outcome: Any, totals: str) -> None:
+    """A job's end on the terminal: what the run says, its totals line, the files it wrote; the command
+    exits with the run's exit status."""
+    for line in outcome.log_lines():
+        typer.echo(line)
+    typer.echo(totals)
+    for path in outcome.report_files:
+        typer.echo(f"wrote {path}")
+    raise typer.Exit(outcome.exit_code)

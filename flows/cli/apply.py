@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from flows.apply.options import ApplyOptions
-from flows.cli.app import exit_on_errors, job_command, run_command, service_settings
+from flows.cli.app import exit_on_errors, job_command, run_command, service_settings, show_outcome
 from flows.options import ServiceOptions
 
 
@@ -22,13 +22,10 @@ def _apply(opts: ApplyOptions, service: ServiceOptions, prefect: bool) -> None:
                 typer.echo(line)
             raise typer.Exit(plan.exit_code)
         outcome = run_command(APPLY, opts, settings, prefect=prefect)
-    for line in outcome.log_lines():
-        typer.echo(line)
     counts = ", ".join(f"{n} {s}" for s, n in outcome.counts.items()) or "none"
-    typer.echo(f"operations: {sum(outcome.counts.values())} ({counts}), {len(outcome.refused)} rows refused")
-    for path in outcome.report_files:
-        typer.echo(f"wrote {path}")
-    raise typer.Exit(outcome.exit_code)
+    show_outcome(
+        outcome, f"operations: {sum(outcome.counts.values())} ({counts}), {len(outcome.refused)} rows refused"
+    )
 
 
 def register(app: typer.Typer) -> None:

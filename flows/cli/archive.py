@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from flows.archive.options import ArchiveOptions
-from flows.cli.app import exit_on_errors, job_command, run_command, service_settings
+from flows.cli.app import exit_on_errors, job_command, run_command, service_settings, show_outcome
 from flows.options import ServiceOptions
 
 
@@ -21,13 +21,10 @@ def _archive(opts: ArchiveOptions, service: ServiceOptions, prefect: bool) -> No
                 typer.echo(line)
             raise typer.Exit(0)
         outcome = run_command(ARCHIVE, opts, settings, prefect=prefect)
-    for line in outcome.log_lines():
-        typer.echo(line)
     counts = ", ".join(f"{n} {s}" for s, n in outcome.counts.items()) or "none"
-    typer.echo(f"recordings: {sum(outcome.counts.values())} ({counts}), {outcome.bytes} bytes copied")
-    for path in outcome.report_files:
-        typer.echo(f"wrote {path}")
-    raise typer.Exit(outcome.exit_code)
+    show_outcome(
+        outcome, f"recordings: {sum(outcome.counts.values())} ({counts}), {outcome.bytes} bytes copied"
+    )
 
 
 def register(app: typer.Typer) -> None:
