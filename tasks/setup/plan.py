@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from connectors.client.live_models import LiveEvent, Restream, UniqueCodesBatch
 from connectors.desired_state import BatchSpec, DesiredState, DrmSpec, EventSpec, RestreamSpec, SecretRef
 from connectors.ids import same_id
+from state.machine import OpStatus
 
 if TYPE_CHECKING:
     from connectors.client import VideoClient
@@ -396,7 +397,7 @@ class Planner:
     def _poster_done(self, event_id: str, url: str) -> bool:
         if self.ledger is None:
             return False
-        done = self.ledger.ops(kind="set_poster", target_id=event_id, status="done")
+        done = self.ledger.ops(kind="set_poster", target_id=event_id, status=OpStatus.DONE)
         return bool(done) and done[-1].params.get("poster") == poster_digest(url)
 
     def _prune_events(self, plan: Plan, state: DesiredState) -> None:
@@ -404,8 +405,8 @@ class Planner:
         if self.ledger is None:
             return
         declared = {event_key(e) for e in state.events}
-        deleted = {op.target_id for op in self.ledger.ops(kind="delete_event", status="done")}
-        for op in self.ledger.ops(kind="create_event", status="done"):
+        deleted = {op.target_id for op in self.ledger.ops(kind="delete_event", status=OpStatus.DONE)}
+        for op in self.ledger.ops(kind="create_event", status=OpStatus.DONE):
             scope = f"{op.params.get('parent_id')}/{op.params.get('name')}"
             if scope in declared or not op.created_id or op.created_id in deleted:
                 continue
