@@ -20,8 +20,8 @@ from bench.workload import (
     write_rows,
 )
 from emulator.control import EmulatorControl, Workspace
-from flows.options import MigrateOptions
-from flows.runner import run_migration
+from flows.migrate.options import MigrateOptions
+from flows.migrate.runner import run_migration
 
 #: Videos per mode; processing time per video and the poll interval (the spec's real minimum, 5 s).
 FULL = {"videos": 100, "processing": 2.0, "poll": 5.0}

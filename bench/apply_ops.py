@@ -18,7 +18,8 @@ from bench.services import EmulatorProcess
 from bench.workload import BenchConfig, clip_bytes, settings_for
 from connectors.client import VideoClient
 from emulator.control import EmulatorControl, Workspace
-from flows.apply_runner import ApplyOptions, run_apply
+from flows.apply.options import ApplyOptions
+from flows.apply.runner import run_apply
 
 
 @dataclass(frozen=True)

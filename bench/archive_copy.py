@@ -108,7 +108,8 @@ def archive_once(ws: Workspace, event_id: str, size: int, workdir: Path, n: int)
     video GET for fresh links is before; download, multipart upload, md5 check, HEAD of the stored object
     are in; wall seconds of the whole run_archive call).
     """
-    from flows.archive_runner import ArchiveOptions, run_archive
+    from flows.archive.options import ArchiveOptions
+    from flows.archive.runner import run_archive
     from state.ledger import Ledger
 
     ledger = workdir / f"archive-{n}.db"
@@ -279,7 +280,8 @@ def _child() -> None:
 
     from bench.child import _peak_rss, _rss_now
     from connectors.config import Settings
-    from flows.archive_runner import ArchiveOptions, run_archive
+    from flows.archive.options import ArchiveOptions
+    from flows.archive.runner import run_archive
 
     logging.basicConfig(level=logging.ERROR)
     spec = json.loads(sys.stdin.read())

@@ -37,8 +37,8 @@ def _peak_rss() -> int:
 
 def _migrate(spec: dict[str, Any]) -> dict[str, Any]:
     from connectors.config import Settings
-    from flows.options import MigrateOptions
-    from flows.runner import run_migration
+    from flows.migrate.options import MigrateOptions
+    from flows.migrate.runner import run_migration
 
     opts = MigrateOptions(**spec["options"])
     settings = Settings.from_env()
@@ -58,7 +58,7 @@ def _migrate(spec: dict[str, Any]) -> dict[str, Any]:
 
 def _plan(spec: dict[str, Any]) -> dict[str, Any]:
     from state.ledger import Ledger
-    from tasks.plan import apply_plan, read_plan
+    from tasks.migrate.plan import read_plan, store_plan
 
     baseline = _rss_now()
     started = time.perf_counter()
@@ -66,7 +66,7 @@ def _plan(spec: dict[str, Any]) -> dict[str, Any]:
     ledger = Ledger.open(spec["ledger"])
     try:
         run_id = ledger.start_run("plan", {})
-        result = apply_plan(plan, ledger, run_id)
+        result = store_plan(plan, ledger, run_id)
         ledger.finish_run(run_id, "succeeded", {})
     finally:
         ledger.close()

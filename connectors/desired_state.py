@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from connectors.config import ConfigError
 from connectors.input_files import InputFileError, read_input
 from connectors.inventory_sources import SourceBase
 
@@ -37,7 +38,7 @@ _REF_ENV = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
 _REF_BLOCK = "secret-block:"
 
 
-class DesiredStateError(ValueError):
+class DesiredStateError(ConfigError):
     """The file cannot be used: one line per problem, `<file>:<line>: <field>: <reason>` (never a secret)."""
 
     def __init__(self, problems: list[str]) -> None:

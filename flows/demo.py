@@ -49,8 +49,8 @@ def make_inventory(workdir: Path, items: int) -> Path:
 def run_demo(items: int = 30, workdir: str | None = None, transfers: int = 4) -> int:
     """Run the whole demo; returns the migration's exit status."""
     from emulator.server import EmulatorServer
-    from flows.options import MigrateOptions
-    from tasks.report import summary_lines
+    from flows.ledger_report import summary_lines
+    from flows.migrate.options import MigrateOptions
 
     started = time.monotonic()
     root = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="videoferry-demo-"))
@@ -75,12 +75,12 @@ def run_demo(items: int = 30, workdir: str | None = None, transfers: int = 4) ->
         typer.echo(
             "demo: migrating through the Prefect engine (a temporary local Prefect server starts first)"
         )
-        from flows.migrate_flow import run_flow
+        from flows.migrate.flow import run_flow
 
-        result = run_flow(opts)
-        for line in summary_lines(result["summary"]):
+        outcome = run_flow(opts)
+        for line in summary_lines(outcome.summary):
             typer.echo(line)
-        for line in result["reasons"]:
+        for line in outcome.reasons:
             typer.echo(line)
         html = root / "report" / "report.html"
         typer.echo(f"report: {html}")
@@ -90,6 +90,6 @@ def run_demo(items: int = 30, workdir: str | None = None, transfers: int = 4) ->
             "VIDEOFERRY_API_URL, VIDEOFERRY_UPLOAD_URL and VIDEOFERRY_TOKEN from its first output line"
         )
         typer.echo(f"demo finished in {time.monotonic() - started:.0f} s")
-        return int(result["exit_code"])
+        return outcome.exit_code
     finally:
         server.stop()

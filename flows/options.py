@@ -1,22 +1,38 @@
-"""The migrate options, declared once: the command line, the runner, the flow and prefect.yaml follow them."""
+"""Options declared once per job (a dataclass whose fields carry their help, command line form and bounds),
+and the options every job shares: the command line, the flow and prefect.yaml follow the declarations.
+
+A job's options (flows/<job>/options.py) is a dataclass; each field's metadata (about()) says its help, how
+it shows on the command line (Cli), whether the Prefect flow takes it, and whether 0 means None (no bound).
+The command line's parameters are derived from it (flows/cli/app.py), the flow's parameters are written out
+in the flow and checked against it (tests/flows/test_prefect_yaml.py, with prefect.yaml's deployments), and
+options_from_params() builds the options back from a flow's parameters, bounds checked. The same idea has
+the same name, unit and bound in every job: ledger_option(), report_option(), transfers_option(),
+poll_interval_option(), wait_timeout_option(), dry_run_option() and ServiceOptions (--api-url, --upload-url).
+"""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 # No heavy import here: the command line reads this module before it knows whether it runs anything.
-from connectors.config import DEFAULT_CHUNK_SIZE
+from connectors.config import ConfigError
 
+#: The ledger's file when --ledger / VIDEOFERRY_LEDGER does not say (every job's default).
 DEFAULT_LEDGER = "videoferry-ledger.db"
 #: How long a run waits for the service to finish processing by default (seconds). A long video can take tens
 #: of minutes to process; one still in uploading/processing after an hour is most likely stuck, and a run that
 #: waits forever never reports. A rerun keeps waiting (nothing is uploaded again).
 DEFAULT_WAIT_TIMEOUT = 3600.0
-VIAS = ("auto", "tus", "url", "single")
+#: The spec allows one status poll of a video per 5 s (and one list poll per 5 s).
+MIN_POLL_SECONDS = 5.0
+#: The most transfers (items, operations, recordings) a run makes at once.
+MAX_TRANSFERS = 64
 MIB = 1024 * 1024
+
+OptionsT = TypeVar("OptionsT")
 
 
 @dataclass(frozen=True)
@@ -24,8 +40,9 @@ class Cli:
     """How an option shows on the command line where it is not simply `--name VALUE`.
 
     name: the command line's own name (when it counts in another unit: chunk_mib); flag: its flag (--report);
-    argument: positional; unit: the option's value is the command line's value times unit; min / max: bounds
-    the command line checks; envvar: the environment variable the command line falls back to.
+    argument: positional; unit: the option's value is the command line's value times unit; min / max: the
+    command line's bounds (in its unit); envvar: the environment variable the command line falls back to;
+    commas: the command line takes one comma-separated value, the option holds the list.
     """
 
     name: str | None = None
@@ -35,56 +52,60 @@ class Cli:
     min: float | None = None
     max: float | None = None
     envvar: str | None = None
+    commas: bool = False
 
 
 def about(
-    help: str, cli: Cli | None = None, *, entry: bool = True, zero_is_none: bool = False
+    help: str,
+    cli: Cli | None = None,
+    *,
+    command_line: bool = True,
+    flow: bool = True,
+    zero_is_none: bool = False,
+    at_least: float | None = None,
 ) -> dict[str, Any]:
-    """A field's metadata: its help, its command line form, whether the command line and the flow take it
-    (entry) and whether 0 given there means None (no bound)."""
-    return {"help": help, "cli": cli or Cli(), "entry": entry, "zero_is_none": zero_is_none}
+    """A field's metadata: its help, its command line form (command_line False: not on the command line),
+    whether the Prefect flow takes it, whether 0 given there means None (no bound), and the least value the
+    service allows (checked wherever options come in: the command line and a flow's parameters)."""
+    return {
+        "help": help,
+        "cli": (cli or Cli()) if command_line else None,
+        "flow": flow,
+        "zero_is_none": zero_is_none,
+        "at_least": at_least,
+    }
 
 
-@dataclass
-class MigrateOptions:
-    """What a migration is asked to do: the plain runner's input, and (entry fields) the command line's
-    options and the Prefect flow's parameters.
+# -- the options every job shares: one name, one unit, one bound -----------------------------------------
 
-    wait_timeout: seconds after which the run stops waiting for processing (None: no bound; 0: stop once
-    nothing is being transferred; at the entry points 0 means no bound). retry_errors: requeue items the
-    service failed (error/aborted).
-    """
 
-    inventory: str = field(
-        metadata=about(
-            "CSV, Parquet or JSON Lines inventory (path or s3://bucket/key), or s3://bucket/prefix/.",
-            Cli(argument=True),
-        )
+def ledger_option(help: str = "The ledger file.") -> Any:
+    """--ledger PATH (VIDEOFERRY_LEDGER): the ledger of the run (DEFAULT_LEDGER when none is given)."""
+    return field(default=DEFAULT_LEDGER, metadata=about(help, Cli(envvar="VIDEOFERRY_LEDGER")))
+
+
+def report_option(
+    help: str = "Write the report files (CSV, Parquet, JSON, HTML) into this directory.",
+) -> Any:
+    """--report DIR: where the run's report files go (None: no report)."""
+    return field(default=None, metadata=about(help, Cli(flag="--report")))
+
+
+def transfers_option(default: int, help: str) -> Any:
+    """--transfers N: how many at once (1 to MAX_TRANSFERS; the default is the job's own)."""
+    return field(default=default, metadata=about(help, Cli(min=1, max=MAX_TRANSFERS)))
+
+
+def poll_interval_option(help: str = "Seconds between status polls (at least 5: the service's rule).") -> Any:
+    """--poll-interval S: seconds between status polls, at least MIN_POLL_SECONDS (the spec)."""
+    return field(
+        default=MIN_POLL_SECONDS, metadata=about(help, Cli(min=MIN_POLL_SECONDS), at_least=MIN_POLL_SECONDS)
     )
-    parent_id: str | None = field(
-        default=None, metadata=about("Project or folder for rows without parent_id.")
-    )
-    ledger: str = field(
-        default=DEFAULT_LEDGER, metadata=about("The ledger file.", Cli(envvar="VIDEOFERRY_LEDGER"))
-    )
-    transfers: int = field(default=4, metadata=about("Items transferred at once.", Cli(min=1, max=64)))
-    via: str = field(
-        default="auto", metadata=about("auto (tus for files and S3, URL import for http), tus, url, single.")
-    )
-    dry_run: bool = field(default=False, metadata=about("Print the plan; no API call, no write."))
-    report_dir: str | None = field(
-        default=None, metadata=about("Write CSV, Parquet, JSON and HTML reports here.", Cli(flag="--report"))
-    )
-    webhook_listen: str | None = field(
-        default=None,
-        metadata=about(
-            "HOST:PORT to receive media.update.status webhooks (list polls become a rare safety net)."
-        ),
-    )
-    poll_interval: float = field(
-        default=5.0, metadata=about("Seconds between status polls (at least 5).", Cli(min=5.0))
-    )
-    wait_timeout: float | None = field(
+
+
+def wait_timeout_option() -> Any:
+    """--wait-timeout S: stop waiting for processing after S seconds (0: no bound; a rerun keeps waiting)."""
+    return field(
         default=DEFAULT_WAIT_TIMEOUT,
         metadata=about(
             "Stop waiting for processing after this many seconds (0: no bound); a rerun keeps waiting.",
@@ -92,44 +113,18 @@ class MigrateOptions:
             zero_is_none=True,
         ),
     )
-    chunk_size: int = field(
-        default=DEFAULT_CHUNK_SIZE,
-        metadata=about("tus chunk size in MiB.", Cli(name="chunk_mib", unit=MIB, min=1)),
-    )
-    retry_failed: bool = field(
-        default=True,
-        metadata=about(
-            "Requeue items that failed in an earlier run (always on at the entry points).", entry=False
-        ),
-    )
-    retry_errors: bool = field(
-        default=False,
-        metadata=about("Also migrate again items the service failed (processing error/aborted)."),
-    )
-    dask: str | None = field(
-        default=None,
-        metadata=about(
-            "Scheduler address (tcp://host:port) of a Dask cluster whose workers send the bytes of tus"
-            " uploads; this process keeps the ledger and every API call."
-        ),
-    )
-    shard: str | None = field(
-        default=None,
-        metadata=about(
-            "K/N: only the items whose key falls in shard K of N (N coordinators split one inventory;"
-            " give each its own ledger and one VIDEOFERRY_LIMITER_URL)."
-        ),
-    )
 
-    def params(self) -> dict[str, Any]:
-        """The entry fields' values: the flow's parameters for these options."""
-        return {f.name: getattr(self, f.name) for f in entry_fields(MigrateOptions)}
+
+def dry_run_option(help: str, *, flow: bool = False) -> Any:
+    """--dry-run: say what the run would do; no write anywhere (flow: the flow takes it too)."""
+    return field(default=False, metadata=about(help, flow=flow))
 
 
 @dataclass(frozen=True)
 class ServiceOptions:
-    """Where the service is, when not read from the environment. Never the token: it comes only from
-    VIDEOFERRY_TOKEN (the Prefect server stores parameters, prefect.yaml is committed)."""
+    """Where the service is, when not read from the environment (every command that calls it takes these).
+    Never the token: it comes only from VIDEOFERRY_TOKEN (the Prefect server stores parameters, prefect.yaml
+    is committed)."""
 
     api_url: str | None = field(
         default=None, metadata=about("{base_url} of the service.", Cli(envvar="VIDEOFERRY_API_URL"))
@@ -139,27 +134,60 @@ class ServiceOptions:
     )
 
 
-#: The declarations the command line and the flow take, in the order of their options and parameters.
-ENTRY_DECLARATIONS: tuple[type, ...] = (MigrateOptions, ServiceOptions)
+# -- the declarations' fields, and the options back from their values ------------------------------------
 
 
-def entry_fields(*declarations: type) -> list[dataclasses.Field[Any]]:
-    """The fields the command line and the flow take (all declarations when none is named), in order."""
+def cli_fields(declaration: type, names: tuple[str, ...] | None = None) -> list[dataclasses.Field[Any]]:
+    """The fields a declaration shows on the command line (only `names`, when given), in order."""
     return [
         f
-        for declaration in declarations or ENTRY_DECLARATIONS
         for f in dataclasses.fields(declaration)
-        if f.metadata["entry"]
+        if f.metadata["cli"] is not None and (names is None or f.name in names)
     ]
 
 
-def from_params(values: Mapping[str, Any]) -> tuple[MigrateOptions, ServiceOptions]:
-    """Options from the values of the entry fields (the flow's parameters); 0 means None where declared."""
-    given: dict[str, Any] = {
-        f.name: (None if f.metadata["zero_is_none"] and not values[f.name] else values[f.name])
-        for f in entry_fields()
-        if f.name in values
-    }
-    migrate = {f.name: given[f.name] for f in entry_fields(MigrateOptions) if f.name in given}
-    service = {f.name: given[f.name] for f in entry_fields(ServiceOptions) if f.name in given}
-    return MigrateOptions(**migrate), ServiceOptions(**service)
+def flow_fields(declaration: type) -> list[dataclasses.Field[Any]]:
+    """The fields a declaration's Prefect flow takes as parameters, in order (ServiceOptions' after them)."""
+    return [f for f in dataclasses.fields(declaration) if f.metadata["flow"]]
+
+
+def options_from_params(
+    declaration: type[OptionsT], values: Mapping[str, Any]
+) -> tuple[OptionsT, ServiceOptions]:
+    """The options from the values of its fields and ServiceOptions' (a flow's parameters, or the command
+    line's in the options' units); names not declared are ignored, 0 means None where declared so.
+
+    Raises ConfigError (exit status 2) for a value below the least the service allows (at_least), or one the
+    options' own check() refuses.
+    """
+    found: dict[type, dict[str, Any]] = {}
+    kinds: tuple[Any, ...] = (declaration, ServiceOptions)
+    for kind in kinds:
+        given = found.setdefault(kind, {})
+        for spec in dataclasses.fields(kind):
+            if spec.name not in values:
+                continue
+            value = values[spec.name]
+            if spec.metadata["zero_is_none"] and not value:
+                value = None
+            _check_bounds(spec, value)
+            given[spec.name] = value
+    opts = declaration(**found[declaration])
+    check = getattr(opts, "check", None)
+    if callable(check):
+        check()
+    return opts, ServiceOptions(**found[ServiceOptions])
+
+
+def _check_bounds(spec: dataclasses.Field[Any], value: Any) -> None:
+    least = spec.metadata.get("at_least")
+    if least is None or not isinstance(value, int | float) or value >= least:
+        return
+    cli: Cli | None = spec.metadata["cli"]
+    flag = (cli.flag if cli is not None else None) or f"--{spec.name.replace('_', '-')}"
+    raise ConfigError(f"{flag} must be at least {least:g}, not {value:g} (the service's rule)")
+
+
+def params(opts: Any) -> dict[str, Any]:
+    """The values of the fields a job's flow takes: the flow's parameters for these options."""
+    return {f.name: getattr(opts, f.name) for f in flow_fields(type(opts))}

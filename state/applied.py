@@ -13,7 +13,7 @@ from core.redact import scrub
 from state.db import fetch
 from state.errors import LedgerError
 from state.journal import event
-from state.machine import UNIT_DONE, UNIT_PLANNED, check_unit_transition
+from state.machine import UnitState, check_unit_transition
 from state.models import parse_time
 
 #: How owners() names a unit that created a video (a migrated item is named by its bare key).
@@ -114,7 +114,7 @@ def plan_units(conn: sqlite3.Connection, now: str, plans: Iterable[UnitPlan], ru
                 p.video_id,
                 json.dumps(list(p.depends)),
                 p.params,
-                UNIT_PLANNED,
+                UnitState.PLANNED,
                 run_id,
                 run_id,
                 now,
@@ -129,7 +129,7 @@ def plan_units(conn: sqlite3.Connection, now: str, plans: Iterable[UnitPlan], ru
                 kind="unit",
                 run_id=run_id,
                 key=p.unit_key,
-                to_state=UNIT_PLANNED,
+                to_state=UnitState.PLANNED,
                 message=f"{p.kind} planned on {p.video_id or p.target}",
             )
     return added
@@ -161,7 +161,7 @@ def move_unit(
         raise LedgerError(f"unit {key!r} is {from_state}, not {' or '.join(expect)}")
     check_unit_transition(key, from_state, to_state)
     changes: dict[str, Any] = {"state": to_state, "updated_at": now, "last_run": run_id, **(values or {})}
-    if to_state == UNIT_DONE:
+    if to_state == UnitState.DONE:
         changes["done_at"] = now
     if error_code is not None:
         changes["error_code"] = str(error_code)

@@ -16,6 +16,7 @@ from state.batch import LedgerBatches
 from state.db import LedgerDB, utcnow
 from state.errors import LedgerError
 from state.files import RunLock
+from state.machine import RunStatus
 from state.models import PlanResult
 from state.reader import LedgerReader
 
@@ -105,8 +106,8 @@ class Ledger(LedgerReader, LedgerBatches):
             return ""
 
     def finish_run(self, run_id: str, status: str, summary: Mapping[str, Any] | None = None) -> None:
-        """Close a running run with a final status (e.g. succeeded, failed, partial) and its summary."""
-        if not status or status == "running":
+        """Close a running run with its final status (machine.RunStatus: done, incomplete...) and summary."""
+        if not status or status == RunStatus.RUNNING:
             raise ValueError("a finished run needs a final status other than 'running'")
         with self._db.lock:
             with self._db.write() as conn:

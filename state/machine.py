@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from enum import StrEnum
 
 from core.item import COMPLETE_STATES as COMPLETE_STATES  # re-exported: the one definition is core's
 from core.item import WAITING_FOR_BYTES, ItemState, Via, VideoStatus
@@ -113,17 +114,21 @@ def status_error_code(target: str) -> str | None:
     return f"video_{target}" if target in (ERROR, ABORTED) else None
 
 
-# Operations (edits and finish steps): one row per call, intent first, outcome right after.
-OP_INTENT = "intent"
-OP_DONE = "done"
-OP_FAILED = "failed"
-OP_VOID = "void"  # reconcile showed the call never took effect: safe to repeat (with a new intent)
-OP_STATUSES: tuple[str, ...] = (OP_INTENT, OP_DONE, OP_FAILED, OP_VOID)
+class OpStatus(StrEnum):
+    """Where one recorded call (an op) stands: intent before the call, then exactly one outcome."""
+
+    INTENT = "intent"
+    DONE = "done"
+    FAILED = "failed"
+    VOID = "void"  # the call provably did nothing (or is the same whatever it did): safe to send again
+
+
+# Operations (edits, finish steps, archive steps, setup writes): one row per call, intent, then outcome.
 OP_TRANSITIONS: Mapping[str, frozenset[str]] = {
-    OP_INTENT: frozenset({OP_DONE, OP_FAILED, OP_VOID}),
-    OP_DONE: frozenset(),
-    OP_FAILED: frozenset(),
-    OP_VOID: frozenset(),
+    OpStatus.INTENT: frozenset({OpStatus.DONE, OpStatus.FAILED, OpStatus.VOID}),
+    OpStatus.DONE: frozenset(),
+    OpStatus.FAILED: frozenset(),
+    OpStatus.VOID: frozenset(),
 }
 #: Every operation kind the ledger records, and what it does. Add a kind here before a task records it.
 OP_KINDS: Mapping[str, str] = {
@@ -166,23 +171,38 @@ def check_op_transition(op_id: int, from_status: str, to_status: str) -> None:
         raise InvalidTransition(f"op {op_id}", from_status, to_status)
 
 
-# Apply units: one operation of an operations file on one video (a select: fans out into one unit per video).
-UNIT_PLANNED = "planned"  # waits for its turn (and for what it references)
-UNIT_RUNNING = "running"  # its call's intent is written; the ops table holds intent and outcome
-UNIT_PROCESSING = "processing"  # the call is done; the video it made or changed is not yet `done`
-UNIT_DONE = "done"
-UNIT_FAILED = "failed"
-UNIT_STATES: tuple[str, ...] = (UNIT_PLANNED, UNIT_RUNNING, UNIT_PROCESSING, UNIT_DONE, UNIT_FAILED)
+class UnitState(StrEnum):
+    """Where an apply unit stands: one operation of an operations file on one video."""
+
+    PLANNED = "planned"  # waits for its turn (and for what it references)
+    RUNNING = "running"  # its call's intent is written; the ops table holds intent and outcome
+    PROCESSING = "processing"  # the call is done; the video it made or changed is not yet `done`
+    DONE = "done"
+    FAILED = "failed"
+
+
+# Apply units (a select: target fans out into one unit per video it found).
 UNIT_TRANSITIONS: Mapping[str, frozenset[str]] = {
-    UNIT_PLANNED: frozenset({UNIT_RUNNING, UNIT_DONE, UNIT_FAILED}),
+    UnitState.PLANNED: frozenset({UnitState.RUNNING, UnitState.DONE, UnitState.FAILED}),
     # planned again: the call provably did not take effect (its op is void) and is repeated.
-    UNIT_RUNNING: frozenset({UNIT_PLANNED, UNIT_PROCESSING, UNIT_DONE, UNIT_FAILED}),
-    UNIT_PROCESSING: frozenset({UNIT_DONE, UNIT_FAILED}),
-    UNIT_DONE: frozenset(),
+    UnitState.RUNNING: frozenset({UnitState.PLANNED, UnitState.PROCESSING, UnitState.DONE, UnitState.FAILED}),
+    UnitState.PROCESSING: frozenset({UnitState.DONE, UnitState.FAILED}),
+    UnitState.DONE: frozenset(),
     # A later run tries a failed unit again: from the start, or from waiting when its call was done.
-    UNIT_FAILED: frozenset({UNIT_PLANNED, UNIT_PROCESSING}),
+    UnitState.FAILED: frozenset({UnitState.PLANNED, UnitState.PROCESSING}),
 }
-UNIT_END_STATES: frozenset[str] = frozenset({UNIT_DONE, UNIT_FAILED})
+UNIT_END_STATES: frozenset[UnitState] = frozenset({UnitState.DONE, UnitState.FAILED})
+
+
+class RunStatus(StrEnum):
+    """How a run of any job stands: running, then one final status with the same words for every job."""
+
+    RUNNING = "running"
+    DONE = "done"  # everything asked is done (exit status 0)
+    INCOMPLETE = "incomplete"  # something is not done: failed, left waiting, or differs (exit status 1)
+    REFUSED = "refused"  # configuration to fix first; stopped before or while working (exit status 2)
+    INTERRUPTED = "interrupted"  # stopped by the user, or found still running after its process died
+    FAILED = "failed"  # ended by an error of videoferry itself (a bug: its traceback says where)
 
 
 def check_unit_transition(key: str, from_state: str, to_state: str) -> None:

@@ -11,7 +11,7 @@ from state.columns import dump
 from state.db import fetch
 from state.errors import InvalidTransition, LedgerError
 from state.journal import op_event
-from state.machine import OBJECT_KINDS, OP_DONE, OP_IN_PLACE, OP_INTENT, OP_KINDS, check_op_transition
+from state.machine import OBJECT_KINDS, OP_IN_PLACE, OP_KINDS, OpStatus, check_op_transition
 
 
 def record_intent(
@@ -33,12 +33,13 @@ def record_intent(
     target_kind, target_id = target
     video_id = target_id if target_kind == "video" else None
     if op_key is not None:
-        open_ops = fetch(conn, "SELECT op_id FROM ops WHERE op_key = ? AND status = ?", (op_key, OP_INTENT))
+        query = "SELECT op_id FROM ops WHERE op_key = ? AND status = ?"
+        open_ops = fetch(conn, query, (op_key, OpStatus.INTENT))
         if open_ops:
             raise InvalidTransition(
                 f"op {op_key}",
-                OP_INTENT,
-                OP_INTENT,
+                OpStatus.INTENT,
+                OpStatus.INTENT,
                 f"op {open_ops[0]['op_id']} has an unknown outcome: reconcile it first",
             )
     cursor = conn.execute(
@@ -53,7 +54,7 @@ def record_intent(
             kind,
             dump(sanitize(dict(params))),
             dump(dict(before)) if before else None,
-            OP_INTENT,
+            OpStatus.INTENT,
             run_id,
             now,
         ),
@@ -64,7 +65,7 @@ def record_intent(
         now,
         {"op_id": op_id, "item_key": item_key},
         from_status=None,
-        to_status=OP_INTENT,
+        to_status=OpStatus.INTENT,
         run_id=run_id,
         message=f"{kind} intent" + (f" on {target_kind} {target_id}" if target_id else ""),
     )
@@ -102,7 +103,7 @@ def check_created(status: str, created_kind: str | None, created_id: str | None)
         if created_kind is not None:
             raise ValueError("a created_kind needs its created_id")
         return None
-    if status != OP_DONE:
+    if status != OpStatus.DONE:
         raise ValueError(f"an operation that created {created_id} is done, not {status}")
     kind = created_kind or "video"
     if kind not in OBJECT_KINDS:

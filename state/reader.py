@@ -8,7 +8,7 @@ from typing import Any
 from state import applied, queries
 from state.applied import Unit
 from state.db import LedgerDB
-from state.machine import OP_INTENT
+from state.machine import OpStatus
 from state.models import Event, Item, Op, Run
 
 
@@ -109,7 +109,7 @@ class LedgerReader:
 
     def pending_ops(self) -> list[Op]:
         """Operations whose outcome is unknown (intent written, no outcome): reconcile before repeating."""
-        return self.ops(status=OP_INTENT)
+        return self.ops(status=OpStatus.INTENT)
 
     # ------------------------------------------------------------------ apply units
 

@@ -15,6 +15,7 @@ from core.redact import sanitize
 from state.columns import dump
 from state.db import fetch
 from state.journal import event
+from state.machine import RunStatus
 
 
 def new_run_id(moment: datetime) -> str:
@@ -26,25 +27,34 @@ def start(
     conn: sqlite3.Connection, now: str, run_id: str, command: str, params: Mapping[str, Any] | None
 ) -> None:
     """Mark runs left running as interrupted, then record this one (secret-named params dropped)."""
-    for stale in fetch(conn, "SELECT run_id FROM runs WHERE status = 'running'"):
+    for stale in fetch(conn, "SELECT run_id FROM runs WHERE status = ?", (RunStatus.RUNNING,)):
         conn.execute(
-            "UPDATE runs SET status = 'interrupted', finished_at = ? WHERE run_id = ?", (now, stale["run_id"])
+            "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
+            (RunStatus.INTERRUPTED, now, stale["run_id"]),
         )
         event(
             conn,
             now,
             kind="run",
             run_id=stale["run_id"],
-            from_state="running",
-            to_state="interrupted",
+            from_state=RunStatus.RUNNING,
+            to_state=RunStatus.INTERRUPTED,
             message=f"found still running when run {run_id} started",
         )
     conn.execute(
         "INSERT INTO runs (run_id, command, params, status, pid, host, started_at)"
-        " VALUES (?, ?, ?, 'running', ?, ?, ?)",
-        (run_id, command, dump(sanitize(dict(params or {}))), os.getpid(), socket.gethostname(), now),
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            run_id,
+            command,
+            dump(sanitize(dict(params or {}))),
+            RunStatus.RUNNING,
+            os.getpid(),
+            socket.gethostname(),
+            now,
+        ),
     )
-    event(conn, now, kind="run", run_id=run_id, to_state="running", message=command)
+    event(conn, now, kind="run", run_id=run_id, to_state=RunStatus.RUNNING, message=command)
 
 
 def finish(
@@ -52,20 +62,19 @@ def finish(
 ) -> bool:
     """Close a running run with its final status and summary; False when it was not running."""
     cursor = conn.execute(
-        "UPDATE runs SET status = ?, finished_at = ?, summary = ? WHERE run_id = ? AND status = 'running'",
-        (status, now, dump(sanitize(dict(summary or {}))), run_id),
+        "UPDATE runs SET status = ?, finished_at = ?, summary = ? WHERE run_id = ? AND status = ?",
+        (status, now, dump(sanitize(dict(summary or {}))), run_id, RunStatus.RUNNING),
     )
     if cursor.rowcount != 1:
         return False
-    event(conn, now, kind="run", run_id=run_id, from_state="running", to_state=status)
+    event(conn, now, kind="run", run_id=run_id, from_state=RunStatus.RUNNING, to_state=status)
     return True
 
 
 def holder(db: Database) -> str:
     """' (run <id>, pid <pid>, started <time>)' of the latest run still marked running, or ''."""
-    running = list(
-        db.query("SELECT run_id, pid, started_at FROM runs WHERE status = 'running' ORDER BY started_at")
-    )
+    query = "SELECT run_id, pid, started_at FROM runs WHERE status = ? ORDER BY started_at"
+    running = list(db.query(query, [RunStatus.RUNNING]))
     if not running:
         return ""
     last = running[-1]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Mapping
 
-from state.machine import OP_STATUSES, STATES, UNIT_STATES
+from state.machine import STATES, OpStatus, UnitState
 
 SCHEMA_VERSION = 4
 # PRAGMA application_id stamped into the file header: b"vfry".
@@ -16,7 +16,7 @@ _STATE_LIST = ", ".join(f"'{s}'" for s in STATES)
 #: The via values items may hold (besides NULL: an older ledger's row), as the items CHECK lists them.
 VIAS: tuple[str, ...] = ("tus", "url", "single")
 VIA_CHECK = f"via IS NULL OR via IN ({', '.join(repr(v) for v in VIAS)})"
-_OP_STATUS_LIST = ", ".join(f"'{s}'" for s in OP_STATUSES)
+_OP_STATUS_LIST = ", ".join(f"'{s}'" for s in tuple(OpStatus))
 
 # Looking operations up by what they act on and by what they created (reconcile of creating operations).
 OPS_TARGET_INDEXES: tuple[str, ...] = (
@@ -24,7 +24,7 @@ OPS_TARGET_INDEXES: tuple[str, ...] = (
     "CREATE INDEX IF NOT EXISTS ops_created ON ops (created_kind, created_id)",
 )
 
-_UNIT_STATE_LIST = ", ".join(f"'{s}'" for s in UNIT_STATES)
+_UNIT_STATE_LIST = ", ".join(f"'{s}'" for s in tuple(UnitState))
 
 # The units of `videoferry apply` (schema 4; state/applied.py): its calls are ops rows with op_key = unit_key.
 UNITS_DDL: tuple[str, ...] = (

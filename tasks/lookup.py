@@ -5,8 +5,9 @@ sent again (spec 7, rule 4). Whatever the service chose where the spec is silent
 what it can check itself: it lists newest first down to the intent time converted to the service's clock,
 verifies locally every filter it asked the server for (exact title, parent in any id notation, not deleted,
 created after the bound, size when known), never takes an object another ledger entry owns, and says "not
-there" only once the listing has had time to show it. Migrate items use it now; copies, concats and the
-later jobs' creates describe what they sent as a SentCreate and inherit the same rules.
+there" only once the listing has had time to show it. Every job's lookup after a lost answer follows these
+rules through tasks/exactly_once.py: migrate's items and apply's copies, concats and cuts (SentCreate,
+find_created), setup's creates (the settle time).
 """
 
 from __future__ import annotations
@@ -103,11 +104,16 @@ def find_created(
     return mine[0] if mine else None
 
 
-def settle_remaining(sent: SentCreate) -> float:
-    """Seconds until "not found" can be believed (0: now)."""
-    if sent.intent_at is None:
+def settle_remaining_at(intent_at: datetime | None) -> float:
+    """Seconds until "not found" can be believed of a call whose intent was written at intent_at (0: now)."""
+    if intent_at is None:
         return 0.0
-    return max(0.0, SETTLE_SECONDS - (datetime.now(UTC) - sent.intent_at).total_seconds())
+    return max(0.0, SETTLE_SECONDS - (datetime.now(UTC) - intent_at).total_seconds())
+
+
+def settle_remaining(sent: SentCreate) -> float:
+    """Seconds until "not found" can be believed of this create (0: now)."""
+    return settle_remaining_at(sent.intent_at)
 
 
 def settled(sent: SentCreate) -> bool:

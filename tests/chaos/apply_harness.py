@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.control import EmulatorControl, Workspace
-from flows.runner import run_migration
+from flows.migrate.runner import run_migration
 from state.ledger import Ledger
 from tests.flows.apply_fixtures import wait_done, write_ops
 from tests.flows.helpers import options, settings_for, write_inventory

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from emulator.control import EmulatorControl, Workspace
-from flows.apply_runner import ApplyOptions, run_apply
+from flows.apply.options import ApplyOptions
+from flows.apply.runner import run_apply
 from tests.chaos.apply_harness import (
     ACTION_PATHS,
     assert_applied_once,
@@ -108,7 +109,7 @@ def test_killed_apply_runs_then_clean_rerun(
     chaos_control.set_variants(chaos_ws, variants, **params)
     args = [
         "apply", str(ops), "--no-prefect", "--allow-delete", "--ledger", str(lib.ledger),
-        "--poll-interval", "0.5", "--transfers", "4",
+        "--poll-interval", "5", "--transfers", "4",
     ]  # fmt: skip
     env = cli_env(chaos_ws)
     rng = random.Random(seed * 71 + 9)

@@ -13,7 +13,7 @@ import pytest
 
 from connectors.client import VideoClient
 from emulator.control import EmulatorControl, Workspace
-from tasks.open_run import run_limiter
+from tasks.service import run_limiter
 from tests.chaos.checks import rate_figures
 from tests.chaos.harness import FaultScript, chaos_seeds, journal_rows, run_and_kill
 from tests.flows.helpers import cli_argv, cli_env, run_cli, settings_for

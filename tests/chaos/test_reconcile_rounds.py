@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from emulator.control import EmulatorControl, Workspace
-from flows.runner import run_migration
+from flows.migrate.runner import run_migration
 from state.ledger import Ledger
-from tasks import lookup, next_step
+from tasks import lookup
+from tasks.migrate import schedule
 from tests.flows.helpers import clip_rows, creates, options, settings_for, write_inventory
 
 
@@ -51,7 +52,7 @@ def test_creates_are_bounded_per_item_over_the_whole_run(
     # Every create fails with an unknown outcome (a 500 after the request was sent) and makes nothing: each is
     # reconciled ("no video" once the intent has settled), and the item is created again, in a later round of
     # the same run, until it has had max_create_attempts; then it fails with a reason (not left in creating).
-    for module in (lookup, next_step):
+    for module in (lookup, schedule):
         monkeypatch.setattr(module, "SETTLE_SECONDS", 1.0)  # the settle wait is not what is tested here
     rows = clip_rows(clip_factory, 1, metadata=False)
     inventory = write_inventory(tmp_path / "inv.csv", rows)

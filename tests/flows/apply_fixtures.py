@@ -12,7 +12,7 @@ import pytest
 from connectors.client import VideoClient
 from emulator.control import EmulatorControl, Workspace
 from state.ledger import Ledger
-from tasks.open_run import run_limiter
+from tasks.service import run_limiter
 from tests.flows.helpers import cli_env, clip_rows, run_cli, settings_for, write_inventory
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from connectors.config import Settings
 from emulator.control import EmulatorControl, Workspace
-from flows.options import MigrateOptions
+from flows.migrate.options import MigrateOptions
 
 TITLES = ("Plain title {n}", "Лекция №{n}", "第{n}回 東京", "Café {n} 🎬", "Ελληνικά {n}")
 

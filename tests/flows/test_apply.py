@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from emulator.control import EmulatorControl, Workspace
-from flows.apply_runner import ApplyOptions, run_apply
+from flows.apply.options import ApplyOptions
+from flows.apply.runner import run_apply
 from state.ledger import Ledger
 from tests.flows.apply_fixtures import wait_done, write_ops
 from tests.flows.helpers import settings_for

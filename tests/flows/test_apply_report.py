@@ -10,7 +10,8 @@ from typing import Any
 import polars as pl
 
 from emulator.control import EmulatorControl, Workspace
-from flows.apply_runner import ApplyOptions, run_apply
+from flows.apply.options import ApplyOptions
+from flows.apply.runner import run_apply
 from state.ledger import Ledger
 from tests.flows.apply_fixtures import run_vf, wait_done, write_ops
 from tests.flows.helpers import settings_for

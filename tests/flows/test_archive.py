@@ -17,9 +17,10 @@ import pytest
 
 from connectors.client import VideoClient
 from emulator.control import EmulatorControl, Workspace
-from flows.archive_runner import ArchiveOptions, ArchiveOutcome, run_archive
+from flows.archive.options import ArchiveOptions
+from flows.archive.runner import ArchiveOutcome, run_archive
 from state.ledger import Ledger
-from tasks.archive_report import archive_lines, archive_summary
+from tasks.archive.report import archive_lines, archive_summary
 from tests.flows.helpers import cli_env, run_cli, settings_for
 
 #: Tests raise the workspace's limits (and the client's) so they run in seconds; the crash test keeps 10/300.
@@ -276,9 +277,9 @@ def test_a_copy_that_keeps_failing_is_reported_and_nothing_is_deleted(
     "bad", [{"events": ["x"], "project": "p"}, {"quality": "4k"}, {"since": "yesterday"}]
 )
 def test_bad_options_are_configuration_errors(tmp_path: Path, emu: Workspace, bad: dict[str, Any]) -> None:
-    from flows.archive_runner import ArchiveConfigError
+    from flows.job import ConfigError
 
-    with pytest.raises(ArchiveConfigError):
+    with pytest.raises(ConfigError):
         run(emu, tmp_path, to=str(tmp_path), **bad)
 
 
@@ -298,9 +299,9 @@ def test_since_and_event_ids_select_what_is_archived(
     )
     assert one.counts == {"archived": 1}
     assert [p.name for p in (tmp_path / "e").iterdir()] == [first]
-    from flows.archive_runner import ArchiveConfigError
+    from flows.job import ConfigError
 
-    with pytest.raises(ArchiveConfigError, match="does not exist"):
+    with pytest.raises(ConfigError, match="does not exist"):
         run(emu, tmp_path, to=dest, project=None, events=["0" * 32])
 
 

@@ -88,7 +88,7 @@ def test_archive_flow_on_prefect_and_the_cli_dry_run(
     emu_control: EmulatorControl,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from flows.archive_flow import archive_flow
+    from flows.archive.flow import archive_flow
 
     world = broadcast_world(emu_control, emu, {"Flow show": 1})
     dry = run_cli(
@@ -141,7 +141,8 @@ def test_archive_flow_on_prefect_and_the_cli_dry_run(
 def test_a_copy_completed_just_before_a_crash_is_adopted_not_copied_again(
     tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, s3_bucket: str
 ) -> None:
-    from flows.archive_runner import ArchiveOptions, run_archive
+    from flows.archive.options import ArchiveOptions
+    from flows.archive.runner import run_archive
     from state.ledger import Ledger
     from tests.flows.test_archive import FAST, settings_for
 

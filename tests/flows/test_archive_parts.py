@@ -10,7 +10,7 @@ import boto3
 import pytest
 
 from connectors.s3_multipart import MIN_PART_SIZE, MultipartWriter, abort_uploads, open_uploads
-from tasks.archive_plan import QOS_BUCKET, qos_windows
+from tasks.archive.plan import QOS_BUCKET, qos_windows
 
 
 def _client(endpoint: str):  # type: ignore[no-untyped-def]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from emulator.control import EmulatorControl, Workspace
-from flows.runner import run_migration
+from flows.migrate.runner import run_migration
 from state.errors import LedgerError
 from state.ledger import Ledger
 from state.models import Item

@@ -11,9 +11,10 @@ from typing import Any
 from connectors.client import VideoClient
 from connectors.sources import open_source
 from emulator.control import EmulatorControl, Workspace
-from flows.check_runner import CheckOptions, run_check
-from flows.runner import run_migration
-from tasks.open_run import run_limiter
+from flows.check.options import CheckOptions
+from flows.check.runner import run_check
+from flows.migrate.runner import run_migration
+from tasks.service import run_limiter
 from tests.flows.helpers import (
     api_calls,
     cli_env,

@@ -18,10 +18,11 @@ from connectors.client import VideoClient
 from connectors.inventory import read_inventory
 from connectors.models import Video
 from emulator.control import EmulatorControl, Workspace
-from flows.check_runner import CheckOptions, run_check
-from flows.runner import run_migration
-from tasks.check import CheckSettings, check_items
-from tasks.check_listing import Destination
+from flows.check.options import CheckOptions
+from flows.check.runner import run_check
+from flows.migrate.runner import run_migration
+from tasks.check.items import CheckSettings, check_items
+from tasks.check.listing import Listing
 from tests.flows.helpers import api_calls, cli_env, clip_rows, options, settings_for, write_inventory
 
 
@@ -73,7 +74,7 @@ def test_download_md5_hashes_the_original_when_the_service_gives_none(
     links = [f"{base}/same.mp4?sig=SECRET1", f"{base}/other.mp4?sig=SECRET2", f"{base}/gone.mp4?sig=SECRET3"]
     sizes = [Path(rows[0]["source"]).stat().st_size, size, Path(rows[2]["source"]).stat().st_size]
     videos = [_video(ids[n], specs[n].title, emu.project_id, sizes[n], links[n]) for n in range(3)]
-    dest = Destination({v.id: v for v in videos}, {emu.project_id: [v.id for v in videos]})
+    dest = Listing({v.id: v for v in videos}, {emu.project_id: [v.id for v in videos]})
     with VideoClient.from_settings(settings_for(emu)) as client:
         without = check_items(client, specs, dest, {}, {}, CheckSettings())
         hashed = check_items(client, specs, dest, {}, {}, CheckSettings(download_md5=True))

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from emulator.control import EmulatorControl, Workspace
-from flows.runner import run_migration
+from flows.migrate.runner import run_migration
 from state.ledger import Ledger
 from tests.chaos.checks import file_md5, rate_figures
 from tests.flows.helpers import options, settings_for, write_inventory

@@ -152,7 +152,7 @@ def test_every_deployment_deploys_and_migrate_runs_on_a_worker(
                     "parent_id": emu.project_id,
                     "ledger": str(ledger),
                     "report_dir": str(tmp_path / "report"),
-                    "poll_interval": 0.5,
+                    "poll_interval": 5.0,  # the spec's least: a deployment's parameters are checked too
                     "wait_timeout": 120.0,
                 },
             )

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from emulator.control import EmulatorControl, Workspace
-from flows.runner import run_migration
+from flows.migrate.runner import run_migration
 from state.ledger import Ledger
 from tests.flows.helpers import clip_rows, creates, options, settings_for, write_inventory
 

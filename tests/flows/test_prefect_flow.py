@@ -22,15 +22,17 @@ def test_migrate_flow_runs_on_prefect(
 ) -> None:
     from prefect.client.orchestration import get_client
 
-    from flows.migrate_flow import run_flow
+    from flows.migrate.flow import run_flow
 
     monkeypatch.setenv("VIDEOFERRY_API_URL", emu.base_url)
     monkeypatch.setenv("VIDEOFERRY_UPLOAD_URL", emu.upload_url)
     monkeypatch.setenv("VIDEOFERRY_TOKEN", emu.token)
     rows = clip_rows(clip_factory, 5)
     inventory = write_inventory(tmp_path / "inv.csv", rows)
-    result = run_flow(options(inventory, emu, tmp_path, report_dir=str(tmp_path / "report")))
-    assert result["exit_code"] == 0, result["reasons"]
+    # Through the flow the options are checked as a deployment's are: the spec's 5 s between polls at least.
+    opts = options(inventory, emu, tmp_path, report_dir=str(tmp_path / "report"), poll_interval=5.0)
+    outcome = run_flow(opts)
+    assert outcome.exit_code == 0, outcome.reasons
     assert len(emu_control.videos(emu)) == 5
     assert (tmp_path / "report" / "report.html").exists()
 

@@ -1,4 +1,4 @@
-"""prefect.yaml names real flows, each deployment with its flow's parameters; apply-nightly runs on a cron."""
+"""prefect.yaml names real flows, each deployment with its flow's parameters, each flow its job's options."""
 
 from __future__ import annotations
 
@@ -14,8 +14,11 @@ import yaml
 from prefect.client.schemas.actions import DeploymentScheduleCreate
 from prefect.client.schemas.schedules import CronSchedule
 
-from flows.apply_runner import ApplyOptions
-from flows.options import ENTRY_DECLARATIONS, MIB, MigrateOptions, ServiceOptions, entry_fields, from_params
+from flows.apply.options import ApplyOptions
+from flows.archive.options import ArchiveOptions
+from flows.migrate.options import MigrateOptions
+from flows.options import MIB, ServiceOptions, flow_fields, options_from_params, params
+from flows.setup.options import DRIFT_FIELDS, PLAN_FIELDS, UP_FIELDS, SetupOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -116,38 +119,55 @@ def test_migrate_deployment_has_no_schedule() -> None:
     assert deployment.get("schedule") is None and not deployment.get("schedules")
 
 
-def test_apply_flow_parameters_are_the_apply_options() -> None:
-    _config, _deployment_, flow = _deployment("apply-nightly")
+#: Every job's flow (module:function), its declared options and the ones it takes (None: every flow field).
+JOB_FLOWS = {
+    "flows.migrate.flow:migrate_flow": (MigrateOptions, None),
+    "flows.apply.flow:apply_flow": (ApplyOptions, None),
+    "flows.archive.flow:archive_flow": (ArchiveOptions, None),
+    "flows.setup.flow:setup_plan_flow": (SetupOptions, PLAN_FIELDS),
+    "flows.setup.flow:setup_up_flow": (SetupOptions, UP_FIELDS),
+    "flows.setup.flow:setup_drift_flow": (SetupOptions, DRIFT_FIELDS),
+}
+
+
+def _flow(path: str) -> Any:
+    module, _, attribute = path.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def _declared(declaration: type, names: tuple[str, ...] | None) -> list[dataclasses.Field[Any]]:
+    return [f for f in flow_fields(declaration) if names is None or f.name in names]
+
+
+def test_every_deployment_runs_a_job_flow() -> None:
+    config = yaml.safe_load((ROOT / "prefect.yaml").read_text())
+    entrypoints = {d["entrypoint"].replace(".py:", ":").replace("/", ".") for d in config["deployments"]}
+    assert entrypoints <= set(JOB_FLOWS)
+
+
+@pytest.mark.parametrize("path", list(JOB_FLOWS))
+def test_flow_parameters_are_the_declared_options(path: str) -> None:
+    flow = _flow(path)
+    declaration, names = JOB_FLOWS[path]
     params = inspect.signature(flow.fn).parameters
     hints = typing.get_type_hints(flow.fn)
-    option_hints = typing.get_type_hints(ApplyOptions)
-    fields = dataclasses.fields(ApplyOptions)
-    # ApplyOptions' fields in their order, then the connection settings: the same options as the CLI's.
-    assert list(params) == [f.name for f in fields] + ["api_url", "upload_url"]
+    declared_hints = {**typing.get_type_hints(declaration), **typing.get_type_hints(ServiceOptions)}
+    # The flow's signature is written out (Prefect and `prefect deploy` read it); it is the declaration's:
+    # its options the flow takes, in their order, then ServiceOptions' (the token is never one).
+    fields = [*_declared(declaration, names), *dataclasses.fields(ServiceOptions)]
+    assert list(params) == [f.name for f in fields]
     for spec in fields:
-        default = inspect.Parameter.empty if spec.default is dataclasses.MISSING else spec.default
-        assert params[spec.name].default == default, spec.name
-        assert type(params[spec.name].default) is type(default), spec.name
-        assert hints[spec.name] == option_hints[spec.name], spec.name
-    for name in SETTINGS_PARAMS:
-        assert params[name].default is None, name  # None: read from the worker's environment
-
-
-def test_flow_parameters_are_the_declared_options() -> None:
-    _config, _deployment_, flow = _deployment("migrate")
-    params = inspect.signature(flow.fn).parameters
-    hints = typing.get_type_hints(flow.fn)
-    declared = {name: hint for d in ENTRY_DECLARATIONS for name, hint in typing.get_type_hints(d).items()}
-    # The flow's signature is written out (Prefect and `prefect deploy` read it); it is the declaration's.
-    assert list(params) == [f.name for f in entry_fields()]
-    for spec in entry_fields():
         param = params[spec.name]
         default = inspect.Parameter.empty if spec.default is dataclasses.MISSING else spec.default
         assert param.default == default, spec.name
         assert type(param.default) is type(default), spec.name
-        assert hints[spec.name] == declared[spec.name], spec.name
+        assert hints[spec.name] == declared_hints[spec.name], spec.name
     for name in SETTINGS_PARAMS:
         assert params[name].default is None, name  # None: read from the worker's environment
+
+
+def test_migrate_takes_every_option_but_the_requeue() -> None:
+    params = inspect.signature(_flow("flows.migrate.flow:migrate_flow").fn).parameters
     # The one option the flow does not take: requeueing failed items is always on through Prefect.
     assert {f.name for f in dataclasses.fields(MigrateOptions)} - set(params) == {"retry_failed"}
 
@@ -156,6 +176,8 @@ def test_flow_parameters_give_back_the_options() -> None:
     opts = MigrateOptions(
         inventory="inv.csv", transfers=7, chunk_size=MIB, wait_timeout=None, retry_errors=True
     )
-    again, service = from_params({**opts.params(), "api_url": "http://x"})
+    again, service = options_from_params(MigrateOptions, {**params(opts), "api_url": "http://x"})
     assert again == opts and service == ServiceOptions(api_url="http://x")
-    assert from_params({"inventory": "i", "wait_timeout": 0})[0].wait_timeout is None  # 0: no bound
+    assert options_from_params(MigrateOptions, {"inventory": "i", "wait_timeout": 0})[0].wait_timeout is None
+    archive = ArchiveOptions(to="s3://b/p/", project="p", tags=["archived"])
+    assert options_from_params(ArchiveOptions, params(archive))[0] == archive

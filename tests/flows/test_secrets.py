@@ -30,10 +30,10 @@ from connectors.s3 import S3Config, shared_s3_client
 from connectors.sources import open_source
 from connectors.tus import TusError, TusUpload
 from emulator.control import EmulatorControl, Workspace
-from flows.runner import run_migration
+from flows.ledger_report import build_report, markdown
+from flows.migrate.runner import run_migration
 from state.ledger import Ledger
-from tasks.context import RunContext
-from tasks.report import build_report, markdown
+from tasks.migrate.context import MigrateContext
 from tests.flows.helpers import cli_env, options, run_cli, settings_for, write_inventory
 from tests.state.helpers import spec
 
@@ -199,10 +199,10 @@ def _rows(clip_factory: Callable[..., Path], fake_s3_url: str, tmp: Path) -> lis
     ]
 
 
-def _harvest_pending_endpoints(ledger_path: Path, secrets: Secrets) -> Callable[[RunContext], None]:
+def _harvest_pending_endpoints(ledger_path: Path, secrets: Secrets) -> Callable[[MigrateContext], None]:
     """on_tick: read endpoints straight from the ledger's items table while uploads are pending."""
 
-    def tick(ctx: RunContext) -> None:
+    def tick(ctx: MigrateContext) -> None:
         with sqlite3.connect(f"file:{ledger_path}?mode=ro", uri=True) as conn:
             for (endpoint,) in conn.execute(
                 "SELECT upload_endpoint FROM items WHERE upload_endpoint IS NOT NULL"

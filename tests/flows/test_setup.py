@@ -14,7 +14,8 @@ import yaml
 from connectors.client import VideoClient
 from connectors.config import Settings
 from emulator.control import EmulatorControl, Workspace
-from flows.setup_runner import SetupOptions, run_plan, run_up
+from flows.setup.options import SetupOptions
+from flows.setup.runner import run_plan, run_up
 from state.ledger import Ledger
 from tests.flows.helpers import settings_for
 

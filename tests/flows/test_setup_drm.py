@@ -13,7 +13,7 @@ import pytest
 
 from connectors.client import VideoClient
 from emulator.control import Workspace
-from tasks.setup_drm import check_drm, decide
+from tasks.setup.drm import check_drm, decide
 from tests.flows.helpers import cli_env, settings_for
 from tests.flows.test_setup_secrets import videoferry
 

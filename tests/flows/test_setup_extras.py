@@ -14,7 +14,8 @@ import pytest
 from connectors.client import VideoClient
 from connectors.config import Settings
 from emulator.control import EmulatorControl, Workspace
-from flows.setup_runner import SetupOptions, run_plan, run_up
+from flows.setup.options import SetupOptions
+from flows.setup.runner import run_plan, run_up
 from tests.flows.test_setup import SECRET_ENV, now, write, writes
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64

@@ -11,7 +11,8 @@ from connectors.client import VideoClient
 from connectors.client.live_models import RestreamTarget
 from connectors.config import Settings
 from emulator.control import EmulatorControl, Workspace
-from flows.setup_runner import SetupOptions, run_plan, run_up
+from flows.setup.options import SetupOptions
+from flows.setup.runner import run_plan, run_up
 from state.ledger import Ledger
 from tests.flows.test_setup import SECRET_ENV, conference, now, write, writes
 

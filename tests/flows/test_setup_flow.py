@@ -32,7 +32,9 @@ def test_up_then_nightly_drift_on_prefect(
     emu_control: EmulatorControl,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from flows.setup_flow import setup_drift_flow, setup_up_flow
+    from flows.prefect_job import outcome_of
+    from flows.setup.flow import setup_drift_flow, setup_up_flow
+    from flows.setup.runner import SetupOutcome
 
     ws: Workspace = emu_control.create_workspace(rate_per_second=500, rate_per_minute=30000)
     for name, value in {**SECRET_ENV, "VIDEOFERRY_TOKEN": ws.token}.items():
@@ -56,9 +58,8 @@ def test_up_then_nightly_drift_on_prefect(
     write(tmp_path / "c.yaml", data)
     drift = setup_drift_flow(**common, return_state=True)
     assert drift.is_failed()
-    outcome = drift.result(raise_on_failure=False)
-    assert isinstance(outcome, dict)
-    assert outcome["exit_code"] == 1 and "drift: the service differs from the file" in outcome["lines"]
+    outcome = outcome_of(drift, SetupOutcome)
+    assert outcome.exit_code == 1 and "drift: the service differs from the file" in outcome.lines
 
     streamkeys = [
         line.rsplit(",", 1)[-1] for line in (tmp_path / "out" / "events.csv").read_text().splitlines()[1:]
@@ -76,7 +77,7 @@ def test_a_secret_block_reference_resolves(prefect_harness: None, tmp_path: Path
     from prefect.blocks.system import Secret
 
     from connectors.desired_state import SecretRef, load_desired_state
-    from tasks.setup_plan import resolve_secret
+    from tasks.setup.plan import resolve_secret
 
     Secret(value="block-held-key-42").save("videoferry-test-yt-key", overwrite=True)  # type: ignore[arg-type]
     assert resolve_secret(SecretRef(block="videoferry-test-yt-key")) == "block-held-key-42"

@@ -12,9 +12,9 @@ from emulator.control import EmulatorControl, Workspace
 from state.errors import LedgerError
 from state.ledger import Ledger
 from state.machine import PLANNED
-from tasks import open_run
-from tasks.open_run import RunRef
-from tasks.plan import apply_plan, read_plan
+from tasks.migrate import open_run
+from tasks.migrate.open_run import RunRef
+from tasks.migrate.plan import read_plan, store_plan
 from tests.flows.helpers import clip_rows, write_inventory
 
 
@@ -25,12 +25,12 @@ def test_the_task_body_opens_the_run_from_plain_values(
     clip_factory: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from tasks.prefect_tasks import transfer_batch_task
+    from tasks.migrate.prefect_tasks import transfer_batch_task
 
     inventory = write_inventory(tmp_path / "inv.csv", clip_rows(clip_factory, 3, metadata=False))
     ledger = Ledger.open(tmp_path / "ledger.db")  # the run's own process: it holds the run, shares nothing
     run_id = ledger.start_run("migrate", {})
-    apply_plan(read_plan(str(inventory), parent_id=emu.project_id, via="auto", s3=None), ledger, run_id)
+    store_plan(read_plan(str(inventory), parent_id=emu.project_id, via="auto", s3=None), ledger, run_id)
     keys = ledger.pending_keys([PLANNED])
     assert len(keys) == 3
     # The worker's environment has the token only: the addresses come with the arguments.

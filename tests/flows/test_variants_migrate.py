@@ -12,7 +12,7 @@ import pytest
 from connectors.ids import try_normal_id
 from emulator.control import EmulatorControl, Workspace
 from emulator.variants import EXCLUSIVE
-from flows.runner import run_migration
+from flows.migrate.runner import run_migration
 from state.ledger import Ledger
 from tests.chaos.harness import AWAITING_CLIENT
 from tests.flows.helpers import options, settings_for, write_inventory

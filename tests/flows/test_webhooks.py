@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from emulator.control import EmulatorControl, Workspace
-from flows.runner import run_migration
+from flows.migrate.runner import run_migration
 from tests.flows.helpers import api_calls, clip_rows, options, settings_for, write_inventory
 
 

@@ -14,14 +14,16 @@ from connectors.limiter import ApiRateLimiter
 from connectors.tus import TusUpload
 from emulator.control import EmulatorControl, Workspace
 from state.ledger import Ledger
-from tasks.context import RunContext
-from tasks.readiness import Watcher
-from tasks.transfer import transfer_item
+from tasks.migrate.context import MigrateContext
+from tasks.migrate.readiness import Watcher
+from tasks.migrate.transfer import transfer_item
 from tests.state.helpers import spec
 
 
 @pytest.fixture()
-def ctx(tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory) -> Iterator[RunContext]:
+def ctx(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory
+) -> Iterator[MigrateContext]:
     """A run with two uploaded clips whose videos wait for processing (manual), limits 10/s 30/min."""
     emu_control.set_limits(emu, rate_per_second=0, rate_per_minute=0)
     emu_control.set_processing(emu, "manual")
@@ -35,7 +37,7 @@ def ctx(tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_facto
         for n, k in ((1, "a"), (2, "b"))
     ]
     ledger.plan(specs, run_id)
-    context = RunContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id, poll_interval=5.0)
+    context = MigrateContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id, poll_interval=5.0)
     try:
         for key in ("a", "b"):
             assert transfer_item(context, key) == "uploaded"
@@ -46,13 +48,13 @@ def ctx(tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_facto
         client.close()
 
 
-def _video(ctx: RunContext, key: str) -> str:
+def _video(ctx: MigrateContext, key: str) -> str:
     item = ctx.ledger.get(key)
     assert item is not None and item.video_id
     return item.video_id
 
 
-def test_polls_wait_while_the_minute_budget_is_wanted_by_creates(ctx: RunContext) -> None:
+def test_polls_wait_while_the_minute_budget_is_wanted_by_creates(ctx: MigrateContext) -> None:
     watcher = Watcher(ctx)
     watched = watcher.watched()
     limiter = ctx.client.transport.limiter
@@ -75,7 +77,7 @@ def test_polls_wait_while_the_minute_budget_is_wanted_by_creates(ctx: RunContext
 
 
 def test_the_poll_after_the_last_upload_waits_for_the_shortest_processing_seen(
-    ctx: RunContext, emu: Workspace, emu_control: EmulatorControl, clip_factory
+    ctx: MigrateContext, emu: Workspace, emu_control: EmulatorControl, clip_factory
 ) -> None:
     clip = clip_factory(1.0)
     watcher = Watcher(ctx)
@@ -103,7 +105,7 @@ def test_the_poll_after_the_last_upload_waits_for_the_shortest_processing_seen(
 
 
 def test_processing_is_timed_to_the_listings_answer_not_to_a_wait_for_a_slot(
-    ctx: RunContext, emu: Workspace, emu_control: EmulatorControl, clip_factory
+    ctx: MigrateContext, emu: Workspace, emu_control: EmulatorControl, clip_factory
 ) -> None:
     clip = clip_factory(1.0)
     ctx.ledger.plan(

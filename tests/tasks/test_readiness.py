@@ -8,11 +8,11 @@ from connectors.client import VideoClient
 from connectors.limiter import ApiRateLimiter
 from connectors.tus import TusUpload
 from emulator.control import EmulatorControl, Workspace
-from flows.runner import run_migration
+from flows.migrate.runner import run_migration
 from state.ledger import Ledger
-from tasks.context import RunContext
-from tasks.readiness import Watcher
-from tasks.transfer import transfer_item
+from tasks.migrate.context import MigrateContext
+from tasks.migrate.readiness import Watcher
+from tasks.migrate.transfer import transfer_item
 from tests.flows.helpers import clip_rows, options, settings_for, write_inventory
 from tests.state.helpers import spec
 
@@ -40,7 +40,7 @@ def test_watched_video_behind_a_full_page_of_newer_ones(
         [spec("ours", 1, source=str(clip), title="ours", parent_id=emu.project_id, via="tus")],
         run_id,
     )
-    ctx = RunContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id, poll_interval=0)
+    ctx = MigrateContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id, poll_interval=0)
     try:
         assert transfer_item(ctx, "ours") == "uploaded"
         ours = ledger.get("ours")

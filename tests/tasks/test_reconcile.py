@@ -17,13 +17,14 @@ from connectors.titles import PLACEHOLDER_PREFIX
 from connectors.tus import TusUpload
 from core.item import Via
 from emulator.control import EmulatorControl, Workspace
-from flows.runner import run_migration
+from flows.migrate.runner import run_migration
 from state.ledger import Ledger
 from state.models import Item
-from tasks.context import RunContext
 from tasks.lookup import fits
-from tasks.reconcile import create_title, locate, sent_create
-from tasks.transfer import create_item, transfer_item
+from tasks.migrate.context import MigrateContext
+from tasks.migrate.create import create_item, create_title
+from tasks.migrate.reconcile import locate, sent_create
+from tasks.migrate.transfer import transfer_item
 from tests.flows.helpers import options, settings_for, write_inventory
 from tests.state.helpers import spec
 
@@ -217,10 +218,10 @@ def test_a_soft_deleted_video_is_never_adopted(tmp_path: Path, emu: Workspace) -
         ledger.close()
 
 
-def _ctx(emu: Workspace, ledger: Ledger, run_id: str) -> RunContext:
+def _ctx(emu: Workspace, ledger: Ledger, run_id: str) -> MigrateContext:
     limiter = ApiRateLimiter.memory(per_second=10, per_minute=300)
     client = VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=limiter)
-    return RunContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id, poll_interval=0)
+    return MigrateContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id, poll_interval=0)
 
 
 def _item(ledger: Ledger, key: str) -> Item:

@@ -8,8 +8,8 @@ from pathlib import Path
 import polars as pl
 
 from core.redact import safe_uri
+from flows.ledger_report import FORMATS, build_report, render_html, write_report
 from state.ledger import Ledger
-from tasks.report import FORMATS, build_report, render_html, write_report
 from tests.state.helpers import spec
 
 ENDPOINT = "http://127.0.0.1:9/upload/abc/SECRET-CAPABILITY"

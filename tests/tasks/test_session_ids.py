@@ -14,8 +14,9 @@ from connectors.tus import TusUpload
 from emulator.control import EmulatorControl, Workspace
 from state.ledger import Ledger
 from state.models import Item
-from tasks.context import RunContext
-from tasks.transfer import create_item, transfer_batch, transfer_item
+from tasks.migrate.context import MigrateContext
+from tasks.migrate.create import create_item
+from tasks.migrate.transfer import transfer_batch, transfer_item
 from tests.state.helpers import spec
 
 #: Every request to an upload address (HEAD and PATCH) fails.
@@ -26,11 +27,11 @@ LISTS_FAIL = [{"kind": "error", "status": 503, "method": "GET", "path": "^/v1/vi
 DELETES_REFUSED = [{"kind": "error", "status": 403, "method": "DELETE", "path": "^/v1/videos/"}]
 
 
-def _ctx(emu: Workspace, ledger: Ledger, run_id: str) -> RunContext:
+def _ctx(emu: Workspace, ledger: Ledger, run_id: str) -> MigrateContext:
     limiter = ApiRateLimiter.memory(per_second=10, per_minute=300)
     client = VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=limiter)
     tus = TusUpload(max_attempts=2, initial_wait=0.01, max_wait=0.02)
-    return RunContext(client=client, tus=tus, ledger=ledger, run_id=run_id, poll_interval=0)
+    return MigrateContext(client=client, tus=tus, ledger=ledger, run_id=run_id, poll_interval=0)
 
 
 def _item(ledger: Ledger, key: str) -> Item:

@@ -11,15 +11,15 @@ from connectors.limiter import ApiRateLimiter
 from connectors.tus import TusUpload
 from emulator.control import Workspace
 from state.ledger import Ledger
-from tasks.context import WEBHOOK_POLL_SECONDS, RunContext
-from tasks.readiness import start_webhooks
+from tasks.migrate.context import WEBHOOK_POLL_SECONDS, MigrateContext
+from tasks.migrate.readiness import start_webhooks
 
 
 def test_polls_keep_their_interval_until_a_valid_webhook(tmp_path: Path, emu: Workspace) -> None:
     ledger = Ledger.open(tmp_path / "l.db")
     run_id = ledger.start_run("test", {})
     client = VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=ApiRateLimiter.memory())
-    ctx = RunContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id, poll_interval=5.0)
+    ctx = MigrateContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id, poll_interval=5.0)
     receiver = start_webhooks(ctx, "127.0.0.1:0")
     try:
         assert ctx.poll_every() == 5.0

@@ -1,0 +1,129 @@
+"""The plain apply runner (no Prefect): read the operations file, resolve, plan units, run them, report."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from connectors.config import ConfigError, Settings
+from connectors.errors import AuthError
+from connectors.operations import read_operations
+from connectors.s3 import S3Config
+from flows.apply.options import ApplyOptions
+from flows.job import Outcome, Run, read_ledger, run_job, stopped_exit
+from flows.ledger_report import build_report, write_report
+from state.machine import UNIT_END_STATES, UnitState
+from tasks.apply.context import ApplyContext
+from tasks.apply.plan import ApplyPlan, Refusal, resolve_plan
+from tasks.apply.schedule import advance_units, prepare
+from tasks.apply.unit import run_unit
+from tasks.apply.units import refuse_deletes, unit_plans
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ApplyOutcome(Outcome):
+    """How an apply run ended: exit status, reason lines, unit counts, refused rows, report files."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    refused: list[str] = field(default_factory=list)
+
+    def log_lines(self) -> list[str]:
+        """The refused rows, then the reasons."""
+        return [*self.refused, *self.reasons]
+
+
+def preview_apply(opts: ApplyOptions, settings: Settings, *, s3: S3Config | None = None) -> ApplyPlan:
+    """--dry-run: what each row would do to which video (GET calls only; no write, no ledger run)."""
+    from connectors.client import VideoClient
+
+    operations = read_operations(opts.ops, s3=s3 or S3Config.from_env())
+    with read_ledger(opts.ledger) as book, VideoClient.from_settings(settings) as client:
+        return resolve_plan(operations, book, client)
+
+
+def run_apply(opts: ApplyOptions, settings: Settings, *, s3: S3Config | None = None) -> ApplyOutcome:
+    """Apply an operations file to the library, exactly once per unit; the ledger keeps every step."""
+    s3 = s3 or S3Config.from_env()
+    operations = read_operations(opts.ops, s3=s3)
+
+    def body(run: Run) -> ApplyOutcome:
+        run.summary = lambda: {"units": run.ledger.unit_counts()}
+        ctx = ApplyContext(
+            client=run.client,
+            ledger=run.ledger,
+            run_id=run.run_id,
+            specs={},
+            s3=s3,
+            poll_interval=opts.poll_interval,
+            abort=run.stop,
+        )
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=opts.transfers, thread_name_prefix="apply")
+        run.on_end(pool.shutdown, wait=True, cancel_futures=True)
+        try:
+            plan = resolve_plan(operations, run.ledger, run.client)
+        except AuthError as exc:
+            ctx.stop(ConfigError(f"the service refused the token (VIDEOFERRY_TOKEN): {exc}"))
+            return _outcome(ctx, set(), [], None)
+        ctx.specs = plan.specs  # the file's operations as resolve_plan ordered them (planned once)
+        refused = [] if opts.allow_delete else refuse_deletes(plan)
+        plans, skipped = unit_plans(plan, ctx.specs, run.ledger.video_owners)
+        refused += [*plan.refused, *skipped]
+        run.ledger.plan_units(plans, run.run_id)
+        keys = {p.unit_key for p in plans}
+        prepare(ctx, keys)
+        settled = advance_units(
+            ctx,
+            lambda unit: pool.submit(run_unit, ctx, unit),
+            keys,
+            transfers=opts.transfers,
+            wait_timeout=opts.wait_timeout,
+        )
+        outcome = _outcome(ctx, keys, refused, None if settled or ctx.abort.is_set() else opts.wait_timeout)
+        if opts.report_dir:
+            report = build_report(run.ledger, rejected=[_rejected(r) for r in refused])
+            outcome.report_files = [str(p) for p in write_report(report, Path(opts.report_dir))]
+        return outcome
+
+    return run_job("apply", asdict(opts), opts.ledger, settings, body)
+
+
+def _rejected(r: Refusal) -> dict[str, Any]:
+    return {"row": r.row, "field": r.field, "value": r.value, "reason": r.reason}
+
+
+def _outcome(
+    ctx: ApplyContext, keys: set[str], refused: list[Refusal], stopped_waiting: float | None
+) -> ApplyOutcome:
+    units = [u for u in ctx.ledger.units() if u.unit_key in keys]
+    counts: dict[str, int] = {}
+    for u in units:
+        counts[u.state] = counts.get(u.state, 0) + 1
+    reasons: list[str] = []
+    if ctx.abort.is_set():
+        reasons.append(f"stopped: {ctx.abort.reason}")
+    if stopped_waiting is not None:
+        reasons.append(f"stopped waiting for processing after {stopped_waiting:g} s; rerun to keep waiting")
+    not_done = [u for u in units if u.state != UnitState.DONE]
+    if not_done:
+        reasons.append("not done: " + ", ".join(f"{n} {s}" for s, n in counts.items() if s != UnitState.DONE))
+        for u in not_done[:20]:
+            why = (
+                f"{u.error_code}: {u.error_message}"
+                if u.state in UNIT_END_STATES
+                else "its outcome is not known yet; a rerun settles it before anything is repeated"
+            )
+            reasons.append(f"  row {u.row} {u.kind} {u.unit_key} ({u.state}): {why}")
+    lines = [r.line() for r in refused]
+    errors = [r for r in refused if not r.warning]
+    code = 0 if not not_done and not errors else 1
+    if ctx.abort.is_set():
+        code = stopped_exit(ctx.abort)
+    return ApplyOutcome(exit_code=code, reasons=reasons, counts=counts, refused=lines)
+
+
+__all__ = ["ApplyOutcome", "preview_apply", "run_apply"]

@@ -1,0 +1,115 @@
+"""The check runner: compare an inventory (and its ledger) with the service; --adopt rebuilds the ledger."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from connectors.client import VideoClient
+from connectors.config import Settings
+from connectors.errors import AuthError, VideoApiError
+from connectors.inventory import Inventory, read_inventory
+from connectors.s3 import S3Config
+from flows.check.options import CheckOptions
+from flows.job import Outcome, Run, ServiceUnavailable, ledger_path, read_ledger, run_job
+from state.ledger import Ledger
+from tasks.check.adopt import Adoption, adopt_items
+from tasks.check.compare import CheckLine, Mark
+from tasks.check.durations import inventory_durations
+from tasks.check.items import CheckSettings, check_items
+from tasks.check.listing import list_destination
+from tasks.check.report import summarize, write_check_report, write_combined
+from tasks.service import run_client
+
+
+@dataclass
+class CheckOutcome(Outcome):
+    """How a check ended: exit status, the check's lines (=, -, +, *, !), notes (ledger, adoptions), the
+    summary, adoptions and report files."""
+
+    lines: list[CheckLine] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+    adoptions: list[Adoption] = field(default_factory=list)
+
+
+def _rejected_lines(errors: list[Any]) -> list[CheckLine]:
+    return [
+        CheckLine(Mark.ERROR, f"row {e.row}", e.row, None, None, (), f"rejected, field {e.field}: {e.reason}")
+        for e in errors
+    ]
+
+
+def run_check(opts: CheckOptions, settings: Settings, s3: S3Config | None = None) -> CheckOutcome:
+    """Run one check: a run of its own with --adopt (the ledger written through its own steps), else a read.
+
+    Raises InventoryError, LedgerError (and LedgerBusyError), AuthError, ServiceUnavailable (the listing).
+    """
+    s3 = s3 or S3Config.from_env()
+    inventory = read_inventory(opts.inventory, default_parent_id=opts.parent_id, via="auto", s3=s3)
+    path = ledger_path(opts.ledger)
+    if opts.adopt:
+
+        def body(run: Run) -> CheckOutcome:
+            run.summary = lambda: run.ledger.summary(run.run_id)
+            note = f"ledger {path}: adopting into it"
+            return _check(opts, inventory, s3, run.client, run.ledger, run.run_id, note)
+
+        return run_job("check", asdict(opts), opts.ledger, settings, body)
+    with read_ledger(opts.ledger) as ledger, run_client(settings, str(path)) as client:
+        if ledger is None:
+            note = f"no ledger at {path}: items matched by exact title (and size) in their parent"
+        else:
+            note = f"ledger {path}: items matched by its video ids first"
+        return _check(opts, inventory, s3, client, ledger, None, note)
+
+
+def _check(
+    opts: CheckOptions,
+    inventory: Inventory,
+    s3: S3Config,
+    client: VideoClient,
+    ledger: Ledger | None,
+    run_id: str | None,
+    ledger_note: str,
+) -> CheckOutcome:
+    """The check itself: list the destination, match and compare every item, adopt (in a run), report."""
+    specs = list(inventory.specs())
+    if ledger is not None and run_id is not None:
+        ledger.plan(iter(specs), run_id)
+    try:
+        dest = list_destination(client, [s.parent_id for s in specs])
+    except AuthError:
+        raise
+    except VideoApiError as exc:  # the listing failed after its retries: nothing could be checked
+        raise ServiceUnavailable(f"the destination could not be listed: {exc}") from exc
+    ledger_ids: dict[str, str] = {}
+    owners: dict[str, str] = {}
+    if ledger is not None:
+        ledger_ids = {i.key: i.video_id for i in ledger.items() if i.video_id}
+        owners = ledger.video_owners(list(dest.videos))
+    cfg = CheckSettings(
+        download_md5=opts.download_md5, s3=s3, durations=inventory_durations(opts.inventory, s3)
+    )
+    result = check_items(client, specs, dest, ledger_ids, owners, cfg)
+    adoptions: list[Adoption] = []
+    if ledger is not None and run_id is not None:
+        adoptions = adopt_items(ledger, run_id, result.matches, result.items)
+    lines = [*result.items, *result.extras, *_rejected_lines(inventory.errors)]
+    summary = summarize([*result.items, *_rejected_lines(inventory.errors)], result.extras, adoptions)
+    outcome = CheckOutcome(
+        exit_code=0 if summary["match"] and specs else 1,
+        lines=lines,
+        notes=[ledger_note, *inventory.warnings, *(a.text() for a in adoptions)],
+        summary=summary,
+        adoptions=adoptions,
+    )
+    if not specs and not inventory.errors:
+        outcome.notes.append(f"the inventory {opts.inventory} has no rows: nothing to check")
+    if opts.combined:
+        outcome.report_files.append(str(write_combined(Path(opts.combined), lines)))
+    if opts.report_dir:
+        files = write_check_report(Path(opts.report_dir), lines, summary, adoptions)
+        outcome.report_files += [str(p) for p in files]
+    return outcome

@@ -1,0 +1,32 @@
+"""The `videoferry` command line: the app (flows/cli/app.py) with each job's commands (one module each)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from flows.cli import apply, archive, check, ledger, migrate, setup, tools
+from flows.cli.app import new_app
+
+#: The modules whose commands make up the app, in the order `--help` lists them.
+COMMANDS = (migrate, ledger, apply, tools, archive, check, setup)
+
+app = new_app()
+for _module in COMMANDS:
+    _module.register(app)
+
+
+def main() -> None:
+    """Entry point of the `videoferry` console script."""
+    # This workplace, like many migration hosts, has no route out: Prefect's telemetry would only log errors.
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    try:
+        app()
+    except KeyboardInterrupt as exc:  # the run (if one was going) is marked interrupted by flows/job.run_job
+        from flows.job import exit_for
+
+        code, message = exit_for(exc) or (130, "interrupted")
+        typer.echo(message, err=True)
+        sys.exit(code)

@@ -1,0 +1,33 @@
+"""`videoferry apply`: the command line of the apply job (its options: flows/apply/options.py)."""
+
+from __future__ import annotations
+
+import typer
+
+from flows.apply.options import ApplyOptions
+from flows.cli.app import exit_on_errors, job_command, run_command, service_settings, show_outcome
+from flows.options import ServiceOptions
+
+
+def _apply(opts: ApplyOptions, service: ServiceOptions, prefect: bool) -> None:
+    """Apply an operations file to the library: each operation exactly once, in dependency order."""
+    from flows.apply import APPLY
+    from flows.apply.runner import preview_apply
+
+    with exit_on_errors():
+        settings = service_settings(service)
+        if opts.dry_run:
+            plan = preview_apply(opts, settings)
+            for line in plan.lines(allow_delete=opts.allow_delete):
+                typer.echo(line)
+            raise typer.Exit(plan.exit_code)
+        outcome = run_command(APPLY, opts, settings, prefect=prefect)
+    counts = ", ".join(f"{n} {s}" for s, n in outcome.counts.items()) or "none"
+    show_outcome(
+        outcome, f"operations: {sum(outcome.counts.values())} ({counts}), {len(outcome.refused)} rows refused"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add `apply` to the app."""
+    app.command("apply")(job_command(ApplyOptions, _apply, prefect=True))

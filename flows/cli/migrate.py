@@ -1,0 +1,85 @@
+"""`videoferry migrate`: the command line of the migrate job (its options: flows/migrate/options.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from flows.cli.app import exit_on_errors, job_command, service_settings
+from flows.migrate.options import MigrateOptions
+from flows.options import ServiceOptions
+
+
+def _migrate(opts: MigrateOptions, service: ServiceOptions, prefect: bool) -> None:
+    """Migrate every item of an inventory into the service (safe to rerun: done items are skipped)."""
+    with exit_on_errors():
+        warmup = None
+        if prefect and not opts.dry_run:
+            from flows.warmup import ServerWarmup
+
+            warmup = ServerWarmup().start()  # first: the server process starts while this one imports
+        from rich.console import Console
+
+        from flows.job import ledger_path
+        from flows.migrate.runner import preview_migration, run_migration
+        from flows.progress import LiveDisplay
+        from tasks.service import run_limiter
+
+        if opts.dry_run:
+            outcome = preview_migration(opts)
+        else:
+            settings = service_settings(service)
+            ledger = str(ledger_path(opts.ledger))
+            counter = run_limiter(settings, ledger)
+            if warmup is not None:
+                _check_token(settings, counter)
+            with LiveDisplay(ledger, Console(stderr=True), counter):
+                if warmup is not None:
+                    from flows.migrate.flow import run_flow
+
+                    warmup.join()
+                    # The URLs travel as flow parameters; the token stays in this process's environment.
+                    outcome = run_flow(opts, api_url=settings.api_url, upload_url=settings.upload_url)
+                else:
+                    outcome = run_migration(opts, settings)
+    _print_outcome(outcome)
+    raise typer.Exit(outcome.exit_code)
+
+
+def _check_token(settings: Any, limiter: Any) -> None:
+    """Check the token (one list call) while Prefect's temporary server starts in its own process.
+
+    A bad token fails here, before the server is even up; a pass stands for the run's own preflight.
+    """
+    from connectors.client import VideoClient
+    from connectors.errors import AuthError, VideoApiError
+    from tasks.preflight import check_service
+
+    client = VideoClient.from_settings(settings, limiter=limiter)
+    try:
+        check_service(client, settings)  # AuthError: the command's exit status 2
+    except VideoApiError as exc:
+        if isinstance(exc, AuthError):
+            raise
+        # any other failure: the run's own preflight tries again and says what it found
+    finally:
+        client.close()
+
+
+def _print_outcome(outcome: Any) -> None:
+    from flows.ledger_report import summary_lines
+
+    if outcome.summary:
+        for line in summary_lines(outcome.summary):
+            typer.echo(line)
+    for line in outcome.log_lines():
+        typer.echo(line)
+    if outcome.report_files:
+        typer.echo("report: " + ", ".join(outcome.report_files))
+    typer.echo("ok: every item is done" if outcome.exit_code == 0 else f"exit status {outcome.exit_code}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add `migrate` to the app."""
+    app.command("migrate")(job_command(MigrateOptions, _migrate, prefect=True))

@@ -1,0 +1,72 @@
+"""`videoferry setup plan|up|drift|drm-check`: the command line of the setup job (flows/setup/options.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from flows.cli.app import exit_on_errors, job_command, run_command, service_settings
+from flows.job import Job
+from flows.options import ServiceOptions
+from flows.setup import SETUP_DRIFT, SETUP_PLAN, SETUP_UP
+from flows.setup.options import DRIFT_FIELDS, PLAN_FIELDS, UP_FIELDS, DrmCheckOptions, SetupOptions
+
+setup = typer.Typer(
+    name="setup",
+    help="Make live events, restreams, code batches, DRM and privacy domains match a desired-state file.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _run(job: Job, opts: SetupOptions, service: ServiceOptions, prefect: bool) -> None:
+    """The command's run (plain, or through its Prefect flow); its lines printed, errors on stderr."""
+    with exit_on_errors():
+        outcome: Any = run_command(job, opts, service_settings(service), prefect=prefect)
+    for line in outcome.lines:
+        typer.echo(line, err=line.startswith("error:"))
+    raise typer.Exit(outcome.exit_code)
+
+
+def _plan(opts: SetupOptions, service: ServiceOptions, prefect: bool) -> None:
+    """Print per object create / update (field by field) / unchanged / delete; no write call. Exit 0 / 2."""
+    _run(SETUP_PLAN, opts, service, prefect)
+
+
+def _up(opts: SetupOptions, service: ServiceOptions, prefect: bool) -> None:
+    """Make the service match the file, each write exactly once. Exit 0 done, 1 failed/skipped, 2 config."""
+    _run(SETUP_UP, opts, service, prefect)
+
+
+def _drift(opts: SetupOptions, service: ServiceOptions, prefect: bool) -> None:
+    """Exit 1 when the service differs from the file (a nightly check), 0 when it matches, 2 config."""
+    _run(SETUP_DRIFT, opts, service, prefect)
+
+
+def _drm_check(opts: DrmCheckOptions, service: ServiceOptions, prefect: bool) -> None:
+    """Show the license decision (spec 3.3) of the DRM callback: exit 0 issued / not blocked, 1 denied."""
+    from flows.job import ledger_path
+    from tasks.service import run_client
+    from tasks.setup.drm import check_drm
+
+    with exit_on_errors(), run_client(service_settings(service), str(ledger_path(opts.ledger))) as client:
+        check = check_drm(client, project_id=opts.project_id, video_id=opts.video_id)
+    if check is None:
+        typer.echo("error: no DRM callback is configured", err=True)
+        raise typer.Exit(2)
+    typer.echo(check.line())
+    raise typer.Exit(1 if check.decision == "denied" else 0)
+
+
+# setup's flows are quick GET checks (plan, drift) or a few writes: plain by default, --prefect to opt in.
+setup.command("plan")(job_command(SetupOptions, _plan, names=PLAN_FIELDS, prefect=False))
+setup.command("up")(job_command(SetupOptions, _up, names=UP_FIELDS, prefect=False))
+setup.command("drift")(job_command(SetupOptions, _drift, names=DRIFT_FIELDS, prefect=False))
+setup.command("drm-check")(job_command(DrmCheckOptions, _drm_check))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `setup` commands to the app."""
+    app.add_typer(setup, name="setup")

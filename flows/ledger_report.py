@@ -1,0 +1,176 @@
+"""A ledger's whole report (status, report, --report): each job's section, written by tasks/report_files."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from state.reader import LedgerReader
+from tasks.apply.report import (
+    failed_lines,
+    operations_complete,
+    operations_frame,
+    operations_headline,
+    operations_html,
+    operations_lines,
+    operations_summary,
+)
+from tasks.archive.report import archive_frame, archive_html, archive_lines, archive_summary
+from tasks.migrate.report import item_rows, items_frame, items_headline, items_html, items_lines, timeline
+from tasks.report_files import FORMATS, PAGE_STYLE, summary_frame, write_report_files
+
+
+@dataclass
+class Report:
+    """A ledger's report: the summary (with each job's part), rejected rows, and each job's tables (items and
+    their completion timeline: migrate; operations: apply; archived recordings: archive; empty when none)."""
+
+    items: pl.DataFrame
+    summary: dict[str, Any]
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+    timeline: pl.DataFrame = field(default_factory=pl.DataFrame)
+    operations: pl.DataFrame = field(default_factory=pl.DataFrame)
+    archive: pl.DataFrame = field(default_factory=pl.DataFrame)
+
+
+def ledger_summary(ledger: LedgerReader) -> dict[str, Any]:
+    """The ledger's summary: the items', with the operations' and the archive's parts when there are any."""
+    summary = ledger.summary()
+    operations = operations_summary(ledger.units())
+    if operations:
+        summary["operations"] = operations
+    archived = archive_summary(ledger)
+    if archived:
+        summary["archive"] = archived
+    return summary
+
+
+def everything_done(summary: dict[str, Any]) -> bool:
+    """Whether every item, every operation and every archive step of a ledger summary is done."""
+    counts = summary.get("counts", {})
+    complete = counts.get("done", 0) + counts.get("finished", 0)
+    archive = summary.get("archive")
+    return (
+        complete == summary.get("items", 0)
+        and operations_complete(summary)
+        and not (archive and archive["failed"])
+    )
+
+
+def build_report(ledger: LedgerReader, *, rejected: list[dict[str, Any]] | None = None) -> Report:
+    """Read the ledger into a Report (never the upload endpoint: report rows do not carry it)."""
+    rows = item_rows(ledger)
+    summary = ledger_summary(ledger)
+    if rejected:
+        summary["rejected_rows"] = len(rejected)
+    return Report(
+        items=items_frame(rows),
+        summary=summary,
+        rejected=list(rejected or []),
+        timeline=timeline(ledger, rows),
+        operations=operations_frame(ledger.units()),
+        archive=archive_frame(ledger),
+    )
+
+
+def _operations_only(summary: dict[str, Any]) -> bool:
+    """A ledger used only by apply: units, no item (the item lines and charts would say nothing)."""
+    return bool(summary.get("operations")) and not summary.get("items")
+
+
+def summary_lines(summary: dict[str, Any]) -> list[str]:
+    """The summary as plain lines for the terminal and the markdown artifact (operations when there are)."""
+    if _operations_only(summary):
+        lines = operations_lines(summary)
+        if summary.get("rejected_rows"):
+            lines.append(f"refused operation rows: {summary['rejected_rows']}")
+        return lines
+    return items_lines(summary) + operations_lines(summary) + archive_lines(summary.get("archive"))
+
+
+def markdown(report: Report) -> str:
+    """A short markdown summary (Prefect artifact)."""
+    out = ["# videoferry migration", ""]
+    out += [f"- {line}" for line in summary_lines(report.summary)]
+    if report.rejected:
+        out += ["", "## Rejected rows", ""]
+        out += [f"- row {r['row']}, {r['field']}: {r['reason']}" for r in report.rejected[:200]]
+    failed = failed_lines(report.operations, 200)
+    if failed:
+        out += ["", "## Failed operations", ""]
+        out += [f"- {line}" for line in failed]
+    return "\n".join(out)
+
+
+def render_html(report: Report) -> str:
+    """One self-contained HTML page: summary, status chart, throughput chart, rejected rows, item table and
+    operations table; a ledger used only by apply gets the summary, refused rows and operations only."""
+    summary = report.summary
+    only_ops = _operations_only(summary)
+    lines = "".join(f"<li>{html.escape(line)}</li>" for line in summary_lines(summary))
+    rejected = ""
+    if report.rejected:
+        rows = "".join(
+            f"<tr><td>{r['row']}</td><td>{html.escape(str(r['field']))}</td>"
+            f"<td>{html.escape(str(r['reason']))}</td></tr>"
+            for r in report.rejected
+        )
+        heading = "Refused operation rows" if only_ops else "Rejected inventory rows"
+        rejected = (
+            f"<h2>{heading}</h2><table><thead><tr><th>row</th><th>field</th><th>reason</th>"
+            f"</tr></thead><tbody>{rows}</tbody></table>"
+        )
+    if only_ops:
+        title, head, items = "videoferry operations report", operations_headline(summary), rejected
+    else:
+        title, head = "videoferry migration report", items_headline(summary)
+        items = items_html(summary, report.timeline, report.items, rejected)
+    sections = operations_html(report.operations) + archive_html(report.archive)
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>videoferry report</title>
+<style>
+{PAGE_STYLE}
+</style></head>
+<body>
+<h1>{title}</h1>
+{head}
+<ul>{lines}</ul>
+{items}
+{sections}
+</body></html>
+"""
+
+
+def write_report(report: Report, out_dir: Path, formats: tuple[str, ...] = FORMATS) -> list[Path]:
+    """Write the report in each format into out_dir: items and summary tables always, operations and archive
+    tables when the ledger has them, report.json and report.html; returns the files written."""
+    tables = [("items", report.items), ("summary", summary_frame(report.summary))]
+    optional = [("operations", report.operations), ("archive", report.archive)]
+    tables += [(name, frame) for name, frame in optional if not frame.is_empty()]
+    document = {
+        "summary": report.summary,
+        "rejected": report.rejected,
+        "items": report.items.to_dicts(),
+        "operations": report.operations.to_dicts(),
+        "archive": report.archive.to_dicts(),
+    }
+    return write_report_files(
+        out_dir, tables, document=document, page=lambda: render_html(report), formats=formats
+    )
+
+
+def report_only(ledger_path: str, report_dir: str, formats: tuple[str, ...]) -> tuple[Report, list[Path]]:
+    """Write the report of an existing ledger (no run, no lock, no API call)."""
+    from flows.job import ledger_path as local_path
+    from state.ledger import Ledger
+
+    ledger = Ledger.open(local_path(ledger_path), create=False)
+    try:
+        report = build_report(ledger)
+        return report, write_report(report, Path(report_dir), formats)
+    finally:
+        ledger.close()

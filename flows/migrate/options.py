@@ -1,0 +1,97 @@
+"""The migrate options, declared once: the command line, the runner, the flow and prefect.yaml follow them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from connectors.config import DEFAULT_CHUNK_SIZE, ConfigError
+from core.item import VIA_CHOICES
+from flows.options import (
+    MIB,
+    Cli,
+    about,
+    dry_run_option,
+    ledger_option,
+    poll_interval_option,
+    report_option,
+    transfers_option,
+    wait_timeout_option,
+)
+
+
+@dataclass
+class MigrateOptions:
+    """What a migration is asked to do: the plain runner's input, and the command line's options and the
+    Prefect flow's parameters (flows/options.py).
+
+    wait_timeout: seconds after which the run stops waiting for processing (None: no bound; 0: stop once
+    nothing is being transferred; at the entry points 0 means no bound). retry_errors: requeue items the
+    service failed (error/aborted).
+    """
+
+    inventory: str = field(
+        metadata=about(
+            "CSV, Parquet or JSON Lines inventory (path or s3://bucket/key), or s3://bucket/prefix/.",
+            Cli(argument=True),
+        )
+    )
+    parent_id: str | None = field(
+        default=None, metadata=about("Project or folder for rows without parent_id.")
+    )
+    ledger: str = ledger_option()
+    transfers: int = transfers_option(4, "Items transferred at once.")
+    via: str = field(
+        default="auto", metadata=about("auto (tus for files and S3, URL import for http), tus, url, single.")
+    )
+    dry_run: bool = dry_run_option("Print the plan; no API call, no write.", flow=True)
+    report_dir: str | None = report_option("Write CSV, Parquet, JSON and HTML reports here.")
+    webhook_listen: str | None = field(
+        default=None,
+        metadata=about(
+            "HOST:PORT to receive media.update.status webhooks (list polls become a rare safety net)."
+        ),
+    )
+    poll_interval: float = poll_interval_option()
+    wait_timeout: float | None = wait_timeout_option()
+    chunk_size: int = field(
+        default=DEFAULT_CHUNK_SIZE,
+        metadata=about("tus chunk size in MiB.", Cli(name="chunk_mib", unit=MIB, min=1)),
+    )
+    retry_failed: bool = field(
+        default=True,
+        metadata=about(
+            "Requeue items that failed in an earlier run (always on at the entry points).",
+            command_line=False,
+            flow=False,
+        ),
+    )
+    retry_errors: bool = field(
+        default=False,
+        metadata=about("Also migrate again items the service failed (processing error/aborted)."),
+    )
+    dask: str | None = field(
+        default=None,
+        metadata=about(
+            "Scheduler address (tcp://host:port) of a Dask cluster whose workers send the bytes of tus"
+            " uploads; this process keeps the ledger and every API call."
+        ),
+    )
+    shard: str | None = field(
+        default=None,
+        metadata=about(
+            "K/N: only the items whose key falls in shard K of N (N coordinators split one inventory;"
+            " give each its own ledger and one VIDEOFERRY_LIMITER_URL)."
+        ),
+    )
+
+    def check(self) -> None:
+        """Raise ConfigError (exit status 2) for options that cannot work."""
+        if self.via not in VIA_CHOICES:
+            raise ConfigError(f"--via must be one of {', '.join(VIA_CHOICES)}, not {self.via!r}")
+        if self.shard:
+            from core.item import parse_shard
+
+            try:
+                parse_shard(self.shard)
+            except ValueError as exc:
+                raise ConfigError(f"--shard: {exc}") from None

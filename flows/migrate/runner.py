@@ -1,0 +1,236 @@
+"""The plain migration runner (no Prefect): inventory, plan, transfers, readiness, finish, report."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from connectors.config import ConfigError, Settings
+from connectors.errors import AuthError, VideoApiError
+from connectors.s3 import S3Config
+from connectors.tus import TusUpload
+from core.item import parse_shard
+from flows.job import Outcome, Run, read_ledger, run_job, stopped_exit
+from flows.ledger_report import build_report, write_report
+from flows.migrate.options import MigrateOptions
+from state.machine import COMPLETE_STATES
+from tasks.migrate.byte_plane import DaskBytes
+from tasks.migrate.context import MigrateContext
+from tasks.migrate.open_run import forget, share
+from tasks.migrate.plan import Plan, preview, read_plan, store_plan
+from tasks.migrate.readiness import start_webhooks
+from tasks.migrate.reconcile import retry_service_errors
+from tasks.migrate.schedule import Submit, advance_items
+from tasks.migrate.transfer import transfer_batch
+from tasks.preflight import checked_recently, read_one
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class MigrateOutcome(Outcome):
+    """How a migration ended: exit status, the reason lines, the summary, rejected rows, the report files."""
+
+    summary: dict[str, Any] = field(default_factory=dict)
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+    preview: dict[str, int] | None = None
+
+
+SubmitFactory = Callable[[MigrateContext], Submit]
+
+
+def _thread_submit(pool: concurrent.futures.ThreadPoolExecutor) -> SubmitFactory:
+    def factory(ctx: MigrateContext) -> Submit:
+        return lambda keys: pool.submit(transfer_batch, ctx, keys)
+
+    return factory
+
+
+def preview_migration(opts: MigrateOptions, s3: S3Config | None = None) -> MigrateOutcome:
+    """Read and route the inventory, compare with the ledger; no API call and no write anywhere."""
+    plan = read_plan(opts.inventory, parent_id=opts.parent_id, via=opts.via, s3=s3, shard=_shard(opts))
+    with read_ledger(opts.ledger) as ledger:
+        counts = preview(plan, ledger)
+    rejected = plan.rejected_rows
+    reasons = [
+        f"dry run: {counts['new']} new, {counts['pending']} to resume, {counts['done']} already done",
+        *(f"rejected row {r['row']}, field {r['field']}: {r['reason']}" for r in rejected),
+    ]
+    return MigrateOutcome(exit_code=1 if rejected else 0, reasons=reasons, rejected=rejected, preview=counts)
+
+
+def run_migration(
+    opts: MigrateOptions,
+    settings: Settings,
+    *,
+    submit_factory: SubmitFactory | None = None,
+    on_start: Callable[[MigrateContext], None] | None = None,
+    on_tick: Callable[[MigrateContext], None] | None = None,
+    s3: S3Config | None = None,
+) -> MigrateOutcome:
+    """Run one migration to its end (plain function; the Prefect flow passes its own submit_factory)."""
+    if opts.dry_run:
+        return preview_migration(opts, s3)
+    s3 = s3 or S3Config.from_env()
+    plan = read_plan(opts.inventory, parent_id=opts.parent_id, via=opts.via, s3=s3, shard=_shard(opts))
+    params = {k: v for k, v in asdict(opts).items() if k != "dry_run"}
+
+    def body(run: Run) -> MigrateOutcome:
+        ctx = _context(run, opts, plan, s3)
+        return _migrate(run, ctx, opts, plan, submit_factory, on_start, on_tick)
+
+    return run_job("migrate", params, opts.ledger, settings, body)
+
+
+def _context(run: Run, opts: MigrateOptions, plan: Plan, s3: S3Config) -> MigrateContext:
+    """The migration's context on the run (its client, ledger and stop), shared with this process's tasks."""
+    tus = TusUpload.from_transport(run.client.transport, chunk_size=opts.chunk_size)
+    ctx = MigrateContext(
+        client=run.client,
+        tus=tus,
+        ledger=run.ledger,
+        run_id=run.run_id,
+        s3=s3,
+        chunk_size=opts.chunk_size,
+        poll_interval=opts.poll_interval,
+        default_parent_id=opts.parent_id,
+        abort=run.stop,
+    )
+    run.summary = lambda: run.ledger.summary(run.run_id)
+    run.on_close(_close, ctx)
+    if opts.dask:
+        try:
+            ctx.bytes_plane = DaskBytes.connect(opts.dask)
+        except OSError as exc:
+            ctx.stop(ConfigError(f"--dask: {exc}"))
+    if plan.shard is not None:  # titles shared with another shard's rows count as shared here too
+        ctx.shared_titles = plan.shared_titles()
+    share(ctx)  # this process's tasks of the run use this very context
+    return ctx
+
+
+def _close(ctx: MigrateContext) -> None:
+    """What the migration's context opened beyond the run's client (the tus uploader, the Dask client)."""
+    forget(ctx)
+    ctx.tus.close()
+    if ctx.bytes_plane is not None:
+        ctx.bytes_plane.close()
+
+
+def _migrate(
+    run: Run,
+    ctx: MigrateContext,
+    opts: MigrateOptions,
+    plan: Plan,
+    submit_factory: SubmitFactory | None,
+    on_start: Callable[[MigrateContext], None] | None,
+    on_tick: Callable[[MigrateContext], None] | None,
+) -> MigrateOutcome:
+    """The migration's own work: plan, preflight, transfers, readiness and finish (the schedule), report."""
+    ledger = run.ledger
+    store_plan(plan, ledger, run.run_id)
+    if opts.retry_failed:
+        ledger.requeue_failed(run.run_id)
+    _preflight(ctx, run.settings)
+    if opts.retry_errors and not ctx.abort.is_set():
+        retry_service_errors(ctx)  # deletes each failed video before its item is created again
+    ctx.progress.items_total, ctx.progress.bytes_total = ledger.size()  # no journal scan
+    if opts.webhook_listen and not ctx.abort.is_set():
+        # Polls drop to one a minute only once a valid webhook came (tasks/migrate/context.poll_every).
+        receiver = start_webhooks(
+            ctx,
+            opts.webhook_listen,
+            os.environ.get("VIDEOFERRY_WEBHOOK_USERNAME"),
+            os.environ.get("VIDEOFERRY_WEBHOOK_PASSWORD"),
+        )
+        run.on_end(receiver.stop)
+    if on_start is not None:
+        on_start(ctx)
+    if submit_factory is None:
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=opts.transfers, thread_name_prefix="xfer")
+        run.on_end(pool.shutdown, wait=True, cancel_futures=True)
+        submit_factory = _thread_submit(pool)
+    stopped_waiting: float | None = None
+    if not ctx.abort.is_set():
+        settled = advance_items(
+            ctx,
+            submit_factory(ctx),
+            transfers=opts.transfers,
+            wait_timeout=opts.wait_timeout,
+            on_tick=(lambda: on_tick(ctx)) if on_tick is not None else None,
+        )
+        if not settled and not ctx.abort.is_set():  # it gives up only on the wait bound or a stop
+            stopped_waiting = opts.wait_timeout
+    outcome = _outcome(ctx, plan, opts.inventory, stopped_waiting)
+    if opts.report_dir:
+        report = build_report(ledger, rejected=plan.rejected_rows)
+        outcome.report_files = [str(p) for p in write_report(report, Path(opts.report_dir))]
+    return outcome
+
+
+def _shard(opts: MigrateOptions) -> tuple[int, int] | None:
+    return parse_shard(opts.shard) if opts.shard else None
+
+
+def _preflight(ctx: MigrateContext, settings: Settings) -> None:
+    """One cheap read so a bad token stops the run before any item is touched (tasks/preflight.py); none
+    when this process passed it a moment ago (the CLI checks the token while Prefect's server starts).
+    """
+    if checked_recently(settings):
+        return
+    try:
+        read_one(ctx.client)
+    except AuthError as exc:
+        ctx.stop(exc)
+    except VideoApiError as exc:
+        log.warning("preflight list failed (%s); going on", exc.code or exc.status)
+
+
+def _outcome(
+    ctx: MigrateContext, plan: Plan, inventory: str, stopped_waiting: float | None = None
+) -> MigrateOutcome:
+    summary = ctx.ledger.summary()
+    rejected = plan.rejected_rows
+    if rejected:
+        summary["rejected_rows"] = len(rejected)
+    counts: dict[str, int] = summary.get("counts", {})
+    not_done = {s: n for s, n in counts.items() if n and s not in COMPLETE_STATES}
+    reasons: list[str] = []
+    if ctx.abort.is_set():
+        reasons.append(f"stopped: {ctx.abort.reason}")
+    if stopped_waiting is not None:
+        reasons.append(
+            f"stopped waiting for processing after {stopped_waiting:g} s (--wait-timeout);"
+            " rerun to keep waiting"
+        )
+    if not_done:
+        reasons.append("not done: " + ", ".join(f"{n} {s}" for s, n in not_done.items()))
+        failures = [i for i in ctx.ledger.items(["failed", "error", "aborted"], limit=20)]
+        reasons += [
+            f"  {i.key} (row {i.spec.row}): {i.state} {i.error_code}: {i.error_message}" for i in failures
+        ]
+        reasons += [
+            f"  {i.key} (row {i.spec.row}): creating: the create's outcome is still unknown (the service did"
+            " not answer the look-up); a rerun looks it up again before any new create"
+            for i in ctx.ledger.items(["creating"], limit=20)
+        ]
+    if rejected:
+        reasons.append(f"{len(rejected)} inventory rows rejected")
+        reasons += [f"  row {r['row']}, field {r['field']}: {r['reason']}" for r in rejected[:20]]
+    empty = not rejected and sum(counts.values()) == 0
+    if empty:
+        reasons.append(f"the inventory {inventory} has no rows: nothing was migrated")
+    if plan.result is not None and plan.result.conflicts:
+        reasons.append(f"{len(plan.result.conflicts)} rows changed source/parent after upload: not applied")
+    code = 0 if not not_done and not rejected and not empty else 1
+    if ctx.abort.is_set():
+        code = stopped_exit(ctx.abort)
+    return MigrateOutcome(exit_code=code, reasons=reasons, summary=summary, rejected=rejected)
+
+
+__all__ = ["MigrateOutcome", "preview_migration", "run_migration"]

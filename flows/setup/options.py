@@ -1,0 +1,48 @@
+"""The setup options, declared once: the commands (plan, up, drift), the runners, the flows follow them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from flows.options import Cli, about, ledger_option
+
+#: The options each setup command (and its flow) takes.
+PLAN_FIELDS = ("file", "ledger", "prune", "show_unchanged")
+UP_FIELDS = ("file", "ledger", "prune", "outputs")
+DRIFT_FIELDS = ("file", "ledger", "prune")
+
+
+@dataclass(frozen=True)
+class SetupOptions:
+    """What one setup command is asked to do (the command line's options and the flows' parameters)."""
+
+    file: str = field(
+        metadata=about("The desired-state file (YAML; tasks/setup/README.md).", Cli(argument=True))
+    )
+    ledger: str = ledger_option(
+        "The ledger: every write of `setup up` is recorded in it (what setup created, posters set)."
+    )
+    prune: bool = field(
+        default=False,
+        metadata=about(
+            "What the file no longer declares: deleted (up), shown as deletes (plan), counted as drift."
+        ),
+    )
+    outputs: str = field(
+        default="setup-outputs",
+        metadata=about("Directory (files 0600) or s3://bucket/prefix/ for links, stream keys and codes."),
+    )
+    show_unchanged: bool = field(default=False, metadata=about("List unchanged objects too.", flow=False))
+
+
+@dataclass(frozen=True)
+class DrmCheckOptions:
+    """What `setup drm-check` is asked: whose DRM callback, and which video to ask about."""
+
+    ledger: str = ledger_option("The ledger: its rate limiter's store is kept beside it.")
+    project_id: str | None = field(
+        default=None, metadata=about("Check this project's callback (default: the workspace's).", flow=False)
+    )
+    video_id: str | None = field(
+        default=None, metadata=about("A video to ask the service's license simulation about.", flow=False)
+    )

@@ -1,0 +1,1 @@
+"""The apply job's steps: plan, units, calls, schedule, report."""

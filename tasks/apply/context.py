@@ -1,0 +1,54 @@
+"""The per-run context of `videoferry apply`: client, ledger, operations by id, stop flag, create locks."""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from tasks.stop import Stop
+
+if TYPE_CHECKING:
+    from connectors.client import VideoClient
+    from connectors.s3 import S3Config
+    from core.operation import OperationSpec
+    from state.ledger import Ledger
+
+
+@dataclass
+class ApplyContext:
+    """Everything one apply run shares between its workers (never serialised, never logged)."""
+
+    client: VideoClient
+    ledger: Ledger
+    run_id: str
+    specs: dict[str, OperationSpec]
+    s3: S3Config | None = None
+    #: Seconds between two status reads of one processing video (the spec: at most one per 5 s).
+    poll_interval: float = 5.0
+    #: The run's stop (the run's own, flows/job.Run.stop): set once, with what stopped it.
+    abort: Stop = field(default_factory=Stop)
+    #: Creates that land in the same (parent, title) run one at a time, so a lost answer's lookup can only
+    #: ever find the video its own call made.
+    create_locks: defaultdict[tuple[str, str], threading.Lock] = field(
+        default_factory=lambda: defaultdict(threading.Lock)
+    )
+    #: Calls on one video run one at a time (intent to outcome, reconcile included): a reconcile then sees
+    #: only what its own call did to the video, never another unit's edit.
+    video_locks: defaultdict[str, threading.Lock] = field(default_factory=lambda: defaultdict(threading.Lock))
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def video_lock(self, video_id: str) -> threading.Lock:
+        """The lock of calls on this video."""
+        with self.lock:
+            return self.video_locks[video_id]
+
+    def create_lock(self, parent: str | None, title: str | None) -> threading.Lock:
+        """The lock of creates landing in this parent with this title."""
+        with self.lock:
+            return self.create_locks[(parent or "", title or "")]
+
+    def stop(self, cause: BaseException) -> None:
+        """Ask every worker to stop taking new units because of cause (a refused token, Ctrl-C...)."""
+        self.abort(cause)

@@ -1,0 +1,1 @@
+"""The archive job's steps: plan, recording, destination, files, schedule, report."""

@@ -1,0 +1,1 @@
+"""The check job's steps: listing, compare, sources, adopt, report."""

@@ -1,0 +1,158 @@
+"""Check: every inventory item against the destination, and the destination's videos no item accounts for."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from connectors.client import VideoClient
+from connectors.errors import NotFoundError, VideoApiError
+from connectors.media_probe import file_duration
+from connectors.models import Video
+from connectors.s3 import S3Config
+from core.item import ItemSpec, SourceKind
+from tasks.check.compare import (
+    CheckLine,
+    SourceFacts,
+    compare_item,
+    error_line,
+    extra_line,
+    missing_line,
+    needs_md5,
+    original_asset,
+)
+from tasks.check.listing import Listing, Match, match_items
+from tasks.check.source import source_facts
+
+#: Fields a comparison may need that a list answer can leave out (spec 2.1: tags are "returned by get").
+_COMPARED = ("description", "tags", "privacy_type", "privacy_domains", "chapters", "assets")
+
+
+@dataclass
+class CheckSettings:
+    """How deep a check goes: hash downloads when the service gives no md5; durations by inventory row."""
+
+    download_md5: bool = False
+    s3: S3Config | None = None
+    durations: Mapping[int, float] = field(default_factory=dict)
+    workers: int = 4
+
+
+@dataclass
+class CheckResult:
+    """The item lines (inventory order), the lines of videos no item accounts for, and each item's match."""
+
+    items: list[CheckLine]
+    extras: list[CheckLine]
+    matches: list[Match]
+    get_calls: int = 0
+
+
+class _Sizes:
+    """Source sizes, read once per item and only when matching needs them."""
+
+    def __init__(self, s3: S3Config | None) -> None:
+        self._s3 = s3
+        self._known: dict[str, SourceFacts] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, spec: ItemSpec) -> int | None:
+        with self._lock:
+            if spec.key not in self._known:
+                self._known[spec.key] = source_facts(spec, want_md5=False, s3=self._s3)
+            return self._known[spec.key].size
+
+
+def _asks(spec: ItemSpec) -> set[str]:
+    """The compared fields this item's row gives a value for (assets always: the bytes)."""
+    asked = {"assets"}
+    if spec.description:
+        asked.add("description")
+    if spec.tags:
+        asked.add("tags")
+    if spec.privacy_type:
+        asked.add("privacy_type")
+    if spec.privacy_domains:
+        asked.add("privacy_domains")
+    if spec.chapters:
+        asked.add("chapters")
+    return asked
+
+
+def _full(client: VideoClient, spec: ItemSpec, video: Video) -> tuple[Video | None, int]:
+    """The video with every field this item compares: one GET when the list answer left one out."""
+    missing = [f for f in _COMPARED if f in _asks(spec) and f not in video.model_fields_set]
+    if not missing:
+        return video, 0
+    try:
+        return client.videos.get(video.id), 1
+    except NotFoundError:
+        return None, 1
+
+
+def _item_line(client: VideoClient, match: Match, cfg: CheckSettings) -> tuple[CheckLine, int]:
+    spec = match.spec
+    if match.video is None:
+        if match.ambiguous or match.error:
+            return error_line(spec, match.problem), 0
+        return missing_line(spec, match.problem), 0
+    try:
+        video, gets = _full(client, spec, match.video)
+    except VideoApiError as exc:
+        return error_line(spec, f"the video could not be read ({exc.code or exc.status})", match.video.id), 1
+    if video is None:
+        return missing_line(spec, "the video was deleted while being checked", match.video.id), gets
+    facts = source_facts(spec, want_md5=needs_md5(video, cfg.download_md5), s3=cfg.s3)
+    downloaded: str | None = None
+    failed: str | None = None
+    asset = original_asset(video)
+    if cfg.download_md5 and asset is not None and not asset.md5 and facts.error is None:
+        if asset.download_link:
+            try:
+                _, downloaded = client.videos.download_digest(asset.download_link)
+            except VideoApiError as exc:
+                failed = f"{type(exc).__name__} {exc.status or ''}".strip()
+        else:
+            failed = "the original has no download link"
+    duration = cfg.durations.get(spec.row) if spec.row is not None else None
+    if duration is None and asset is None and spec.source_kind is SourceKind.FILE:
+        duration = file_duration(spec.source)  # no original to compare bytes with: the source's duration
+    line = compare_item(
+        spec, video, facts, downloaded_md5=downloaded, download_error=failed, duration=duration
+    )
+    if match.how != "ledger":
+        line = CheckLine(
+            line.mark, line.key, line.row, line.title, line.video_id, line.fields,
+            _note(line.note, f"found by {match.how}"), line.bytes_by,
+        )  # fmt: skip
+    return line, gets
+
+
+def _note(first: str, second: str) -> str:
+    return f"{first}; {second}" if first else second
+
+
+def check_items(
+    client: VideoClient,
+    specs: list[ItemSpec],
+    dest: Listing,
+    ledger_ids: Mapping[str, str],
+    owners: Mapping[str, str],
+    cfg: CheckSettings,
+) -> CheckResult:
+    """Match every item to its video and compare them (sources read and hashed by cfg.workers threads)."""
+    matches = match_items(client, specs, dest, ledger_ids, owners, _Sizes(cfg.s3))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=cfg.workers, thread_name_prefix="check") as pool:
+        done = list(pool.map(lambda m: _item_line(client, m, cfg), matches))
+    accounted = {m.video.id for m in matches if m.video is not None}
+    accounted.update(vid for m in matches for vid in m.ambiguous)
+    extras = []
+    for vid, video in dest.videos.items():
+        if vid in accounted:
+            continue
+        owner = owners.get(vid)
+        note = f"the ledger's {owner}, not in this inventory" if owner else "no item accounts for it"
+        extras.append(extra_line(video, note))
+    return CheckResult([line for line, _ in done], extras, matches, sum(gets for _, gets in done))

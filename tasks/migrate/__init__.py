@@ -1,0 +1,1 @@
+"""The migrate job's steps: plan, create, upload, reconcile, readiness, finish, schedule, report."""

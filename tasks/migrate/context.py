@@ -1,0 +1,89 @@
+"""The per-run context every migration step receives: settings, client, ledger, counters."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from connectors.config import DEFAULT_CHUNK_SIZE
+from tasks.stop import Stop
+
+if TYPE_CHECKING:
+    from connectors.client import VideoClient
+    from connectors.s3 import S3Config
+    from connectors.tus import TusUpload
+    from connectors.webhook import WebhookReceiver
+    from state.ledger import Ledger
+    from tasks.migrate.byte_plane import DaskBytes
+
+#: Poll interval once webhooks carry the news (polls remain a safety net).
+WEBHOOK_POLL_SECONDS = 60.0
+
+
+@dataclass
+class Progress:
+    """Run-wide counters: items and bytes known at the start (the flow logs them), bytes acknowledged."""
+
+    items_total: int = 0
+    bytes_total: int = 0
+    bytes_sent: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add_bytes(self, n: int) -> None:
+        """Count n more bytes acknowledged by an upload endpoint."""
+        with self._lock:
+            self.bytes_sent += n
+
+
+@dataclass
+class MigrateContext:
+    """Everything one migration run shares between its steps (never serialised, never logged)."""
+
+    client: VideoClient
+    tus: TusUpload
+    ledger: Ledger
+    run_id: str
+    s3: S3Config | None = None
+    chunk_size: int = DEFAULT_CHUNK_SIZE
+    poll_interval: float = 5.0
+    #: Creates one item may make in one run (counted in `creates` across every round of the run).
+    max_create_attempts: int = 3
+    creates: dict[str, int] = field(default_factory=dict)
+    #: parent ids the service refused on a create (400236: unknown, or another workspace's) -> the reason;
+    #: later items with that parent fail at once instead of repeating the same refused call.
+    refused_parents: dict[str, str] = field(default_factory=dict)
+    #: --parent-id: when the service refuses it, the whole run stops (a configuration error, exit 2).
+    default_parent_id: str | None = None
+    progress: Progress = field(default_factory=Progress)
+    #: The run's stop (the run's own, flows/job.Run.stop): set once, with what stopped it.
+    abort: Stop = field(default_factory=Stop)
+    #: (parent, title) pairs several items share (create.shared_titles, learned once per run).
+    shared_titles: frozenset[tuple[str, str]] | None = None
+    #: Whether init answers name the video (True) or an upload session (False); learned once per run.
+    init_id_is_video: bool | None = None
+    #: The webhook receiver when --webhook-listen is on (polls slow down only once a valid webhook came).
+    webhooks: WebhookReceiver | None = None
+    #: --dask: tus byte transfers run on this cluster's workers (None: in this process).
+    bytes_plane: DaskBytes | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    init_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def poll_every(self) -> float:
+        """Seconds between status polls: a minute once webhooks have proved to work, else poll_interval."""
+        if self.webhooks is not None and self.webhooks.valid_events > 0:
+            return max(self.poll_interval, WEBHOOK_POLL_SECONDS)
+        return self.poll_interval
+
+    def count_create(self, key: str) -> int | None:
+        """Count one more create of this item in this run; None once it has had max_create_attempts."""
+        with self.lock:
+            made = self.creates.get(key, 0)
+            if made >= self.max_create_attempts:
+                return None
+            self.creates[key] = made + 1
+            return made + 1
+
+    def stop(self, cause: BaseException) -> None:
+        """Ask every worker to stop taking new items because of cause (a refused token, Ctrl-C...)."""
+        self.abort(cause)

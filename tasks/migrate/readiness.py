@@ -1,0 +1,299 @@
+"""Readiness: learn many videos' statuses per list call (or by webhook) and move items to done/error."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from datetime import datetime
+from typing import Literal
+
+from connectors.errors import NotFoundError
+from connectors.ids import same_id
+from connectors.models import Video
+from connectors.webhook import WebhookReceiver
+from state.errors import LedgerError
+from state.machine import PROCESSING, UPLOADED
+from state.models import Item
+from tasks.migrate.context import MigrateContext
+from tasks.migrate.reconcile import lower_bound
+
+log = logging.getLogger(__name__)
+
+#: The list's page size: one call covers up to this many videos.
+PAGE_SIZE = 100
+#: Items the service reports on after their upload is complete.
+WATCH_STATES = (UPLOADED, PROCESSING)
+#: While creates are still to be made, a status poll comes only when the per-minute budget left covers the
+#: creates the window will still see (those left, at most as many as the last minute sent) and the poll: in a
+#: run the limits bind, a poll then would push a create past the window (a minute at the real limits) and
+#: learn nothing the poll after the last upload does not. At most this long without a poll, though.
+BUSY_POLL_SECONDS = 300.0
+#: A poll tells the processing time once it finds this many videos ended (fewer: the poll came long after).
+LATENCY_SAMPLES = 3
+LATENCY_MARGIN = 1.25
+
+Scope = Literal["project_id", "folder_id"]
+
+
+class Watcher:
+    """Polls the destination lists at most once per poll interval and records terminal statuses."""
+
+    def __init__(self, ctx: MigrateContext) -> None:
+        self.ctx = ctx
+        self.scopes: dict[str, Scope | None] = {}
+        self.polls = 0
+        self.list_calls = 0
+        self.last_poll = 0.0
+        self.started = time.monotonic()
+        #: The shortest time seen from an upload's end to the poll that found its video terminal (seconds; an
+        #: estimate of processing from above), None until a video was seen ending.
+        self.latency: float | None = None
+        self._held_since: float | None = None  # when a due poll was first held back for the youngest video
+        self._seen_at: dict[str, float] = {}  # this poll: video id -> when the page that showed it answered
+
+    def watched(self) -> list[Item]:
+        """Items whose upload is complete and whose video is not yet terminal (some without a known id)."""
+        return self.ctx.ledger.items(WATCH_STATES)
+
+    def due(
+        self,
+        watched: list[Item],
+        *,
+        creates_left: Callable[[], int],
+        uploading: bool,
+        now: float | None = None,
+    ) -> bool:
+        """Whether to poll now (`now`: time.monotonic()); never twice within the poll interval.
+
+        creates_left: counts the items whose create is not answered yet (asked only once the interval has
+        passed: a ledger query); uploading: transfers still running. While
+        creates are left, only when the poll takes no slot a create will want (see BUSY_POLL_SECONDS). After
+        the last create, a poll that would come before the youngest upload's video can be done (its end, or
+        now while uploads run, + the shortest processing seen) waits for that moment, by at most one poll
+        interval: the poll that ends the run is not wasted on a video still processing.
+        """
+        now = time.monotonic() if now is None else now
+        hold = self._hold(watched, creates_left, uploading, now)
+        if hold is None:
+            self._held_since = None
+            return False
+        if not hold:
+            self._held_since = None
+            return True
+        if self._held_since is None:
+            self._held_since = now
+        return now - self._held_since >= self.ctx.poll_every()
+
+    def _hold(
+        self, watched: list[Item], count_creates: Callable[[], int], uploading: bool, now: float
+    ) -> bool | None:
+        """None: no poll now; False: poll now; True: hold the poll for the youngest upload's video."""
+        interval = self.ctx.poll_every()
+        # Once webhooks carry the news the interval also counts from the run's start: a run whose every
+        # status came by webhook makes no poll at all.
+        webhooks = interval > self.ctx.poll_interval
+        if now - (max(self.last_poll, self.started) if webhooks else self.last_poll) < interval:
+            return None
+        creates_left = count_creates()
+        if creates_left:
+            if now - max(self.last_poll, self.started) >= max(interval, BUSY_POLL_SECONDS):
+                return False
+            limiter = self.ctx.client.transport.limiter
+            left = limiter.budget()
+            if left <= min(creates_left, limiter.per_minute - left):
+                return None  # the poll would take a slot a create wants
+            if left <= creates_left:
+                return False
+            uploading = True  # the last creates go now: the poll that ends the run comes after them
+        if self.latency is None:
+            return False
+        ended = [i.updated_at.timestamp() for i in watched if i.state == UPLOADED and i.updated_at]
+        youngest = time.time() if uploading else max(ended, default=0.0)
+        return youngest + self.latency > time.time()
+
+    def _learn_latency(self, before: list[Item], changed: list[tuple[str, str, str]]) -> None:
+        """Learn how long after its upload's end (as the ledger recorded it) a video is seen terminal.
+
+        Each poll that finds LATENCY_SAMPLES or more uploaded videos terminal gives its shortest such time
+        (the video that ended just before the poll), counted to the answer of the list page that showed it
+        (not to the poll's start: its list may have waited for a rate-limit slot); the estimate is the
+        longest of those, with a margin: polling too early costs a whole poll interval, too late only the
+        excess.
+        """
+        ended = {
+            i.key: (i.updated_at.timestamp(), self._seen_at[i.video_id])
+            for i in before
+            if i.state == UPLOADED and i.updated_at and i.video_id in self._seen_at
+        }
+        seen = [
+            max(0.0, ended[key][1] - ended[key][0])
+            for key, from_state, to_state in changed
+            if from_state == UPLOADED and to_state not in WATCH_STATES and key in ended
+        ]
+        if len(seen) >= LATENCY_SAMPLES:
+            estimate = min(seen) * LATENCY_MARGIN
+            self.latency = estimate if self.latency is None else max(self.latency, estimate)
+
+    def poll_once(self) -> list[tuple[str, str, str]]:
+        """One round: list each destination (newest first) until every watched video is seen."""
+        # The list goes once the limits have room: the videos to watch are read then, not before that wait
+        # (a video that ended during it would be missing, and those that ended before seem slower to process).
+        self.ctx.client.transport.limiter.wait_for_room()
+        items = self.watched()
+        self._seen_at = {}
+        self.polls += 1
+        self.last_poll = time.monotonic()
+        self._held_since = None
+        by_parent: dict[str, list[Item]] = defaultdict(list)
+        for item in items:
+            by_parent[item.spec.parent_id or ""].append(item)
+        statuses: dict[str, str] = {}
+        missing: list[Item] = []
+        for parent, group in by_parent.items():
+            bounds = [lower_bound(self.ctx, i) for i in group]
+            known = [b for b in bounds if b is not None]
+            oldest = min(known) if known and len(known) == len(bounds) else None
+            found = self._list_parent(parent, group, oldest)
+            statuses.update(found)
+            missing.extend(i for i in group if i.video_id and i.video_id not in found)
+        changed = (
+            self.ctx.ledger.apply_statuses(self.ctx.run_id, statuses, failure_messages(statuses))
+            if statuses
+            else []
+        )
+        self._learn_latency(items, changed)  # what the listing showed (a GET below is not timed)
+        for item in missing:
+            changed.extend(self._get_one(item))
+        return changed
+
+    def _list_parent(self, parent: str, group: list[Item], oldest: datetime | None) -> dict[str, str]:
+        ids = sorted(i.video_id for i in group if i.video_id)
+        scope = self.scopes.get(parent)
+        if parent and scope is None and ids:
+            scope = self._scope_of(parent, ids[0])
+            self.scopes[parent] = scope
+        return self._list_scope(scope if parent else None, parent, group, oldest)
+
+    def _scope_of(self, parent: str, video_id: str) -> Scope:
+        """Whether a parent id is a folder or a project, learned once from one of its videos."""
+        try:
+            video = self.ctx.client.videos.get(video_id)
+        except NotFoundError:
+            return "project_id"  # that video is gone; _get_one reports it
+        return "folder_id" if video.folder_id == parent and video.project_id != parent else "project_id"
+
+    def _list_scope(
+        self, scope: Scope | None, parent: str, group: list[Item], oldest: datetime | None
+    ) -> dict[str, str]:
+        """Page newest-first until every watched video is seen, the pages end, or they predate our creates.
+
+        The page size is the server's (it may cap per_page), a missing `total` is not an end, and a video
+        whose id the create answer did not give (init named a session) is recognised by its unique title.
+        """
+        wanted = {i.video_id for i in group if i.video_id}
+        unknown = {i.create_title or i.spec.title: i for i in group if not i.video_id}
+        found: dict[str, str] = {}
+        page = 1
+        while True:
+            filters = {scope: parent} if scope else {}
+            result = self.ctx.client.videos.list(
+                order="created_at.desc", page=page, per_page=PAGE_SIZE, **filters
+            )
+            self.list_calls += 1
+            answered = time.time()  # no video this page shows terminal became so later
+            for video in result.items:
+                if video.id not in wanted and video.title in unknown:
+                    self._learn_id(unknown, video, parent)
+                if video.id in wanted and video.status:
+                    found[video.id] = video.status
+                    self._seen_at[video.id] = answered
+            size = result.pagination.per_page or len(result.items)
+            total = result.pagination.total
+            if len(found) == len(wanted) and not unknown:
+                return found
+            if not result.items or len(result.items) < size or (total is not None and page * size >= total):
+                return found
+            last = result.items[-1].created_at
+            if oldest is not None and last is not None and last < oldest:
+                return found  # older than every create of ours: the rest are not in this listing
+            page += 1
+
+    def _learn_id(self, unknown: dict[str, Item], video: Video, parent: str) -> None:
+        """Record the id of a video found by its item's unique create title (init answered a session id)."""
+        item = unknown[video.title or ""]
+        if parent and not (same_id(parent, video.project_id) or same_id(parent, video.folder_id)):
+            return
+        bound = lower_bound(self.ctx, item)
+        if video.deleted_at is not None or (bound and video.created_at and video.created_at < bound):
+            return
+        try:
+            self.ctx.ledger.set_video_id(item.key, self.ctx.run_id, video.id)
+        except LedgerError:
+            return  # another item owns that video: not this item's
+        del unknown[video.title or ""]
+        if video.status:
+            self.ctx.ledger.apply_statuses(self.ctx.run_id, {video.id: video.status})
+
+    def _get_one(self, item: Item) -> list[tuple[str, str, str]]:
+        """Fallback for a video no list showed: one GET (still at most one per video per poll)."""
+        assert item.video_id is not None
+        try:
+            video = self.ctx.client.videos.get(item.video_id)
+        except NotFoundError as exc:
+            self.ctx.ledger.fail(item.key, self.ctx.run_id, exc.code or 400404, "video vanished (404)")
+            return [(item.key, item.state, "failed")]
+        if not video.status:
+            return []
+        found = {video.id: video.status}
+        return self.ctx.ledger.apply_statuses(self.ctx.run_id, found, failure_messages(found))
+
+
+def failure_messages(statuses: dict[str, str]) -> dict[str, str]:
+    """A reason for every video found in error/aborted (lists and gets carry none; webhooks do)."""
+    return {
+        vid: f"the service ended the video in status {status} (its reason comes only by webhook)"
+        for vid, status in statuses.items()
+        if status in ("error", "aborted")
+    }
+
+
+def apply_webhook(ctx: MigrateContext, video_id: str, status: str, message: str | None) -> None:
+    """Record one media.update.status event (videos not in this ledger are ignored)."""
+    found = {video_id: status}
+    ctx.ledger.apply_statuses(ctx.run_id, found, {video_id: message} if message else failure_messages(found))
+
+
+def start_webhooks(
+    ctx: MigrateContext, listen: str, username: str | None = None, password: str | None = None
+) -> WebhookReceiver:
+    """Start the webhook receiver on HOST:PORT; events update the ledger as they arrive.
+
+    A payload of a shape we do not know is warned about once; polls keep their normal interval until a valid
+    webhook has arrived (ctx.poll_every), so a service that sends another shape still gets its items done.
+    """
+    host, _, port = listen.rpartition(":")
+    warned = threading.Event()
+
+    def on_invalid(shape: str) -> None:
+        if not warned.is_set():
+            warned.set()
+            log.warning(
+                "a webhook of an unknown shape arrived (%s); statuses are learned by polling every %.0f s",
+                shape,
+                ctx.poll_interval,
+            )
+
+    receiver = WebhookReceiver(
+        host or "127.0.0.1",
+        int(port),
+        username=username,
+        password=password,
+        on_event=lambda vid, status, message: apply_webhook(ctx, vid, status, message),
+        on_invalid=on_invalid,
+    )
+    receiver.start()
+    ctx.webhooks = receiver
+    return receiver

@@ -1,0 +1,96 @@
+"""Writing a report's files for every job: tables as CSV and Parquet, a JSON document, an HTML page."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+FORMATS = ("csv", "parquet", "json", "html")
+#: The style of every report page.
+PAGE_STYLE = """body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
+table { border-collapse: collapse; font-size: 13px; }
+th, td { border: 1px solid #ddd; padding: 3px 6px; text-align: left; }
+th { background: #f4f4f4; }
+.charts { display: flex; gap: 3em; flex-wrap: wrap; }"""
+
+
+def flat(frame: pl.DataFrame) -> pl.DataFrame:
+    """CSV cannot hold nested columns: encode any list/struct column as JSON text."""
+    nested = [n for n, t in frame.schema.items() if isinstance(t, pl.List | pl.Struct)]
+    if not nested:
+        return frame
+    return frame.with_columns(
+        pl.col(n).map_elements(lambda v: json.dumps(v, default=str), return_dtype=pl.String) for n in nested
+    )
+
+
+def summary_frame(summary: Mapping[str, Any]) -> pl.DataFrame:
+    """A summary as a two-column table (metric, value) for CSV / Parquet (nested names joined by dots)."""
+    rows: list[tuple[str, str]] = []
+
+    def add(prefix: str, values: Mapping[str, Any]) -> None:
+        for name, value in values.items():
+            if isinstance(value, dict):
+                add(f"{prefix}{name}.", value)
+            else:
+                rows.append((f"{prefix}{name}", "" if value is None else str(value)))
+
+    add("", summary)
+    return pl.DataFrame(rows, schema=["metric", "value"], orient="row")
+
+
+def html_table(frame: pl.DataFrame, columns: Sequence[str], limit: int = 5000, noun: str = "items") -> str:
+    """A table of a report page: the given columns (those present), at most `limit` rows."""
+    present = [c for c in columns if c in frame.columns]
+    if frame.is_empty() or not present:
+        return f"<p>No {noun}.</p>"
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in present)
+    body = []
+    for row in frame.select(present).head(limit).iter_rows():
+        cells = "".join(f"<td>{html.escape('' if v is None else str(v))}</td>" for v in row)
+        body.append(f"<tr>{cells}</tr>")
+    more = f"<p>First {limit} of {frame.height} {noun}; the CSV has all.</p>" if frame.height > limit else ""
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{more}"
+
+
+def write_report_files(
+    out_dir: Path,
+    tables: Sequence[tuple[str, pl.DataFrame]],
+    *,
+    document: Any = None,
+    page: Callable[[], str] | None = None,
+    name: str = "report",
+    formats: Sequence[str] = FORMATS,
+) -> list[Path]:
+    """Write each table as <stem>.csv / <stem>.parquet, the document as <name>.json, the page as <name>.html.
+
+    Tables are written in their order; a format without its part (no document, no page) writes nothing.
+    Returns the files written.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for fmt in formats:
+        if fmt not in FORMATS:
+            raise ValueError(f"unknown report format {fmt!r} (use {', '.join(FORMATS)})")
+        if fmt in ("csv", "parquet"):
+            for stem, frame in tables:
+                path = out_dir / f"{stem}.{fmt}"
+                if fmt == "csv":
+                    flat(frame).write_csv(path)
+                else:
+                    frame.write_parquet(path)
+                written.append(path)
+        elif fmt == "json" and document is not None:
+            path = out_dir / f"{name}.json"
+            path.write_text(json.dumps(document, indent=2, default=str, ensure_ascii=False), encoding="utf-8")
+            written.append(path)
+        elif fmt == "html" and page is not None:
+            path = out_dir / f"{name}.html"
+            path.write_text(page(), encoding="utf-8")
+            written.append(path)
+    return written

@@ -1,0 +1,447 @@
+"""The setup plan: what the service has now against the desired-state file, object by object (GET only)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from connectors.client.live_models import LiveEvent, Restream, UniqueCodesBatch
+from connectors.desired_state import BatchSpec, DesiredState, DrmSpec, EventSpec, RestreamSpec, SecretRef
+from connectors.ids import same_id
+from state.machine import OpStatus
+
+if TYPE_CHECKING:
+    from connectors.client import VideoClient
+    from state.ledger import Ledger
+
+CREATE, UPDATE, UNCHANGED, DELETE, BLOCKED, CONFLICT = (
+    "create",
+    "update",
+    "unchanged",
+    "delete",
+    "blocked",
+    "conflict",
+)
+#: Actions that mean the service differs from the file.
+DIFFERENT = frozenset({CREATE, UPDATE, DELETE, BLOCKED, CONFLICT})
+#: Fields whose values are secrets: a plan shows only that they change.
+SECRET_FIELDS = frozenset({"key", "password", "privacy_share"})
+
+
+def resolve_secret(ref: SecretRef) -> str:
+    """The value of a reference: the environment variable, or the Prefect Secret block (KeyError if unset)."""
+    if ref.env is not None:
+        value = os.environ.get(ref.env)
+        if not value:
+            raise KeyError(ref.env)
+        return value
+    try:
+        from prefect.blocks.system import Secret
+
+        block: Any = Secret.load(str(ref.block))
+        return str(block.get())
+    except Exception:  # noqa: BLE001 - any failure to load the block means "not set"
+        raise KeyError(str(ref.block)) from None
+
+
+def poster_digest(url: str) -> str:
+    """A poster address as the ledger keeps it (it may be a signed link: only a digest)."""
+    return hashlib.sha256(url.encode()).hexdigest()[:16]
+
+
+@dataclass
+class Change:
+    """One object's line of the plan; `fields` are (name, now, wanted) as shown (secrets never)."""
+
+    action: str
+    kind: str  #: event, restream, codes, stream, poster, drm, domain
+    label: str  #: how a person names the object
+    where: str = ""
+    fields: list[tuple[str, str, str]] = field(default_factory=list)
+    reason: str = ""
+    op_key: str = ""
+    event: EventSpec | None = field(default=None, repr=False)
+    event_id: str | None = None
+    object_id: str | None = None
+    send: dict[str, Any] = field(default_factory=dict, repr=False)  #: what a write sends
+    spec: Any = field(default=None, repr=False)
+
+    def line(self) -> str:
+        """The plan's text for this change (never a secret value)."""
+        head = f"{self.action:9} {self.kind:8} {self.label}"
+        if self.where:
+            head += f"  ({self.where})"
+        parts = [head]
+        for name, now, wanted in self.fields:
+            parts.append(f"          {name}: {now} -> {wanted}")
+        if self.reason:
+            parts.append(f"          {self.reason}")
+        return "\n".join(parts)
+
+
+@dataclass
+class Plan:
+    """Every change, in the order they are applied, and the events found for the outputs."""
+
+    changes: list[Change] = field(default_factory=list)
+    found: dict[tuple[str, str], LiveEvent] = field(default_factory=dict, repr=False)
+    #: (event id, batch name) -> batch id of the batches the service has (the outputs download them).
+    batches: dict[tuple[str, str], str] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        """How many changes of each action."""
+        out: dict[str, int] = {}
+        for change in self.changes:
+            out[change.action] = out.get(change.action, 0) + 1
+        return out
+
+    @property
+    def differs(self) -> bool:
+        """Whether the service differs from the file."""
+        return any(c.action in DIFFERENT for c in self.changes)
+
+
+def _show(name: str, value: Any) -> str:
+    if name in SECRET_FIELDS:
+        return "<set>" if value else "<unset>"
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    return "-" if value is None else str(value)
+
+
+def _norm_list(values: Sequence[str] | None) -> list[str]:
+    return sorted(v.lower() for v in values or [])
+
+
+def event_differences(spec: EventSpec, event: LiveEvent) -> list[tuple[str, Any, Any]]:
+    """(field, now, wanted) of every written field the event does not have (EventFields names)."""
+    out: list[tuple[str, Any, Any]] = []
+    if spec.type != event.type:
+        out.append(("type", event.type, spec.type))
+    for name, wanted in spec.fields.items():
+        if name == "scheduled_time":
+            now: Any = event.scheduled_time
+            same = now is not None and wanted is not None and now == wanted
+        elif name == "record_parent_id":
+            now = event.record.parent_id if event.record else None
+            same = same_id(now, wanted)
+        elif name == "presets":
+            now = event.presets
+            same = sorted(now or []) == sorted(wanted or [])
+        elif name in ("privacy_domains", "privacy_email_domains"):
+            now = getattr(event, name)
+            same = _norm_list(now) == _norm_list(wanted)
+        elif name == "privacy_share":
+            share = event.privacy_share
+            now = share.model_dump(exclude_none=True, exclude={"link"}) if share else {}
+            # only the written keys count; an empty mapping means "anyone with the link" (nothing set)
+            same = all(now.get(k) == v for k, v in wanted.items()) and (bool(wanted) or not now)
+        else:
+            now = getattr(event, name, None)
+            same = now == wanted
+        if not same:
+            out.append((name, now, wanted))
+    return out
+
+
+def restream_differences(spec: RestreamSpec, target: Restream) -> list[tuple[str, Any, Any]]:
+    """(field, now, wanted) of a restream target's written fields that differ."""
+    out: list[tuple[str, Any, Any]] = []
+    for name in ("url", "key", "description", "enabled"):
+        wanted = getattr(spec, name)
+        now = getattr(target, name)
+        if wanted is not None and now != wanted:
+            out.append((name, now, wanted))
+    return out
+
+
+def batch_differences(spec: BatchSpec, batch: UniqueCodesBatch) -> list[tuple[str, Any, Any]]:
+    """(field, now, wanted) of a batch's settings that differ (a batch cannot be changed in place)."""
+    out: list[tuple[str, Any, Any]] = []
+    pairs = (
+        ("codes_amount", batch.codes_count, spec.codes_amount),
+        ("max_count", batch.max_count, spec.max_count),
+        ("sessions_per_code", batch.sessions_per_code, spec.sessions_per_code),
+    )
+    out += [(n, now, wanted) for n, now, wanted in pairs if now != wanted]
+    for name in ("starts_at", "expires_at"):
+        wanted_day = getattr(spec, name)
+        moment = getattr(batch, name)
+        now_day = moment.astimezone(UTC).date() if moment is not None else None
+        if wanted_day is not None and now_day != wanted_day:
+            out.append((name, now_day, wanted_day))
+    return out
+
+
+def _fields(diffs: list[tuple[str, Any, Any]]) -> list[tuple[str, str, str]]:
+    return [(n, _show(n, now), _show(n, wanted)) for n, now, wanted in diffs]
+
+
+def event_key(spec: EventSpec) -> str:
+    """The op_key scope of an event: its parent and name (events are matched by name within their parent)."""
+    return f"{spec.parent_id}/{spec.name}"
+
+
+class Planner:
+    """Reads what the service has (GET only) and the ledger's own record, and lists the changes."""
+
+    def __init__(self, client: VideoClient, ledger: Ledger | None, *, prune: bool = False) -> None:
+        self.client = client
+        self.ledger = ledger
+        self.prune = prune
+
+    def plan(self, state: DesiredState) -> Plan:
+        """The plan of the whole file: domains, DRM, then each event with its targets, batches, stream."""
+        plan = Plan()
+        if state.privacy_domains is not None:
+            self._domains(plan, state.privacy_domains)
+        for drm in state.drm:
+            self._drm(plan, drm)
+        events_by_parent: dict[str, list[LiveEvent]] = {}
+        for spec in state.events:
+            if spec.parent_id not in events_by_parent:
+                listed = self.client.live_events.iter_events(parent_id=spec.parent_id)
+                events_by_parent[spec.parent_id] = [e for e in listed if same_id(e.parent_id, spec.parent_id)]
+            matches = [e for e in events_by_parent[spec.parent_id] if e.name == spec.name]
+            if len(matches) > 1:
+                plan.changes.append(
+                    Change(
+                        CONFLICT, "event", spec.name, spec.where, reason=f"{len(matches)} events of that name"
+                    )
+                )
+                continue
+            self._event(plan, spec, matches[0] if matches else None)
+        if self.prune:
+            self._prune_events(plan, state)
+        past = [c.spec.past for c in plan.changes if c.kind == "codes" and c.action == CREATE and c.spec.past]
+        plan.problems += past
+        return plan
+
+    # -- workspace ------------------------------------------------------------------------------------
+
+    def _domains(self, plan: Plan, wanted: Sequence[str]) -> None:
+        have = {d.domain.lower(): d for d in self.client.privacy_domains.iter_domains() if d.domain}
+        for name in wanted:
+            found = have.get(name)
+            key = f"setup:domain:{name}"
+            if found is None:
+                plan.changes.append(Change(CREATE, "domain", name, op_key=key))
+            elif found.archived:
+                change = Change(UPDATE, "domain", name, fields=[("archived", "true", "false")], op_key=key)
+                change.object_id = found.id
+                plan.changes.append(change)
+            else:
+                plan.changes.append(Change(UNCHANGED, "domain", name))
+        for name, found in sorted(have.items()):
+            if name not in wanted and not found.archived:
+                action = DELETE if self.prune else UNCHANGED
+                reason = "" if self.prune else "not in the file (kept: --prune deletes it)"
+                change = Change(action, "domain", name, reason=reason, op_key=f"setup:domain:{name}")
+                change.object_id = found.id
+                plan.changes.append(change)
+
+    def _drm(self, plan: Plan, spec: DrmSpec) -> None:
+        label = "workspace" if spec.project_id is None else f"project {spec.project_id}"
+        have = self.client.drm.find(spec.project_id)
+        send = {"url": spec.url, "username": spec.username, "password": spec.password, "strict": spec.strict}
+        send = {k: v for k, v in send.items() if v is not None}
+        key = f"setup:drm:{spec.project_id or 'workspace'}"
+        if have is None:
+            fields = [(k, "-", _show("password" if k == "password" else k, v)) for k, v in send.items()]
+            plan.changes.append(
+                Change(CREATE, "drm", label, spec.where, fields, op_key=key, send=send, spec=spec)
+            )
+            return
+        diffs = [(k, getattr(have, k), v) for k, v in send.items() if getattr(have, k) != v]
+        action = UPDATE if diffs else UNCHANGED
+        changed = {k: send[k] for k, _, _ in diffs}
+        plan.changes.append(
+            Change(action, "drm", label, spec.where, _fields(diffs), op_key=key, send=changed)
+        )
+
+    # -- events ---------------------------------------------------------------------------------------
+
+    def _event(self, plan: Plan, spec: EventSpec, event: LiveEvent | None) -> None:
+        scope = event_key(spec)
+        if event is None:
+            fields = [(n, "-", _show(n, v)) for n, v in [("type", spec.type), *spec.fields.items()]]
+            if spec.restreams:
+                fields.append(("restreams", "-", _show("x", [r.name for r in spec.restreams])))
+            plan.changes.append(
+                Change(
+                    CREATE, "event", spec.name, spec.where, fields, op_key=f"setup:event:{scope}", event=spec
+                )
+            )
+            for batch in spec.batches or ():
+                plan.changes.append(self._batch_create(spec, batch, None))
+            if spec.poster_url:
+                plan.changes.append(Change(UPDATE, "poster", spec.name, spec.at("poster"), event=spec))
+            return
+        plan.found[(spec.parent_id, spec.name)] = event
+        pending = event.stream is None or event.stream.is_pending
+        diffs = event_differences(spec, event)
+        change = Change(
+            UNCHANGED, "event", spec.name, spec.where, _fields(diffs), event=spec, event_id=event.id
+        )
+        if diffs:
+            change.op_key = f"setup:event:{scope}:update"
+            change.send = {n: wanted for n, _, wanted in diffs}
+            change.action = UPDATE if pending else BLOCKED
+            if not pending:
+                status = event.stream.status if event.stream else "-"
+                change.reason = f"not updated: the event's stream is {status}, not pending (spec 3.2)"
+        plan.changes.append(change)
+        if spec.restreams is not None:
+            self._restreams(plan, spec, event)
+        if spec.batches is not None:
+            self._batches(plan, spec, event)
+        if spec.stream_start is not None:
+            self._stream(plan, spec, event)
+        if spec.poster_url and not self._poster_done(event.id, spec.poster_url):
+            plan.changes.append(
+                Change(UPDATE, "poster", spec.name, spec.at("poster"), event=spec, event_id=event.id)
+            )
+
+    def _restreams(self, plan: Plan, spec: EventSpec, event: LiveEvent) -> None:
+        have = {t.name: t for t in event.restreams or [] if t.name}
+        wanted = {r.name for r in spec.restreams or ()}
+        for target in spec.restreams or ():
+            label = f"{spec.name} / {target.name}"
+            key = f"setup:restream:{event.id}/{target.name}"
+            found = have.get(target.name)
+            if found is None:
+                plan.changes.append(
+                    Change(
+                        CREATE, "restream", label, target.where, op_key=key, event_id=event.id, spec=target
+                    )
+                )
+                continue
+            diffs = restream_differences(target, found)
+            change = Change(UPDATE if diffs else UNCHANGED, "restream", label, target.where, _fields(diffs))
+            change.op_key, change.event_id, change.object_id = f"{key}:update", event.id, found.id
+            change.send = {n: wanted_value for n, _, wanted_value in diffs}
+            plan.changes.append(change)
+        for name, found in sorted(have.items()):
+            if name not in wanted:
+                change = Change(DELETE if self.prune else UNCHANGED, "restream", f"{spec.name} / {name}")
+                change.reason = "" if self.prune else "not in the file (kept: --prune deletes it)"
+                change.op_key, change.event_id, change.object_id = (
+                    f"setup:restream:{event.id}/{name}:delete",
+                    event.id,
+                    found.id,
+                )
+                plan.changes.append(change)
+
+    def _batch_create(self, spec: EventSpec, batch: BatchSpec, event_id: str | None) -> Change:
+        fields = [
+            (n, "-", _show(n, getattr(batch, n)))
+            for n in ("codes_amount", "max_count", "sessions_per_code", "starts_at", "expires_at")
+            if getattr(batch, n) is not None
+        ]
+        label = f"{spec.name} / {batch.name}"
+        return Change(CREATE, "codes", label, batch.where, fields, event=spec, event_id=event_id, spec=batch)
+
+    def _batches(self, plan: Plan, spec: EventSpec, event: LiveEvent) -> None:
+        have = {b.name: b for b in self.client.unique_codes.iter_batches(event.id) if b.name}
+        plan.batches.update({(event.id, name): b.id for name, b in have.items()})
+        wanted = {b.name for b in spec.batches or ()}
+        for batch in spec.batches or ():
+            found = have.get(batch.name)
+            if found is None:
+                plan.changes.append(self._batch_create(spec, batch, event.id))
+                continue
+            diffs = batch_differences(batch, found)
+            change = Change(
+                CONFLICT if diffs else UNCHANGED, "codes", f"{spec.name} / {batch.name}", batch.where
+            )
+            change.fields, change.event_id, change.object_id = _fields(diffs), event.id, found.id
+            if diffs:
+                change.reason = (
+                    "a batch cannot be changed: give the new one another name (--prune deletes the old)"
+                )
+            plan.changes.append(change)
+        for name, found in sorted(have.items()):
+            if name not in wanted:
+                change = Change(DELETE if self.prune else UNCHANGED, "codes", f"{spec.name} / {name}")
+                change.reason = (
+                    "viewers with its codes lose access" if self.prune else "not in the file (kept)"
+                )
+                change.event_id, change.object_id = event.id, found.id
+                change.op_key = f"setup:codes:{event.id}/{name}:delete"
+                plan.changes.append(change)
+
+    def _stream(self, plan: Plan, spec: EventSpec, event: LiveEvent) -> None:
+        stream = event.stream
+        now = stream.started_at if stream else None
+        wanted = spec.stream_start
+        change = Change(
+            UNCHANGED, "stream", spec.name, spec.at("stream_start"), event=spec, event_id=event.id
+        )
+        if now != wanted:
+            change.fields = _fields([("started_at", now, wanted)])
+            change.op_key = f"setup:stream:{event.id}"
+            if stream is not None and stream.is_pending:
+                change.action = UPDATE
+            else:
+                change.action = BLOCKED
+                change.reason = "not rescheduled: no pending stream (spec 3.2)"
+        plan.changes.append(change)
+
+    def _poster_done(self, event_id: str, url: str) -> bool:
+        if self.ledger is None:
+            return False
+        done = self.ledger.ops(kind="set_poster", target_id=event_id, status=OpStatus.DONE)
+        return bool(done) and done[-1].params.get("poster") == poster_digest(url)
+
+    def _prune_events(self, plan: Plan, state: DesiredState) -> None:
+        """Events this ledger created that the file no longer declares (never one made by hand)."""
+        if self.ledger is None:
+            return
+        declared = {event_key(e) for e in state.events}
+        deleted = {op.target_id for op in self.ledger.ops(kind="delete_event", status=OpStatus.DONE)}
+        for op in self.ledger.ops(kind="create_event", status=OpStatus.DONE):
+            scope = f"{op.params.get('parent_id')}/{op.params.get('name')}"
+            if scope in declared or not op.created_id or op.created_id in deleted:
+                continue
+            from connectors.errors import NotFoundError
+
+            try:
+                event = self.client.live_events.get(op.created_id)
+            except NotFoundError:
+                continue
+            change = Change(DELETE, "event", str(op.params.get("name")), op_key=f"setup:event:{scope}:delete")
+            change.event_id, change.object_id = event.id, event.id
+            plan.changes.append(change)
+
+
+def plan_summary(plan: Plan) -> str:
+    """One line: how many of each action."""
+    counts = plan.counts()
+    order = (CREATE, UPDATE, DELETE, BLOCKED, CONFLICT, UNCHANGED)
+    return ", ".join(f"{counts.get(a, 0)} {a}" for a in order)
+
+
+def changes_text(plan: Plan, *, show_unchanged: bool = False) -> list[str]:
+    """The plan's lines as a person reads them."""
+    return [c.line() for c in plan.changes if show_unchanged or c.action != UNCHANGED or c.reason]
+
+
+def as_rows(plan: Plan) -> list[Mapping[str, Any]]:
+    """The plan as plain rows (reports, artifacts): no secret values."""
+    return [
+        {
+            "action": c.action,
+            "kind": c.kind,
+            "object": c.label,
+            "where": c.where,
+            "fields": [f[0] for f in c.fields],
+        }
+        for c in plan.changes
+    ]
