@@ -1,7 +1,9 @@
-"""A streaming S3 multipart writer (flat memory: one part buffered) and clean-up of unfinished uploads."""
+"""A streaming S3 multipart writer (parts sent while the next arrive, memory bounded); unfinished uploads."""
 
 from __future__ import annotations
 
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
@@ -12,16 +14,29 @@ if TYPE_CHECKING:
 #: Smallest part S3 accepts (all but the last part); the writer's default part is 8 MiB.
 MIN_PART_SIZE = 5 * 1024 * 1024
 DEFAULT_PART_SIZE = 8 * 1024 * 1024
+#: Parts being sent at once by default: the bytes keep arriving while they go (boto3's transfer manager
+#: sends 10; 4 reached it on loopback, bench/RESULTS.md `archive_copy`).
+DEFAULT_IN_FLIGHT = 4
 
-__all__ = ["MultipartWriter", "abort_uploads", "open_uploads", "MIN_PART_SIZE", "DEFAULT_PART_SIZE"]
+__all__ = [
+    "MultipartWriter",
+    "abort_uploads",
+    "open_uploads",
+    "MIN_PART_SIZE",
+    "DEFAULT_PART_SIZE",
+    "DEFAULT_IN_FLIGHT",
+]
 
 
 class MultipartWriter:
     """Write one object as a multipart upload: start(), write() as bytes arrive, complete() or abort().
 
-    At most one part (part_size plus the last chunk written) is held in memory; nothing touches the disk.
-    The object appears only on complete(): an interrupted writer leaves an unfinished upload, never an object
-    that looks complete (abort_uploads() removes it and its parts).
+    A full part is handed to one of `in_flight` threads and sent while write() takes the next bytes, so a
+    download feeding write() and the upload overlap. Memory is bounded whatever the object's size: at most
+    `in_flight` parts being sent plus the part being filled; write() waits for the oldest part when that many
+    are out. Nothing touches the disk. The object appears only on complete(): an interrupted writer leaves an
+    unfinished upload, never an object that looks complete (abort_uploads() removes it and its parts). A part
+    that failed is raised by the next write() or complete().
     """
 
     def __init__(
@@ -33,17 +48,24 @@ class MultipartWriter:
         part_size: int = DEFAULT_PART_SIZE,
         metadata: dict[str, str] | None = None,
         content_type: str = "application/octet-stream",
+        in_flight: int = DEFAULT_IN_FLIGHT,
     ) -> None:
         if part_size < MIN_PART_SIZE:
             raise ValueError(f"part_size must be at least {MIN_PART_SIZE} bytes (S3's smallest part)")
+        if in_flight < 1:
+            raise ValueError("in_flight must be at least 1")
         self._client = client
         self.bucket = bucket
         self.key = key
         self.part_size = part_size
+        self.in_flight = in_flight
         self._metadata = dict(metadata or {})
         self._content_type = content_type
         self._buffer = bytearray()
         self._parts: list[dict[str, Any]] = []
+        self._sending: deque[Future[dict[str, Any]]] = deque()
+        self._pool: ThreadPoolExecutor | None = None
+        self._next_part = 1
         self.upload_id: str | None = None
         self.written = 0
 
@@ -56,41 +78,71 @@ class MultipartWriter:
         return self.upload_id
 
     def write(self, data: bytes) -> None:
-        """Add bytes; a part is sent as soon as part_size bytes are buffered."""
+        """Add bytes; each full part (part_size bytes) is handed to a sending thread at once."""
         if self.upload_id is None:
             self.start()
         self._buffer += data
         self.written += len(data)
-        if len(self._buffer) >= self.part_size:
-            self._send_part()
+        while len(self._buffer) >= self.part_size:
+            part = bytes(memoryview(self._buffer)[: self.part_size])
+            del self._buffer[: self.part_size]
+            self._send(part)
 
-    def _send_part(self) -> None:
-        number = len(self._parts) + 1
+    @property
+    def parts_in_memory(self) -> int:
+        """Parts handed to the threads and not yet sent (their bytes are held until then)."""
+        return sum(1 for f in self._sending if not f.done())
+
+    def _send(self, part: bytes) -> None:
+        while self._sending and (len(self._sending) >= self.in_flight or self._sending[0].done()):
+            self._parts.append(self._sending.popleft().result())  # the oldest part's failure is raised here
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.in_flight, thread_name_prefix="s3-part")
+        number = self._next_part
+        self._next_part += 1
+        self._sending.append(self._pool.submit(self._upload_part, number, part))
+
+    def _upload_part(self, number: int, body: bytes) -> dict[str, Any]:
         answer = self._client.upload_part(
-            Bucket=self.bucket,
-            Key=self.key,
-            UploadId=str(self.upload_id),
-            PartNumber=number,
-            Body=bytes(self._buffer),
+            Bucket=self.bucket, Key=self.key, UploadId=str(self.upload_id), PartNumber=number, Body=body
         )
-        self._parts.append({"PartNumber": number, "ETag": answer["ETag"]})
-        self._buffer = bytearray()
+        return {"PartNumber": number, "ETag": answer["ETag"]}
+
+    def _drain(self) -> None:
+        while self._sending:
+            self._parts.append(self._sending.popleft().result())
+
+    def _close_pool(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
 
     def complete(self) -> None:
-        """Send the last part and complete the upload: the object appears whole."""
+        """Send the last part, wait for every part, and complete the upload: the object appears whole."""
         if self.upload_id is None:
             self.start()
-        if self._buffer or not self._parts:
-            self._send_part()
+        try:
+            if self._buffer or self._next_part == 1:
+                self._send(bytes(self._buffer))
+                self._buffer = bytearray()
+            self._drain()
+        finally:
+            self._close_pool()
+        parts = sorted(self._parts, key=lambda p: int(p["PartNumber"]))
         self._client.complete_multipart_upload(
             Bucket=self.bucket,
             Key=self.key,
             UploadId=str(self.upload_id),
-            MultipartUpload={"Parts": self._parts},  # type: ignore[typeddict-item]
+            MultipartUpload={"Parts": parts},  # type: ignore[typeddict-item]
         )
 
     def abort(self) -> None:
-        """Abort the upload (its parts are deleted); harmless when it never started or is already gone."""
+        """Stop sending (parts not yet sent are dropped) and abort the upload (its parts are deleted);
+        harmless when it never started or is already gone."""
+        for future in self._sending:
+            future.cancel()
+        self._close_pool()
+        self._sending.clear()
         if self.upload_id is not None:
             abort_uploads(self._client, self.bucket, self.key, [self.upload_id])
         self._buffer = bytearray()

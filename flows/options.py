@@ -13,8 +13,10 @@ poll_interval_option(), wait_timeout_option(), dry_run_option() and ServiceOptio
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, TypeVar
 
 # No heavy import here: the command line reads this module before it knows whether it runs anything.
@@ -191,3 +193,20 @@ def _check_bounds(spec: dataclasses.Field[Any], value: Any) -> None:
 def params(opts: Any) -> dict[str, Any]:
     """The values of the fields a job's flow takes: the flow's parameters for these options."""
     return {f.name: getattr(opts, f.name) for f in flow_fields(type(opts))}
+
+
+def parse_since(text: str, now: datetime | None = None) -> datetime:
+    """YYYY-MM-DD (midnight UTC), an ISO 8601 moment (naive = UTC), or a look-back such as 36h or 7d."""
+    back = re.fullmatch(r"(\d+)([hd])", text.strip())
+    if back:
+        amount = int(back.group(1))
+        delta = timedelta(hours=amount) if back.group(2) == "h" else timedelta(days=amount)
+        return (now or datetime.now(UTC)) - delta
+    try:
+        if len(text) == 10:
+            day = date.fromisoformat(text)
+            return datetime(day.year, day.month, day.day, tzinfo=UTC)
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigError(f"--since must be YYYY-MM-DD, an ISO 8601 time or 36h / 7d, not {text!r}") from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

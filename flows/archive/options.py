@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from connectors.config import ConfigError
-from flows.options import MIB, Cli, about, dry_run_option, ledger_option, report_option, transfers_option
+from flows.options import (
+    MIB,
+    Cli,
+    about,
+    dry_run_option,
+    ledger_option,
+    parse_since,
+    report_option,
+    transfers_option,
+)
 
 if TYPE_CHECKING:
     from tasks.archive.plan import Selection
@@ -95,20 +102,3 @@ class ArchiveOptions:
             return None
         project, _, folder = self.move_to.partition("/")
         return project, folder or None
-
-
-def parse_since(text: str, now: datetime | None = None) -> datetime:
-    """YYYY-MM-DD (midnight UTC), an ISO 8601 moment (naive = UTC), or a look-back such as 36h or 7d."""
-    back = re.fullmatch(r"(\d+)([hd])", text.strip())
-    if back:
-        amount = int(back.group(1))
-        delta = timedelta(hours=amount) if back.group(2) == "h" else timedelta(days=amount)
-        return (now or datetime.now(UTC)) - delta
-    try:
-        if len(text) == 10:
-            day = date.fromisoformat(text)
-            return datetime(day.year, day.month, day.day, tzinfo=UTC)
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise ConfigError(f"--since must be YYYY-MM-DD, an ISO 8601 time or 36h / 7d, not {text!r}") from None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
