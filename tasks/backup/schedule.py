@@ -10,7 +10,7 @@ from connectors.errors import NotFoundError, VideoApiError
 from connectors.models import Video
 from state.machine import OpStatus
 from tasks.backup.held import INDEX_STEP, Held, held_videos, op_key
-from tasks.backup.index import build_index, inventory_source, write_index
+from tasks.backup.index import DELETED, INVENTORY, build_index, inventory_source, write_index
 from tasks.backup.metadata import listing_mark
 from tasks.backup.plan import Selection, decide, in_selection, list_videos
 from tasks.backup.video import BackupContext, VideoResult, back_up_video, step
@@ -111,7 +111,9 @@ def _index(ctx: BackupContext, selection: Selection) -> str | None:
             had_deleted=bool(last.get("deleted")),
         )
 
-    ok, out = step(ctx, None, INDEX_STEP, {"videos": len(index.rows), "deleted": len(index.deleted)}, call)
+    names = (INVENTORY, DELETED, "manifest.parquet", "manifest.json")
+    params = {"videos": len(index.rows), "deleted": len(index.deleted)}
+    ok, out = step(ctx, None, INDEX_STEP, params, call, leftovers=[ctx.dest.key(n) for n in names])
     return None if ok else str(out)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -16,7 +16,7 @@ from connectors.models import Video
 from state.ledger import Ledger
 from state.models import Op
 from tasks.assets import choose_asset, extension
-from tasks.backup.files import save_files
+from tasks.backup.files import extra_files, save_files
 from tasks.backup.held import Held, op_key, video_dir
 from tasks.backup.metadata import content_mark, digest, files_mark, inventory_row, metadata_document
 from tasks.destination import Destination
@@ -29,6 +29,8 @@ __all__ = ["BackupContext", "VideoResult", "STEP_ERRORS", "back_up_video", "step
 STEP_ERRORS = (VideoApiError, *COPY_ERRORS, ValueError)
 #: Why a copy left open by a crash is made again: what it left was not a complete, verified object.
 NOT_TAKEN_EFFECT = "repeated after an unknown outcome: no complete object with the expected md5"
+#: Why a repeatable step left open by a crash is made again (what it left unfinished removed first).
+REPEATED = "repeated after an unknown outcome: its unfinished writes removed"
 
 
 @dataclass
@@ -68,13 +70,15 @@ def step(
     call: Callable[[], dict[str, Any]],
     *,
     recover: Callable[[Op], dict[str, Any] | None] | None = None,
+    leftovers: Sequence[str] = (),
     kind: str = "backup",
 ) -> tuple[bool, Any]:
     """Run one step exactly once (tasks/exactly_once.py): (True, result) or (False, error text).
 
-    An intent a crash left open is settled first: recover(op) gives the result when the step had taken
+    An intent a crash left open is settled first: what its writes left unfinished at `leftovers` (keys:
+    multipart uploads, .part files) is removed, then recover(op) gives the result when the step had taken
     effect (a direct check of the destination, believed at once), None when not; without recover the step
-    is repeatable (writing the same files again is harmless).
+    is repeatable (writing the same files again is harmless) and is made again.
     """
     journal: OpJournal[dict[str, Any]] = OpJournal(
         ctx.ledger,
@@ -86,14 +90,15 @@ def step(
         video_id=video_id,
     )
     lookup = None
-    if recover is not None:
-        found = recover
+    if recover is not None or leftovers:
 
         def settle(intent: Intent) -> dict[str, Any] | None:
+            for key in leftovers:
+                ctx.dest.discard_partial(key)
             op = ctx.ledger.get_op(int(intent.ref))
-            return found(op) if op is not None else None
+            return recover(op) if recover is not None and op is not None else None
 
-        lookup = Lookup(settle, listing=False, absent=NOT_TAKEN_EFFECT)
+        lookup = Lookup(settle, listing=False, absent=NOT_TAKEN_EFFECT if recover else REPEATED)
     try:
         return True, exactly_once(journal, call, lookup=lookup, refused=STEP_ERRORS)
     except (*STEP_ERRORS, NotMade) as exc:
@@ -180,7 +185,8 @@ def _files(
             ctx.dest.delete(key)
         return {"mark": mark, "files": saved, "notes": notes}
 
-    ok, out = step(ctx, video.id, "files", {"video_id": video.id, "mark": mark}, call)
+    keys = [ctx.dest.key(*video_dir(video.id), *extra.name.split("/")) for extra in extra_files(video)]
+    ok, out = step(ctx, video.id, "files", {"video_id": video.id, "mark": mark}, call, leftovers=keys)
     if not ok:
         return str(out)
     if out["files"] or before is not None:
@@ -230,7 +236,7 @@ def _metadata(
             "folder_id": video.folder_id,
         }
 
-    ok, out = step(ctx, video.id, "metadata", params, call)
+    ok, out = step(ctx, video.id, "metadata", params, call, leftovers=[key])
     if not ok:
         return str(out)
     if write:
