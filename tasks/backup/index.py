@@ -26,6 +26,7 @@ __all__ = [
     "FORMAT",
     "Index",
     "build_index",
+    "csv_bytes",
     "inventory_source",
     "write_index",
 ]
@@ -127,7 +128,8 @@ def inventory_source(dest: Destination) -> Callable[[Mapping[str, Any]], str]:
     return lambda copied: dest.source(str(copied.get("object_key")))
 
 
-def _csv(rows: list[dict[str, str]]) -> bytes:
+def csv_bytes(rows: list[dict[str, str]]) -> bytes:
+    """Inventory rows as a UTF-8 CSV file: migrate's columns, RFC 4180 quoting (line breaks kept in cells)."""
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=list(INVENTORY_COLUMNS), lineterminator="\n")
     writer.writeheader()
@@ -160,11 +162,11 @@ def write_index(
     """Write inventory.csv, deleted.csv (removed when no kept video is deleted any more), manifest.parquet and
     manifest.json, in that order (the manifest names the two inventories with their md5); what was written."""
     stamp = written_at.isoformat()
-    inventory = _csv(index.rows)
+    inventory = csv_bytes(index.rows)
     dest.put_bytes(dest.key(INVENTORY), inventory, "text/csv; charset=utf-8")
     files = [_file_row(INVENTORY, inventory, stamp)]
     if index.deleted:
-        deleted = _csv(index.deleted)
+        deleted = csv_bytes(index.deleted)
         dest.put_bytes(dest.key(DELETED), deleted, "text/csv; charset=utf-8")
         files.append(_file_row(DELETED, deleted, stamp))
     elif had_deleted:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import logging
 import stat
 import time
 from pathlib import Path
@@ -221,3 +222,46 @@ def test_options_that_cannot_work_are_refused(bad: str) -> None:
     }
     with pytest.raises(ConfigError, match=bad):
         BackupOptions(**{**values, **cases[bad]}).check()
+
+
+def test_no_link_token_or_title_reaches_logs_reports_or_the_ledger_report(
+    tmp_path: Path,
+    emu: Workspace,
+    emu_control: EmulatorControl,
+    clip_factory,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from flows.ledger_report import report_only, summary_lines
+
+    make_library(tmp_path, emu_control, emu, clip_factory, n=3)
+    titles = [v["title"] for v in emu_control.videos(emu)]
+    caplog.set_level(logging.DEBUG)
+    outcome = backup(emu, str(tmp_path / "d"), tmp_path / "l.db", report_dir=str(tmp_path / "r"))
+    assert outcome.exit_code == 0
+    report, files = report_only(str(tmp_path / "l.db"), str(tmp_path / "lr"), ("csv", "json", "html"))
+    shown = caplog.text + "".join(
+        p.read_text() for p in [*(tmp_path / "r").iterdir()] if p.suffix != ".parquet"
+    )
+    shown += "".join(p.read_text() for p in files) + json.dumps(outcome.as_dict())
+    assert summary_lines(report.summary)[-1].startswith("backup: 3 videos kept")
+    for secret in (emu.token, "sig=", *titles):
+        assert secret not in shown, secret
+    manifest = (tmp_path / "d" / "manifest.json").read_text()
+    assert "sig=" not in manifest and not any(t in manifest for t in titles)
+
+
+def test_since_reads_only_what_changed_since_and_leaves_the_rest_as_kept(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory
+) -> None:
+    make_library(tmp_path, emu_control, emu, clip_factory, n=2)
+    dest, ledger = str(tmp_path / "d"), tmp_path / "l.db"
+    assert backup(emu, dest, ledger, since="1d").counts == {"copied": 2}  # made just now: inside the window
+    first, second = sorted(v["id"] for v in emu_control.videos(emu))
+    with VideoClient.from_settings(settings_for(emu, **FAST)) as client:
+        client.videos.update(first, description="changed since")
+        client.videos.copy(second)  # a new video
+    started = time.time()
+    future = backup(emu, dest, ledger, since="2999-01-01")  # nothing made or changed since: nothing read
+    assert future.counts == {"unchanged": 2, "skipped": 1}
+    assert video_reads(emu_control, emu, since=started) == 0
+    assert backup(emu, dest, ledger, since="1h").counts == {"updated": 1, "unchanged": 1, "copied": 1}
