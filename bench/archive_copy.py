@@ -33,14 +33,18 @@ UNLIMITED_PER_SECOND, UNLIMITED_PER_MINUTE = 10_000, 600_000
 READY_TIMEOUT = 300.0
 
 
-def _recording(emu: EmulatorProcess, ws: Workspace, size: int, name: str) -> tuple[str, dict[str, Any]]:
-    """A live event with one finished broadcast whose recording is `size` bytes (the clip, then random bytes).
+def _recording(
+    emu: EmulatorProcess, ws: Workspace, size: int, name: str, parent_id: str | None = None
+) -> tuple[str, dict[str, Any]]:
+    """A live event (in parent_id, else the default project) with one finished broadcast whose recording is
+    `size` bytes (the clip, then random bytes) and lands beside the event.
 
     Uses the broadcast control call's `size_bytes` hook; returns (event id, the recording's original asset)
     once the recording is done.
     """
+    event = {"name": name, "type": "recurring", **({"parent_id": parent_id} if parent_id else {})}
     with httpx.Client(base_url=ws.base_url, headers=ws.headers, timeout=120.0) as api:
-        answer = api.post("/v2/live/events", json={"name": name, "type": "recurring"})
+        answer = api.post("/v2/live/events", json=event)
         answer.raise_for_status()
         event_id = str(answer.json()["data"]["id"])
         api.put(f"/v2/live/events/{event_id}/enable").raise_for_status()  # only enabled events are ingested
