@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
@@ -17,7 +15,7 @@ from bench.child import measure
 from bench.figures import Figure
 from bench.services import EmulatorProcess, MotoProcess
 from bench.workload import MIB, BenchConfig, fit_size, settings_for
-from connectors.s3_multipart import DEFAULT_PART_SIZE
+from connectors.s3_multipart import DEFAULT_IN_FLIGHT, DEFAULT_PART_SIZE
 from emulator.control import Workspace
 
 if TYPE_CHECKING:
@@ -224,9 +222,16 @@ def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: Mot
     )
 
 
-def _memory(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: MotoProcess) -> Iterator[Figure]:
-    root = cfg.subdir("archive-memory")
-    sizes = QUICK_MEMORY if cfg.quick else FULL_MEMORY
+def copy_memory(
+    cfg: BenchConfig,
+    ws: Workspace,
+    moto: MotoProcess,
+    job: str,
+    sizes: tuple[int, int],
+    options_for: Callable[[int, int], dict[str, Any]],
+) -> Iterator[Figure]:
+    """Peak RSS of an archive or backup run (`job`) in a child process, with a reference and a big video:
+    options_for(n, size) makes the video and answers the run's options (into s3://BUCKET/mem-n/)."""
     env = {
         "VIDEOFERRY_API_URL": ws.base_url,
         "VIDEOFERRY_UPLOAD_URL": ws.upload_url,
@@ -236,31 +241,40 @@ def _memory(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: MotoPro
     s3 = _s3_client(moto)
     results: list[tuple[int, dict[str, Any]]] = []
     for n, wanted in enumerate(sizes):
-        size = fit_size(cfg, wanted, copies=3, what="archive memory recording", minimum=sizes[0])
-        event_id, _ = _recording(emu, ws, size, f"memory-{n}")
-        opts = {"to": f"s3://{BUCKET}/mem-{n}/", "events": [event_id], "ledger": str(root / f"mem-{n}.db")}
-        result = measure({"options": opts}, env, module="bench.archive_copy")
+        size = fit_size(cfg, wanted, copies=3, what=f"{job} memory video", minimum=sizes[0])
+        result = measure({"job": job, "options": options_for(n, size)}, env)
         if result["exit_code"] != 0 or result["bytes"] != size:
-            raise RuntimeError(f"archive of {size} bytes: {result}")
+            raise RuntimeError(f"{job} of {size} bytes: {result}")
         results.append((size, result))
         _empty(s3, f"mem-{n}/")
     (ref_size, ref), (size, big) = results
     peak, ref_peak = big["peak_rss"] / MIB, ref["peak_rss"] / MIB
     yield Figure(
-        "peak_rss_archive",
+        f"peak_rss_{job}",
         peak,
         "MiB",
-        f"{size // MIB} MiB recording by run_archive to s3:// (8 MiB parts) in a child process: "
-        f"{big['peak_rss'] / size:.3f} x the recording; after imports {big['baseline_rss'] / MIB:.0f} MiB; "
-        f"whole run {size / MIB / big['seconds']:.0f} MiB/s",
+        f"{size // MIB} MiB video by run_{job} to s3:// (8 MiB parts, {DEFAULT_IN_FLIGHT} in flight) in a "
+        f"child process: {big['peak_rss'] / size:.3f} x the video; after imports "
+        f"{big['baseline_rss'] / MIB:.0f} MiB; whole run {size / MIB / big['seconds']:.0f} MiB/s",
     )
     yield Figure(
-        "peak_rss_growth_archive",
+        f"peak_rss_growth_{job}",
         peak - ref_peak,
         "MiB",
-        f"peak with the {size // MIB} MiB recording minus peak with a {ref_size // MIB} MiB one "
-        f"({ref_peak:.0f} MiB); flat memory = about 0",
+        f"peak with the {size // MIB} MiB video minus peak with a {ref_size // MIB} MiB one "
+        f"({ref_peak:.0f} MiB); flat memory = about 0 (the parts in memory are bounded: at most "
+        f"{DEFAULT_IN_FLIGHT + 1} x 8 MiB whatever the size)",
     )
+
+
+def _memory(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: MotoProcess) -> Iterator[Figure]:
+    root = cfg.subdir("archive-memory")
+
+    def options_for(n: int, size: int) -> dict[str, Any]:
+        event_id, _ = _recording(emu, ws, size, f"memory-{n}")
+        return {"to": f"s3://{BUCKET}/mem-{n}/", "events": [event_id], "ledger": str(root / f"mem-{n}.db")}
+
+    yield from copy_memory(cfg, ws, moto, "archive", QUICK_MEMORY if cfg.quick else FULL_MEMORY, options_for)
 
 
 def run(cfg: BenchConfig) -> Iterator[Figure]:
@@ -276,35 +290,3 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
         _s3_client(moto).create_bucket(Bucket=BUCKET)
         yield from _throughput(cfg, emu, ws, moto)
         yield from _memory(cfg, emu, ws, moto)
-
-
-def _child() -> None:
-    """The measured process: run_archive with options from stdin; prints its peak RSS as JSON."""
-    import logging
-
-    from bench.child import _peak_rss, _rss_now
-    from connectors.config import Settings
-    from flows.archive.options import ArchiveOptions
-    from flows.archive.runner import run_archive
-
-    logging.basicConfig(level=logging.ERROR)
-    spec = json.loads(sys.stdin.read())
-    opts = ArchiveOptions(**spec["options"])
-    settings = Settings.from_env()
-    baseline = _rss_now()
-    started = time.perf_counter()
-    outcome = run_archive(opts, settings)
-    seconds = time.perf_counter() - started
-    result = {
-        "baseline_rss": baseline,
-        "seconds": seconds,
-        "exit_code": outcome.exit_code,
-        "bytes": outcome.bytes,
-        "reasons": outcome.reasons[:5],
-        "peak_rss": _peak_rss(),
-    }
-    print(json.dumps(result), flush=True)
-
-
-if __name__ == "__main__":
-    _child()

@@ -3,15 +3,12 @@ from the backup both ways: the bytes through videoferry (tus) and the service pu
 
 from __future__ import annotations
 
-import json
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from bench.archive_copy import BUCKET, _aws_env, _empty, _recording, _s3_client, raw_copy
-from bench.child import measure
+from bench.archive_copy import BUCKET, _aws_env, _empty, _recording, _s3_client, copy_memory, raw_copy
 from bench.figures import Figure
 from bench.services import EmulatorProcess, MotoProcess
 from bench.workload import MIB, BenchConfig, fit_size, settings_for
@@ -90,42 +87,13 @@ def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: Mot
 
 def _memory(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: MotoProcess) -> Iterator[Figure]:
     root = cfg.subdir("backup-memory")
-    env = {
-        "VIDEOFERRY_API_URL": ws.base_url,
-        "VIDEOFERRY_UPLOAD_URL": ws.upload_url,
-        "VIDEOFERRY_TOKEN": ws.token,
-        **moto.env,
-    }
-    s3 = _s3_client(moto)
-    results: list[tuple[int, dict[str, Any]]] = []
-    sizes = QUICK_MEMORY if cfg.quick else FULL_MEMORY
-    for n, wanted in enumerate(sizes):
-        size = fit_size(cfg, wanted, copies=3, what="backup memory video", minimum=sizes[0])
-        project, _ = emu.ctl().create_project(ws)
+
+    def options_for(n: int, size: int) -> dict[str, Any]:
+        project, _ = emu.ctl().create_project(ws)  # a project of its own: the run backs up this video only
         _recording(emu, ws, size, f"memory-{n}", parent_id=project)
-        opts = {"project": project, "to": f"s3://{BUCKET}/mem-{n}/", "ledger": str(root / f"mem-{n}.db")}
-        result = measure({"options": opts}, env, module="bench.backup_copy")
-        if result["exit_code"] != 0 or result["bytes"] != size:
-            raise RuntimeError(f"backup of {size} bytes: {result}")
-        results.append((size, result))
-        _empty(s3, f"mem-{n}/")
-    (ref_size, ref), (size, big) = results
-    peak, ref_peak = big["peak_rss"] / MIB, ref["peak_rss"] / MIB
-    yield Figure(
-        "peak_rss_backup",
-        peak,
-        "MiB",
-        f"{size // MIB} MiB video by run_backup to s3:// (8 MiB parts, 4 in flight) in a child process: "
-        f"{big['peak_rss'] / size:.3f} x the video; after imports {big['baseline_rss'] / MIB:.0f} MiB; "
-        f"whole run {size / MIB / big['seconds']:.0f} MiB/s",
-    )
-    yield Figure(
-        "peak_rss_growth_backup",
-        peak - ref_peak,
-        "MiB",
-        f"peak with the {size // MIB} MiB video minus peak with a {ref_size // MIB} MiB one "
-        f"({ref_peak:.0f} MiB); flat memory = about 0",
-    )
+        return {"project": project, "to": f"s3://{BUCKET}/mem-{n}/", "ledger": str(root / f"mem-{n}.db")}
+
+    yield from copy_memory(cfg, ws, moto, "backup", QUICK_MEMORY if cfg.quick else FULL_MEMORY, options_for)
 
 
 def _restore_once(emu: EmulatorProcess, inventory: str, via: str, workdir: Path) -> tuple[float, int, int]:
@@ -199,35 +167,3 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
         yield from _throughput(cfg, emu, ws, moto)
         yield from _memory(cfg, emu, ws, moto)
         yield from _restore(cfg, emu, ws, moto)
-
-
-def _child() -> None:
-    """The measured process: run_backup with options from stdin; prints its peak RSS as JSON."""
-    import logging
-
-    from bench.child import _peak_rss, _rss_now
-    from connectors.config import Settings
-    from flows.backup.options import BackupOptions
-    from flows.backup.runner import run_backup
-
-    logging.basicConfig(level=logging.ERROR)
-    spec = json.loads(sys.stdin.read())
-    opts = BackupOptions(**spec["options"])
-    settings = Settings.from_env()
-    baseline = _rss_now()
-    started = time.perf_counter()
-    outcome = run_backup(opts, settings)
-    seconds = time.perf_counter() - started
-    result = {
-        "baseline_rss": baseline,
-        "seconds": seconds,
-        "exit_code": outcome.exit_code,
-        "bytes": outcome.bytes,
-        "reasons": outcome.reasons[:5],
-        "peak_rss": _peak_rss(),
-    }
-    print(json.dumps(result), flush=True)
-
-
-if __name__ == "__main__":
-    _child()
