@@ -70,6 +70,7 @@ def report_cmd(
         typer.echo(f"wrote {path}")
 
 
+
 def register(app: typer.Typer) -> None:
     """Add `status` and `report` to the app."""
     app.command()(status)

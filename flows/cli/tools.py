@@ -40,6 +40,8 @@ def demo(
     raise typer.Exit(run_demo(items=items, workdir=workdir, transfers=transfers))
 
 
+
+
 def register(app: typer.Typer) -> None:
     """Add `emulator` and `demo` to the app."""
     app.command()(emulator)
