@@ -202,9 +202,9 @@ def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: Mot
         "archive_throughput",
         best_archive,
         "MiB/s",
-        f"{mib:.0f} MiB recording by run_archive to s3:// (moto), 8 MiB parts ({DEFAULT_IN_FLIGHT} in flight while "
-        f"the download goes on), the copy step's intent -> "
-        f"outcome in the ledger, best of {ROUNDS}: {', '.join(f'{t:.2f}' for t, _ in archived)} s; "
+        f"{mib:.0f} MiB recording by run_archive to s3:// (moto), 8 MiB parts ({DEFAULT_IN_FLIGHT} in flight "
+        f"while the download goes on), the copy step's intent -> outcome in the ledger, best of {ROUNDS}: "
+        f"{', '.join(f'{t:.2f}' for t, _ in archived)} s; "
         f"whole run_archive calls {', '.join(f'{w:.2f}' for _, w in archived)} s",
     )
     yield Figure(
