@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from botocore.exceptions import ClientError
 
@@ -32,9 +32,11 @@ class MultipartWriter:
     """Write one object as a multipart upload: start(), write() as bytes arrive, complete() or abort().
 
     A full part is handed to one of `in_flight` threads and sent while write() takes the next bytes, so a
-    download feeding write() and the upload overlap. Memory is bounded whatever the object's size: at most
-    `in_flight` parts being sent plus the part being filled; write() waits for the oldest part when that many
-    are out. Nothing touches the disk. The object appears only on complete(): an interrupted writer leaves an
+    download feeding write() and the upload overlap. Memory is bounded whatever the object's size: the parts
+    are filled into at most `in_flight + 1` buffers of `part_size` bytes, reused once their part is sent
+    (write() waits for the oldest part when `in_flight` are out), so after the first parts the writer
+    allocates nothing more (new 8 MiB blocks for every part let glibc's heap grow with the object's size).
+    Nothing touches the disk. The object appears only on complete(): an interrupted writer leaves an
     unfinished upload, never an object that looks complete (abort_uploads() removes it and its parts). A part
     that failed is raised by the next write() or complete().
     """
@@ -61,9 +63,12 @@ class MultipartWriter:
         self.in_flight = in_flight
         self._metadata = dict(metadata or {})
         self._content_type = content_type
-        self._buffer = bytearray()
+        self._part: bytearray | None = None  # the part being filled (part_size bytes, `_filled` of them used)
+        self._filled = 0
+        self._free: list[bytearray] = []  # buffers whose part was sent, to be filled again
+        self.buffers = 0  #: part buffers allocated so far (at most in_flight + 1)
         self._parts: list[dict[str, Any]] = []
-        self._sending: deque[Future[dict[str, Any]]] = deque()
+        self._sending: deque[tuple[Future[dict[str, Any]], bytearray]] = deque()
         self._pool: ThreadPoolExecutor | None = None
         self._next_part = 1
         self.upload_id: str | None = None
@@ -81,36 +86,64 @@ class MultipartWriter:
         """Add bytes; each full part (part_size bytes) is handed to a sending thread at once."""
         if self.upload_id is None:
             self.start()
-        self._buffer += data
         self.written += len(data)
-        while len(self._buffer) >= self.part_size:
-            part = bytes(memoryview(self._buffer)[: self.part_size])
-            del self._buffer[: self.part_size]
-            self._send(part)
+        view = memoryview(data)
+        while view:
+            if self._part is None:
+                self._part = self._buffer()
+            n = min(len(view), self.part_size - self._filled)
+            self._part[self._filled : self._filled + n] = view[:n]
+            self._filled += n
+            view = view[n:]
+            if self._filled == self.part_size:
+                full, self._part, self._filled = self._part, None, 0
+                self._send(full, full)
 
     @property
     def parts_in_memory(self) -> int:
         """Parts handed to the threads and not yet sent (their bytes are held until then)."""
-        return sum(1 for f in self._sending if not f.done())
+        return sum(1 for f, _ in self._sending if not f.done())
 
-    def _send(self, part: bytes) -> None:
-        while self._sending and (len(self._sending) >= self.in_flight or self._sending[0].done()):
-            self._parts.append(self._sending.popleft().result())  # the oldest part's failure is raised here
+    def _buffer(self) -> bytearray:
+        """A part buffer: one whose part was sent, else a new one (the first in_flight + 1 parts)."""
+        self._make_room()
+        if self._free:
+            return self._free.pop()
+        self.buffers += 1
+        return bytearray(self.part_size)
+
+    def _make_room(self) -> None:
+        """Take in the parts already sent, and wait for the oldest while in_flight are out (its failure is
+        raised here)."""
+        while self._sending and (len(self._sending) >= self.in_flight or self._sending[0][0].done()):
+            self._collect()
+
+    def _collect(self) -> None:
+        future, buffer = self._sending.popleft()
+        self._parts.append(future.result())
+        self._free.append(buffer)
+
+    def _send(self, body: bytes | bytearray, buffer: bytearray) -> None:
+        self._make_room()
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.in_flight, thread_name_prefix="s3-part")
         number = self._next_part
         self._next_part += 1
-        self._sending.append(self._pool.submit(self._upload_part, number, part))
+        self._sending.append((self._pool.submit(self._upload_part, number, body), buffer))
 
-    def _upload_part(self, number: int, body: bytes) -> dict[str, Any]:
-        answer = self._client.upload_part(
-            Bucket=self.bucket, Key=self.key, UploadId=str(self.upload_id), PartNumber=number, Body=body
+    def _upload_part(self, number: int, body: bytes | bytearray) -> dict[str, Any]:
+        answer = self._client.upload_part(  # botocore sends a bytearray as it sends bytes (no copy)
+            Bucket=self.bucket,
+            Key=self.key,
+            UploadId=str(self.upload_id),
+            PartNumber=number,
+            Body=cast(bytes, body),
         )
         return {"PartNumber": number, "ETag": answer["ETag"]}
 
     def _drain(self) -> None:
         while self._sending:
-            self._parts.append(self._sending.popleft().result())
+            self._collect()
 
     def _close_pool(self) -> None:
         if self._pool is not None:
@@ -122,12 +155,14 @@ class MultipartWriter:
         if self.upload_id is None:
             self.start()
         try:
-            if self._buffer or self._next_part == 1:
-                self._send(bytes(self._buffer))
-                self._buffer = bytearray()
+            if self._filled or self._next_part == 1:
+                last = self._part if self._part is not None else bytearray()
+                self._send(bytes(memoryview(last)[: self._filled]), last)
+                self._part, self._filled = None, 0
             self._drain()
         finally:
             self._close_pool()
+        self._free.clear()
         parts = sorted(self._parts, key=lambda p: int(p["PartNumber"]))
         self._client.complete_multipart_upload(
             Bucket=self.bucket,
@@ -139,13 +174,14 @@ class MultipartWriter:
     def abort(self) -> None:
         """Stop sending (parts not yet sent are dropped) and abort the upload (its parts are deleted);
         harmless when it never started or is already gone."""
-        for future in self._sending:
+        for future, _ in self._sending:
             future.cancel()
         self._close_pool()
         self._sending.clear()
         if self.upload_id is not None:
             abort_uploads(self._client, self.bucket, self.key, [self.upload_id])
-        self._buffer = bytearray()
+        self._part, self._filled = None, 0
+        self._free.clear()
 
 
 def open_uploads(client: S3Client, bucket: str, key: str) -> list[str]:
