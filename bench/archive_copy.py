@@ -112,7 +112,6 @@ def archive_once(ws: Workspace, event_id: str, size: int, workdir: Path, n: int)
     """
     from flows.archive.options import ArchiveOptions
     from flows.archive.runner import run_archive
-    from state.ledger import Ledger
 
     ledger = workdir / f"archive-{n}.db"
     opts = ArchiveOptions(to=f"s3://{BUCKET}/run-{n}/", events=[event_id], ledger=str(ledger), transfers=1)
@@ -123,14 +122,18 @@ def archive_once(ws: Workspace, event_id: str, size: int, workdir: Path, n: int)
         raise RuntimeError(
             f"archive run {n}: exit {outcome.exit_code}, {outcome.bytes} bytes: {outcome.reasons}"
         )
-    reader = Ledger.open(str(ledger), create=False)
-    try:
-        copies = [op for op in reader.ops() if (op.op_key or "").endswith(":copy")]
-    finally:
-        reader.close()
-    (op,) = copies
+    return copy_step_seconds(ledger), wall
+
+
+def copy_step_seconds(ledger: Path) -> float:
+    """Seconds of the run's one copy step (op key ending `:copy`), from its intent to its outcome as the
+    ledger journals them."""
+    from state.ledger import Ledger
+
+    with Ledger.open(str(ledger), create=False) as reader:
+        (op,) = [op for op in reader.ops() if (op.op_key or "").endswith(":copy")]
     assert op.outcome_at is not None
-    return (op.outcome_at - op.intent_at).total_seconds(), wall
+    return (op.outcome_at - op.intent_at).total_seconds()
 
 
 class _LinkReader:

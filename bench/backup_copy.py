@@ -8,7 +8,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from bench.archive_copy import BUCKET, _aws_env, _empty, _recording, _s3_client, copy_memory, raw_copy
+from bench.archive_copy import (
+    BUCKET,
+    _aws_env,
+    _empty,
+    _recording,
+    _s3_client,
+    copy_memory,
+    copy_step_seconds,
+    raw_copy,
+)
 from bench.figures import Figure
 from bench.services import EmulatorProcess, MotoProcess
 from bench.workload import MIB, BenchConfig, fit_size, settings_for
@@ -29,7 +38,6 @@ def backup_once(ws: Workspace, project: str, size: int, workdir: Path, n: int) -
     step from its intent to its outcome as the ledger journals them, wall seconds of the whole run)."""
     from flows.backup.options import BackupOptions
     from flows.backup.runner import run_backup
-    from state.ledger import Ledger
 
     ledger = workdir / f"backup-{n}.db"
     opts = BackupOptions(project=project, to=f"s3://{BUCKET}/backup-{n}/", ledger=str(ledger), transfers=1)
@@ -40,10 +48,7 @@ def backup_once(ws: Workspace, project: str, size: int, workdir: Path, n: int) -
         raise RuntimeError(
             f"backup run {n}: exit {outcome.exit_code}, {outcome.bytes} bytes: {outcome.reasons}"
         )
-    with Ledger.open(str(ledger), create=False) as reader:
-        (op,) = [op for op in reader.ops() if (op.op_key or "").endswith(":copy")]
-    assert op.outcome_at is not None
-    return (op.outcome_at - op.intent_at).total_seconds(), wall
+    return copy_step_seconds(ledger), wall
 
 
 def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: MotoProcess) -> Iterator[Figure]:
