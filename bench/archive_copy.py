@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 FULL_SIZE, QUICK_SIZE = 512 * MIB, 16 * MIB
 FULL_MEMORY, QUICK_MEMORY = (64 * MIB, 512 * MIB), (4 * MIB, 16 * MIB)
 #: Each way runs this often, alternating (archive, raw, raw sequential, archive, ...); the best is reported.
-ROUNDS = 2
+ROUNDS = 3
 BUCKET = "videoferry-archive-bench"
 UNLIMITED_PER_SECOND, UNLIMITED_PER_MINUTE = 10_000, 600_000
 READY_TIMEOUT = 300.0

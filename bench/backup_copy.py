@@ -29,7 +29,7 @@ FULL_MEMORY, QUICK_MEMORY = (64 * MIB, 512 * MIB), (4 * MIB, 16 * MIB)
 #: The restore: this many videos of this size, backed up to S3 and migrated back into another workspace.
 RESTORE_VIDEOS, FULL_RESTORE, QUICK_RESTORE = 4, 32 * MIB, 2 * MIB
 #: Each way runs this often, alternating (backup, raw, backup, raw); the best is reported.
-ROUNDS = 2
+ROUNDS = 3
 UNLIMITED_PER_SECOND, UNLIMITED_PER_MINUTE = 10_000, 600_000
 
 

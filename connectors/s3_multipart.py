@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any, cast
 
 from botocore.exceptions import ClientError
@@ -68,7 +67,7 @@ class MultipartWriter:
         self._free: list[bytearray] = []  # buffers whose part was sent, to be filled again
         self.buffers = 0  #: part buffers allocated so far (at most in_flight + 1)
         self._parts: list[dict[str, Any]] = []
-        self._sending: deque[tuple[Future[dict[str, Any]], bytearray]] = deque()
+        self._sending: list[tuple[Future[dict[str, Any]], bytearray]] = []
         self._pool: ThreadPoolExecutor | None = None
         self._next_part = 1
         self.upload_id: str | None = None
@@ -113,15 +112,23 @@ class MultipartWriter:
         return bytearray(self.part_size)
 
     def _make_room(self) -> None:
-        """Take in the parts already sent, and wait for the oldest while in_flight are out (its failure is
-        raised here)."""
-        while self._sending and (len(self._sending) >= self.in_flight or self._sending[0][0].done()):
-            self._collect()
+        """Take in the parts already sent (a failed one is raised here), and while in_flight are out wait
+        for whichever ends first (not the oldest: one slow part does not hold the others' slots)."""
+        self._collect(done=True)
+        while len(self._sending) >= self.in_flight:
+            wait([future for future, _ in self._sending], return_when=FIRST_COMPLETED)
+            self._collect(done=True)
 
-    def _collect(self) -> None:
-        future, buffer = self._sending.popleft()
-        self._parts.append(future.result())
-        self._free.append(buffer)
+    def _collect(self, *, done: bool) -> None:
+        """Take in the parts sent: the finished ones (done=True), else all of them (waiting for each)."""
+        kept: list[tuple[Future[dict[str, Any]], bytearray]] = []
+        for future, buffer in self._sending:
+            if done and not future.done():
+                kept.append((future, buffer))
+                continue
+            self._parts.append(future.result())
+            self._free.append(buffer)
+        self._sending = kept
 
     def _send(self, body: bytes | bytearray, buffer: bytearray) -> None:
         self._make_room()
@@ -142,8 +149,7 @@ class MultipartWriter:
         return {"PartNumber": number, "ETag": answer["ETag"]}
 
     def _drain(self) -> None:
-        while self._sending:
-            self._collect()
+        self._collect(done=False)
 
     def _close_pool(self) -> None:
         if self._pool is not None:
