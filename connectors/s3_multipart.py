@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 MIN_PART_SIZE = 5 * 1024 * 1024
 DEFAULT_PART_SIZE = 8 * 1024 * 1024
 #: Parts being sent at once by default: the bytes keep arriving while they go (boto3's transfer manager
-#: sends 10; 4 reached it on loopback, bench/RESULTS.md `archive_copy`).
+#: sends 10; for the upload alone 4 did as well on loopback: bench/RESULTS.md, issue 30).
 DEFAULT_IN_FLIGHT = 4
 
 __all__ = [
