@@ -159,6 +159,9 @@ def _spawn(port: int) -> subprocess.Popen[bytes]:
         # Prefect passes its whole environment; the service's token and addresses are not the server's.
         env={**{k: v for k, v in os.environ.items() if not k.startswith("VIDEOFERRY_")}, **SERVER_ENV},
         stdin=subprocess.DEVNULL,
+        # Its own session: a terminal's Ctrl-C goes to the command's process group, and the command still
+        # needs the server to record the interrupted flow run (it stops the server itself, or dies with it).
+        start_new_session=True,
         preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
     )
 
