@@ -23,26 +23,40 @@ class ArchiveOptions:
     """What one archive run is asked to do (the command line's options and the flow's parameters)."""
 
     to: str = field(
-        metadata=about("Destination: s3://bucket/prefix/ or a local directory.", Cli(flag="--to"))
+        metadata=about(
+            "Destination: s3://bucket/prefix/ or a local directory.",
+            Cli(flag="--to", metavar="s3://BUCKET/PREFIX/|DIR"),
+        )
     )
     events: list[str] | None = field(
-        default=None, metadata=about("Live event ids, comma separated.", Cli(commas=True))
+        default=None, metadata=about("Live event ids, comma separated.", Cli(commas=True, metavar="ID,ID"))
     )
-    project: str | None = field(default=None, metadata=about("Every live event under this project."))
+    project: str | None = field(
+        default=None, metadata=about("Every live event under this project.", Cli(metavar="ID"))
+    )
     since: str | None = field(
         default=None,
         metadata=about(
-            "Only events whose latest stream finished since: YYYY-MM-DD, an ISO time (UTC) or 36h / 7d ago."
+            "Only events whose latest stream finished since: YYYY-MM-DD, an ISO time (UTC) or 36h / 7d ago.",
+            Cli(metavar="WHEN"),
         ),
     )
-    quality: str = field(default="best", metadata=about("best (original, else highest), original, 1080p..."))
+    quality: str = field(
+        default="best",
+        metadata=about("best (original, else highest), original, 1080p...", Cli(metavar="QUALITY")),
+    )
     move_to: str | None = field(
         default=None,
-        metadata=about("After a verified copy, move the recording to PROJECT_ID or PROJECT_ID/FOLDER_ID."),
+        metadata=about(
+            "After a verified copy, move the recording to a project or a folder of it.",
+            Cli(metavar="PROJECT[/FOLDER]"),
+        ),
     )
     tags: list[str] | None = field(
         default=None,
-        metadata=about("After a verified copy, add these tags (comma separated).", Cli(commas=True)),
+        metadata=about(
+            "After a verified copy, add these tags (comma separated).", Cli(commas=True, metavar="TAG,TAG")
+        ),
     )
     delete_after_archive: bool = field(
         default=False, metadata=about("Delete each recording from the service once its archive is verified.")
@@ -54,7 +68,7 @@ class ArchiveOptions:
         default=DEFAULT_PART_MIB * MIB,
         metadata=about(
             f"S3 multipart part size in MiB (at least {MIN_PART_MIB}).",
-            Cli(name="part_mib", unit=MIB, min=MIN_PART_MIB),
+            Cli(name="part_mib", unit=MIB, min=MIN_PART_MIB, metavar="MIB"),
         ),
     )
     retry_backoff: float = field(

@@ -71,6 +71,9 @@ def _submitter(settings: Settings) -> SubmitFactory:
 def migrate_flow(
     inventory: str,
     parent_id: str | None = None,
+    include: list[str] | None = None,
+    exclude: list[str] | None = None,
+    ignore_case: bool = False,
     ledger: str = DEFAULT_LEDGER,
     transfers: int = 4,
     via: str = "auto",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import os
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -15,19 +16,20 @@ from connectors.errors import AuthError, VideoApiError
 from connectors.s3 import S3Config
 from connectors.tus import TusUpload
 from core.item import parse_shard
-from flows.job import Outcome, Run, read_ledger, run_job, stopped_exit
+from flows.job import Outcome, Run, run_job, stopped_exit
 from flows.ledger_report import build_report, write_report
 from flows.migrate.options import MigrateOptions
 from state.machine import COMPLETE_STATES
 from tasks.migrate.byte_plane import DaskBytes
 from tasks.migrate.context import MigrateContext
 from tasks.migrate.open_run import forget, share
-from tasks.migrate.plan import Plan, preview, read_plan, store_plan
+from tasks.migrate.plan import Plan, read_plan, store_plan
 from tasks.migrate.readiness import start_webhooks
 from tasks.migrate.reconcile import retry_service_errors
 from tasks.migrate.schedule import Submit, advance_items
 from tasks.migrate.transfer import transfer_batch
 from tasks.preflight import checked_recently, read_one
+from tasks.scheduling import Handle
 
 log = logging.getLogger(__name__)
 
@@ -51,17 +53,41 @@ def _thread_submit(pool: concurrent.futures.ThreadPoolExecutor) -> SubmitFactory
     return factory
 
 
-def preview_migration(opts: MigrateOptions, s3: S3Config | None = None) -> MigrateOutcome:
-    """Read and route the inventory, compare with the ledger; no API call and no write anywhere."""
-    plan = read_plan(opts.inventory, parent_id=opts.parent_id, via=opts.via, s3=s3, shard=_shard(opts))
-    with read_ledger(opts.ledger) as ledger:
-        counts = preview(plan, ledger)
-    rejected = plan.rejected_rows
-    reasons = [
-        f"dry run: {counts['new']} new, {counts['pending']} to resume, {counts['done']} already done",
-        *(f"rejected row {r['row']}, field {r['field']}: {r['reason']}" for r in rejected),
-    ]
-    return MigrateOutcome(exit_code=1 if rejected else 0, reasons=reasons, rejected=rejected, preview=counts)
+def _awaited(factory: SubmitFactory, run: Run) -> SubmitFactory:
+    """The factory's batches, each waited for once the body is over (a stopped run's batches end at their
+    next step: tasks/migrate/transfer.py), before the run's ledger and client close under them."""
+    handles: list[Handle] = []
+
+    def wait_for_batches() -> None:
+        while not all(handle.done() for handle in handles):
+            time.sleep(0.05)
+
+    def tracked(ctx: MigrateContext) -> Submit:
+        submit = factory(ctx)
+
+        def send(keys: list[str]) -> Handle:
+            handle = submit(keys)
+            handles.append(handle)
+            return handle
+
+        return send
+
+    run.on_end(wait_for_batches)
+    return tracked
+
+
+def read_migration_plan(opts: MigrateOptions, s3: S3Config | None) -> Plan:
+    """The inventory as these options read it (routing, shard, an S3 prefix's include / exclude rules)."""
+    return read_plan(
+        opts.inventory,
+        parent_id=opts.parent_id,
+        via=opts.via,
+        s3=s3,
+        shard=_shard(opts),
+        include=opts.include or (),
+        exclude=opts.exclude or (),
+        ignore_case=opts.ignore_case,
+    )
 
 
 def run_migration(
@@ -75,9 +101,11 @@ def run_migration(
 ) -> MigrateOutcome:
     """Run one migration to its end (plain function; the Prefect flow passes its own submit_factory)."""
     if opts.dry_run:
+        from flows.migrate.preview import preview_migration
+
         return preview_migration(opts, s3)
     s3 = s3 or S3Config.from_env()
-    plan = read_plan(opts.inventory, parent_id=opts.parent_id, via=opts.via, s3=s3, shard=_shard(opts))
+    plan = read_migration_plan(opts, s3)
     params = {k: v for k, v in asdict(opts).items() if k != "dry_run"}
 
     def body(run: Run) -> MigrateOutcome:
@@ -155,6 +183,8 @@ def _migrate(
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=opts.transfers, thread_name_prefix="xfer")
         run.on_end(pool.shutdown, wait=True, cancel_futures=True)
         submit_factory = _thread_submit(pool)
+    else:  # the flow's task runs: the run (its ledger, its client) ends only once they have
+        submit_factory = _awaited(submit_factory, run)
     stopped_waiting: float | None = None
     if not ctx.abort.is_set():
         settled = advance_items(
@@ -233,4 +263,4 @@ def _outcome(
     return MigrateOutcome(exit_code=code, reasons=reasons, summary=summary, rejected=rejected)
 
 
-__all__ = ["MigrateOutcome", "preview_migration", "run_migration"]
+__all__ = ["MigrateOutcome", "read_migration_plan", "run_migration"]

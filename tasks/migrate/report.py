@@ -8,10 +8,15 @@ from typing import Any
 
 import polars as pl
 
+from core.item import ItemSpec
 from core.redact import safe_uri
 from state.machine import FINISHED, STATES
+from state.models import Item
 from state.reader import LedgerReader
 from tasks.report_files import html_table
+
+#: The states of an item that did not make it (listed wherever a person reads what went wrong).
+FAILED_STATES = ("failed", "error", "aborted")
 
 #: Colours of the status chart (end states stand out).
 _COLOURS = {
@@ -29,6 +34,41 @@ def item_rows(ledger: LedgerReader) -> list[dict[str, Any]]:
     for row in rows:
         row["source"] = safe_uri(str(row.get("source") or ""))
     return rows
+
+
+def spec_name(spec: ItemSpec) -> str:
+    """How a person knows an item: its source (a URL without its query string), then row and key."""
+    source = safe_uri(spec.source) if spec.source else "(no source)"
+    return f"{source} (row {spec.row}, key {spec.key})"
+
+
+def size_text(size: float) -> str:
+    """A byte count as a person reads it: `812 B`, `1.6 MB`, `2.3 GB` (powers of 1000)."""
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(size) < 1000 or unit == "TB":
+            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{size:.1f} TB"
+
+
+def failed_item_line(item: Item) -> str:
+    """One failed item for the terminal, the status and the artifacts: its source, state and error."""
+    code = f" {item.error_code}" if item.error_code else ""
+    return f"{spec_name(item.spec)}: {item.state}{code}: {item.error_message or 'no message recorded'}"
+
+
+def failed_item_record(item: Item) -> dict[str, Any]:
+    """One failed item as `status --json` and report.json give it (no secret: no endpoint, safe source)."""
+    return {
+        "source": safe_uri(item.spec.source) if item.spec.source else None,
+        "row": item.spec.row,
+        "key": item.key,
+        "title": item.spec.title,
+        "state": item.state,
+        "video_id": item.video_id,
+        "error_code": item.error_code,
+        "error_message": item.error_message,
+    }
 
 
 def items_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
