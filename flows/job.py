@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from connectors.config import ConfigError
-from tasks.stop import Stop
+from tasks.stop import ServiceUnavailable, Stop
 
 # Light at import (the command line reads this module for every command, --help included): the ledger,
 # the client and the error classes are imported where they are used.
@@ -55,10 +55,6 @@ class Exit(IntEnum):
     INCOMPLETE = 1  # something is not done (failed, left waiting, differs): the lines say what
     CONFIG = 2  # configuration to fix first (a variable, the token, an input file, the ledger)
     INTERRUPTED = 130  # Ctrl-C: rerun the same command to resume
-
-
-class ServiceUnavailable(Exception):
-    """The service kept failing (after the client's retries) where the run cannot go on without it."""
 
 
 class Interrupted(KeyboardInterrupt):

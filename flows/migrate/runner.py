@@ -19,13 +19,14 @@ from core.item import parse_shard
 from flows.job import Outcome, Run, run_job, stopped_exit
 from flows.ledger_report import build_report, write_report
 from flows.migrate.options import MigrateOptions
-from state.machine import COMPLETE_STATES
+from state.machine import COMPLETE_STATES, CREATING, WATCHED_STATES
 from tasks.migrate.byte_plane import DaskBytes
 from tasks.migrate.context import MigrateContext
 from tasks.migrate.open_run import forget, share
 from tasks.migrate.plan import Plan, read_plan, store_plan
 from tasks.migrate.readiness import start_webhooks
 from tasks.migrate.reconcile import retry_service_errors
+from tasks.migrate.report import FAILED_STATES, failed_item_line, spec_name
 from tasks.migrate.schedule import Submit, advance_items
 from tasks.migrate.transfer import transfer_batch
 from tasks.preflight import checked_recently, read_one
@@ -230,7 +231,7 @@ def _outcome(
         summary["rejected_rows"] = len(rejected)
     counts: dict[str, int] = summary.get("counts", {})
     not_done = {s: n for s, n in counts.items() if n and s not in COMPLETE_STATES}
-    reasons: list[str] = []
+    reasons: list[str] = [f"warning: {w}" for w in plan.inventory.warnings]
     if ctx.abort.is_set():
         reasons.append(f"stopped: {ctx.abort.reason}")
     if stopped_waiting is not None:
@@ -240,15 +241,7 @@ def _outcome(
         )
     if not_done:
         reasons.append("not done: " + ", ".join(f"{n} {s}" for s, n in not_done.items()))
-        failures = [i for i in ctx.ledger.items(["failed", "error", "aborted"], limit=20)]
-        reasons += [
-            f"  {i.key} (row {i.spec.row}): {i.state} {i.error_code}: {i.error_message}" for i in failures
-        ]
-        reasons += [
-            f"  {i.key} (row {i.spec.row}): creating: the create's outcome is still unknown (the service did"
-            " not answer the look-up); a rerun looks it up again before any new create"
-            for i in ctx.ledger.items(["creating"], limit=20)
-        ]
+        reasons += [f"  {line}" for line in _not_done_lines(ctx, stopped_waiting)]
     if rejected:
         reasons.append(f"{len(rejected)} inventory rows rejected")
         reasons += [f"  row {r['row']}, field {r['field']}: {r['reason']}" for r in rejected[:20]]
@@ -261,6 +254,36 @@ def _outcome(
     if ctx.abort.is_set():
         code = stopped_exit(ctx.abort)
     return MigrateOutcome(exit_code=code, reasons=reasons, summary=summary, rejected=rejected)
+
+
+#: How many items the end of a run names (`videoferry status --failures N` lists more).
+NAMED_ITEMS = 20
+
+
+def _not_done_lines(ctx: MigrateContext, stopped_waiting: float | None) -> list[str]:
+    """Each item not done, by its source, with the true reason (at most NAMED_ITEMS, then how many more)."""
+    items = [i for i in ctx.ledger.items() if i.state not in COMPLETE_STATES]
+    lines: list[str] = []
+    for item in items[:NAMED_ITEMS]:
+        if item.state in FAILED_STATES:
+            lines.append(failed_item_line(item))
+            continue
+        video = f"video {item.video_id}" if item.video_id else "no video yet"
+        if item.state == CREATING:
+            why = (
+                "the create's outcome is still unknown (the service did not answer the look-up); a rerun"
+                " looks it up again before any new create"
+            )
+        elif item.state in WATCHED_STATES and stopped_waiting is not None:
+            why = f"still {item.state} in the service after {stopped_waiting:g} s ({video}); a rerun waits on"
+        elif ctx.abort.is_set():
+            why = f"left {item.state} ({video}) when the run stopped; a rerun goes on from there"
+        else:
+            why = f"{item.state} ({video}); a rerun goes on from there"
+        lines.append(f"{spec_name(item.spec)}: {why}")
+    if len(items) > NAMED_ITEMS:
+        lines.append(f"... and {len(items) - NAMED_ITEMS} more (videoferry status --failures N lists them)")
+    return lines
 
 
 __all__ = ["MigrateOutcome", "read_migration_plan", "run_migration"]
