@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from connectors.config import DEFAULT_CHUNK_SIZE
 from connectors.errors import TransportError, UnknownOutcomeError
 from connectors.retry import describe_failure
-from tasks.stop import Outage, Stop
+from tasks.stop import Outage, Stop, outage_seconds
 
 if TYPE_CHECKING:
     from connectors.client import VideoClient
@@ -72,6 +72,9 @@ class MigrateContext:
     init_lock: threading.Lock = field(default_factory=threading.Lock)
     #: The bound on a service gone mid-run (tasks/stop.Outage), made at the first call that got no answer.
     outage: Outage | None = None
+    #: Its bound in seconds (VIDEOFERRY_OUTAGE_SECONDS; read when the context is made, so a bad value is a
+    #: configuration error before the first call).
+    outage_after: float = field(default_factory=outage_seconds)
 
     def no_answer(self, exc: BaseException) -> None:
         """A call failed: when it got no answer at all (refused, DNS, timeout, reset), the run stops once the
@@ -82,7 +85,7 @@ class MigrateContext:
             return
         with self.lock:
             if self.outage is None:
-                self.outage = Outage(self.abort, lambda: self.client.transport.last_answer)
+                self.outage = Outage(self.abort, lambda: self.client.transport.last_answer, self.outage_after)
         self.outage.failed(describe_failure(exc) if isinstance(exc, TransportError) else str(exc))
 
     def poll_every(self) -> float:
