@@ -35,6 +35,8 @@ class Report:
     timeline: pl.DataFrame = field(default_factory=pl.DataFrame)
     operations: pl.DataFrame = field(default_factory=pl.DataFrame)
     archive: pl.DataFrame = field(default_factory=pl.DataFrame)
+    #: The ledger's last run in words (its job, id, date, how it ended and its destination); "" without any.
+    last_run: str = ""
 
 
 def ledger_summary(ledger: LedgerReader) -> dict[str, Any]:
@@ -74,7 +76,23 @@ def build_report(ledger: LedgerReader, *, rejected: list[dict[str, Any]] | None 
         timeline=timeline(ledger, rows),
         operations=operations_frame(ledger.units()),
         archive=archive_frame(ledger),
+        last_run=last_run_line(ledger),
     )
+
+
+#: The parameters that say where a job's writes go (migrate: the project or folder; archive: its store).
+DESTINATIONS = (("parent_id", "project/folder"), ("to", "archive"))
+
+
+def last_run_line(ledger: LedgerReader) -> str:
+    """`last run: migrate 3f2a... started 2026-11-26 00:55 UTC, done; destination: project/folder P1`."""
+    runs = ledger.runs()
+    if not runs:
+        return ""
+    run = runs[-1]
+    line = f"last run: {run.command} {run.run_id}, started {run.started_at:%Y-%m-%d %H:%M} UTC, {run.status}"
+    where = [f"{label} {run.params[name]}" for name, label in DESTINATIONS if run.params.get(name)]
+    return line + (f"; destination: {', '.join(where)}" if where else "")
 
 
 def _operations_only(summary: dict[str, Any]) -> bool:
@@ -126,12 +144,18 @@ def render_html(report: Report) -> str:
         )
     if only_ops:
         title, head, items = "videoferry operations report", operations_headline(summary), rejected
+    elif summary.get("archive") and not summary.get("items"):
+        archived = summary["archive"]
+        title, items = "videoferry archive report", rejected
+        head = f"<p>{archived['recordings']} recordings archived, {len(archived['failed'])} steps failed.</p>"
     else:
         title, head = "videoferry migration report", items_headline(summary)
         items = items_html(summary, report.timeline, report.items, rejected)
+    if report.last_run:
+        head += f"\n<p>{html.escape(report.last_run)}</p>"
     sections = operations_html(report.operations) + archive_html(report.archive)
     return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>videoferry report</title>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <style>
 {PAGE_STYLE}
 </style></head>

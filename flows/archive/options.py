@@ -62,7 +62,7 @@ class ArchiveOptions:
         default=False, metadata=about("Delete each recording from the service once its archive is verified.")
     )
     ledger: str = ledger_option()
-    report_dir: str | None = report_option("Write archive.csv, .parquet and .json into this directory.")
+    report_dir: str | None = report_option("Write archive.csv, .parquet, .json and .html here.")
     transfers: int = transfers_option(2, "Recordings copied at once.")
     part_size: int = field(
         default=DEFAULT_PART_MIB * MIB,

@@ -190,6 +190,7 @@ def _line_chart(timeline: pl.DataFrame) -> str:
 
 ITEM_COLUMNS = (
     "row",
+    "source",
     "key",
     "title",
     "state",

@@ -17,7 +17,7 @@ ENDPOINT = "http://127.0.0.1:9/upload/abc/SECRET-CAPABILITY"
 
 def _ledger(tmp_path: Path) -> Ledger:
     ledger = Ledger.open(tmp_path / "l.db")
-    run = ledger.start_run("migrate", {})
+    run = ledger.start_run("migrate", {"parent_id": "P1", "inventory": "inv.csv"})
     rows = [
         spec("a", 1, source="/v/a.mp4", title="Лекция", via="tus", source_size=10),
         spec("b", 2, source="https://cdn.example/b.mp4?X-Amz-Signature=deadbeef", via="url"),
@@ -64,6 +64,10 @@ def test_every_format_without_secrets(tmp_path: Path) -> None:
     page = (tmp_path / "out" / "report.html").read_text()
     assert "Лекция" in page and "<svg" in page and "Rejected inventory rows" in page
     assert "items done (of 1)" in page
+    # a person finds each item by its source, and the page says which run it is and where it went
+    assert "<th>source</th>" in page and "<td>/v/a.mp4</td>" in page
+    assert "<title>videoferry migration report</title>" in page
+    assert "last run: migrate " in page and ", incomplete; destination: project/folder P1" in page
 
 
 def test_redact_url_drops_query_and_credentials() -> None:
