@@ -20,8 +20,20 @@ from tasks.apply.report import (
     operations_summary,
 )
 from tasks.archive.report import archive_frame, archive_html, archive_lines, archive_summary
-from tasks.migrate.report import item_rows, items_frame, items_headline, items_html, items_lines, timeline
+from tasks.migrate.report import (
+    FAILED_STATES,
+    failed_item_line,
+    item_rows,
+    items_frame,
+    items_headline,
+    items_html,
+    items_lines,
+    timeline,
+)
 from tasks.report_files import FORMATS, PAGE_STYLE, summary_frame, write_report_files
+
+#: How many failed items the markdown summary (a Prefect artifact) names; the report's tables have them all.
+ARTIFACT_FAILED = 200
 
 
 @dataclass
@@ -37,6 +49,8 @@ class Report:
     archive: pl.DataFrame = field(default_factory=pl.DataFrame)
     #: The ledger's last run in words (its job, id, date, how it ended and its destination); "" without any.
     last_run: str = ""
+    #: The failed items by their source, state and error (at most ARTIFACT_FAILED): what a person reads first.
+    failed: list[str] = field(default_factory=list)
 
 
 def ledger_summary(ledger: LedgerReader) -> dict[str, Any]:
@@ -77,6 +91,7 @@ def build_report(ledger: LedgerReader, *, rejected: list[dict[str, Any]] | None 
         operations=operations_frame(ledger.units()),
         archive=archive_frame(ledger),
         last_run=last_run_line(ledger),
+        failed=[failed_item_line(i) for i in ledger.items(FAILED_STATES, limit=ARTIFACT_FAILED)],
     )
 
 
@@ -113,11 +128,16 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
 def markdown(report: Report) -> str:
     """A short markdown summary (Prefect artifact)."""
     out = ["# videoferry migration", ""]
+    if report.last_run:
+        out += [report.last_run, ""]
     out += [f"- {line}" for line in summary_lines(report.summary)]
     if report.rejected:
         out += ["", "## Rejected rows", ""]
         out += [f"- row {r['row']}, {r['field']}: {r['reason']}" for r in report.rejected[:200]]
-    failed = failed_lines(report.operations, 200)
+    if report.failed:
+        out += ["", "## Failed items", ""]
+        out += [f"- {line}" for line in report.failed]
+    failed = failed_lines(report.operations, ARTIFACT_FAILED)
     if failed:
         out += ["", "## Failed operations", ""]
         out += [f"- {line}" for line in failed]

@@ -156,7 +156,7 @@ def _artifacts(opts: MigrateOptions) -> None:
         report: Report = build_report(ledger)
     finally:
         ledger.close()
-    columns = [c for c in ("row", "key", "title", "state", "video_id", "error_code", "error_message")]
+    columns = ["row", "source", "key", "title", "state", "video_id", "error_code", "error_message"]
     rows = report.items.select([c for c in columns if c in report.items.columns]).head(ARTIFACT_ROWS)
     create_table_artifact(rows.to_dicts(), key="videoferry-items", description="Items (first 500)")
     create_markdown_artifact(markdown(report), key="videoferry-summary", description="Migration summary")

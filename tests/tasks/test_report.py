@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from core.redact import safe_uri
-from flows.ledger_report import FORMATS, build_report, render_html, write_report
+from flows.ledger_report import FORMATS, build_report, markdown, render_html, write_report
 from state.ledger import Ledger
 from tests.state.helpers import spec
 
@@ -68,6 +68,10 @@ def test_every_format_without_secrets(tmp_path: Path) -> None:
     assert "<th>source</th>" in page and "<td>/v/a.mp4</td>" in page
     assert "<title>videoferry migration report</title>" in page
     assert "last run: migrate " in page and ", incomplete; destination: project/folder P1" in page
+    # the Prefect summary artifact names the failed item by its source (a URL without its signature)
+    summary = markdown(report)
+    assert "## Failed items\n\n- https://cdn.example/b.mp4 (row 2, key b): error" in summary, summary
+    assert "deadbeef" not in summary
 
 
 def test_redact_url_drops_query_and_credentials() -> None:
