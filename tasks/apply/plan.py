@@ -177,7 +177,7 @@ def resolve_plan(ops: Operations, ledger: LedgerReader | None, client: VideoClie
     listings: dict[tuple[str | None, str | None, str | None], list[Video] | VideoApiError] = {}
     skipped: dict[str, str] = {}  # op id -> why it acts on nothing (its dependants act on nothing too)
     durations = Durations(client)
-    # Operations whose call an earlier run made are not checked again: a cut in place has changed the duration.
+    # Operations an earlier run already called are not checked again: a cut in place changed the duration.
     called = (
         {u.op_id for u in ledger.units() if u.state != UnitState.PLANNED} if ledger is not None else set()
     )
