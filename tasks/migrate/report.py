@@ -146,6 +146,10 @@ def _bar_chart(counts: dict[str, int]) -> str:
     return f'<svg role="img" aria-label="items by state" width="520" height="{height}">{"".join(bars)}</svg>'
 
 
+#: Completions spread over less than this many seconds are said in a sentence, not drawn.
+SHORT_RUN_SECONDS = 10.0
+
+
 def _line_chart(timeline: pl.DataFrame) -> str:
     """Cumulative items done and MB uploaded over time, each scaled to its own maximum."""
     if timeline.is_empty():
@@ -153,6 +157,12 @@ def _line_chart(timeline: pl.DataFrame) -> str:
     times: list[datetime] = timeline["time"].to_list()
     done: list[int] = timeline["done"].to_list()
     mbytes = [b / 1e6 for b in timeline["bytes"].to_list()]
+    seconds = times[-1].timestamp() - times[0].timestamp()
+    if seconds < SHORT_RUN_SECONDS or len(set(times)) < 3:  # a line of one or two points says nothing
+        return (
+            f"<p>{done[-1]} items done and {mbytes[-1]:.2f} MB uploaded, the last {seconds:.1f} s after the"
+            " first: too short a run for a chart over time.</p>"
+        )
     width, height, pad = 560, 220, 40
     start = times[0].timestamp()
     span = max(times[-1].timestamp() - start, 1.0)
@@ -172,7 +182,6 @@ def _line_chart(timeline: pl.DataFrame) -> str:
         dots = "".join(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{colour}"/>' for x, y in pts[1:])
         return f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>{dots}'
 
-    seconds = times[-1].timestamp() - start
     return (
         f'<svg role="img" aria-label="throughput over time" width="{width}" height="{height}">'
         f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="#999"/>'
