@@ -33,6 +33,7 @@ from connectors.s3 import (
     parse_s3_uri,
     shared_s3_client,
 )
+from core.fields import near_name, unknown_names
 from core.item import ItemSpec, RowError, item_spec
 from core.redact import safe_uri, scrub_urls
 
@@ -170,8 +171,14 @@ def read_inventory(
         key=lambda e: (e.row, field_rank(e.field), e.field, e.reason),
     )
     warnings = [scrub_urls(w) for w in loaded.warnings]
+    misspelled = [c for c in loaded.unknown_columns if near_name(c, INPUT_COLUMNS)]
+    if misspelled:  # most probably meant as a known column, which every row would then go without
+        raise InventoryError(
+            f"{safe_uri(uri)}: unknown column{'s' * (len(misspelled) > 1)}"
+            f" {unknown_names(misspelled, INPUT_COLUMNS)} (connectors/INVENTORY.md lists the columns)"
+        )
     if loaded.unknown_columns:
-        warnings.insert(0, "ignored unknown columns: " + ", ".join(loaded.unknown_columns))
+        warnings.insert(0, "ignored unknown columns: " + unknown_names(loaded.unknown_columns, INPUT_COLUMNS))
     return Inventory(
         uri=safe_uri(uri),
         format=loaded.format,

@@ -16,6 +16,7 @@ from connectors.input_files import InputFileError, detect_format, read_input
 from connectors.inventory import _as_text
 from connectors.operations_rows import parse_row
 from connectors.s3 import S3Config
+from core.fields import unknown_names
 from core.item import RowError
 from core.operation import ALL_COLUMNS, OperationSpec, check_references, order_operations
 from core.redact import safe_uri, scrub_urls
@@ -94,8 +95,11 @@ def read_operations(uri: str, *, s3: S3Config | None = None, format: str | None 
             ops.errors.extend(result.errors)
             if result.id is not None:
                 ops.refused_ids.setdefault(result.id, row)
-    if unknown:
-        ops.warnings.insert(0, "ignored unknown columns: " + ", ".join(unknown))
+    if unknown:  # a misspelled column would be ignored on every row: refused before anything runs
+        raise OperationsError(
+            f"{label}: unknown column{'s' * (len(unknown) > 1)} {unknown_names(unknown, ALL_COLUMNS)}"
+            " (connectors/OPERATIONS.md lists the columns)"
+        )
     ops.errors.sort(key=lambda e: (e.row or 0, _rank(e.field)))
     ops.warnings = [scrub_urls(w) for w in ops.warnings]
     return ops

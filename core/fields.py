@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import re
+from collections.abc import Iterable
 from typing import Any
 
 _CLOCK_RE = re.compile(r"^(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)$")
@@ -15,6 +17,23 @@ _DOMAIN_RE = re.compile(rf"^(?:\*\.)?{_LABEL}(?:\.{_LABEL})*$")
 
 class FieldError(ValueError):
     """A cell that cannot be parsed; the message is the reason shown to the user."""
+
+
+def near_name(name: str, known: Iterable[str]) -> str | None:
+    """The known name that `name` most probably misspells (`titel` -> `title`), or None."""
+    found = difflib.get_close_matches(name.strip().lower(), list(known), n=1, cutoff=0.75)
+    return found[0] if found else None
+
+
+def unknown_names(names: Iterable[str], known: Iterable[str]) -> str:
+    """Unknown names for a message, each with the known name it most probably misspells:
+    `'titel' (did you mean 'title'?), 'notes'`."""
+    choices = list(known)
+    parts = []
+    for name in names:
+        near = near_name(name, choices)
+        parts.append(f"{name!r} (did you mean {near!r}?)" if near else repr(name))
+    return ", ".join(parts)
 
 
 def _load_json(text: str) -> Any:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from connectors.config import ConfigError
-from tasks.stop import Stop
+from tasks.stop import ServiceUnavailable, Stop
 
 # Light at import (the command line reads this module for every command, --help included): the ledger,
 # the client and the error classes are imported where they are used.
@@ -33,10 +33,12 @@ if TYPE_CHECKING:
 __all__ = [
     "ConfigError",
     "Exit",
+    "Interrupted",
     "Job",
     "Outcome",
     "Run",
     "ServiceUnavailable",
+    "catch_interrupts",
     "exit_for",
     "ledger_path",
     "read_ledger",
@@ -55,8 +57,8 @@ class Exit(IntEnum):
     INTERRUPTED = 130  # Ctrl-C: rerun the same command to resume
 
 
-class ServiceUnavailable(Exception):
-    """The service kept failing (after the client's retries) where the run cannot go on without it."""
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C ended a run: its message says which run stopped and that a rerun resumes (exit status 130)."""
 
 
 def exit_for(exc: BaseException) -> tuple[Exit, str] | None:
@@ -71,8 +73,10 @@ def exit_for(exc: BaseException) -> tuple[Exit, str] | None:
     from connectors.input_files import InputFileError
     from state.errors import LedgerError
 
+    if isinstance(exc, Interrupted) and str(exc):
+        return Exit.INTERRUPTED, str(exc)
     if isinstance(exc, KeyboardInterrupt):
-        return Exit.INTERRUPTED, "interrupted; rerun the same command to resume"
+        return Exit.INTERRUPTED, "interrupted before the run began: nothing was sent; rerun the same command"
     if isinstance(exc, AuthError):
         return Exit.CONFIG, f"the service refused the token (VIDEOFERRY_TOKEN): {exc}"
     if isinstance(exc, ConfigError | InputFileError | LedgerError):
@@ -207,16 +211,20 @@ def run_job(
     settings: Settings,
     body: Callable[[Run], OutcomeT],
 ) -> OutcomeT:
-    """Run body as one run of the job `name` on its ledger: open, start (params recorded, secrets dropped),
-    client, body, finish with the status its outcome's exit status tells, close.
+    """Run body as one run of the job `name` on its ledger: the service's addresses checked (they answer at
+    all), open, start (params recorded, secrets dropped), client, body, finish with the status its outcome's
+    exit status tells, close.
 
-    Ctrl-C stops the run (its workers take no new work), marks it interrupted and goes on up. An exception
-    the map knows (exit_for) ends the run with the status of its exit status; any other ends it failed.
+    Ctrl-C stops the run (its workers take no new work), marks it interrupted and goes on up as Interrupted
+    (which run stopped, and that a rerun resumes). An exception the map knows (exit_for) ends the run with the
+    status of its exit status; any other ends it failed.
     """
     from state.ledger import Ledger
     from state.machine import RunStatus
+    from tasks.preflight import check_reachable
     from tasks.service import run_client
 
+    check_reachable(settings)  # a typo'd address: exit status 2 within seconds, before the ledger is touched
     path = ledger_path(ledger)
     book = Ledger.open(path)
     try:
@@ -235,6 +243,9 @@ def run_job(
                 raise
         status = run_status(outcome.exit_code)
         return outcome
+    except KeyboardInterrupt:
+        status = RunStatus.INTERRUPTED
+        raise Interrupted(_interrupted(run)) from None
     except BaseException as exc:
         mapped = exit_for(exc)
         status = run_status(mapped[0]) if mapped is not None else RunStatus.FAILED
@@ -248,3 +259,105 @@ def run_job(
             finally:
                 run.client.close()
                 book.close()
+
+
+# -- Ctrl-C ------------------------------------------------------------------------------------------------
+
+#: After the first Ctrl-C a run has this long to stop its workers and record the run interrupted; then (or at
+#: a second Ctrl-C) the process ends at once, as a kill would end it: the next run settles what was in flight.
+STOP_GRACE_SECONDS = 10.0
+#: The wakeup socket of catch_interrupts (referenced here so it is never closed while the fd is set).
+_WAKEUP: list[Any] = []
+
+
+def _interrupted(run: Run) -> str:
+    """What Ctrl-C stopped, for the one line a command ends with."""
+    done = ""
+    try:
+        summary = run.summary()
+        if summary.get("items"):
+            done = f" ({summary.get('complete', 0)} of {summary['items']} items complete)"
+    except Exception:  # the line is said whatever the ledger can tell
+        done = ""
+    return (
+        f"interrupted: the {run.name} run {run.run_id} stopped{done};"
+        " rerun the same command to resume where it stopped"
+    )
+
+
+def catch_interrupts(grace: float = STOP_GRACE_SECONDS) -> None:
+    """Ctrl-C for a command's process (call once, from the main thread): the first raises KeyboardInterrupt
+    where the command is (the run stops its workers and ends with exit status 130, its own line said) and
+    hushes the log lines of the stopping; the process ends at once, with exit status 130, at a second Ctrl-C
+    or when stopping takes longer than `grace` seconds.
+
+    The kernel may hand a signal to any thread, and Python runs its handler only in the main thread once that
+    thread runs Python again (not while it waits for a worker), so a watcher thread reads every signal's
+    number from the wakeup fd (signal.set_wakeup_fd) and counts the presses itself.
+    """
+    import os
+    import signal
+    import socket
+    import sys
+    import threading
+
+    presses = {"count": 0}
+    lock = threading.Lock()
+
+    def stop_now(why: str) -> None:
+        try:
+            sys.stderr.write(f"\ninterrupted ({why}): stopped at once; a rerun settles what was in flight\n")
+            sys.stderr.flush()
+        finally:
+            os._exit(int(Exit.INTERRUPTED))
+
+    def pressed() -> None:
+        with lock:
+            presses["count"] += 1
+            count = presses["count"]
+        if count == 1:
+            _hush_logs()
+            watchdog = threading.Timer(grace, stop_now, args=(f"still stopping after {grace:g} s",))
+            watchdog.daemon = True
+            watchdog.start()
+        else:
+            stop_now("a second Ctrl-C")
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        if not raised.is_set():  # the first press only: a later one is the watcher's, at once
+            raised.set()
+            raise KeyboardInterrupt
+
+    reader, writer = socket.socketpair()
+    writer.setblocking(False)
+    _WAKEUP.append(writer)  # kept open for the process's life: the signal's C handler writes to its fd
+
+    def watch() -> None:
+        while True:
+            data = reader.recv(64)
+            if not data:
+                return
+            for number in data:
+                if number == signal.SIGINT:
+                    pressed()
+
+    raised = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        return  # only the main thread may handle signals: Python's default Ctrl-C stays
+    signal.signal(signal.SIGINT, on_sigint)
+    signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    threading.Thread(target=watch, name="interrupts", daemon=True).start()
+
+
+def _hush_logs() -> None:
+    """While a run stops after Ctrl-C, no log line reaches the terminal (the command says one line): our own
+    loggers and Prefect's console handlers are raised above CRITICAL (Prefect's API still gets its logs)."""
+    import logging
+
+    for name in ("connectors", "core", "flows", "state", "tasks"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    loggers = [logging.getLogger(), *(logging.getLogger(n) for n in list(logging.root.manager.loggerDict))]
+    for logger in loggers:
+        for handler in getattr(logger, "handlers", ()):
+            if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
+                handler.setLevel(logging.CRITICAL + 1)

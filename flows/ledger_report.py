@@ -21,8 +21,20 @@ from tasks.apply.report import (
 )
 from tasks.archive.report import archive_frame, archive_html, archive_lines, archive_summary
 from tasks.backup.report import backup_frame, backup_html, backup_lines, backup_summary
-from tasks.migrate.report import item_rows, items_frame, items_headline, items_html, items_lines, timeline
+from tasks.migrate.report import (
+    FAILED_STATES,
+    failed_item_line,
+    item_rows,
+    items_frame,
+    items_headline,
+    items_html,
+    items_lines,
+    timeline,
+)
 from tasks.report_files import FORMATS, PAGE_STYLE, summary_frame, write_report_files
+
+#: How many failed items the markdown summary (a Prefect artifact) names; the report's tables have them all.
+ARTIFACT_FAILED = 200
 
 
 @dataclass
@@ -38,6 +50,10 @@ class Report:
     operations: pl.DataFrame = field(default_factory=pl.DataFrame)
     archive: pl.DataFrame = field(default_factory=pl.DataFrame)
     backup: pl.DataFrame = field(default_factory=pl.DataFrame)
+    #: The ledger's last run in words (its job, id, date, how it ended and its destination); "" without any.
+    last_run: str = ""
+    #: The failed items by their source, state and error (at most ARTIFACT_FAILED): what a person reads first.
+    failed: list[str] = field(default_factory=list)
 
 
 def ledger_summary(ledger: LedgerReader) -> dict[str, Any]:
@@ -82,7 +98,24 @@ def build_report(ledger: LedgerReader, *, rejected: list[dict[str, Any]] | None 
         operations=operations_frame(ledger.units()),
         archive=archive_frame(ledger),
         backup=backup_frame(ledger),
+        last_run=last_run_line(ledger),
+        failed=[failed_item_line(i) for i in ledger.items(FAILED_STATES, limit=ARTIFACT_FAILED)],
     )
+
+
+#: The parameters that say where a job's writes go (migrate: the project or folder; archive: its store).
+DESTINATIONS = (("parent_id", "project/folder"), ("to", "archive"))
+
+
+def last_run_line(ledger: LedgerReader) -> str:
+    """`last run: migrate 3f2a... started 2026-11-26 00:55 UTC, done; destination: project/folder P1`."""
+    runs = ledger.runs()
+    if not runs:
+        return ""
+    run = runs[-1]
+    line = f"last run: {run.command} {run.run_id}, started {run.started_at:%Y-%m-%d %H:%M} UTC, {run.status}"
+    where = [f"{label} {run.params[name]}" for name, label in DESTINATIONS if run.params.get(name)]
+    return line + (f"; destination: {', '.join(where)}" if where else "")
 
 
 def _operations_only(summary: dict[str, Any]) -> bool:
@@ -108,11 +141,16 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
 def markdown(report: Report) -> str:
     """A short markdown summary (Prefect artifact)."""
     out = ["# videoferry migration", ""]
+    if report.last_run:
+        out += [report.last_run, ""]
     out += [f"- {line}" for line in summary_lines(report.summary)]
     if report.rejected:
         out += ["", "## Rejected rows", ""]
         out += [f"- row {r['row']}, {r['field']}: {r['reason']}" for r in report.rejected[:200]]
-    failed = failed_lines(report.operations, 200)
+    if report.failed:
+        out += ["", "## Failed items", ""]
+        out += [f"- {line}" for line in report.failed]
+    failed = failed_lines(report.operations, ARTIFACT_FAILED)
     if failed:
         out += ["", "## Failed operations", ""]
         out += [f"- {line}" for line in failed]
@@ -139,12 +177,22 @@ def render_html(report: Report) -> str:
         )
     if only_ops:
         title, head, items = "videoferry operations report", operations_headline(summary), rejected
+    elif summary.get("archive") and not summary.get("items"):
+        archived = summary["archive"]
+        title, items = "videoferry archive report", rejected
+        head = f"<p>{archived['recordings']} recordings archived, {len(archived['failed'])} steps failed.</p>"
+    elif summary.get("backup") and not summary.get("items"):
+        kept = summary["backup"]
+        title, items = "videoferry backup report", rejected
+        head = f"<p>{kept['videos']} videos kept, {len(kept['failed'])} steps failed.</p>"
     else:
         title, head = "videoferry migration report", items_headline(summary)
         items = items_html(summary, report.timeline, report.items, rejected)
+    if report.last_run:
+        head += f"\n<p>{html.escape(report.last_run)}</p>"
     sections = operations_html(report.operations) + archive_html(report.archive) + backup_html(report.backup)
     return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>videoferry report</title>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <style>
 {PAGE_STYLE}
 </style></head>

@@ -44,7 +44,8 @@ class Cli:
     name: the command line's own name (when it counts in another unit: chunk_mib); flag: its flag (--report);
     argument: positional; unit: the option's value is the command line's value times unit; min / max: the
     command line's bounds (in its unit); envvar: the environment variable the command line falls back to;
-    commas: the command line takes one comma-separated value, the option holds the list.
+    commas: the command line takes one comma-separated value, the option holds the list; metavar: what
+    `--help` shows for the value (`--ledger PATH`; default: the option's name in capitals; flags show none).
     """
 
     name: str | None = None
@@ -55,6 +56,7 @@ class Cli:
     max: float | None = None
     envvar: str | None = None
     commas: bool = False
+    metavar: str | None = None
 
 
 def about(
@@ -83,25 +85,28 @@ def about(
 
 def ledger_option(help: str = "The ledger file.") -> Any:
     """--ledger PATH (VIDEOFERRY_LEDGER): the ledger of the run (DEFAULT_LEDGER when none is given)."""
-    return field(default=DEFAULT_LEDGER, metadata=about(help, Cli(envvar="VIDEOFERRY_LEDGER")))
+    return field(
+        default=DEFAULT_LEDGER, metadata=about(help, Cli(envvar="VIDEOFERRY_LEDGER", metavar="PATH"))
+    )
 
 
 def report_option(
     help: str = "Write the report files (CSV, Parquet, JSON, HTML) into this directory.",
 ) -> Any:
     """--report DIR: where the run's report files go (None: no report)."""
-    return field(default=None, metadata=about(help, Cli(flag="--report")))
+    return field(default=None, metadata=about(help, Cli(flag="--report", metavar="DIR")))
 
 
 def transfers_option(default: int, help: str) -> Any:
     """--transfers N: how many at once (1 to MAX_TRANSFERS; the default is the job's own)."""
-    return field(default=default, metadata=about(help, Cli(min=1, max=MAX_TRANSFERS)))
+    return field(default=default, metadata=about(help, Cli(min=1, max=MAX_TRANSFERS, metavar="N")))
 
 
 def poll_interval_option(help: str = "Seconds between status polls (at least 5: the service's rule).") -> Any:
     """--poll-interval S: seconds between status polls, at least MIN_POLL_SECONDS (the spec)."""
     return field(
-        default=MIN_POLL_SECONDS, metadata=about(help, Cli(min=MIN_POLL_SECONDS), at_least=MIN_POLL_SECONDS)
+        default=MIN_POLL_SECONDS,
+        metadata=about(help, Cli(min=MIN_POLL_SECONDS, metavar="S"), at_least=MIN_POLL_SECONDS),
     )
 
 
@@ -111,7 +116,7 @@ def wait_timeout_option() -> Any:
         default=DEFAULT_WAIT_TIMEOUT,
         metadata=about(
             "Stop waiting for processing after this many seconds (0: no bound); a rerun keeps waiting.",
-            Cli(min=0.0),
+            Cli(min=0.0, metavar="S"),
             zero_is_none=True,
         ),
     )
@@ -129,7 +134,12 @@ MIN_PART_MIB = 5
 
 def destination_option() -> Any:
     """--to s3://bucket/prefix/ | DIR: where a job's copies go (archive, backup; required)."""
-    return field(metadata=about("Destination: s3://bucket/prefix/ or a local directory.", Cli(flag="--to")))
+    return field(
+        metadata=about(
+            "Destination: s3://bucket/prefix/ or a local directory.",
+            Cli(flag="--to", metavar="s3://BUCKET/PREFIX/|DIR"),
+        )
+    )
 
 
 def part_size_option() -> Any:
@@ -138,7 +148,7 @@ def part_size_option() -> Any:
         default=DEFAULT_PART_MIB * MIB,
         metadata=about(
             f"S3 multipart part size in MiB (at least {MIN_PART_MIB}).",
-            Cli(name="part_mib", unit=MIB, min=MIN_PART_MIB),
+            Cli(name="part_mib", unit=MIB, min=MIN_PART_MIB, metavar="MIB"),
         ),
     )
 
@@ -169,10 +179,12 @@ class ServiceOptions:
     is committed)."""
 
     api_url: str | None = field(
-        default=None, metadata=about("{base_url} of the service.", Cli(envvar="VIDEOFERRY_API_URL"))
+        default=None,
+        metadata=about("The service's API address.", Cli(envvar="VIDEOFERRY_API_URL", metavar="URL")),
     )
     upload_url: str | None = field(
-        default=None, metadata=about("{upload_url} of the service.", Cli(envvar="VIDEOFERRY_UPLOAD_URL"))
+        default=None,
+        metadata=about("The service's upload address.", Cli(envvar="VIDEOFERRY_UPLOAD_URL", metavar="URL")),
     )
 
 

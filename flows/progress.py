@@ -13,22 +13,19 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
 from rich.text import Text
 
 from state.ledger import Ledger
-
-
-def _size(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(n) < 1000 or unit == "TB":
-            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
-        n /= 1000
-    return f"{n:.1f} TB"
+from tasks.migrate.report import size_text
 
 
 class LiveDisplay:
-    """Reads the ledger (its own read connection) and the limiter's counter twice a second and redraws."""
+    """Reads the ledger (its own read connection) and the limiter's counter twice a second and redraws (on a
+    terminal, unless not enabled: -q)."""
 
-    def __init__(self, ledger_path: str, console: Console, api_counter: object | None = None) -> None:
+    def __init__(
+        self, ledger_path: str, console: Console, api_counter: object | None = None, *, enabled: bool = True
+    ) -> None:
         self.ledger_path = ledger_path
         self.console = console
+        self.enabled = enabled
         self.api_counter = api_counter
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -41,7 +38,7 @@ class LiveDisplay:
         self._line = Text("")
 
     def __enter__(self) -> LiveDisplay:
-        if self.console.is_terminal:
+        if self.enabled and self.console.is_terminal:
             self._thread = threading.Thread(target=self._run, name="progress", daemon=True)
             self._thread.start()
         return self
@@ -89,6 +86,6 @@ class LiveDisplay:
         eta = (total_bytes - sent) / rate if rate > 0 and total_bytes > sent else None
         states = ", ".join(f"{k} {v}" for k, v in counts.items() if v)
         self._line.plain = (
-            f"{states} | {_size(rate)}/s | ETA {'-' if eta is None else f'{eta:.0f} s'}"
+            f"{states} | {size_text(rate)}/s | ETA {'-' if eta is None else f'{eta:.0f} s'}"
             f" | API calls in the last minute: {calls}"
         )

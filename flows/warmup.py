@@ -27,7 +27,7 @@ PORT_ATTEMPTS = 5
 HEALTH_INTERVAL = 0.05
 #: prctl(2) option: the signal the calling process gets when its parent dies.
 PR_SET_PDEATHSIG = 1
-#: Used when Prefect's own setting cannot be read.
+#: The least time the started server is given to answer (Prefect's own setting when it says more).
 DEFAULT_STARTUP_TIMEOUT = 90.0
 
 
@@ -84,7 +84,10 @@ class ServerWarmup:
             if PREFECT_API_URL.value() or not PREFECT_SERVER_EPHEMERAL_ENABLED.value():
                 self.stop()  # a profile names a server, or temporary servers are off
                 return
-            timeout = PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.value() or DEFAULT_STARTUP_TIMEOUT
+            # At least DEFAULT_STARTUP_TIMEOUT: Prefect's 20 s is too short for the first start after an
+            # install (its server's modules are compiled then) on a busy machine.
+            setting = PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.value() or 0
+            timeout = max(float(setting), DEFAULT_STARTUP_TIMEOUT)
             url = self._wait_healthy(float(timeout))
         except Exception as exc:  # the flow run starts a server itself and reports its failure
             log.debug("starting Prefect's temporary server failed: %s", type(exc).__name__)
@@ -159,6 +162,9 @@ def _spawn(port: int) -> subprocess.Popen[bytes]:
         # Prefect passes its whole environment; the service's token and addresses are not the server's.
         env={**{k: v for k, v in os.environ.items() if not k.startswith("VIDEOFERRY_")}, **SERVER_ENV},
         stdin=subprocess.DEVNULL,
+        # Its own session: a terminal's Ctrl-C goes to the command's process group, and the command still
+        # needs the server to record the interrupted flow run (it stops the server itself, or dies with it).
+        start_new_session=True,
         preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
     )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Self
@@ -72,6 +73,8 @@ class Transport:
         self.max_connections = max_connections
         #: The service's clock, learned from the Date header of every answer (one per client).
         self.clock = ServiceClock()
+        #: When the service last answered any request (time.monotonic()): how long it has been silent.
+        self.last_answer = time.monotonic()
         self._methods = MethodBook()
         self._connect_timeout = min(timeout, 10.0)
         timeouts = httpx.Timeout(timeout, connect=self._connect_timeout)
@@ -136,6 +139,7 @@ class Transport:
                 ) from None
             except httpx.TransportError as exc:
                 raise self._network_error(exc, http, operation) from None
+        self.last_answer = time.monotonic()
         self.clock.observe_date_header(sent, datetime.now(UTC), response.headers.get("date"))
         if response.status_code == 429:
             self.limiter.pause()

@@ -21,7 +21,10 @@ class ApplyOptions:
     """What one apply run is asked to do (the command line's options and the flow's parameters)."""
 
     ops: str = field(
-        metadata=about("The operations file: a path or s3:// (connectors/OPERATIONS.md).", Cli(argument=True))
+        metadata=about(
+            "The operations file: a path or s3:// (connectors/OPERATIONS.md).",
+            Cli(argument=True, metavar="OPS"),
+        )
     )
     ledger: str = ledger_option(
         "The ledger: key: targets are read from it, and the operations are recorded in it."

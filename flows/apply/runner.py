@@ -11,10 +11,12 @@ from typing import Any
 from connectors.config import ConfigError, Settings
 from connectors.errors import AuthError
 from connectors.operations import read_operations
+from connectors.retry import describe_failure
 from connectors.s3 import S3Config
 from flows.apply.options import ApplyOptions
 from flows.job import Outcome, Run, read_ledger, run_job, stopped_exit
 from flows.ledger_report import build_report, write_report
+from state.applied import Unit
 from state.machine import UNIT_END_STATES, UnitState
 from tasks.apply.context import ApplyContext
 from tasks.apply.plan import ApplyPlan, Refusal, resolve_plan
@@ -106,17 +108,15 @@ def _outcome(
     reasons: list[str] = []
     if ctx.abort.is_set():
         reasons.append(f"stopped: {ctx.abort.reason}")
-    if stopped_waiting is not None:
+    waiting = [u for u in units if u.state == UnitState.PROCESSING]
+    if stopped_waiting is not None and waiting:  # the wait bound ended the run, not a unit that cannot run
         reasons.append(f"stopped waiting for processing after {stopped_waiting:g} s; rerun to keep waiting")
     not_done = [u for u in units if u.state != UnitState.DONE]
     if not_done:
         reasons.append("not done: " + ", ".join(f"{n} {s}" for s, n in counts.items() if s != UnitState.DONE))
+        by_key = {u.unit_key: u for u in units}
         for u in not_done[:20]:
-            why = (
-                f"{u.error_code}: {u.error_message}"
-                if u.state in UNIT_END_STATES
-                else "its outcome is not known yet; a rerun settles it before anything is repeated"
-            )
+            why = _why_not_done(ctx, u, by_key, stopped_waiting if waiting else None)
             reasons.append(f"  row {u.row} {u.kind} {u.unit_key} ({u.state}): {why}")
     lines = [r.line() for r in refused]
     errors = [r for r in refused if not r.warning]
@@ -124,6 +124,32 @@ def _outcome(
     if ctx.abort.is_set():
         code = stopped_exit(ctx.abort)
     return ApplyOutcome(exit_code=code, reasons=reasons, counts=counts, refused=lines)
+
+
+def _why_not_done(ctx: ApplyContext, u: Unit, units: dict[str, Unit], stopped_waiting: float | None) -> str:
+    """The true reason a unit is not done, and what a rerun does about it."""
+    if u.state in UNIT_END_STATES:
+        return f"{u.error_code}: {u.error_message}"
+    if u.state == UnitState.PROCESSING:
+        after = f" when the run stopped waiting after {stopped_waiting:g} s" if stopped_waiting else ""
+        return f"its call is done; the video was still processing{after}; a rerun waits on"
+    cause = ctx.abort.cause
+    if u.state == UnitState.RUNNING:
+        if isinstance(cause, AuthError):
+            return (
+                f"the service refused the token (VIDEOFERRY_TOKEN) for its call ({describe_failure(cause)}):"
+                " nothing was changed; a rerun with a token it accepts makes the call"
+            )
+        return "its call's outcome is not known yet; a rerun settles it before anything is repeated"
+    for dep in u.depends:  # planned
+        other = units.get(dep)
+        if other is not None and other.state == UnitState.FAILED:
+            return f"not run: it waits for row {other.row} ({other.kind}), which failed"
+        if other is not None and other.state != UnitState.DONE:
+            return f"not run: it waits for row {other.row} ({other.kind}), which is {other.state}"
+    if ctx.abort.is_set():
+        return "not run: the run stopped first; a rerun runs it"
+    return "not run yet; a rerun runs it"
 
 
 __all__ = ["ApplyOutcome", "preview_apply", "run_apply"]

@@ -33,29 +33,40 @@ class ArchiveOptions:
 
     to: str = destination_option()
     events: list[str] | None = field(
-        default=None, metadata=about("Live event ids, comma separated.", Cli(commas=True))
+        default=None, metadata=about("Live event ids, comma separated.", Cli(commas=True, metavar="ID,ID"))
     )
-    project: str | None = field(default=None, metadata=about("Every live event under this project."))
+    project: str | None = field(
+        default=None, metadata=about("Every live event under this project.", Cli(metavar="ID"))
+    )
     since: str | None = field(
         default=None,
         metadata=about(
-            "Only events whose latest stream finished since: YYYY-MM-DD, an ISO time (UTC) or 36h / 7d ago."
+            "Only events whose latest stream finished since: YYYY-MM-DD, an ISO time (UTC) or 36h / 7d ago.",
+            Cli(metavar="WHEN"),
         ),
     )
-    quality: str = field(default="best", metadata=about("best (original, else highest), original, 1080p..."))
+    quality: str = field(
+        default="best",
+        metadata=about("best (original, else highest), original, 1080p...", Cli(metavar="QUALITY")),
+    )
     move_to: str | None = field(
         default=None,
-        metadata=about("After a verified copy, move the recording to PROJECT_ID or PROJECT_ID/FOLDER_ID."),
+        metadata=about(
+            "After a verified copy, move the recording to a project or a folder of it.",
+            Cli(metavar="PROJECT[/FOLDER]"),
+        ),
     )
     tags: list[str] | None = field(
         default=None,
-        metadata=about("After a verified copy, add these tags (comma separated).", Cli(commas=True)),
+        metadata=about(
+            "After a verified copy, add these tags (comma separated).", Cli(commas=True, metavar="TAG,TAG")
+        ),
     )
     delete_after_archive: bool = field(
         default=False, metadata=about("Delete each recording from the service once its archive is verified.")
     )
     ledger: str = ledger_option()
-    report_dir: str | None = report_option("Write archive.csv, .parquet and .json into this directory.")
+    report_dir: str | None = report_option("Write archive.csv, .parquet, .json and .html here.")
     transfers: int = transfers_option(2, "Recordings copied at once.")
     part_size: int = part_size_option()
     retry_backoff: float = retry_backoff_option()

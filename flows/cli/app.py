@@ -1,37 +1,185 @@
-"""The Typer app and what every command shares: parameters from option declarations, errors, exit codes."""
+"""The Typer app and what every command shares: parameters from option declarations, the conventions of a
+command line (-h, --version, -v / -q, plain value names in --help), errors, exit codes."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
+import logging
+import os
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import typer
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from flows.options import Cli, OptionsT, ServiceOptions, cli_fields, options_from_params
 
 if TYPE_CHECKING:
     from connectors.config import Settings
     from flows.job import Job
+    from flows.warmup import ServerWarmup
+
+
+#: -h and --help on every command (the habit of rclone, aws, terraform).
+CONTEXT = {"help_option_names": ["-h", "--help"]}
+#: The packages whose log lines -v / -q make louder or quieter.
+LOGGED_PACKAGES = ("connectors", "core", "flows", "state", "tasks")
+#: What --prefect / --no-prefect says in every job's --help (the default is the same for every job).
+PREFECT_HELP = (
+    "Run the job as a Prefect flow (on PREFECT_API_URL's server, else a temporary local one that starts"
+    " first); the default runs the same job without Prefect."
+)
+
+
+def _plain_names(params: list[Any]) -> list[Any]:
+    """--help shows a value's name (`--ledger PATH`, `INVENTORY`), never a Python type (`<str>`, `<bool>`)."""
+    for param in params:
+        if isinstance(param, TyperArgument):
+            param.metavar = param.metavar or (param.name or "").upper()
+            param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]  # the name says it
+        elif isinstance(param, TyperOption):
+            if param.is_flag or param.count:
+                param.metavar = ""  # a flag takes no value
+            elif param.metavar is None:
+                param.metavar = (param.name or "").upper()
+    return params
+
+
+class Command(TyperCommand):
+    """A command whose --help and usage line name values plainly: `migrate [OPTIONS] INVENTORY`."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _plain_names(super().get_params(ctx))
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument):
+                name = param.metavar or (param.name or "").upper()
+                pieces.append(name if param.required else f"[{name}]")
+        return pieces
+
+
+class Group(TyperGroup):
+    """The app and its sub-apps (setup): plain value names in --help, as Command."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _plain_names(super().get_params(ctx))
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"videoferry {version('videoferry')}")
+        except PackageNotFoundError:  # run from a checkout that was never installed
+            typer.echo("videoferry (not installed)")
+        raise typer.Exit(0)
+
+
+def _app_options(
+    show_version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Move whole video libraries into the video service and run batch jobs on them.
+
+    Every command takes -h/--help, -v/--verbose (-vv: debug) and -q/--quiet. Exit status: 0 done, 1 not
+    everything done (the lines say what), 2 configuration to fix first, 130 interrupted (rerun to resume).
+    """
 
 
 def new_app() -> typer.Typer:
     """The `videoferry` app, with no command yet (flows/cli/__init__.py adds each job's)."""
+    app = new_group("videoferry", "")
+    app.callback()(_app_options)
+    return app
+
+
+def new_group(name: str, help: str) -> typer.Typer:
+    """An app or sub-app (`setup`) with the conventions of every command (-h, plain value names)."""
+    described: dict[str, Any] = {"help": help} if help else {}  # else the callback's docstring
     return typer.Typer(
-        name="videoferry",
-        help="Move whole video libraries into the video service and run batch jobs on them.",
+        name=name,
+        **described,
+        cls=Group,
+        context_settings=CONTEXT,
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
     )
 
 
+def add_command(app: typer.Typer, name: str, function: Callable[..., Any]) -> None:
+    """Add a command to an app, with -v / -q (with_verbosity) and plain value names in its --help."""
+    app.command(name, cls=Command, context_settings=CONTEXT)(with_verbosity(function))
+
+
+# -- -v / -q: how much a command says -------------------------------------------------------------------
+
+_quiet = False
+
+
+def quiet() -> bool:
+    """Whether the command runs with -q (only errors and why it did not finish are printed)."""
+    return _quiet
+
+
+def say(line: str = "") -> None:
+    """Print a line of a command's normal output (on stdout), unless -q."""
+    if not _quiet:
+        typer.echo(line)
+
+
+def set_verbosity(verbose: int, be_quiet: bool) -> None:
+    """-v: videoferry's own log lines from INFO, -vv from DEBUG; -q: errors only, no live display, no summary
+    when everything is done. Without either nothing is changed (warnings show as they always do)."""
+    global _quiet
+    _quiet = be_quiet
+    if be_quiet:
+        level = logging.ERROR
+        os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")  # Prefect reads it when imported
+    elif verbose:
+        level = logging.INFO if verbose == 1 else logging.DEBUG
+        logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    else:
+        return
+    for name in LOGGED_PACKAGES:
+        logging.getLogger(name).setLevel(level)
+
+
+def _verbosity_parameters() -> list[inspect.Parameter]:
+    verbose = typer.Option(0, "-v", "--verbose", count=True, help="Say more (-vv: debug lines too).")
+    be_quiet = typer.Option(False, "-q", "--quiet", help="Print only errors and why the run did not finish.")
+    return [
+        inspect.Parameter("verbose", inspect.Parameter.KEYWORD_ONLY, default=verbose, annotation=int),
+        inspect.Parameter("quiet", inspect.Parameter.KEYWORD_ONLY, default=be_quiet, annotation=bool),
+    ]
+
+
+def with_verbosity(function: Callable[..., Any]) -> Callable[..., Any]:
+    """The command `function` with -v / --verbose and -q / --quiet added to its parameters."""
+
+    @functools.wraps(function)
+    def command(*args: Any, verbose: int = 0, quiet: bool = False, **values: Any) -> Any:
+        set_verbosity(verbose, quiet)
+        return function(*args, **values)
+
+    signature = inspect.signature(function)
+    parameters = [*signature.parameters.values(), *_verbosity_parameters()]
+    command.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    return command
+
+
 def fail(message: str, code: int = 2) -> typer.Exit:
-    """Print `error: message` on stderr; the Exit to raise (exit status `code`)."""
-    typer.echo(f"error: {message}", err=True)
+    """Print `error: message` on stderr (an interruption's line as it is); the Exit to raise (status
+    `code`)."""
+    typer.echo(message if message.startswith("interrupted") else f"error: {message}", err=True)
     return typer.Exit(code)
 
 
@@ -46,26 +194,33 @@ def cli_parameter(spec: dataclasses.Field[Any], annotation: Any) -> inspect.Para
         annotation = str | None  # one comma-separated value; the option holds the list
     info: Any
     if cli.argument:
-        info = typer.Argument(default, help=help_text)
+        info = typer.Argument(default, help=help_text, metavar=cli.metavar or spec.name.upper())
     else:
         flags = [cli.flag] if cli.flag else [f"--{spec.name.replace('_', '-')}"] if annotation is bool else []
-        info = typer.Option(default, *flags, min=cli.min, max=cli.max, envvar=cli.envvar, help=help_text)
+        info = typer.Option(
+            default,
+            *flags,
+            min=cli.min,
+            max=cli.max,
+            envvar=cli.envvar,
+            help=help_text,
+            metavar=None if annotation is bool else cli.metavar,
+        )
     return inspect.Parameter(
         cli.name or spec.name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation
     )
 
 
 def command_signature(
-    declaration: type, names: tuple[str, ...] | None = None, *, prefect: bool | None = None
+    declaration: type, names: tuple[str, ...] | None = None, *, flow: bool = False
 ) -> inspect.Signature:
     """A job command's parameters: the declaration's command line options (only `names`, when given), then
-    --prefect/--no-prefect (its default: `prefect`) when the job has a flow, then --api-url / --upload-url."""
+    --prefect/--no-prefect when the job has a flow (off by default, for every job), then --api-url /
+    --upload-url."""
     hints = {**typing.get_type_hints(declaration), **typing.get_type_hints(ServiceOptions)}
     parameters = [cli_parameter(f, hints[f.name]) for f in cli_fields(declaration, names)]
-    if prefect is not None:
-        switch = typer.Option(
-            prefect, "--prefect/--no-prefect", help=f"Run as a Prefect flow{' (default)' if prefect else ''}."
-        )
+    if flow:
+        switch = typer.Option(False, "--prefect/--no-prefect", help=PREFECT_HELP)
         parameters.append(
             inspect.Parameter("prefect", inspect.Parameter.KEYWORD_ONLY, default=switch, annotation=bool)
         )
@@ -98,18 +253,21 @@ def job_command(
     handler: Callable[[OptionsT, ServiceOptions, bool], None],
     *,
     names: tuple[str, ...] | None = None,
-    prefect: bool | None = None,
+    flow: bool = False,
 ) -> Callable[..., None]:
     """A job's command: its parameters derived from the job's declared options (command_signature), its help
-    the handler's docstring; handler(options, service, prefect) does the work."""
+    the handler's docstring; handler(options, service, prefect) does the work. flow: the job has a Prefect
+    flow (--prefect runs it; every job runs without Prefect unless asked)."""
 
     def command(**values: Any) -> None:
         use_prefect = bool(values.pop("prefect", False))
         with exit_on_errors():
             opts, service = options_from_cli(declaration, values)
+        if use_prefect and not getattr(opts, "dry_run", False):
+            start_prefect_server()  # first: the server process starts while this one imports and checks
         handler(opts, service, use_prefect)
 
-    command.__signature__ = command_signature(declaration, names, prefect=prefect)  # type: ignore[attr-defined]
+    command.__signature__ = command_signature(declaration, names, flow=flow)  # type: ignore[attr-defined]
     command.__doc__ = handler.__doc__
     return command
 
@@ -117,10 +275,11 @@ def job_command(
 @contextmanager
 def exit_on_errors() -> Iterator[None]:
     """A command's work: an exception the job map knows (flows/job.exit_for) ends the command with
-    `error: ...` on stderr and its exit status; anything else goes on up (a bug shows its traceback)."""
+    `error: ...` on stderr and its exit status (Ctrl-C: its line and 130); anything else goes on up (a bug
+    shows its traceback)."""
     try:
         yield
-    except Exception as exc:
+    except (Exception, KeyboardInterrupt) as exc:  # Ctrl-C: one line (which run stopped), exit status 130
         from flows.job import exit_for
 
         mapped = exit_for(exc)
@@ -130,11 +289,35 @@ def exit_on_errors() -> Iterator[None]:
 
 
 def service_settings(service: ServiceOptions | None = None) -> Settings:
-    """The service's settings from the environment, the command line's addresses first (ConfigError)."""
+    """The service's settings from the environment, the command line's addresses first, checked to answer
+    (ConfigError: a variable missing, or an address that does not answer, named with what to fix)."""
     from connectors.config import Settings
+    from tasks.preflight import check_reachable
 
     service = service or ServiceOptions()
-    return Settings.from_env(api_url=service.api_url, upload_url=service.upload_url)
+    settings = Settings.from_env(api_url=service.api_url, upload_url=service.upload_url)
+    check_reachable(settings)
+    return settings
+
+
+_server: ServerWarmup | None = None
+
+
+def start_prefect_server() -> None:
+    """--prefect: start Prefect's temporary server in its own process now (flows/warmup.py; nothing when
+    PREFECT_API_URL names a server), so it comes up while the command imports and checks."""
+    global _server
+    if _server is None:
+        from flows.warmup import ServerWarmup
+
+        _server = ServerWarmup().start()
+
+
+def join_prefect_server() -> None:
+    """The server start_prefect_server() started, once it answers, is the one the flow run uses."""
+    start_prefect_server()
+    assert _server is not None
+    _server.join()
 
 
 def run_command(job: Job, opts: Any, settings: Settings, *, prefect: bool) -> Any:
@@ -143,6 +326,7 @@ def run_command(job: Job, opts: Any, settings: Settings, *, prefect: bool) -> An
     if prefect and job.flow is not None:
         from flows.prefect_job import flow_params, run_flow
 
+        join_prefect_server()
         flow = job.load(job.flow)
         return run_flow(flow, flow_params(flow, opts, settings), job.load(job.outcome))
     return job.load(job.runner)(opts, settings)

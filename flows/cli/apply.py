@@ -5,7 +5,14 @@ from __future__ import annotations
 import typer
 
 from flows.apply.options import ApplyOptions
-from flows.cli.app import exit_on_errors, job_command, run_command, service_settings, show_outcome
+from flows.cli.app import (
+    add_command,
+    exit_on_errors,
+    job_command,
+    run_command,
+    service_settings,
+    show_outcome,
+)
 from flows.options import ServiceOptions
 
 
@@ -30,4 +37,4 @@ def _apply(opts: ApplyOptions, service: ServiceOptions, prefect: bool) -> None:
 
 def register(app: typer.Typer) -> None:
     """Add `apply` to the app."""
-    app.command("apply")(job_command(ApplyOptions, _apply, prefect=True))
+    add_command(app, "apply", job_command(ApplyOptions, _apply, flow=True))

@@ -5,7 +5,14 @@ from __future__ import annotations
 import typer
 
 from flows.archive.options import ArchiveOptions
-from flows.cli.app import exit_on_errors, job_command, run_command, service_settings, show_outcome
+from flows.cli.app import (
+    add_command,
+    exit_on_errors,
+    job_command,
+    run_command,
+    service_settings,
+    show_outcome,
+)
 from flows.options import ServiceOptions
 
 
@@ -29,4 +36,4 @@ def _archive(opts: ArchiveOptions, service: ServiceOptions, prefect: bool) -> No
 
 def register(app: typer.Typer) -> None:
     """Add `archive` to the app."""
-    app.command("archive")(job_command(ArchiveOptions, _archive, prefect=True))
+    add_command(app, "archive", job_command(ArchiveOptions, _archive, flow=True))

@@ -5,7 +5,14 @@ from __future__ import annotations
 import typer
 
 from flows.backup.options import BackupOptions
-from flows.cli.app import exit_on_errors, job_command, run_command, service_settings, show_outcome
+from flows.cli.app import (
+    add_command,
+    exit_on_errors,
+    job_command,
+    run_command,
+    service_settings,
+    show_outcome,
+)
 from flows.options import ServiceOptions
 
 
@@ -28,4 +35,4 @@ def _backup(opts: BackupOptions, service: ServiceOptions, prefect: bool) -> None
 
 def register(app: typer.Typer) -> None:
     """Add `backup` to the app."""
-    app.command("backup")(job_command(BackupOptions, _backup, prefect=True))
+    add_command(app, "backup", job_command(BackupOptions, _backup, flow=True))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from flows.check.options import CheckOptions
-from flows.cli.app import exit_on_errors, job_command, run_command, service_settings
+from flows.cli.app import add_command, exit_on_errors, job_command, run_command, service_settings
 from flows.options import ServiceOptions
 
 
@@ -34,4 +34,4 @@ def _check(opts: CheckOptions, service: ServiceOptions, prefect: bool) -> None:
 
 def register(app: typer.Typer) -> None:
     """Add `check` to the app."""
-    app.command("check")(job_command(CheckOptions, _check))
+    add_command(app, "check", job_command(CheckOptions, _check))

@@ -6,55 +6,94 @@ import json
 
 import typer
 
-from flows.cli.app import exit_on_errors, fail
+from flows.cli.app import add_command, exit_on_errors, fail, say
 from flows.options import DEFAULT_LEDGER
 
 #: The report command's formats (tasks/report_files.FORMATS; not imported here: --help stays light).
 REPORT_FORMATS = ("csv", "parquet", "json", "html")
+#: Where `report` writes when --report does not say.
+DEFAULT_REPORT_DIR = "videoferry-report"
+
+
+def _ledger_option() -> str:
+    return typer.Option(  # type: ignore[no-any-return]
+        DEFAULT_LEDGER, envvar="VIDEOFERRY_LEDGER", metavar="PATH", help="The ledger file."
+    )
 
 
 def status(
-    ledger: str = typer.Option(DEFAULT_LEDGER, envvar="VIDEOFERRY_LEDGER", help="The ledger file."),
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
-    failures: int = typer.Option(20, help="How many failed items (and failed operations) to list."),
+    ledger: str = _ledger_option(),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print the summary, the last run and the failed items as JSON."
+    ),
+    failures: int = typer.Option(
+        20, min=0, metavar="N", help="How many failed items (and failed operations) to list."
+    ),
 ) -> None:
-    """Show where every item and operation stands (reads the ledger only; no API call, no Prefect)."""
+    """Show where every item and operation stands (reads the ledger only; no API call, no Prefect).
+
+    Exit status 0 when every item and operation is done, 1 otherwise, 2 when the ledger cannot be read.
+    """
     from flows.job import ledger_path
     from flows.ledger_report import everything_done, ledger_summary, summary_lines
     from state.ledger import Ledger
     from tasks.apply.report import failed_lines, operations_frame
+    from tasks.migrate.report import FAILED_STATES, failed_item_line, failed_item_record
 
     with exit_on_errors():
         book = Ledger.open(ledger_path(ledger), create=False)
     try:
         summary = ledger_summary(book)
-        bad = book.items(["failed", "error", "aborted"], limit=failures)
+        bad = book.items(FAILED_STATES, limit=failures)
         runs = book.runs()
         units = book.units()
     finally:
         book.close()
+    code = 0 if everything_done(summary) else 1
+    last = runs[-1] if runs else None
     if as_json:
-        typer.echo(json.dumps(summary, default=str, indent=2))
-        return
+        document = {
+            **summary,
+            "last_run": None
+            if last is None
+            else {
+                "run_id": last.run_id,
+                "command": last.command,
+                "status": last.status,
+                "started_at": last.started_at,
+                "finished_at": last.finished_at,
+            },
+            "failed_items": [failed_item_record(item) for item in bad],
+            "failed_operations": failed_lines(operations_frame(units), failures),
+        }
+        typer.echo(json.dumps(document, default=str, indent=2, ensure_ascii=False))
+        raise typer.Exit(code)
     for line in summary_lines(summary):
-        typer.echo(line)
-    if runs:
-        last = runs[-1]
-        typer.echo(f"last run: {last.run_id} {last.status}")
+        say(line)
+    if last is not None:
+        say(f"last run: {last.run_id} ({last.command}) {last.status}")
+    if bad:
+        typer.echo("failed items:")
     for item in bad:
-        where = f"row {item.spec.row}"
-        typer.echo(f"  {item.key} ({where}): {item.state} {item.error_code}: {item.error_message}")
+        typer.echo(f"  {failed_item_line(item)}")
     for line in failed_lines(operations_frame(units), failures):
         typer.echo(f"  {line}")
-    raise typer.Exit(0 if everything_done(summary) else 1)
+    raise typer.Exit(code)
 
 
 def report_cmd(
-    ledger: str = typer.Option(DEFAULT_LEDGER, envvar="VIDEOFERRY_LEDGER", help="The ledger file."),
+    ledger: str = _ledger_option(),
     fmt: list[str] = typer.Option(  # noqa: B008 - typer's declaration style
-        list(REPORT_FORMATS), "--format", "-f", help="csv, parquet, json or html (repeatable)."
+        list(REPORT_FORMATS),
+        "--format",
+        "-f",
+        metavar="FORMAT",
+        help="csv, parquet, json or html (repeatable).",
     ),
-    out: str = typer.Option("videoferry-report", help="Directory for the report files."),
+    report_dir: str = typer.Option(
+        DEFAULT_REPORT_DIR, "--report", metavar="DIR", help="Write the report files into this directory."
+    ),
+    out: str | None = typer.Option(None, "--out", hidden=True, help="The old name of --report."),
 ) -> None:
     """Write the item and operation tables and the summary of a ledger (reads the ledger only)."""
     bad = [f for f in fmt if f not in REPORT_FORMATS]
@@ -63,15 +102,14 @@ def report_cmd(
     from flows.ledger_report import report_only, summary_lines
 
     with exit_on_errors():
-        report, files = report_only(ledger, out, tuple(fmt))
+        report, files = report_only(ledger, out or report_dir, tuple(fmt))
     for line in summary_lines(report.summary):
-        typer.echo(line)
+        say(line)
     for path in files:
-        typer.echo(f"wrote {path}")
-
+        say(f"wrote {path}")
 
 
 def register(app: typer.Typer) -> None:
     """Add `status` and `report` to the app."""
-    app.command()(status)
-    app.command("report")(report_cmd)
+    add_command(app, "status", status)
+    add_command(app, "report", report_cmd)

@@ -6,39 +6,47 @@ from typing import Any
 
 import typer
 
-from flows.cli.app import exit_on_errors, job_command, service_settings
+from flows.cli.app import (
+    add_command,
+    exit_on_errors,
+    job_command,
+    join_prefect_server,
+    quiet,
+    say,
+    service_settings,
+)
 from flows.migrate.options import MigrateOptions
 from flows.options import ServiceOptions
 
 
 def _migrate(opts: MigrateOptions, service: ServiceOptions, prefect: bool) -> None:
-    """Migrate every item of an inventory into the service (safe to rerun: done items are skipped)."""
-    with exit_on_errors():
-        warmup = None
-        if prefect and not opts.dry_run:
-            from flows.warmup import ServerWarmup
+    """Migrate every item of an inventory into the service (safe to rerun: done items are skipped).
 
-            warmup = ServerWarmup().start()  # first: the server process starts while this one imports
+    Exit status 0 when every item is done, 1 when some item is not (the lines say which, by source), 2 for
+    configuration to fix first, 130 when interrupted (rerun to resume).
+    """
+    with exit_on_errors():
         from rich.console import Console
 
         from flows.job import ledger_path
-        from flows.migrate.runner import preview_migration, run_migration
+        from flows.migrate.preview import preview_migration
+        from flows.migrate.runner import run_migration
         from flows.progress import LiveDisplay
         from tasks.service import run_limiter
 
         if opts.dry_run:
-            outcome = preview_migration(opts)
+            outcome = preview_migration(opts, service=service)
         else:
-            settings = service_settings(service)
+            settings = service_settings(service)  # the addresses answer, or exit status 2 naming them
             ledger = str(ledger_path(opts.ledger))
             counter = run_limiter(settings, ledger)
-            if warmup is not None:
+            if prefect:
                 _check_token(settings, counter)
-            with LiveDisplay(ledger, Console(stderr=True), counter):
-                if warmup is not None:
+            with LiveDisplay(ledger, Console(stderr=True), counter, enabled=not quiet()):
+                if prefect:
                     from flows.migrate.flow import run_flow
 
-                    warmup.join()
+                    join_prefect_server()
                     # The URLs travel as flow parameters; the token stays in this process's environment.
                     outcome = run_flow(opts, api_url=settings.api_url, upload_url=settings.upload_url)
                 else:
@@ -72,14 +80,18 @@ def _print_outcome(outcome: Any) -> None:
 
     if outcome.summary:
         for line in summary_lines(outcome.summary):
-            typer.echo(line)
+            say(line)
     for line in outcome.log_lines():
-        typer.echo(line)
+        if outcome.exit_code or not quiet():
+            typer.echo(line)
     if outcome.report_files:
-        typer.echo("report: " + ", ".join(outcome.report_files))
-    typer.echo("ok: every item is done" if outcome.exit_code == 0 else f"exit status {outcome.exit_code}")
+        say("report: " + ", ".join(outcome.report_files))
+    if outcome.exit_code == 0:
+        say("dry run: the real run can start" if outcome.preview is not None else "ok: every item is done")
+    else:
+        typer.echo(f"exit status {outcome.exit_code}")
 
 
 def register(app: typer.Typer) -> None:
     """Add `migrate` to the app."""
-    app.command("migrate")(job_command(MigrateOptions, _migrate, prefect=True))
+    add_command(app, "migrate", job_command(MigrateOptions, _migrate, flow=True))

@@ -6,18 +6,14 @@ from typing import Any
 
 import typer
 
-from flows.cli.app import exit_on_errors, job_command, run_command, service_settings
+from flows.cli.app import add_command, exit_on_errors, job_command, new_group, run_command, service_settings
 from flows.job import Job
 from flows.options import ServiceOptions
 from flows.setup import SETUP_DRIFT, SETUP_PLAN, SETUP_UP
 from flows.setup.options import DRIFT_FIELDS, PLAN_FIELDS, UP_FIELDS, DrmCheckOptions, SetupOptions
 
-setup = typer.Typer(
-    name="setup",
-    help="Make live events, restreams, code batches, DRM and privacy domains match a desired-state file.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+setup = new_group(
+    "setup", "Make live events, restreams, code batches, DRM and privacy domains match a desired-state file."
 )
 
 
@@ -60,11 +56,11 @@ def _drm_check(opts: DrmCheckOptions, service: ServiceOptions, prefect: bool) ->
     raise typer.Exit(1 if check.decision == "denied" else 0)
 
 
-# setup's flows are quick GET checks (plan, drift) or a few writes: plain by default, --prefect to opt in.
-setup.command("plan")(job_command(SetupOptions, _plan, names=PLAN_FIELDS, prefect=False))
-setup.command("up")(job_command(SetupOptions, _up, names=UP_FIELDS, prefect=False))
-setup.command("drift")(job_command(SetupOptions, _drift, names=DRIFT_FIELDS, prefect=False))
-setup.command("drm-check")(job_command(DrmCheckOptions, _drm_check))
+# Like every job: plain by default, --prefect runs the flow (flows/setup/flow.py).
+add_command(setup, "plan", job_command(SetupOptions, _plan, names=PLAN_FIELDS, flow=True))
+add_command(setup, "up", job_command(SetupOptions, _up, names=UP_FIELDS, flow=True))
+add_command(setup, "drift", job_command(SetupOptions, _drift, names=DRIFT_FIELDS, flow=True))
+add_command(setup, "drm-check", job_command(DrmCheckOptions, _drm_check))
 
 
 def register(app: typer.Typer) -> None:

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import typer
 
+from flows.cli.app import add_command
 from flows.options import MAX_TRANSFERS
 
 
 def emulator(
-    host: str = typer.Option("127.0.0.1", help="Address to listen on."),
-    port: int = typer.Option(8080, help="Port of the API host ({base_url})."),
-    upload_port: int = typer.Option(8081, help="Port of the upload host ({upload_url})."),
+    host: str = typer.Option("127.0.0.1", metavar="HOST", help="Address to listen on."),
+    port: int = typer.Option(8080, metavar="PORT", help="Port of the API host (0: a free one)."),
+    upload_port: int = typer.Option(8081, metavar="PORT", help="Port of the upload host (0: a free one)."),
     variant: list[str] | None = typer.Option(  # noqa: B008 - typer's declaration style
         None,
         "--variant",
+        metavar="NAME",
         help="Make another plausible choice where the spec is silent (repeatable; emulator/README.md).",
     ),
 ) -> None:
@@ -28,11 +30,13 @@ def emulator(
 
 
 def demo(
-    items: int = typer.Option(30, min=1, max=500, help="How many clips to make and migrate."),
+    items: int = typer.Option(30, min=1, max=500, metavar="N", help="How many clips to make and migrate."),
     workdir: str | None = typer.Option(
-        None, help="Where to put clips, ledger and report (default: a temp dir)."
+        None, metavar="DIR", help="Where to put clips, ledger and report (default: a temp dir)."
     ),
-    transfers: int = typer.Option(4, min=1, max=MAX_TRANSFERS, help="Items transferred at once."),
+    transfers: int = typer.Option(
+        4, min=1, max=MAX_TRANSFERS, metavar="N", help="Items transferred at once."
+    ),
 ) -> None:
     """Start the emulator, make short real clips and migrate them through the real Prefect engine."""
     from flows.demo import run_demo
@@ -44,5 +48,5 @@ def demo(
 
 def register(app: typer.Typer) -> None:
     """Add `emulator` and `demo` to the app."""
-    app.command()(emulator)
-    app.command()(demo)
+    add_command(app, "emulator", emulator)
+    add_command(app, "demo", demo)

@@ -71,6 +71,9 @@ def _submitter(settings: Settings) -> SubmitFactory:
 def migrate_flow(
     inventory: str,
     parent_id: str | None = None,
+    include: list[str] | None = None,
+    exclude: list[str] | None = None,
+    ignore_case: bool = False,
     ledger: str = DEFAULT_LEDGER,
     transfers: int = 4,
     via: str = "auto",
@@ -151,7 +154,7 @@ def _artifacts(opts: MigrateOptions) -> None:
         report: Report = build_report(ledger)
     finally:
         ledger.close()
-    columns = [c for c in ("row", "key", "title", "state", "video_id", "error_code", "error_message")]
+    columns = ["row", "source", "key", "title", "state", "video_id", "error_code", "error_message"]
     rows = report.items.select([c for c in columns if c in report.items.columns]).head(ARTIFACT_ROWS)
     create_table_artifact(rows.to_dicts(), key="videoferry-items", description="Items (first 500)")
     create_markdown_artifact(markdown(report), key="videoferry-summary", description="Migration summary")

@@ -32,30 +32,54 @@ class MigrateOptions:
     inventory: str = field(
         metadata=about(
             "CSV, Parquet or JSON Lines inventory (path or s3://bucket/key), or s3://bucket/prefix/.",
-            Cli(argument=True),
+            Cli(argument=True, metavar="INVENTORY"),
         )
     )
     parent_id: str | None = field(
-        default=None, metadata=about("Project or folder for rows without parent_id.")
+        default=None, metadata=about("Project or folder for rows without parent_id.", Cli(metavar="ID"))
+    )
+    include: list[str] | None = field(
+        default=None,
+        metadata=about(
+            "s3://bucket/prefix/ only: take the objects this rclone glob matches (repeatable; default: video"
+            " files only; '**' takes every object).",
+            Cli(metavar="GLOB"),
+        ),
+    )
+    exclude: list[str] | None = field(
+        default=None,
+        metadata=about(
+            "s3://bucket/prefix/ only: leave out the objects this rclone glob matches (repeatable).",
+            Cli(metavar="GLOB"),
+        ),
+    )
+    ignore_case: bool = field(
+        default=False,
+        metadata=about("--include / --exclude match regardless of case (rclone's --ignore-case)."),
     )
     ledger: str = ledger_option()
     transfers: int = transfers_option(4, "Items transferred at once.")
     via: str = field(
-        default="auto", metadata=about("auto (tus for files and S3, URL import for http), tus, url, single.")
+        default="auto",
+        metadata=about(
+            "auto (tus for files and S3, URL import for http), tus, url, single.",
+            Cli(metavar="auto|tus|url|single"),
+        ),
     )
     dry_run: bool = dry_run_option("Print the plan; no API call, no write.", flow=True)
     report_dir: str | None = report_option("Write CSV, Parquet, JSON and HTML reports here.")
     webhook_listen: str | None = field(
         default=None,
         metadata=about(
-            "HOST:PORT to receive media.update.status webhooks (list polls become a rare safety net)."
+            "Receive media.update.status webhooks here (list polls become a rare safety net).",
+            Cli(metavar="HOST:PORT"),
         ),
     )
     poll_interval: float = poll_interval_option()
     wait_timeout: float | None = wait_timeout_option()
     chunk_size: int = field(
         default=DEFAULT_CHUNK_SIZE,
-        metadata=about("tus chunk size in MiB.", Cli(name="chunk_mib", unit=MIB, min=1)),
+        metadata=about("tus chunk size in MiB.", Cli(name="chunk_mib", unit=MIB, min=1, metavar="MIB")),
     )
     retry_failed: bool = field(
         default=True,
@@ -72,15 +96,17 @@ class MigrateOptions:
     dask: str | None = field(
         default=None,
         metadata=about(
-            "Scheduler address (tcp://host:port) of a Dask cluster whose workers send the bytes of tus"
-            " uploads; this process keeps the ledger and every API call."
+            "Scheduler address of a Dask cluster whose workers send the bytes of tus uploads; this"
+            " process keeps the ledger and every API call.",
+            Cli(metavar="tcp://HOST:PORT"),
         ),
     )
     shard: str | None = field(
         default=None,
         metadata=about(
-            "K/N: only the items whose key falls in shard K of N (N coordinators split one inventory;"
-            " give each its own ledger and one VIDEOFERRY_LIMITER_URL)."
+            "Only the items whose key falls in shard K of N (N coordinators split one inventory;"
+            " give each its own ledger and one VIDEOFERRY_LIMITER_URL).",
+            Cli(metavar="K/N"),
         ),
     )
 

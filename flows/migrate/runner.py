@@ -5,6 +5,7 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import os
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -15,19 +16,21 @@ from connectors.errors import AuthError, VideoApiError
 from connectors.s3 import S3Config
 from connectors.tus import TusUpload
 from core.item import parse_shard
-from flows.job import Outcome, Run, read_ledger, run_job, stopped_exit
+from flows.job import Outcome, Run, run_job, stopped_exit
 from flows.ledger_report import build_report, write_report
 from flows.migrate.options import MigrateOptions
-from state.machine import COMPLETE_STATES
+from state.machine import COMPLETE_STATES, CREATING, WATCHED_STATES
 from tasks.migrate.byte_plane import DaskBytes
 from tasks.migrate.context import MigrateContext
 from tasks.migrate.open_run import forget, share
-from tasks.migrate.plan import Plan, preview, read_plan, store_plan
+from tasks.migrate.plan import Plan, read_plan, store_plan
 from tasks.migrate.readiness import start_webhooks
 from tasks.migrate.reconcile import retry_service_errors
+from tasks.migrate.report import FAILED_STATES, failed_item_line, spec_name
 from tasks.migrate.schedule import Submit, advance_items
 from tasks.migrate.transfer import transfer_batch
 from tasks.preflight import checked_recently, read_one
+from tasks.scheduling import Handle
 
 log = logging.getLogger(__name__)
 
@@ -51,17 +54,41 @@ def _thread_submit(pool: concurrent.futures.ThreadPoolExecutor) -> SubmitFactory
     return factory
 
 
-def preview_migration(opts: MigrateOptions, s3: S3Config | None = None) -> MigrateOutcome:
-    """Read and route the inventory, compare with the ledger; no API call and no write anywhere."""
-    plan = read_plan(opts.inventory, parent_id=opts.parent_id, via=opts.via, s3=s3, shard=_shard(opts))
-    with read_ledger(opts.ledger) as ledger:
-        counts = preview(plan, ledger)
-    rejected = plan.rejected_rows
-    reasons = [
-        f"dry run: {counts['new']} new, {counts['pending']} to resume, {counts['done']} already done",
-        *(f"rejected row {r['row']}, field {r['field']}: {r['reason']}" for r in rejected),
-    ]
-    return MigrateOutcome(exit_code=1 if rejected else 0, reasons=reasons, rejected=rejected, preview=counts)
+def _awaited(factory: SubmitFactory, run: Run) -> SubmitFactory:
+    """The factory's batches, each waited for once the body is over (a stopped run's batches end at their
+    next step: tasks/migrate/transfer.py), before the run's ledger and client close under them."""
+    handles: list[Handle] = []
+
+    def wait_for_batches() -> None:
+        while not all(handle.done() for handle in handles):
+            time.sleep(0.05)
+
+    def tracked(ctx: MigrateContext) -> Submit:
+        submit = factory(ctx)
+
+        def send(keys: list[str]) -> Handle:
+            handle = submit(keys)
+            handles.append(handle)
+            return handle
+
+        return send
+
+    run.on_end(wait_for_batches)
+    return tracked
+
+
+def read_migration_plan(opts: MigrateOptions, s3: S3Config | None) -> Plan:
+    """The inventory as these options read it (routing, shard, an S3 prefix's include / exclude rules)."""
+    return read_plan(
+        opts.inventory,
+        parent_id=opts.parent_id,
+        via=opts.via,
+        s3=s3,
+        shard=_shard(opts),
+        include=opts.include or (),
+        exclude=opts.exclude or (),
+        ignore_case=opts.ignore_case,
+    )
 
 
 def run_migration(
@@ -75,9 +102,11 @@ def run_migration(
 ) -> MigrateOutcome:
     """Run one migration to its end (plain function; the Prefect flow passes its own submit_factory)."""
     if opts.dry_run:
+        from flows.migrate.preview import preview_migration
+
         return preview_migration(opts, s3)
     s3 = s3 or S3Config.from_env()
-    plan = read_plan(opts.inventory, parent_id=opts.parent_id, via=opts.via, s3=s3, shard=_shard(opts))
+    plan = read_migration_plan(opts, s3)
     params = {k: v for k, v in asdict(opts).items() if k != "dry_run"}
 
     def body(run: Run) -> MigrateOutcome:
@@ -155,6 +184,8 @@ def _migrate(
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=opts.transfers, thread_name_prefix="xfer")
         run.on_end(pool.shutdown, wait=True, cancel_futures=True)
         submit_factory = _thread_submit(pool)
+    else:  # the flow's task runs: the run (its ledger, its client) ends only once they have
+        submit_factory = _awaited(submit_factory, run)
     stopped_waiting: float | None = None
     if not ctx.abort.is_set():
         settled = advance_items(
@@ -200,7 +231,7 @@ def _outcome(
         summary["rejected_rows"] = len(rejected)
     counts: dict[str, int] = summary.get("counts", {})
     not_done = {s: n for s, n in counts.items() if n and s not in COMPLETE_STATES}
-    reasons: list[str] = []
+    reasons: list[str] = [f"warning: {w}" for w in plan.inventory.warnings]
     if ctx.abort.is_set():
         reasons.append(f"stopped: {ctx.abort.reason}")
     if stopped_waiting is not None:
@@ -210,15 +241,7 @@ def _outcome(
         )
     if not_done:
         reasons.append("not done: " + ", ".join(f"{n} {s}" for s, n in not_done.items()))
-        failures = [i for i in ctx.ledger.items(["failed", "error", "aborted"], limit=20)]
-        reasons += [
-            f"  {i.key} (row {i.spec.row}): {i.state} {i.error_code}: {i.error_message}" for i in failures
-        ]
-        reasons += [
-            f"  {i.key} (row {i.spec.row}): creating: the create's outcome is still unknown (the service did"
-            " not answer the look-up); a rerun looks it up again before any new create"
-            for i in ctx.ledger.items(["creating"], limit=20)
-        ]
+        reasons += [f"  {line}" for line in _not_done_lines(ctx, stopped_waiting)]
     if rejected:
         reasons.append(f"{len(rejected)} inventory rows rejected")
         reasons += [f"  row {r['row']}, field {r['field']}: {r['reason']}" for r in rejected[:20]]
@@ -233,4 +256,34 @@ def _outcome(
     return MigrateOutcome(exit_code=code, reasons=reasons, summary=summary, rejected=rejected)
 
 
-__all__ = ["MigrateOutcome", "preview_migration", "run_migration"]
+#: How many items the end of a run names (`videoferry status --failures N` lists more).
+NAMED_ITEMS = 20
+
+
+def _not_done_lines(ctx: MigrateContext, stopped_waiting: float | None) -> list[str]:
+    """Each item not done, by its source, with the true reason (at most NAMED_ITEMS, then how many more)."""
+    items = [i for i in ctx.ledger.items() if i.state not in COMPLETE_STATES]
+    lines: list[str] = []
+    for item in items[:NAMED_ITEMS]:
+        if item.state in FAILED_STATES:
+            lines.append(failed_item_line(item))
+            continue
+        video = f"video {item.video_id}" if item.video_id else "no video yet"
+        if item.state == CREATING:
+            why = (
+                "the create's outcome is still unknown (the service did not answer the look-up); a rerun"
+                " looks it up again before any new create"
+            )
+        elif item.state in WATCHED_STATES and stopped_waiting is not None:
+            why = f"still {item.state} in the service after {stopped_waiting:g} s ({video}); a rerun waits on"
+        elif ctx.abort.is_set():
+            why = f"left {item.state} ({video}) when the run stopped; a rerun goes on from there"
+        else:
+            why = f"{item.state} ({video}); a rerun goes on from there"
+        lines.append(f"{spec_name(item.spec)}: {why}")
+    if len(items) > NAMED_ITEMS:
+        lines.append(f"... and {len(items) - NAMED_ITEMS} more (videoferry status --failures N lists them)")
+    return lines
+
+
+__all__ = ["MigrateOutcome", "read_migration_plan", "run_migration"]

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from connectors.config import Settings
 from connectors.desired_state import DesiredState, DesiredStateError, load_desired_state
 from core.redact import blank
 from flows.job import Exit, Outcome, Run, ledger_path, read_ledger, run_job
-from flows.setup.options import SetupOptions
+from flows.setup.options import DEFAULT_OUTPUTS, SetupOptions
 from tasks.service import run_client
 from tasks.setup.outputs import Outputs, write_outputs
 from tasks.setup.plan import Plan, Planner, as_rows, changes_text, plan_summary, resolve_secret
@@ -93,10 +94,17 @@ def run_up(opts: SetupOptions, settings: Settings) -> SetupOutcome:
             f"up: {result.writes} write call(s), {len(result.failed)} failed, {len(result.skipped)} skipped"
         )
         if written:
-            lines.append(f"outputs (mode 0600): {len(written)} file(s) under {opts.outputs}")
+            lines.append(_outputs_line(opts.outputs, len(written)))
         code = Exit.INCOMPLETE if result.failed or result.skipped else Exit.DONE
         lines = [blank(line, state.secrets) for line in lines]
         rows = [dict(r) for r in as_rows(plan)]
         return SetupOutcome(code, lines=lines, counts=plan.counts(), rows=rows, outputs=written)
 
     return run_job("setup up", asdict(opts), opts.ledger, settings, body)
+
+
+def _outputs_line(outputs: str, files: int) -> str:
+    """Where `up` wrote the links, stream keys and codes: the full path, and whether it is the default."""
+    where = outputs if outputs.startswith("s3://") else str(Path(outputs).resolve())
+    chosen = " (the default: --outputs DIR|s3://BUCKET/PREFIX/ chooses)" if outputs == DEFAULT_OUTPUTS else ""
+    return f"outputs (play links, stream keys, codes; files mode 0600): {files} file(s) under {where}{chosen}"

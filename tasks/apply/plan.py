@@ -32,6 +32,8 @@ from core.operation import (
     UpdateParams,
 )
 from core.redact import safe_uri
+from state.machine import UnitState
+from tasks.apply.durations import Durations, needs_duration, past_the_end
 
 if TYPE_CHECKING:
     from connectors.client import VideoClient
@@ -174,6 +176,11 @@ def resolve_plan(ops: Operations, ledger: LedgerReader | None, client: VideoClie
     rows = {s.id: s.row for s in ordered}
     listings: dict[tuple[str | None, str | None, str | None], list[Video] | VideoApiError] = {}
     skipped: dict[str, str] = {}  # op id -> why it acts on nothing (its dependants act on nothing too)
+    durations = Durations(client)
+    # Operations an earlier run already called are not checked again: a cut in place changed the duration.
+    called = (
+        {u.op_id for u in ledger.units() if u.state != UnitState.PLANNED} if ledger is not None else set()
+    )
 
     def ref_text(ref: Target) -> str:
         if ref.kind is TargetKind.OP:
@@ -210,6 +217,11 @@ def resolve_plan(ops: Operations, ledger: LedgerReader | None, client: VideoClie
                 skipped[spec.id] = reason
                 continue
             ids = tuple(found)
+        too_long = None if spec.id in called else _past_the_end(spec, ids, durations, listings.values())
+        if too_long is not None:
+            plan.refused.append(Refusal(spec.row, too_long[0], too_long[1], too_long[1]))
+            skipped[spec.id] = too_long[1]
+            continue
         waits = tuple(
             ref_text(ref)
             for ref in spec.refs
@@ -230,6 +242,27 @@ def resolve_plan(ops: Operations, ledger: LedgerReader | None, client: VideoClie
         )
     plan.refused.sort(key=lambda r: (r.row or 0, r.field, r.reason))
     return plan
+
+
+def _past_the_end(
+    spec: OperationSpec,
+    ids: tuple[str, ...],
+    durations: Durations,
+    listings: Iterable[list[Video] | VideoApiError],
+) -> tuple[str, str] | None:
+    """(field, reason) when the operation's trim or chapters lie past the end of a video it acts on (its
+    duration from a listing already made, else one GET); None when they fit or the duration is not known."""
+    if not ids or not needs_duration(spec):
+        return None
+    for listed in listings:
+        if not isinstance(listed, VideoApiError):
+            durations.learn(listed)
+    for video_id in ids:
+        duration = durations.of(video_id)
+        found = past_the_end(spec, video_id, duration) if duration else None
+        if found is not None:
+            return found
+    return None
 
 
 def _op_refs(spec: OperationSpec) -> list[tuple[str, Target]]:

@@ -1,4 +1,5 @@
-"""The archive's report: a run's recordings (archive.csv, .parquet, .json); the ledger's archive section."""
+"""The archive's report: a run's recordings (archive.csv, .parquet, .json, .html); the ledger's archive
+section."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import polars as pl
 
 from state.machine import OpStatus
 from state.reader import LedgerReader
-from tasks.report_files import write_report_files
+from tasks.report_files import FORMATS, PAGE_STYLE, html_table, write_report_files
 
 if TYPE_CHECKING:
     from tasks.archive.recording import RecordingResult
@@ -27,8 +28,8 @@ __all__ = [
     "write_report",
 ]
 
-#: The files of a run's own report (archive.csv, .parquet, .json).
-RUN_FORMATS = ("csv", "parquet", "json")
+#: The files of a run's own report (archive.csv, .parquet, .json, .html): the formats of every job's report.
+RUN_FORMATS = FORMATS
 #: The steps of one recording, in order (op_key archive:<video_id>:<step>).
 ARCHIVE_STEPS = ("copy", "sidecars", "move", "tags", "delete")
 
@@ -106,8 +107,8 @@ def archive_html(frame: pl.DataFrame) -> str:
     top = max([1, *(int(b or 0) for b in per_event["bytes"].to_list())])
     bars = "".join(
         f"<tr><td>{html.escape(str(r['event_name'] or r['event_id']))}</td><td>{r['recordings']}</td>"
-        f"<td>{r['bytes']}</td><td><div style=\"background:#4a7;height:12px;"
-        f"width:{300 * r['bytes'] // top}px\"></div></td></tr>"
+        f'<td>{r["bytes"]}</td><td><div style="background:#4a7;height:12px;'
+        f'width:{300 * r["bytes"] // top}px"></div></td></tr>'
         for r in per_event.iter_rows(named=True)
     )
     rows = "".join(
@@ -137,5 +138,22 @@ def write_report(results: Sequence[RecordingResult], folder: str | Path) -> list
     }
     frame = pl.DataFrame(rows, schema=schema)
     return write_report_files(
-        Path(folder), [("archive", frame)], document=frame.to_dicts(), name="archive", formats=RUN_FORMATS
+        Path(folder),
+        [("archive", frame)],
+        document=frame.to_dicts(),
+        page=lambda: _run_page(frame),
+        name="archive",
+        formats=RUN_FORMATS,
+    )
+
+
+def _run_page(frame: pl.DataFrame) -> str:
+    """archive.html: how many recordings ended in each state, then one row per recording seen by the run."""
+    counts = frame.group_by("state").len().sort("state").iter_rows() if not frame.is_empty() else []
+    said = ", ".join(f"{n} {state}" for state, n in counts) or "no recording"
+    table = html_table(frame, list(frame.columns), noun="recordings")
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>videoferry archive run</title>\n'
+        f"<style>\n{PAGE_STYLE}\n</style></head>\n<body><h1>videoferry archive run</h1>\n"
+        f"<p>{html.escape(said)}.</p>\n{table}\n</body></html>\n"
     )

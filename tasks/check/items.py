@@ -11,6 +11,7 @@ from connectors.client import VideoClient
 from connectors.errors import NotFoundError, VideoApiError
 from connectors.media_probe import file_duration
 from connectors.models import Video
+from connectors.retry import describe_failure
 from connectors.s3 import S3Config
 from core.item import ItemSpec, SourceKind
 from tasks.check.compare import (
@@ -101,7 +102,7 @@ def _item_line(client: VideoClient, match: Match, cfg: CheckSettings) -> tuple[C
     try:
         video, gets = _full(client, spec, match.video)
     except VideoApiError as exc:
-        return error_line(spec, f"the video could not be read ({exc.code or exc.status})", match.video.id), 1
+        return error_line(spec, f"the video could not be read ({describe_failure(exc)})", match.video.id), 1
     if video is None:
         return missing_line(spec, "the video was deleted while being checked", match.video.id), gets
     facts = source_facts(spec, want_md5=needs_md5(video, cfg.download_md5), s3=cfg.s3)

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from connectors.config import DEFAULT_CHUNK_SIZE
-from tasks.stop import Stop
+from connectors.errors import TransportError, UnknownOutcomeError
+from connectors.retry import describe_failure
+from tasks.stop import Outage, Stop, outage_seconds
 
 if TYPE_CHECKING:
     from connectors.client import VideoClient
@@ -68,6 +70,23 @@ class MigrateContext:
     bytes_plane: DaskBytes | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     init_lock: threading.Lock = field(default_factory=threading.Lock)
+    #: The bound on a service gone mid-run (tasks/stop.Outage), made at the first call that got no answer.
+    outage: Outage | None = None
+    #: Its bound in seconds (VIDEOFERRY_OUTAGE_SECONDS; read when the context is made, so a bad value is a
+    #: configuration error before the first call).
+    outage_after: float = field(default_factory=outage_seconds)
+
+    def no_answer(self, exc: BaseException) -> None:
+        """A call failed: when it got no answer at all (refused, DNS, timeout, reset), the run stops once the
+        service has been silent for tasks/stop.OUTAGE_SECONDS while calls keep failing."""
+        if isinstance(exc, UnknownOutcomeError) and exc.cause_kind not in ("timeout", "connection"):
+            return
+        if not isinstance(exc, TransportError | UnknownOutcomeError):
+            return
+        with self.lock:
+            if self.outage is None:
+                self.outage = Outage(self.abort, lambda: self.client.transport.last_answer, self.outage_after)
+        self.outage.failed(describe_failure(exc) if isinstance(exc, TransportError) else str(exc))
 
     def poll_every(self) -> float:
         """Seconds between status polls: a minute once webhooks have proved to work, else poll_interval."""

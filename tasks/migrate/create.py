@@ -17,6 +17,7 @@ from connectors.errors import (
     VideoApiError,
 )
 from connectors.ids import same_id, try_normal_id
+from connectors.retry import describe_failure
 from connectors.s3 import parse_s3_uri, presign_get, shared_s3_client
 from connectors.sources import ByteSource, source_version
 from connectors.titles import header_exact, header_safe_title, placeholder_title
@@ -76,7 +77,7 @@ def learn_init_ids(ctx: MigrateContext, init_id: str, sent_title: str) -> str | 
             except NotFoundError:
                 ctx.init_id_is_video = False
             except VideoApiError as exc:
-                log.warning("could not learn what init ids name (%s); listing instead", exc.code)
+                log.warning("could not learn what init ids name (%s); listing instead", describe_failure(exc))
                 return None
             log.info(
                 "init answers name %s (learned in %.2f s)",

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from connectors.ids import try_normal_id
 from connectors.inventory import Inventory, read_inventory
 from connectors.s3 import S3Config
+from connectors.source_check import SourceCheck, check_sources
 from core.item import COMPLETE_STATES, ItemSpec, in_shard
 from state.ledger import Ledger
-from state.models import PlanResult
+from state.machine import CREATING, FAILED, PLANNED, PROCESSING, UPLOADED, UPLOADING
+from state.models import Item, PlanResult
+from state.reader import LedgerReader
+from tasks.migrate.report import size_text, spec_name
 
 
 @dataclass
@@ -48,24 +52,129 @@ def read_plan(
     via: str,
     s3: S3Config | None,
     shard: tuple[int, int] | None = None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    ignore_case: bool = False,
 ) -> Plan:
-    """Read the inventory and route its rows by `via`; nothing is written anywhere."""
-    inventory = read_inventory(inventory_uri, default_parent_id=parent_id, via=via, s3=s3)
+    """Read the inventory and route its rows by `via` (an S3 prefix's objects chosen by include / exclude,
+    connectors/path_filter.py); nothing is written anywhere."""
+    inventory = read_inventory(
+        inventory_uri,
+        default_parent_id=parent_id,
+        via=via,
+        s3=s3,
+        include=include,
+        exclude=exclude,
+        ignore_case=ignore_case,
+    )
     return Plan(inventory=inventory, shard=shard)
 
 
-def preview(plan: Plan, ledger: Ledger | None) -> dict[str, int]:
-    """Dry run: how many rows are new, already done, or waiting in the ledger (nothing is written)."""
-    counts = {"new": 0, "done": 0, "pending": 0}
-    for spec in plan.specs():
-        item = ledger.get(spec.key) if ledger is not None else None
-        if item is None:
-            counts["new"] += 1
-        elif item.state in COMPLETE_STATES:
-            counts["done"] += 1
-        else:
-            counts["pending"] += 1
-    return counts
+@dataclass(frozen=True)
+class Step:
+    """What the real run would do with one row (a line of the dry run): verb, the item, why; `problem`: the
+    row cannot succeed as it stands (its source is missing or unreadable)."""
+
+    verb: str  # create, resume, settle, wait, update, retry, recreate, skip, missing
+    spec: ItemSpec
+    detail: str
+    problem: bool = False
+
+    def line(self) -> str:
+        """`create   /clips/a.mp4 (row 1, key k): "Title", 1.2 MB by tus`."""
+        return f"{self.verb:<8} {spec_name(self.spec)}: {self.detail}"
+
+
+#: The verbs of the dry run, in the order its summary counts them.
+VERBS = ("create", "resume", "settle", "wait", "update", "retry", "recreate", "skip", "missing")
+
+
+def preview(
+    plan: Plan,
+    ledger: LedgerReader | None,
+    *,
+    s3: S3Config | None = None,
+    retry_errors: bool = False,
+    check: bool = True,
+) -> list[Step]:
+    """Dry run: per row what the real run would do, from the ledger's state of its key, and (check) whether
+    the bytes it still has to send can be read (connectors/source_check.py). Nothing is written anywhere."""
+    specs = list(plan.specs())
+    items = {spec.key: ledger.get(spec.key) for spec in specs} if ledger is not None else {}
+    steps = [_step(spec, items.get(spec.key), retry_errors) for spec in specs]
+    to_read = [s.spec.source for s in steps if s.verb in ("create", "resume", "retry", "recreate", "settle")]
+    checks = check_sources(to_read, s3=s3) if check else {}
+    return [_checked(step, checks.get(step.spec.source)) for step in steps]
+
+
+def _step(spec: ItemSpec, item: Item | None, retry_errors: bool) -> Step:
+    if item is None:
+        return Step("create", spec, f"{_size(spec.source_size)}{spec.via.value}, titled {spec.title!r}")
+    changed = [
+        f for f in ItemSpec.METADATA_FIELDS if f != "source_size" and _field(spec, f) != _field(item.spec, f)
+    ]
+    moved = [f for f in ItemSpec.IDENTITY_FIELDS if _field(spec, f) != _field(item.spec, f)]
+    state = item.state
+    video = f"video {item.video_id}" if item.video_id else "no video yet"
+    if state in COMPLETE_STATES:
+        note = (
+            f"; its row changed ({', '.join(changed + moved)}): not applied to a finished item"
+            if changed or moved
+            else ""
+        )
+        return Step("skip", spec, f"already done ({video}){note}")
+    if moved and not (state == PLANNED or (state == FAILED and item.video_id is None)):
+        note = f"; its {', '.join(moved)} changed while a video may exist: not applied"
+    else:
+        note = ""
+    if state == PLANNED:
+        step = Step("create", spec, f"planned by an earlier run, nothing sent yet; titled {spec.title!r}")
+    elif state == CREATING:
+        step = Step("settle", spec, "its create's answer was lost: looked up before anything is sent again")
+    elif state == UPLOADING:
+        size = item.bytes_total or spec.source_size
+        step = Step(
+            "resume",
+            spec,
+            f"upload at byte {item.upload_offset} of {size if size is not None else '?'} ({video})",
+        )
+    elif state in (UPLOADED, PROCESSING):
+        step = Step("wait", spec, f"processing in the service ({video})")
+    elif state == FAILED:
+        step = Step("retry", spec, f"failed last time ({item.error_code}: {item.error_message}); tried again")
+    elif retry_errors:
+        step = Step("recreate", spec, f"the service failed it ({state}): {video} deleted, created anew")
+    else:
+        return Step(
+            "skip", spec, f"the service failed it ({state}, {video}); --retry-errors migrates it again"
+        )
+    if changed and step.verb == "wait":
+        step = Step("update", spec, f"{', '.join(changed)} changed: set once processing is done ({video})")
+    elif changed:
+        step = Step(step.verb, spec, f"{step.detail}; new {', '.join(changed)} from the row")
+    return Step(step.verb, spec, step.detail + note)
+
+
+def _checked(step: Step, found: SourceCheck | None) -> Step:
+    """The step with what its source's check found: a problem makes it `missing`."""
+    if found is None:
+        return step
+    if found.problem is not None:
+        return Step("missing", step.spec, f"{found.problem} (the run would fail this item)", problem=True)
+    if found.unverified is not None:
+        return Step(step.verb, step.spec, f"{step.detail}; {found.unverified}")
+    if found.size is not None and step.spec.source_size is None and step.verb == "create":
+        return Step(step.verb, step.spec, f"{_size(found.size)}{step.detail}")
+    return step
+
+
+def _field(spec: ItemSpec, name: str) -> object:
+    value = getattr(spec, name)
+    return value.value if hasattr(value, "value") else value
+
+
+def _size(size: int | None) -> str:
+    return "" if size is None else f"{size_text(size)}, "
 
 
 def store_plan(plan: Plan, ledger: Ledger, run_id: str) -> PlanResult:

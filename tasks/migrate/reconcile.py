@@ -7,6 +7,7 @@ from datetime import datetime
 
 from connectors.errors import AuthError, NotFoundError, VideoApiError
 from connectors.models import Video
+from connectors.retry import describe_failure
 from core.item import FAILED_STATUSES, ItemState, Via
 from state.errors import LedgerError
 from state.machine import UPLOADING
@@ -52,7 +53,9 @@ def item_lookup(ctx: MigrateContext, key: str, what: str = "reconcile") -> Looku
             if isinstance(exc, AuthError):
                 ctx.stop(exc)
             else:
-                log.warning("item %s: %s listing failed (%s); left for later", key, what, exc.code)
+                why = describe_failure(exc)
+                log.warning("item %s: %s listing failed (%s); left for later", key, what, why)
+                ctx.no_answer(exc)
                 ctx.ledger.note(key, ctx.run_id, f"{what} postponed: {exc}")
             raise Postponed(key) from None
 
@@ -188,4 +191,5 @@ def api_failure(ctx: MigrateContext, item: Item, exc: VideoApiError) -> None:
     if isinstance(exc, AuthError):
         ctx.stop(exc)
         return
+    ctx.no_answer(exc)  # a service gone mid-run stops the run within tasks/stop.OUTAGE_SECONDS
     fail_item(ctx, item, error_code(exc), str(exc), exc.request_id)

@@ -8,10 +8,15 @@ from typing import Any
 
 import polars as pl
 
+from core.item import ItemSpec
 from core.redact import safe_uri
 from state.machine import FINISHED, STATES
+from state.models import Item
 from state.reader import LedgerReader
 from tasks.report_files import html_table
+
+#: The states of an item that did not make it (listed wherever a person reads what went wrong).
+FAILED_STATES = ("failed", "error", "aborted")
 
 #: Colours of the status chart (end states stand out).
 _COLOURS = {
@@ -29,6 +34,41 @@ def item_rows(ledger: LedgerReader) -> list[dict[str, Any]]:
     for row in rows:
         row["source"] = safe_uri(str(row.get("source") or ""))
     return rows
+
+
+def spec_name(spec: ItemSpec) -> str:
+    """How a person knows an item: its source (a URL without its query string), then row and key."""
+    source = safe_uri(spec.source) if spec.source else "(no source)"
+    return f"{source} (row {spec.row}, key {spec.key})"
+
+
+def size_text(size: float) -> str:
+    """A byte count as a person reads it: `812 B`, `1.6 MB`, `2.3 GB` (powers of 1000)."""
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(size) < 1000 or unit == "TB":
+            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{size:.1f} TB"
+
+
+def failed_item_line(item: Item) -> str:
+    """One failed item for the terminal, the status and the artifacts: its source, state and error."""
+    code = f" {item.error_code}" if item.error_code else ""
+    return f"{spec_name(item.spec)}: {item.state}{code}: {item.error_message or 'no message recorded'}"
+
+
+def failed_item_record(item: Item) -> dict[str, Any]:
+    """One failed item as `status --json` and report.json give it (no secret: no endpoint, safe source)."""
+    return {
+        "source": safe_uri(item.spec.source) if item.spec.source else None,
+        "row": item.spec.row,
+        "key": item.key,
+        "title": item.spec.title,
+        "state": item.state,
+        "video_id": item.video_id,
+        "error_code": item.error_code,
+        "error_message": item.error_message,
+    }
 
 
 def items_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
@@ -106,6 +146,10 @@ def _bar_chart(counts: dict[str, int]) -> str:
     return f'<svg role="img" aria-label="items by state" width="520" height="{height}">{"".join(bars)}</svg>'
 
 
+#: Completions spread over less than this many seconds are said in a sentence, not drawn.
+SHORT_RUN_SECONDS = 10.0
+
+
 def _line_chart(timeline: pl.DataFrame) -> str:
     """Cumulative items done and MB uploaded over time, each scaled to its own maximum."""
     if timeline.is_empty():
@@ -113,6 +157,12 @@ def _line_chart(timeline: pl.DataFrame) -> str:
     times: list[datetime] = timeline["time"].to_list()
     done: list[int] = timeline["done"].to_list()
     mbytes = [b / 1e6 for b in timeline["bytes"].to_list()]
+    seconds = times[-1].timestamp() - times[0].timestamp()
+    if seconds < SHORT_RUN_SECONDS or len(set(times)) < 3:  # a line of one or two points says nothing
+        return (
+            f"<p>{done[-1]} items done and {mbytes[-1]:.2f} MB uploaded, the last {seconds:.1f} s after the"
+            " first: too short a run for a chart over time.</p>"
+        )
     width, height, pad = 560, 220, 40
     start = times[0].timestamp()
     span = max(times[-1].timestamp() - start, 1.0)
@@ -132,7 +182,6 @@ def _line_chart(timeline: pl.DataFrame) -> str:
         dots = "".join(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{colour}"/>' for x, y in pts[1:])
         return f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>{dots}'
 
-    seconds = times[-1].timestamp() - start
     return (
         f'<svg role="img" aria-label="throughput over time" width="{width}" height="{height}">'
         f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="#999"/>'
@@ -150,6 +199,7 @@ def _line_chart(timeline: pl.DataFrame) -> str:
 
 ITEM_COLUMNS = (
     "row",
+    "source",
     "key",
     "title",
     "state",

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from connectors.errors import AuthError, VideoApiError
+from connectors.retry import describe_failure
 from state.machine import CREATING, DONE, FAILED, PLANNED, UPLOADING
 from state.models import Item
 from tasks.lookup import SETTLE_SECONDS
@@ -205,7 +206,8 @@ def _poll(ctx: MigrateContext, watcher: Watcher) -> None:
     except AuthError as exc:
         ctx.stop(exc)
     except VideoApiError as exc:
-        log.warning("status poll failed (%s); trying again next round", exc.code or exc.status)
+        log.warning("status poll failed (%s); trying again next round", describe_failure(exc))
+        ctx.no_answer(exc)
 
 
 def _creates_left(ctx: MigrateContext, uploading: bool) -> int:

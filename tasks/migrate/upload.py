@@ -34,6 +34,10 @@ def open_bytes(ctx: MigrateContext, item: Item) -> ByteSource | None:
         return None
 
 
+class UploadStopped(Exception):
+    """The run was stopped between two chunks of an upload (its item stays uploading for the next run)."""
+
+
 def upload_item(ctx: MigrateContext, item: Item) -> None:
     """Send the item's bytes to its tus endpoint, resuming from the server's offset."""
     if not item.upload_endpoint:
@@ -53,6 +57,8 @@ def upload_item(ctx: MigrateContext, item: Item) -> None:
     moved_on = [False]
 
     def on_progress(offset: int) -> None:
+        if ctx.abort.is_set():  # the run stops (Ctrl-C, a refused token): no next chunk; a rerun resumes
+            raise UploadStopped(item.key)  # from the server's offset (the ledger's is only a hint)
         if offset > last[0]:
             ctx.progress.add_bytes(offset - last[0])
         last[0] = offset
@@ -83,6 +89,8 @@ def upload_item(ctx: MigrateContext, item: Item) -> None:
                 on_progress=on_progress,
                 offset=item.upload_offset,
             )
+    except UploadStopped:
+        return  # left uploading: the next run asks the server for its offset and sends the rest
     except TusEndpointGoneError as exc:
         _endpoint_gone(ctx, item, exc.status)
         return

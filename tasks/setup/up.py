@@ -11,6 +11,7 @@ from connectors.client.live_models import LiveEvent, RestreamTarget
 from connectors.desired_state import BatchSpec, EventSpec, RestreamSpec
 from connectors.errors import VideoApiError
 from connectors.ids import same_id
+from connectors.retry import describe_failure
 from core.redact import blank
 from tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, Waits, exactly_once, settle
 from tasks.lookup import Postponed
@@ -151,15 +152,8 @@ class SetupWriter:
             try:
                 event = self._one(change)
             except VideoApiError as exc:
-                code = exc.code if exc.code is not None else type(exc).__name__
-                result.failed.append(f"{change.action} {change.kind} {change.label}: error {code}")
-                log.warning(
-                    "setup: %s %s failed (code %s, request %s)",
-                    change.action,
-                    change.kind,
-                    code,
-                    exc.request_id,
-                )
+                result.failed.append(f"{change.action} {change.kind} {change.label}: {describe_failure(exc)}")
+                log.warning("setup: %s %s failed (%s)", change.action, change.kind, describe_failure(exc))
                 continue
             result.writes += 1
             result.done.append(f"{change.action} {change.kind} {change.label}")

@@ -179,7 +179,7 @@ def test_jsonl_with_native_json_values(tmp_path: Path) -> None:
     assert [r["row"] for r in rows] == [1, 3]  # JSONL rows are line numbers; blank lines are skipped
     assert rows[0]["tags"] == ["t1", "t2"] and rows[0]["chapters"] == [{"time": 10.0, "title": "Ten"}]
     assert rows[1]["title"] == "42"
-    assert inv.warnings == ["ignored unknown columns: extra, other"]
+    assert inv.warnings == ["ignored unknown columns: 'extra', 'other'"]
 
 
 def test_s3_prefix_listing(s3_server: str, s3_bucket: str) -> None:
@@ -367,7 +367,18 @@ def test_headers_are_case_insensitive_and_unknown_columns_warned(tmp_path: Path)
     inv = read_inventory(str(path), default_parent_id=PARENT)
     assert inv.rows.select("row", "title").rows() == [(1, "A"), (3, "b")]
     assert inv.errors == []
-    assert inv.warnings == ["ignored unknown columns: notes, size", "skipped 1 empty row (row 2)"]
+    assert inv.warnings == ["ignored unknown columns: 'notes', 'size'", "skipped 1 empty row (row 2)"]
+
+
+def test_a_misspelled_column_refuses_the_inventory_naming_the_near_name(tmp_path: Path) -> None:
+    # Every row would go without its title (the file name instead): refused before anything runs.
+    path = tmp_path / "inv.csv"
+    path.write_text("source,titel,notes\n/v/a.mp4,A,hello\n", encoding="utf-8")
+    with pytest.raises(InventoryError) as refused:
+        read_inventory(str(path), default_parent_id=PARENT)
+    assert str(refused.value) == (
+        f"{path}: unknown column 'titel' (did you mean 'title'?) (connectors/INVENTORY.md lists the columns)"
+    )
 
 
 @pytest.mark.parametrize("content", ["", "source,title\n", "\n"])

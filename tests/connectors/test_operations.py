@@ -260,12 +260,21 @@ def test_whole_file_errors_name_the_file(tmp_path: Path, s3_server: str, s3_buck
         read_operations(f"s3://{s3_bucket}/jobs/", s3=cfg)
 
 
-def test_unknown_columns_and_empty_rows_are_warnings(tmp_path: Path) -> None:
+def test_empty_rows_are_warnings_and_an_unknown_column_refuses_the_file(tmp_path: Path) -> None:
     path = tmp_path / "ops.csv"
-    path.write_text(f"op,target,colour\ndelete,{VIDEO},red\n,,\ncopy,{VIDEO},\n")
+    path.write_text(f"op,target\ndelete,{VIDEO}\n,\ncopy,{VIDEO}\n")
     ops = read_operations(str(path))
     assert [s.row for s in ops.specs] == [1, 3]
-    assert ops.warnings == ["ignored unknown columns: colour", "skipped 1 empty row (2)"]
+    assert ops.warnings == ["skipped 1 empty row (2)"]
+    # A column the run would ignore on every row (here a misspelled title) refuses the whole file, naming
+    # the column and the known one it most probably means; an unrelated one is named alone.
+    path.write_text(f"op,target,titel,colour\nupdate,{VIDEO},New,red\n")
+    with pytest.raises(OperationsError) as refused:
+        read_operations(str(path))
+    assert str(refused.value) == (
+        f"{path}: unknown columns 'titel' (did you mean 'title'?), 'colour' (connectors/OPERATIONS.md lists"
+        " the columns)"
+    )
 
 
 def test_jsonl_bad_lines_are_row_errors(tmp_path: Path) -> None:
@@ -596,12 +605,12 @@ def test_parquet_and_jsonl_accept_native_values(tmp_path: Path) -> None:
     assert ops.specs[1].params == ConcatParams(append=(Target(TargetKind.VIDEO, VIDEO),), replace=False)
     buffer = io.StringIO()
     buffer.write(
-        json.dumps({"op": "concat", "target": VIDEO, "append": [VIDEO], "replace": True, "x": 1}) + "\n"
+        json.dumps({"op": "concat", "target": VIDEO, "append": [VIDEO], "replace": True}) + "\n"
     )
     (tmp_path / "ops.ndjson").write_text(buffer.getvalue())
     from_jsonl = read_operations(str(tmp_path / "ops.ndjson"))
     assert from_jsonl.specs[0].params == ConcatParams(append=(Target(TargetKind.VIDEO, VIDEO),), replace=True)
-    assert from_jsonl.warnings == ["ignored unknown columns: x"]
+    assert from_jsonl.warnings == []
 
 
 def test_the_documented_examples_read_the_same_in_csv_and_yaml(tmp_path: Path) -> None:

@@ -177,6 +177,12 @@ def test_archive_to_s3_layout_manifest_chat_qos_and_a_rerun_that_does_nothing(
     assert table["bytes"].sum() == sum(truth[v]["file_size"] for v in truth)
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "Archived bytes per event" in page
+    # the page is the archive's (not "migration report, 0 of 0 items"), with its run and destination
+    assert "<h1>videoferry archive report</h1>" in page and "0 of 0 items" not in page
+    assert f"destination: archive {to}" in page
+    # archive --report writes HTML like every job's report
+    run_page = (tmp_path / "report" / "archive.html").read_text(encoding="utf-8")
+    assert "<p>6 archived.</p>" in run_page and run_page.count("<tr>") == 1 + 6
     assert len(json.loads((out / "report.json").read_text())["archive"]) == 6
     assert emu.token not in page
 

@@ -53,7 +53,9 @@ def test_missing_file_names_the_file_and_its_row(
     item = _items(tmp_path / "ledger.db")[3]
     assert (item.state, item.error_code) == ("failed", "source")
     assert str(missing) in (item.error_message or "")
-    assert any("(row 3)" in line and "holiday-2019.mp4" in line for line in outcome.reasons), outcome.reasons
+    assert any(  # named by its source, then row and key
+        line.strip().startswith(f"{missing} (row 3, key ") for line in outcome.reasons
+    ), outcome.reasons
     _assert_good_rows_finished(tmp_path / "ledger.db", [1, 2], emu_control, emu)
 
 
@@ -98,7 +100,9 @@ def test_unreachable_url_ends_in_error_with_a_reason(
     item = _items(tmp_path / "ledger.db")[3]
     assert (item.state, item.error_code) == ("error", "video_error")
     assert item.error_message and "error" in item.error_message
-    assert any("(row 3): error video_error" in line for line in outcome.reasons), outcome.reasons
+    assert any(
+        "lost.mp4 (row 3, key " in line and "): error video_error" in line for line in outcome.reasons
+    ), outcome.reasons
     _assert_good_rows_finished(tmp_path / "ledger.db", [1, 2], emu_control, emu)
 
 
@@ -183,7 +187,9 @@ def test_unknown_parent_id_fails_its_items_once_with_the_code(
     for row in (2, 3):
         assert (items[row].state, items[row].error_code) == ("failed", "400236")
         assert f"parent_id {unknown}" in (items[row].error_message or "")
-    assert any("(row 2): failed 400236" in line and unknown in line for line in outcome.reasons)
+    assert any(
+        "(row 2, key " in line and "): failed 400236" in line and unknown in line for line in outcome.reasons
+    )
     refused = [r for r in creates(emu_control, emu, since=mark) if r["status"] == 400]
     assert len(refused) == 1  # the second item under that parent is not sent again; nothing is retried
     _assert_good_rows_finished(tmp_path / "ledger.db", [1, 4], emu_control, emu)

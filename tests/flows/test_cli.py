@@ -133,8 +133,12 @@ def test_every_job_command_offers_exactly_its_declared_options(name: str) -> Non
             assert param.default == (spec.default // cli.unit if cli.unit != 1 else spec.default), spec.name
         if cli.envvar:
             assert param.envvar == cli.envvar, spec.name
-    # Nothing the declaration does not know of; --prefect/--no-prefect wherever a flow exists.
-    assert sorted(params) == sorted([*expected, *(["prefect"] if has_flow else [])])
+    # Nothing the declaration does not know of but -v / -q; --prefect/--no-prefect wherever a flow exists,
+    # off by default for every job (Prefect the default for none: said in --help).
+    assert sorted(params) == sorted([*expected, "verbose", "quiet", *(["prefect"] if has_flow else [])])
+    if has_flow:
+        assert params["prefect"].default is False
+        assert "the default runs the same job without Prefect" in params["prefect"].help
     for shared, flag in SHARED_FLAGS.items():
         if shared in params:
             assert params[shared].opts == [flag], shared

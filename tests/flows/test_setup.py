@@ -17,7 +17,7 @@ from emulator.control import EmulatorControl, Workspace
 from flows.setup.options import SetupOptions
 from flows.setup.runner import run_plan, run_up
 from state.ledger import Ledger
-from tests.flows.helpers import settings_for
+from tests.flows.helpers import cli_env, run_cli, settings_for
 
 RATE = {"rate_per_second": 500, "rate_per_minute": 30000}
 SECRET_ENV = {"YT_KEY": "yt-secret-key-0001", "ROOM_PW": "room-pass-777", "FB_KEY": "fb-secret-key-0002"}
@@ -238,3 +238,16 @@ def test_domains_and_drm_follow_the_file(
         ]
         assert client.drm.get().strict is False
     assert run_plan(pruning, settings, drift=True).exit_code == 0
+
+
+def test_up_without_outputs_says_where_the_keys_went(tmp_path: Path, ws: Workspace) -> None:
+    file = write(tmp_path / "conference.yaml", conference(ws, rooms=2))
+    done = run_cli(["setup", "up", file, "--ledger", str(tmp_path / "ledger.db")], cli_env(ws), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    where = tmp_path.resolve() / "setup-outputs"
+    assert (where / "events.csv").exists()
+    said = [line for line in done.stdout.splitlines() if line.startswith("outputs")]
+    assert said == [
+        f"outputs (play links, stream keys, codes; files mode 0600): 2 file(s) under {where} (the default:"
+        " --outputs DIR|s3://BUCKET/PREFIX/ chooses)"
+    ], done.stdout

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
 
 from core.redact import safe_uri
-from flows.ledger_report import FORMATS, build_report, render_html, write_report
+from flows.ledger_report import FORMATS, build_report, markdown, render_html, write_report
 from state.ledger import Ledger
+from tasks.migrate.report import items_html
 from tests.state.helpers import spec
 
 ENDPOINT = "http://127.0.0.1:9/upload/abc/SECRET-CAPABILITY"
@@ -17,7 +19,7 @@ ENDPOINT = "http://127.0.0.1:9/upload/abc/SECRET-CAPABILITY"
 
 def _ledger(tmp_path: Path) -> Ledger:
     ledger = Ledger.open(tmp_path / "l.db")
-    run = ledger.start_run("migrate", {})
+    run = ledger.start_run("migrate", {"parent_id": "P1", "inventory": "inv.csv"})
     rows = [
         spec("a", 1, source="/v/a.mp4", title="Лекция", via="tus", source_size=10),
         spec("b", 2, source="https://cdn.example/b.mp4?X-Amz-Signature=deadbeef", via="url"),
@@ -63,7 +65,16 @@ def test_every_format_without_secrets(tmp_path: Path) -> None:
     assert document["rejected"][0]["row"] == 3
     page = (tmp_path / "out" / "report.html").read_text()
     assert "Лекция" in page and "<svg" in page and "Rejected inventory rows" in page
-    assert "items done (of 1)" in page
+    # one completion: a sentence, not a chart of one point
+    assert "1 items done and 0.00 MB uploaded, the last 0.0 s after the first: too short a run" in page
+    # a person finds each item by its source, and the page says which run it is and where it went
+    assert "<th>source</th>" in page and "<td>/v/a.mp4</td>" in page
+    assert "<title>videoferry migration report</title>" in page
+    assert "last run: migrate " in page and ", incomplete; destination: project/folder P1" in page
+    # the Prefect summary artifact names the failed item by its source (a URL without its signature)
+    summary = markdown(report)
+    assert "## Failed items\n\n- https://cdn.example/b.mp4 (row 2, key b): error" in summary, summary
+    assert "deadbeef" not in summary
 
 
 def test_redact_url_drops_query_and_credentials() -> None:
@@ -78,3 +89,16 @@ def test_empty_report_renders(tmp_path: Path) -> None:
     finally:
         ledger.close()
     assert "No items." in page
+
+
+def test_the_throughput_chart_is_drawn_for_a_run_that_lasts() -> None:
+    start = datetime(2026, 11, 26, 1, 0, tzinfo=UTC)
+    timeline = pl.DataFrame(
+        {
+            "time": [start + timedelta(seconds=s) for s in (0, 30, 90)],
+            "done": [1, 2, 3],
+            "bytes": [1e6, 2e6, 3e6],
+        }
+    )
+    page = items_html({"counts": {"finished": 3}}, timeline, pl.DataFrame(), "")
+    assert "items done (of 3)" in page and "+90 s" in page and "too short" not in page
