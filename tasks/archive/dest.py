@@ -12,6 +12,7 @@ from botocore.exceptions import ClientError
 
 from connectors.s3 import S3Config, parse_s3_uri, shared_s3_client
 from connectors.s3_multipart import DEFAULT_PART_SIZE, MultipartWriter, abort_uploads
+from tasks.private_files import open_private, private_dir, write_private
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -114,8 +115,7 @@ class _LocalWriter(ObjectWriter):
     def __init__(self, final: Path) -> None:
         self._final = final
         self._part = final.with_name(final.name + ".part")
-        final.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self._part, "wb")  # noqa: SIM115 - closed by commit() / abort()
+        self._file = open_private(self._part)  # closed by commit() / abort()
 
     def write(self, data: bytes) -> None:
         self._file.write(data)
@@ -132,7 +132,12 @@ class _LocalWriter(ObjectWriter):
 
 
 class LocalDestination(Destination):
-    """A local directory: a recording is written to <name>.part and renamed only once complete."""
+    """A local directory: a recording is written to <name>.part and renamed only once complete.
+
+    Everything it writes holds personal data (recordings, chat: user names and messages; QoS: client IPs):
+    files 0600, the folders of the layout below the root 0700, tightened when they exist
+    (tasks/private_files.py); the root is created 0700 when missing.
+    """
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root).expanduser().resolve()
@@ -140,6 +145,11 @@ class LocalDestination(Destination):
 
     def key(self, *parts: str) -> str:
         return str(self.root.joinpath(*parts))
+
+    def _folder_of(self, key: str) -> None:
+        """The file's folder, private from the root down (created 0700, or tightened)."""
+        relative = Path(key).parent.relative_to(self.root)
+        private_dir(self.root, *relative.parts)
 
     def stat(self, key: str) -> tuple[int, str | None] | None:
         path = Path(key)
@@ -152,13 +162,11 @@ class LocalDestination(Destination):
         return path.stat().st_size, digest.hexdigest()
 
     def put_bytes(self, key: str, data: bytes, content_type: str) -> None:
-        path = Path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        part = path.with_name(path.name + ".part")
-        part.write_bytes(data)
-        os.replace(part, path)
+        self._folder_of(key)
+        write_private(Path(key), data)
 
     def writer(self, key: str, md5: str | None) -> ObjectWriter:
+        self._folder_of(key)
         return _LocalWriter(Path(key))
 
     def discard_partial(self, key: str) -> int:

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from connectors.ids import try_normal_id
 from connectors.inventory import Inventory, read_inventory
 from connectors.s3 import S3Config
 from core.item import COMPLETE_STATES, ItemSpec, in_shard
 from state.ledger import Ledger
 from state.models import PlanResult
+from tasks.lookup import shared_titles
 
 
 @dataclass
@@ -30,9 +29,9 @@ class Plan:
         return (s for s in self.inventory.specs() if in_shard(s.key, self.shard))
 
     def shared_titles(self) -> frozenset[tuple[str, str]]:
-        """(parent, title) pairs several rows of the whole inventory share, every shard's rows counted."""
-        counts = Counter((try_normal_id(s.parent_id) or "", s.title) for s in self.inventory.specs())
-        return frozenset(pair for pair, n in counts.items() if n > 1)
+        """(parent, title_group_key) pairs several rows of the whole inventory fall in, every shard's rows
+        counted (tasks/lookup.shared_titles)."""
+        return shared_titles((s.parent_id, s.title) for s in self.inventory.specs())
 
     @property
     def rejected_rows(self) -> list[dict[str, Any]]:

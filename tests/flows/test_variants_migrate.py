@@ -76,7 +76,7 @@ def test_the_bundles_cover_every_variant(emu_control: EmulatorControl) -> None:
             assert len(set(bundle["variants"]) & set(group)) <= 1, (name, group)
 
 
-def _md5(path: Path) -> str:
+def md5_of(path: Path) -> str:
     return hashlib.md5(path.read_bytes()).hexdigest()
 
 
@@ -118,7 +118,7 @@ def assert_one_video_per_item(
         ledger.close()
     for row in rows:
         source = Path(row["source"])
-        holding = by_md5.get(_md5(source), [])
+        holding = by_md5.get(md5_of(source), [])
         assert len(holding) == 1, f"{len(holding)} videos hold the bytes of {source.name} ({row['title']!r})"
         (video,) = holding
         assert video["status"] == "done"
