@@ -54,8 +54,9 @@ def test_only_printable_ascii_is_exact() -> None:
 
 
 def test_the_placeholder_is_a_marker_tidying_keeps() -> None:
-    """No tidying changes it (at most MIN_TITLE_CAP printable ASCII characters without whitespace), each key has
-    its own, it is recognised as ours; an older ledger's 43-character placeholder cut by a cap is still found."""
+    """No tidying changes it (at most MIN_TITLE_CAP printable ASCII characters without whitespace), each key
+    has its own, it is recognised as ours; an older ledger's 43-character placeholder cut by a cap is still
+    found."""
     markers = set()
     for key in ("k", "row-17", "Доклад", "k" * 500):
         marker = placeholder_title(key)

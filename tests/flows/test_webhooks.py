@@ -89,9 +89,11 @@ def test_forged_webhooks_change_nothing(
     thread = threading.Thread(target=migrate, name="migrate")
     thread.start()
     try:
-        ctx = poll(lambda: started.get("ctx"), 60, "the run to start")
+        found = poll(lambda: started.get("ctx"), 60, "the run to start")
+        assert found is not None
+        ctx = found
         poll(lambda: len(ctx.ledger.items(["uploaded", "processing"])) == 3, 60, "three uploads")
-        owner = {i.video_id: i.key for i in ctx.ledger.items()}
+        owner = {i.video_id: i.key for i in ctx.ledger.items() if i.video_id}
         first, second, _third = sorted(owner, key=lambda v: owner[v] or "")
         emu_control.set_video_status(emu, first, "done")  # the service's own claim
         poll(lambda: _state(ctx, owner[first]) in ("done", "finished"), 60, "the service's done")
