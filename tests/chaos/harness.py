@@ -120,16 +120,7 @@ def write_rows(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
 # -- service variants ----------------------------------------------------------------------------------
 
 #: Variants the client does not cope with yet: out of the chaos draw and of the migrate bundles' coverage.
-AWAITING_CLIENT = frozenset(  # issue 26 / 31: drawn once the client copes
-    {
-        "tidy-text",
-        "title-cap",
-        "tags-tidy",
-        "chapter-titles-trimmed",
-        "poll-rule-429",
-        "codes-reset-share",
-    }
-)
+AWAITING_CLIENT: frozenset[str] = frozenset()
 
 
 def draw_variants(seed: int) -> tuple[list[str], dict[str, float]]:
