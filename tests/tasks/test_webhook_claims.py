@@ -94,3 +94,57 @@ def test_a_receiver_beyond_loopback_without_credentials_is_refused(
     finally:
         client.close()
         ledger.close()
+
+
+def test_a_lost_done_webhook_costs_at_most_the_safety_net_poll_interval(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory: Any
+) -> None:
+    """Two videos done, the first one's `done` webhook lost: once the second's claim is confirmed polls
+    become the safety net, and the next one comes WEBHOOK_POLL_SECONDS after the last listing, not later;
+    it finds the first video done."""
+    emu_control.set_processing(emu, "manual")
+    ledger = Ledger.open(tmp_path / "l.db")
+    run_id = ledger.start_run("test", {})
+    client = VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=ApiRateLimiter.memory())
+    ctx = MigrateContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id, poll_interval=5.0)
+    clips = [clip_factory(0.5, name="a.mp4"), clip_factory(0.6, name="b.mp4")]
+    specs = [
+        spec(k, n, source=str(c), title=k, parent_id=emu.project_id, via="tus")
+        for n, (k, c) in enumerate(zip(("a", "b"), clips, strict=True), 1)
+    ]
+    ledger.plan(specs, run_id)
+    receiver = start_webhooks(ctx, "127.0.0.1:0")
+    emu_control.set_webhook(emu, receiver.url)
+    try:
+        assert [transfer_item(ctx, k) for k in ("a", "b")] == ["uploaded", "uploaded"]
+        ids = {k: ledger.get(k).video_id for k in ("a", "b")}  # type: ignore[union-attr]
+        watcher, claims = Watcher(ctx), Claims(ctx)
+        emu_control.set_faults(emu, [emu_control.webhook_fault("webhook_lost", video_status="done", times=1)])
+        emu_control.set_video_status(emu, ids["a"] or "", "done")  # its webhook is lost
+        emu_control.set_video_status(emu, ids["b"] or "", "done")
+
+        def confirmed() -> bool:
+            claims.take()
+            if claims.due(watcher):
+                claims.confirm(watcher)
+            return ctx.claims_confirmed == 1
+
+        poll(confirmed, 30, "the second video's claim confirmed")
+        assert ledger.get("a").state == "uploaded"  # type: ignore[union-attr]  # the claim was lost
+        assert ctx.poll_every() == WEBHOOK_POLL_SECONDS
+        watched = watcher.watched()
+        assert [i.key for i in watched] == ["a"]
+        since = max(watcher.last_poll, watcher.started)
+
+        def due(at: float) -> bool:
+            return watcher.due(watched, creates_left=lambda: 0, uploading=False, now=since + at)
+
+        assert not due(WEBHOOK_POLL_SECONDS - 1)  # the safety net, not a poll per interval
+        assert due(WEBHOOK_POLL_SECONDS + 0.01)
+        watcher.poll_once()
+        assert ledger.get("a").state == "done"  # type: ignore[union-attr]
+    finally:
+        emu_control.clear_faults(emu)
+        receiver.stop()
+        client.close()
+        ledger.close()
