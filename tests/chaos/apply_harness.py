@@ -66,16 +66,24 @@ def chaos_operations(path: Path, lib: ApplyLibrary, seed: int) -> Path:
     for k in keys:
         rows.append({"op": "chapters", "target": f"key:{k}", "chapters": chapters})
     for k in keys[:4]:
-        rows.append({"op": "update", "target": f"key:{k}", "tags": f"seed{seed};chaos",
-                     "description": "Ünïcode — ok"})
+        rows.append(
+            {"op": "update", "target": f"key:{k}", "tags": f"seed{seed};chaos", "description": "Ünïcode — ok"}
+        )
     for n, k in enumerate(keys[:3]):
         rows.append({"op": "cut", "id": f"cut{n}", "target": f"key:{k}", "trim": json.dumps(TRIM)})
     for n in range(2):
         rows.append({"op": "concat", "id": f"cc{n}", "target": f"op:cut{n}", "prepend": f"key:{keys[4 + n]}"})
     for n, k in enumerate(keys[6:9]):
         rows.append({"op": "copy", "id": f"cp{n}", "target": f"key:{k}", "parent_id": lib.project})
-        rows.append({"op": "move", "id": f"mv{n}", "target": f"op:cp{n}", "project_id": lib.project,
-                     "folder_id": lib.folder})
+        rows.append(
+            {
+                "op": "move",
+                "id": f"mv{n}",
+                "target": f"op:cp{n}",
+                "project_id": lib.project,
+                "folder_id": lib.folder,
+            }
+        )
     rows.append({"op": "delete", "id": "del", "target": "op:mv2"})
     rng.shuffle(rows)  # the file's order is not the run order: references decide
     return write_ops(path, rows)  # fmt: skip

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ from flows.migrate.runner import run_migration
 from state.ledger import Ledger
 from tests.chaos.harness import AWAITING_CLIENT
 from tests.flows.bounds import RUN_BOUND_SECONDS, within
-from tests.flows.helpers import options, settings_for, write_inventory
+from tests.flows.helpers import free_port, options, settings_for, write_inventory
 
 #: Bundles of compatible variants; together they cover every variant the emulator has. Variants of operations
 #: a migration never makes (copy, move, cut, concat and their bodies) ride along to show a migration does
@@ -146,12 +145,6 @@ def assert_one_video_per_item(
             assert same_chapters([(0, "Start"), (250, "Next")], stored), stored
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.mark.parametrize("bundle", sorted(BUNDLES))
 def test_migrate_holds_its_guarantees_under_each_bundle(
     bundle: str, tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory: Any
@@ -171,7 +164,7 @@ def test_migrate_holds_its_guarantees_under_each_bundle(
     changes: dict[str, Any] = {"via": spec["via"], "transfers": 4, "chunk_size": 16 * 1024}
     changes["poll_interval"] = 0.5
     if spec.get("webhooks"):
-        port = _free_port()
+        port = free_port()
         emu_control.set_webhook(emu, f"http://127.0.0.1:{port}/hook")
         changes["webhook_listen"] = f"127.0.0.1:{port}"
     opts = options(inventory, emu, tmp_path, **changes)

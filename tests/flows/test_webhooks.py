@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from pathlib import Path
@@ -17,18 +16,13 @@ from tests.flows.helpers import (
     api_calls,
     cli_env,
     clip_rows,
+    free_port,
     migrate_args,
     options,
     run_cli,
     settings_for,
     write_inventory,
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def test_webhooks_carry_readiness(
@@ -38,7 +32,7 @@ def test_webhooks_carry_readiness(
     clip_factory,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    port = _free_port()
+    port = free_port()
     monkeypatch.setenv("VIDEOFERRY_WEBHOOK_USERNAME", "hook")
     monkeypatch.setenv("VIDEOFERRY_WEBHOOK_PASSWORD", "hook-secret")
     emu_control.set_webhook(emu, f"http://127.0.0.1:{port}/", username="hook", password="hook-secret")
@@ -73,7 +67,7 @@ def test_forged_webhooks_change_nothing(
     """Webhooks are claims: a forgery without the credentials is refused (401), one with them (only the
     service can tell it is false) is looked at by listing and changes nothing; the service's own claims end
     the run."""
-    port = _free_port()
+    port = free_port()
     monkeypatch.setenv("VIDEOFERRY_WEBHOOK_USERNAME", "hook")
     monkeypatch.setenv("VIDEOFERRY_WEBHOOK_PASSWORD", "hook-secret")
     emu_control.set_webhook(emu, f"http://127.0.0.1:{port}/", username="hook", password="hook-secret")
@@ -138,7 +132,7 @@ def test_a_receiver_beyond_loopback_without_credentials_exits_2(
         monkeypatch.delenv(name, raising=False)
     inventory = write_inventory(tmp_path / "inv.csv", clip_rows(clip_factory, 1, metadata=False))
     args = migrate_args(emu, inventory, tmp_path / "l.db", transfers=1, wait_timeout=30)
-    done = run_cli([*args, "--webhook-listen", f"0.0.0.0:{_free_port()}"], cli_env(emu))
+    done = run_cli([*args, "--webhook-listen", f"0.0.0.0:{free_port()}"], cli_env(emu))
     assert done.returncode == 2, done.stderr
     assert "VIDEOFERRY_WEBHOOK_USERNAME" in done.stderr + done.stdout
     assert not (tmp_path / "l.db").exists()  # refused before anything ran
