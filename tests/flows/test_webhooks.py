@@ -25,6 +25,16 @@ from tests.flows.helpers import (
 )
 
 
+def _hooked(emu: Workspace, emu_control: EmulatorControl, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The service's webhooks sent with Basic credentials to a free loopback port the run will require them
+    on; the HOST:PORT to listen on."""
+    port = free_port()
+    monkeypatch.setenv("VIDEOFERRY_WEBHOOK_USERNAME", "hook")
+    monkeypatch.setenv("VIDEOFERRY_WEBHOOK_PASSWORD", "hook-secret")
+    emu_control.set_webhook(emu, f"http://127.0.0.1:{port}/", username="hook", password="hook-secret")
+    return f"127.0.0.1:{port}"
+
+
 def test_webhooks_carry_readiness(
     tmp_path: Path,
     emu: Workspace,
@@ -32,15 +42,12 @@ def test_webhooks_carry_readiness(
     clip_factory,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    port = free_port()
-    monkeypatch.setenv("VIDEOFERRY_WEBHOOK_USERNAME", "hook")
-    monkeypatch.setenv("VIDEOFERRY_WEBHOOK_PASSWORD", "hook-secret")
-    emu_control.set_webhook(emu, f"http://127.0.0.1:{port}/", username="hook", password="hook-secret")
+    listen = _hooked(emu, emu_control, monkeypatch)
     emu_control.set_processing(emu, "timed", 1.0)
     inventory = write_inventory(tmp_path / "inv.csv", clip_rows(clip_factory, 5, metadata=False))
     mark = time.time()
     outcome = run_migration(
-        options(inventory, emu, tmp_path, webhook_listen=f"127.0.0.1:{port}", poll_interval=5.0),
+        options(inventory, emu, tmp_path, webhook_listen=listen, poll_interval=5.0),
         settings_for(emu),
     )
     assert outcome.exit_code == 0, outcome.reasons
@@ -67,13 +74,10 @@ def test_forged_webhooks_change_nothing(
     """Webhooks are claims: a forgery without the credentials is refused (401), one with them (only the
     service can tell it is false) is looked at by listing and changes nothing; the service's own claims end
     the run."""
-    port = free_port()
-    monkeypatch.setenv("VIDEOFERRY_WEBHOOK_USERNAME", "hook")
-    monkeypatch.setenv("VIDEOFERRY_WEBHOOK_PASSWORD", "hook-secret")
-    emu_control.set_webhook(emu, f"http://127.0.0.1:{port}/", username="hook", password="hook-secret")
+    listen = _hooked(emu, emu_control, monkeypatch)
     emu_control.set_processing(emu, "manual")
     inventory = write_inventory(tmp_path / "inv.csv", clip_rows(clip_factory, 3, metadata=False))
-    opts = options(inventory, emu, tmp_path, webhook_listen=f"127.0.0.1:{port}", poll_interval=5.0)
+    opts = options(inventory, emu, tmp_path, webhook_listen=listen, poll_interval=5.0)
     started: dict[str, MigrateContext] = {}
     ended: dict[str, MigrateOutcome] = {}
 
