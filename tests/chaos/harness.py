@@ -144,7 +144,9 @@ def write_rows(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
 # -- service variants ----------------------------------------------------------------------------------
 
 #: Variants the client does not cope with yet: out of the chaos draw and of the migrate bundles' coverage.
-AWAITING_CLIENT: frozenset[str] = frozenset()
+#: codes-reset-share (issue 31): a first code batch resets the event's privacy_share; only setup makes code
+#: batches, its coping is that issue's, and no chaos test of setup draws variants yet.
+AWAITING_CLIENT: frozenset[str] = frozenset({"codes-reset-share"})
 
 
 def draw_variants(seed: int) -> tuple[list[str], dict[str, float]]:

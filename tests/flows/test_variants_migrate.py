@@ -64,7 +64,6 @@ BUNDLES: dict[str, dict[str, Any]] = {
             "chapter-titles-trimmed",
             "poll-rule-429",
             "ignore-title-filter",
-            "codes-reset-share",
         ],
         "via": "tus",
     },
