@@ -95,9 +95,7 @@ def migrate_flow(
     environment running the flow. wait_timeout 0 or None: no bound. A run that did not migrate every item
     (exit status 1 or 2) ends as a Failed flow run (flows/prefect_job.flow_tail).
     """
-    opts, service = options_from_params(
-        MigrateOptions, dict(locals())
-    )  # first: locals() is the parameters
+    opts, service = options_from_params(MigrateOptions, dict(locals()))  # first: locals() is the parameters
     logger = get_run_logger()
     settings = None if dry_run else Settings.from_env(api_url=service.api_url, upload_url=service.upload_url)
     progress: dict[str, Any] = {"id": None, "last": 0.0}

@@ -18,6 +18,7 @@ from tasks.setup.up import SetupWriter
 
 log = logging.getLogger(__name__)
 
+
 @dataclass
 class SetupOutcome(Outcome):
     """How a setup command ended: exit status, the lines to print (no secret in them), the plan's counts and

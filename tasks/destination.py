@@ -1,4 +1,4 @@
-"""Where archives go: an S3 prefix (multipart, streamed) or a local directory, behind one small interface."""
+"""Where copies go (archive, backup): an S3 prefix (multipart, streamed) or a private local directory."""
 
 from __future__ import annotations
 
@@ -19,8 +19,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Destination", "LocalDestination", "S3Destination", "ObjectWriter", "open_destination"]
 
-#: Object metadata that carries the md5 of an archived recording (an S3 multipart ETag is not an md5).
+#: Object metadata that carries the md5 of a copied file (an S3 multipart ETag is not an md5).
 MD5_META = "md5"
+#: A local destination's folders and files are the owner's only (tasks/private_files.py): copies hold titles,
+#: chats, viewers' data.
 
 
 class ObjectWriter(ABC):
@@ -37,13 +39,17 @@ class ObjectWriter(ABC):
 
 
 class Destination(ABC):
-    """An archive destination; keys are '/'-separated paths under its root."""
+    """A destination of copies; keys are '/'-separated paths under its root."""
 
     uri: str
 
     @abstractmethod
     def key(self, *parts: str) -> str:
         """The full key (S3) or path (local) of a relative path."""
+
+    @abstractmethod
+    def source(self, key: str) -> str:
+        """How a key is named from outside: s3://bucket/key, or the absolute path."""
 
     @abstractmethod
     def stat(self, key: str) -> tuple[int, str | None] | None:
@@ -61,6 +67,10 @@ class Destination(ABC):
     def discard_partial(self, key: str) -> int:
         """Remove what an interrupted writer left for this key (unfinished uploads, .part files)."""
 
+    @abstractmethod
+    def delete(self, key: str) -> bool:
+        """Remove a complete object; False when it was not there."""
+
 
 class _S3Writer(ObjectWriter):
     def __init__(self, upload: MultipartWriter) -> None:
@@ -77,17 +87,21 @@ class _S3Writer(ObjectWriter):
 
 
 class S3Destination(Destination):
-    """s3://bucket/prefix/: recordings by multipart upload, sidecars by put_object."""
+    """s3://bucket/prefix/: large objects by multipart upload (parts in flight while bytes arrive), small
+    ones by put_object."""
 
     def __init__(self, uri: str, client: S3Client, *, part_size: int = DEFAULT_PART_SIZE) -> None:
-        self.uri = uri
         self.bucket, prefix = parse_s3_uri(uri)
         self.prefix = prefix.strip("/")
+        self.uri = f"s3://{self.bucket}/{self.prefix + '/' if self.prefix else ''}"
         self.client = client
         self.part_size = part_size
 
     def key(self, *parts: str) -> str:
         return "/".join(p for p in (self.prefix, *parts) if p)
+
+    def source(self, key: str) -> str:
+        return f"s3://{self.bucket}/{key}"
 
     def stat(self, key: str) -> tuple[int, str | None] | None:
         try:
@@ -99,7 +113,10 @@ class S3Destination(Destination):
         return int(answer["ContentLength"]), (answer.get("Metadata") or {}).get(MD5_META)
 
     def put_bytes(self, key: str, data: bytes, content_type: str) -> None:
-        self.client.put_object(Bucket=self.bucket, Key=key, Body=data, ContentType=content_type)
+        md5 = hashlib.md5(data, usedforsecurity=False).hexdigest()
+        self.client.put_object(
+            Bucket=self.bucket, Key=key, Body=data, ContentType=content_type, Metadata={MD5_META: md5}
+        )
 
     def writer(self, key: str, md5: str | None) -> ObjectWriter:
         metadata = {MD5_META: md5} if md5 else {}
@@ -110,11 +127,23 @@ class S3Destination(Destination):
     def discard_partial(self, key: str) -> int:
         return abort_uploads(self.client, self.bucket, key)
 
+    def delete(self, key: str) -> bool:
+        if self.stat(key) is None:
+            return False
+        self.client.delete_object(Bucket=self.bucket, Key=key)
+        return True
+
+
+def _private_dirs(path: Path, root: Path) -> None:
+    """path's folders below root private (created 0700, or tightened: tasks/private_files.private_dir)."""
+    private_dir(root, *path.relative_to(root).parts)
+
 
 class _LocalWriter(ObjectWriter):
-    def __init__(self, final: Path) -> None:
+    def __init__(self, final: Path, root: Path) -> None:
         self._final = final
         self._part = final.with_name(final.name + ".part")
+        _private_dirs(final.parent, root)
         self._file = open_private(self._part)  # closed by commit() / abort()
 
     def write(self, data: bytes) -> None:
@@ -132,10 +161,10 @@ class _LocalWriter(ObjectWriter):
 
 
 class LocalDestination(Destination):
-    """A local directory: a recording is written to <name>.part and renamed only once complete.
+    """A local directory: a file is written to <name>.part and renamed only once complete.
 
-    Everything it writes holds personal data (recordings, chat: user names and messages; QoS: client IPs):
-    files 0600, the folders of the layout below the root 0700, tightened when they exist
+    Everything it writes holds personal data (recordings, chat: user names and messages; QoS: client IPs;
+    backups' titles): files 0600, the folders of the layout below the root 0700, tightened when they exist
     (tasks/private_files.py); the root is created 0700 when missing.
     """
 
@@ -143,13 +172,14 @@ class LocalDestination(Destination):
         self.root = Path(root).expanduser().resolve()
         self.uri = str(self.root)
 
+    def _ensure_root(self) -> None:
+        private_dir(self.root)  # created 0700 when missing; a folder a person named is left as it is
+
     def key(self, *parts: str) -> str:
         return str(self.root.joinpath(*parts))
 
-    def _folder_of(self, key: str) -> None:
-        """The file's folder, private from the root down (created 0700, or tightened)."""
-        relative = Path(key).parent.relative_to(self.root)
-        private_dir(self.root, *relative.parts)
+    def source(self, key: str) -> str:
+        return key
 
     def stat(self, key: str) -> tuple[int, str | None] | None:
         path = Path(key)
@@ -162,12 +192,14 @@ class LocalDestination(Destination):
         return path.stat().st_size, digest.hexdigest()
 
     def put_bytes(self, key: str, data: bytes, content_type: str) -> None:
-        self._folder_of(key)
-        write_private(Path(key), data)
+        self._ensure_root()
+        path = Path(key)
+        _private_dirs(path.parent, self.root)
+        write_private(path, data)
 
     def writer(self, key: str, md5: str | None) -> ObjectWriter:
-        self._folder_of(key)
-        return _LocalWriter(Path(key))
+        self._ensure_root()
+        return _LocalWriter(Path(key), self.root)
 
     def discard_partial(self, key: str) -> int:
         part = Path(key + ".part")
@@ -175,6 +207,13 @@ class LocalDestination(Destination):
             part.unlink()
             return 1
         return 0
+
+    def delete(self, key: str) -> bool:
+        path = Path(key)
+        if not path.is_file():
+            return False
+        path.unlink()
+        return True
 
 
 def open_destination(
