@@ -27,13 +27,18 @@ from flows.migrate.runner import run_migration
 FULL = {"videos": 100, "processing": 2.0, "poll": 5.0}
 QUICK = {"videos": 5, "processing": 0.5, "poll": 1.0}
 TRANSFERS = 4
-#: Modes: (figure suffix, how the bytes go, statuses by webhook, inventory with metadata).
-MODES = (
-    ("tus", "tus", False, False),
-    ("url", "url", False, False),
-    ("webhook", "tus", True, False),
-    ("metadata", "tus", True, True),
+#: Modes: (figure suffix, how the bytes go, statuses by webhook, inventory with metadata, service variants,
+#: share of create answers lost after the service committed the create).
+MODES: tuple[tuple[str, str, bool, bool, tuple[str, ...], float], ...] = (
+    ("tus", "tus", False, False, (), 0.0),
+    ("url", "url", False, False, (), 0.0),
+    ("webhook", "tus", True, False, (), 0.0),
+    ("metadata", "tus", True, True, (), 0.0),
+    ("lost", "tus", False, False, (), LOST_SHARE := 0.2),
+    ("tidy_lost", "tus", False, False, ("tidy-text", "title-cap", "ignore-title-filter"), LOST_SHARE),
 )
+#: Create answers lost: init and single uploads, either method.
+LOST_CREATES = "^/v2/(init|video)$"
 
 
 @dataclass(frozen=True)
@@ -58,18 +63,29 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
     data = clip_bytes()
     with EmulatorProcess(root) as emu, FileServer(files) as server:
         ctl = emu.ctl()
-        for name, via, webhook, metadata in MODES:
+        for name, via, webhook, metadata, variants, lost in MODES:
             ws = ctl.create_workspace(processing="timed", processing_seconds=size["processing"])
             clips = write_clips(files / name, videos, data)
             if via == "tus":
                 sources = [str(p) for p in clips]
             else:
                 sources = [f"{server.url}/{name}/{p.name}" for p in clips]
-            inventory = (
-                metadata_inventory(root / f"{name}.csv", sources)
-                if metadata
-                else Inventory(write_inventory(root / f"{name}.csv", sources), videos, f"{videos} creates")
-            )
+            if metadata:
+                inventory = metadata_inventory(root / f"{name}.csv", sources)
+            elif variants:
+                inventory = pasted_inventory(root / f"{name}.csv", sources)
+            else:
+                inventory = Inventory(
+                    write_inventory(root / f"{name}.csv", sources), videos, f"{videos} creates"
+                )
+            if variants:
+                ctl.set_variants(ws, list(variants))
+            if lost:
+                rules = [
+                    {"kind": "drop_after_commit", "method": m, "path": LOST_CREATES, "rate": lost}
+                    for m in ("POST", "PUT")
+                ]
+                ctl.set_faults(ws, rules, seed=26)
             listen = webhook_target(ctl, ws) if webhook else None
             opts = MigrateOptions(
                 inventory=str(inventory.path),
@@ -86,6 +102,12 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
             complete = int(outcome.summary.get("complete", 0))
             finished = int(outcome.summary.get("counts", {}).get("finished", 0))
             readiness = "statuses by webhook" if webhook else "statuses by polling"
+            if lost:
+                readiness += (
+                    f"; {lost:.0%} of create answers lost, {len(ctl.videos(ws))} videos in the service"
+                )
+            if variants:
+                readiness += f"; variants {', '.join(variants)}"
             yield Figure(
                 f"api_calls_per_video_{name}",
                 len(calls) / videos,
@@ -106,6 +128,25 @@ def webhook_target(ctl: EmulatorControl, ws: Workspace) -> str:
     port = free_port()
     ctl.set_webhook(ws, f"http://127.0.0.1:{port}/")
     return f"127.0.0.1:{port}"
+
+
+def pasted_inventory(path: Path, sources: list[str]) -> Inventory:
+    """Titles as people paste them: spaces around and doubled, a tab, decomposed accents, and every tenth
+    title one of a series alike in its first 140 characters (a cap makes them one title)."""
+    head = (
+        "Lecture series on the history of video compression, recorded in the main hall of the institute " * 2
+    )
+    rows = []
+    for i, source in enumerate(sources):
+        if i % 10 == 0:
+            title = f"{head[:140]} part {i // 10}"
+        else:
+            title = f"  Cafe\u0301  talk\t{i:05d} "
+        rows.append({"source": source, "title": title})
+    n = len(rows)
+    return Inventory(
+        write_rows(path, rows), n, f"{n} creates; renames of the titles a cap makes alike: see calls"
+    )
 
 
 def metadata_inventory(path: Path, sources: list[str]) -> Inventory:

@@ -14,11 +14,15 @@ __all__ = [
     "DEFAULT_RATE_PER_MINUTE",
     "DEFAULT_TIMEOUT",
     "DEFAULT_CHUNK_SIZE",
+    "POLL_RULE_SECONDS",
 ]
 
 DEFAULT_RATE_PER_SECOND = 10
 DEFAULT_RATE_PER_MINUTE = 300
 DEFAULT_TIMEOUT = 30.0
+#: The spec's poll rule (section 8): at most one request polling a video per 5 seconds. The client never GETs
+#: one video twice sooner (connectors/client/videos.py), and every job's --poll-interval is at least this.
+POLL_RULE_SECONDS = 5.0
 #: tus chunk size: each PATCH costs a round trip, so 16 MiB halves them against 8 MiB (on loopback tus then
 #: matches a single request; bench/README.md `throughput`). A local file is streamed in 1 MiB blocks whatever
 #: the chunk; an S3 source reads each chunk with one ranged GET (one chunk per transfer in memory).

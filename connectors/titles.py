@@ -4,16 +4,29 @@ from __future__ import annotations
 
 import hashlib
 
+from core.tidy import MIN_TITLE_CAP, survives_tidying
+
 __all__ = [
     "PLACEHOLDER_PREFIX",
     "header_exact",
     "header_safe_title",
     "header_safe_filename",
+    "is_placeholder",
     "placeholder_title",
+    "placeholder_titles",
 ]
 
-#: Prefix of placeholder titles; a placeholder is found later with the list filter title=<placeholder>.
-PLACEHOLDER_PREFIX = "videoferry-pending-"
+#: Prefix of placeholder titles (markers): a placeholder is found later by listing, whatever the service's
+#: tidying (printable ASCII without whitespace, MIN_TITLE_CAP characters: core.tidy.survives_tidying).
+PLACEHOLDER_PREFIX = "videoferry-"
+#: Hex digits of sha256(key) after the prefix: the marker fills MIN_TITLE_CAP characters (84 bits).
+_DIGITS = MIN_TITLE_CAP - len(PLACEHOLDER_PREFIX)
+#: The placeholder of ledgers written before markers fit MIN_TITLE_CAP: "videoferry-pending-" and 24 hex
+#: digits (43 characters). A ledger's recorded create title is looked up as recorded (tasks/lookup.py: a cap
+#: cutting it is a cut title, still recognised); check --adopt also tries it.
+_LEGACY_PREFIX = "videoferry-pending-"
+_LEGACY_DIGITS = 24
+_HEX = frozenset("0123456789abcdef")
 
 
 def header_exact(value: str) -> bool:
@@ -28,9 +41,32 @@ def header_exact(value: str) -> bool:
 
 
 def placeholder_title(key: str) -> str:
-    """The deterministic placeholder title of an item key (ASCII, safe in a header and in a list filter)."""
-    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:24]
-    return f"{PLACEHOLDER_PREFIX}{digest}"
+    """The deterministic placeholder title (marker) of an item key: printable ASCII without whitespace,
+    MIN_TITLE_CAP characters, so no tidying a service may do changes it (safe in a header and a list filter).
+    """
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()
+    marker = f"{PLACEHOLDER_PREFIX}{digest[:_DIGITS]}"
+    assert survives_tidying(marker)
+    return marker
+
+
+def placeholder_titles(key: str) -> tuple[str, str]:
+    """Every placeholder a create of this key may have been sent under: today's marker, then the one of
+    older ledgers (43 characters: a service with a cap below that keeps a cut of it)."""
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()
+    return placeholder_title(key), f"{_LEGACY_PREFIX}{digest[:_LEGACY_DIGITS]}"
+
+
+def is_placeholder(title: str | None) -> bool:
+    """Whether a title is one of our placeholders (today's marker or an older ledger's, whole or cut to at
+    least MIN_TITLE_CAP characters by a service's cap)."""
+    if not title or not title.startswith(PLACEHOLDER_PREFIX):
+        return False
+    if title.startswith(_LEGACY_PREFIX):
+        digits = title[len(_LEGACY_PREFIX) :]
+        return len(title) >= MIN_TITLE_CAP and len(digits) <= _LEGACY_DIGITS and set(digits) <= _HEX
+    digits = title[len(PLACEHOLDER_PREFIX) :]
+    return len(digits) == _DIGITS and set(digits) <= _HEX
 
 
 def header_safe_title(title: str, key: str) -> tuple[str, bool]:

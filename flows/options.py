@@ -20,7 +20,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any, TypeVar
 
 # No heavy import here: the command line reads this module before it knows whether it runs anything.
-from connectors.config import ConfigError
+from connectors.config import POLL_RULE_SECONDS, ConfigError
 
 #: The ledger's file when --ledger / VIDEOFERRY_LEDGER does not say (every job's default).
 DEFAULT_LEDGER = "videoferry-ledger.db"
@@ -29,7 +29,7 @@ DEFAULT_LEDGER = "videoferry-ledger.db"
 #: waits forever never reports. A rerun keeps waiting (nothing is uploaded again).
 DEFAULT_WAIT_TIMEOUT = 3600.0
 #: The spec allows one status poll of a video per 5 s (and one list poll per 5 s).
-MIN_POLL_SECONDS = 5.0
+MIN_POLL_SECONDS = POLL_RULE_SECONDS
 #: The most transfers (items, operations, recordings) a run makes at once.
 MAX_TRANSFERS = 64
 MIB = 1024 * 1024

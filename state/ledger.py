@@ -300,9 +300,10 @@ class Ledger(LedgerReader, LedgerBatches):
         error_code: str | int | None = None,
         request_id: str | None = None,
     ) -> None:
-        """Journal something that is not a transition: kind 'note', or 'retry' (counted in the summary)."""
-        if kind not in ("note", "retry"):
-            raise ValueError("kind must be 'note' or 'retry'")
+        """Journal something that is not a transition: kind 'note', 'retry' (counted in the summary) or
+        'warning' (listed in the summary's `warnings`, each (key, message) once)."""
+        if kind not in ("note", "retry", "warning"):
+            raise ValueError("kind must be 'note', 'retry' or 'warning'")
         with self._db.write() as conn:
             outcomes.note(conn, self._db.now(), key, run_id, message, kind, error_code, request_id)
 

@@ -297,4 +297,20 @@ def summary(db: Database, run_id: str | None = None) -> dict[str, Any]:
         "first_event_at": span["first"],
         "last_event_at": span["last"],
         "throughput_bytes_per_second": throughput,
+        "warnings": warnings(db),
     }
+
+
+#: The most warnings a summary lists (the journal keeps every one).
+MAX_WARNINGS = 200
+
+
+def warnings(db: Database) -> list[dict[str, Any]]:
+    """The ledger's warnings (journal kind 'warning'), each (key, message) once, oldest first: what the
+    service did that is not a failure but worth saying (a title it cut to its cap)."""
+    rows = db.query(
+        "SELECT key, message, min(time) AS time FROM events WHERE kind = 'warning' "
+        "GROUP BY key, message ORDER BY time, key LIMIT ?",
+        [MAX_WARNINGS],
+    )
+    return [{"key": r["key"], "message": r["message"]} for r in rows]

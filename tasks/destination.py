@@ -12,6 +12,7 @@ from botocore.exceptions import ClientError
 
 from connectors.s3 import S3Config, parse_s3_uri, shared_s3_client
 from connectors.s3_multipart import DEFAULT_PART_SIZE, MultipartWriter, abort_uploads
+from tasks.private_files import open_private, private_dir, write_private
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -20,9 +21,8 @@ __all__ = ["Destination", "LocalDestination", "S3Destination", "ObjectWriter", "
 
 #: Object metadata that carries the md5 of a copied file (an S3 multipart ETag is not an md5).
 MD5_META = "md5"
-#: A local destination's folders and files are the owner's only: copies hold titles, chats, viewers' data.
-DIR_MODE = 0o700
-FILE_MODE = 0o600
+#: A local destination's folders and files are the owner's only (tasks/private_files.py): copies hold titles,
+#: chats, viewers' data.
 
 
 class ObjectWriter(ABC):
@@ -135,18 +135,8 @@ class S3Destination(Destination):
 
 
 def _private_dirs(path: Path, root: Path) -> None:
-    """Make path's folders (up to root) 0700; the ones that exist under root are set to 0700 too."""
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-    while path != root and root in path.parents:
-        path.chmod(DIR_MODE)
-        path = path.parent
-
-
-def _private_file(path: Path) -> int:
-    """Open path for writing, created 0600 (or truncated and set 0600)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
-    os.fchmod(fd, FILE_MODE)
-    return fd
+    """path's folders below root private (created 0700, or tightened: tasks/private_files.private_dir)."""
+    private_dir(root, *path.relative_to(root).parts)
 
 
 class _LocalWriter(ObjectWriter):
@@ -154,7 +144,7 @@ class _LocalWriter(ObjectWriter):
         self._final = final
         self._part = final.with_name(final.name + ".part")
         _private_dirs(final.parent, root)
-        self._file = os.fdopen(_private_file(self._part), "wb")
+        self._file = open_private(self._part)  # closed by commit() / abort()
 
     def write(self, data: bytes) -> None:
         self._file.write(data)
@@ -171,17 +161,19 @@ class _LocalWriter(ObjectWriter):
 
 
 class LocalDestination(Destination):
-    """A local directory: a file is written to <name>.part and renamed only once complete; folders 0700,
-    files 0600 (the root too, when this creates it)."""
+    """A local directory: a file is written to <name>.part and renamed only once complete.
+
+    Everything it writes holds personal data (recordings, chat: user names and messages; QoS: client IPs;
+    backups' titles): files 0600, the folders of the layout below the root 0700, tightened when they exist
+    (tasks/private_files.py); the root is created 0700 when missing.
+    """
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root).expanduser().resolve()
         self.uri = str(self.root)
 
     def _ensure_root(self) -> None:
-        if not self.root.exists():
-            self.root.mkdir(mode=DIR_MODE, parents=True)
-            self.root.chmod(DIR_MODE)
+        private_dir(self.root)  # created 0700 when missing; a folder a person named is left as it is
 
     def key(self, *parts: str) -> str:
         return str(self.root.joinpath(*parts))
@@ -203,10 +195,7 @@ class LocalDestination(Destination):
         self._ensure_root()
         path = Path(key)
         _private_dirs(path.parent, self.root)
-        part = path.with_name(path.name + ".part")
-        with os.fdopen(_private_file(part), "wb") as handle:
-            handle.write(data)
-        os.replace(part, path)
+        write_private(path, data)
 
     def writer(self, key: str, md5: str | None) -> ObjectWriter:
         self._ensure_root()

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from connectors.errors import UnknownOutcomeError, VideoApiError
 from state.machine import OpStatus
-from tasks.lookup import Postponed, settle_remaining_at
+from tasks.lookup import LOOKUP_WAIT_SECONDS, Postponed, settle_remaining_at
 
 if TYPE_CHECKING:
     from state.ledger import Ledger
@@ -86,26 +86,32 @@ class Lookup(Generic[T]):
     tell (a failed listing, several candidates). listing: "not there" is believed only once the intent is
     tasks/lookup.SETTLE_SECONDS old (lists lag); a direct read (a GET, a stored object) is believed at once.
     poll_every: while it cannot tell, look again this often (None: look once more when the settle time is
-    over, and a Postponed from find is final). absent: why the intent becomes void when nothing is found.
+    over, and a Postponed from find is final), for at most `bound` seconds (then Postponed: the intent stays
+    open for a later round or run). absent: why the intent becomes void when nothing is found.
     """
 
     find: Callable[[Intent], T | None]
     listing: bool = True
     poll_every: float | None = None
     absent: str = "not found by listing after the settle time"
+    bound: float = LOOKUP_WAIT_SECONDS
 
 
 def look_up(lookup: Lookup[T], intent: Intent, *, wait: bool, stop: Stop | None = None) -> T | None:
     """What the call of `intent` did: found, or None once "not there" can be believed (tasks/lookup.py).
 
     Without wait, a lookup that cannot tell yet (too early to believe "not there", or Postponed by find)
-    raises Postponed at once; with wait, it waits (ended by the run's stop) and looks again.
+    raises Postponed at once; with wait, it waits (ended by the run's stop) and looks again, for at most
+    lookup.bound seconds while find keeps postponing (the settle time bounds the wait for "not there").
     """
+    started = time.monotonic()
     while True:
         try:
             found = lookup.find(intent)
         except Postponed:
-            if not wait or lookup.poll_every is None or _pause(lookup.poll_every, stop):
+            if not wait or lookup.poll_every is None or time.monotonic() - started >= lookup.bound:
+                raise
+            if _pause(lookup.poll_every, stop):
                 raise
             continue
         if found is not None:

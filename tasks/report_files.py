@@ -10,6 +10,8 @@ from typing import Any
 
 import polars as pl
 
+from tasks.private_files import open_private, private_dir, write_private
+
 FORMATS = ("csv", "parquet", "json", "html")
 #: The style of every report page.
 PAGE_STYLE = """body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
@@ -70,9 +72,10 @@ def write_report_files(
     """Write each table as <stem>.csv / <stem>.parquet, the document as <name>.json, the page as <name>.html.
 
     Tables are written in their order; a format without its part (no document, no page) writes nothing.
-    Returns the files written.
+    Returns the files written. Reports hold titles, sources and messages: every file is 0600, the folder is
+    created 0700 when missing (tasks/private_files.py).
     """
-    out_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(out_dir)
     written: list[Path] = []
     for fmt in formats:
         if fmt not in FORMATS:
@@ -80,17 +83,19 @@ def write_report_files(
         if fmt in ("csv", "parquet"):
             for stem, frame in tables:
                 path = out_dir / f"{stem}.{fmt}"
-                if fmt == "csv":
-                    flat(frame).write_csv(path)
-                else:
-                    frame.write_parquet(path)
+                with open_private(path) as handle:
+                    if fmt == "csv":
+                        flat(frame).write_csv(handle)
+                    else:
+                        frame.write_parquet(handle)
                 written.append(path)
         elif fmt == "json" and document is not None:
             path = out_dir / f"{name}.json"
-            path.write_text(json.dumps(document, indent=2, default=str, ensure_ascii=False), encoding="utf-8")
+            text = json.dumps(document, indent=2, default=str, ensure_ascii=False)
+            write_private(path, text.encode("utf-8"))
             written.append(path)
         elif fmt == "html" and page is not None:
             path = out_dir / f"{name}.html"
-            path.write_text(page(), encoding="utf-8")
+            write_private(path, page().encode("utf-8"))
             written.append(path)
     return written

@@ -6,6 +6,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
 from typing import Any, Self
 
@@ -192,6 +193,7 @@ class Transport:
         body: BodyFactory | None = None,
         on_error: ErrorHook | None = None,
         text: bool = False,
+        pace: Callable[[], AbstractContextManager[Any]] | None = None,
     ) -> Any:
         """One API call with retries; returns the decoded JSON body (None for an empty body).
 
@@ -199,7 +201,8 @@ class Transport:
         `host` is "api" ({base_url}) or "upload" ({upload_url}); `headers` are ASCII names with bytes values;
         `body` builds the raw body anew for each attempt; `on_error(error, attempt)` may turn an attempt's
         error into an answer (a response it returns counts as the answer); `text=True` returns the answer's
-        text as it is instead (CSV and plain-text downloads).
+        text as it is instead (CSV and plain-text downloads). `pace()`, when given, is entered around every
+        attempt (a retry included): the spec's poll rule for GETs of one video (videos.get).
 
         For an operation whose method the spec does not show (methods.PLAUSIBLE), `method` is only the
         fallback: the learned method is sent, and a 405 is sent once more with the other plausible one (a
@@ -222,6 +225,10 @@ class Transport:
             )
 
         def attempt(number: int) -> httpx.Response:
+            with pace() if pace is not None else nullcontext():
+                return paced(number)
+
+        def paced(number: int) -> httpx.Response:
             nonlocal current, refused
             try:
                 try:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import builtins
+import contextlib
 import hashlib
 import logging
+import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -16,15 +19,17 @@ from connectors.client.answers import video_of
 from connectors.client.live_support import deleting, given_fields, meta_of, present
 from connectors.client.paging import walk_pages
 from connectors.client.transport import Transport
+from connectors.config import POLL_RULE_SECONDS
 from connectors.errors import (
     NotFoundError,
     ResponseFormatError,
     TransportError,
     UnknownOutcomeError,
 )
-from connectors.ids import same_id
+from connectors.ids import same_id, try_normal_id
 from connectors.models import Chapters, Crop, Video, VideoPage
 from connectors.retry import CallKind
+from core.tidy import same_title
 
 __all__ = ["Videos", "ChapterInput", "video_path"]
 
@@ -63,8 +68,9 @@ class Videos:
     are read whatever their shape (connectors/README.md).
     """
 
-    def __init__(self, transport: Transport) -> None:
+    def __init__(self, transport: Transport, *, poll_rule: float = POLL_RULE_SECONDS) -> None:
         self._transport = transport
+        self._gets = _PollPacing(poll_rule)
 
     def __repr__(self) -> str:
         return f"Videos({self._transport!r})"
@@ -161,8 +167,9 @@ class Videos:
     ) -> Iterator[Video]:
         """Videos newest first (order=created_at.desc), every filter checked here too, down to `newer_than`.
 
-        A service may ignore a filter (the spec names none), so what comes back is verified locally: exact
-        title, project_id / folder_id in any id notation (a video whose answer leaves the field out is read
+        A service may ignore a filter (the spec names none), so what comes back is verified locally: the title
+        as a service may keep it (core.tidy.same_title: tidied, or cut by a cap), project_id / folder_id in
+        any id notation (a video whose answer leaves the field out is read
         once with GET). `newer_than` is a time on the SERVICE's clock (see ServiceClock.to_service; a naive
         datetime is taken as UTC): videos created before it are skipped, and the scan stops after the first
         page whose last video was created before it, unless the server is seen not to order by creation
@@ -207,7 +214,7 @@ class Videos:
                 video = self.get(video.id)
             except NotFoundError:
                 return False  # deleted since it was listed
-        if title is not None and video.title != title:
+        if title is not None and not same_title(title, video.title or ""):
             return False
         if project_id is not None and not same_id(project_id, video.project_id):
             return False
@@ -240,10 +247,21 @@ class Videos:
         return size, digest.hexdigest()
 
     def get(self, video_id: str) -> Video:
-        """GET /v1/videos/:id (404 -> NotFoundError)."""
-        body = self._transport.call(
-            "GET", video_path(video_id), operation="get_video", kind=CallKind.IDEMPOTENT
-        )
+        """GET /v1/videos/:id (404 -> NotFoundError).
+
+        The spec's poll rule, kept here for every caller: a GET of a video waits until POLL_RULE_SECONDS after
+        the last GET of the same video was answered (at most that long), a retry of this one included; GETs
+        of one video go one at a time.
+        """
+        key = try_normal_id(video_id) or video_id
+        with self._gets.one_at_a_time(key):
+            body = self._transport.call(
+                "GET",
+                video_path(video_id),
+                operation="get_video",
+                kind=CallKind.IDEMPOTENT,
+                pace=lambda: self._gets.turn(key),
+            )
         return video_of(body, "get_video")
 
     def update(
@@ -419,6 +437,50 @@ class Videos:
         if create:
             raise UnknownOutcomeError("the answer named no video", cause_kind="no_body", operation=operation)
         return self.get(video_id)
+
+
+class _PollPacing:
+    """GETs of one video at most one per `interval` seconds, counted from the last answer (the spec's poll
+    rule): an attempt waits its turn (at most `interval`); GETs of one video run one at a time."""
+
+    #: Videos remembered before those answered longer than `interval` ago are forgotten.
+    KEEP = 4096
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self._lock = threading.Lock()
+        self._answered: dict[str, float] = {}
+        self._locks: dict[str, threading.Lock] = {}
+
+    @contextlib.contextmanager
+    def one_at_a_time(self, key: str) -> Iterator[None]:
+        """Hold the video's lock for one whole GET (its retries included)."""
+        with self._lock:
+            video_lock = self._locks.setdefault(key, threading.Lock())
+        with video_lock:
+            yield
+
+    @contextlib.contextmanager
+    def turn(self, key: str) -> Iterator[None]:
+        """One attempt: wait until `interval` after the last answer for this video, then note this answer."""
+        with self._lock:
+            last = self._answered.get(key)
+        if last is not None:
+            wait = last + self.interval - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+        try:
+            yield
+        finally:
+            now = time.monotonic()
+            with self._lock:
+                self._answered[key] = now
+                if len(self._answered) > self.KEEP:
+                    for old in [k for k, at in self._answered.items() if now - at >= self.interval]:
+                        del self._answered[old]
+                        lock = self._locks.get(old)
+                        if lock is not None and not lock.locked():
+                            del self._locks[old]
 
 
 def _aware(when: datetime | None) -> datetime | None:

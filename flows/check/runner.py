@@ -59,7 +59,7 @@ def run_check(opts: CheckOptions, settings: Settings, s3: S3Config | None = None
         return run_job("check", asdict(opts), opts.ledger, settings, body)
     with read_ledger(opts.ledger) as ledger, run_client(settings, str(path)) as client:
         if ledger is None:
-            note = f"no ledger at {path}: items matched by exact title (and size) in their parent"
+            note = f"no ledger at {path}: items matched by title (and size) in their parent"
         else:
             note = f"ledger {path}: items matched by its video ids first"
         return _check(opts, inventory, s3, client, ledger, None, note)

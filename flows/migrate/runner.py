@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
-import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -15,19 +14,20 @@ from connectors.config import ConfigError, Settings
 from connectors.errors import AuthError, VideoApiError
 from connectors.s3 import S3Config
 from connectors.tus import TusUpload
+from connectors.webhook import WebhookReceiver
 from core.item import parse_shard
 from flows.job import Outcome, Run, run_job, stopped_exit
 from flows.ledger_report import build_report, write_report
 from flows.migrate.options import MigrateOptions
 from state.machine import COMPLETE_STATES, CREATING, WATCHED_STATES
 from tasks.migrate.byte_plane import DaskBytes
+from tasks.migrate.claims import start_webhooks
 from tasks.migrate.context import MigrateContext
 from tasks.migrate.open_run import forget, share
 from tasks.migrate.plan import Plan, read_plan, store_plan
-from tasks.migrate.readiness import start_webhooks
 from tasks.migrate.reconcile import retry_service_errors
 from tasks.migrate.report import FAILED_STATES, failed_item_line, spec_name
-from tasks.migrate.schedule import Submit, advance_items
+from tasks.migrate.schedule import SETTLE_BOUND_SECONDS, Submit, advance_items
 from tasks.migrate.transfer import transfer_batch
 from tasks.preflight import checked_recently, read_one
 from tasks.scheduling import Handle
@@ -105,6 +105,8 @@ def run_migration(
         from flows.migrate.preview import preview_migration
 
         return preview_migration(opts, s3)
+    if opts.webhook_listen:  # refused before anything runs: beyond loopback without credentials (exit 2)
+        WebhookReceiver.from_listen(opts.webhook_listen)
     s3 = s3 or S3Config.from_env()
     plan = read_migration_plan(opts, s3)
     params = {k: v for k, v in asdict(opts).items() if k != "dry_run"}
@@ -170,13 +172,8 @@ def _migrate(
         retry_service_errors(ctx)  # deletes each failed video before its item is created again
     ctx.progress.items_total, ctx.progress.bytes_total = ledger.size()  # no journal scan
     if opts.webhook_listen and not ctx.abort.is_set():
-        # Polls drop to one a minute only once a valid webhook came (tasks/migrate/context.poll_every).
-        receiver = start_webhooks(
-            ctx,
-            opts.webhook_listen,
-            os.environ.get("VIDEOFERRY_WEBHOOK_USERNAME"),
-            os.environ.get("VIDEOFERRY_WEBHOOK_PASSWORD"),
-        )
+        # Claims confirmed by listing; polls drop to one a minute once one was (tasks/migrate/claims.py).
+        receiver = start_webhooks(ctx, opts.webhook_listen)
         run.on_end(receiver.stop)
     if on_start is not None:
         on_start(ctx)
@@ -271,8 +268,8 @@ def _not_done_lines(ctx: MigrateContext, stopped_waiting: float | None) -> list[
         video = f"video {item.video_id}" if item.video_id else "no video yet"
         if item.state == CREATING:
             why = (
-                "the create's outcome is still unknown (the service did not answer the look-up); a rerun"
-                " looks it up again before any new create"
+                "the create's outcome could not be told (the look-up of its video kept failing or could not"
+                f" decide within {SETTLE_BOUND_SECONDS:g} s); a rerun looks it up again before any new create"
             )
         elif item.state in WATCHED_STATES and stopped_waiting is not None:
             why = f"still {item.state} in the service after {stopped_waiting:g} s ({video}); a rerun waits on"

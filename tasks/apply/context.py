@@ -7,6 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from connectors.ids import try_normal_id
 from tasks.stop import Stop
 
 if TYPE_CHECKING:
@@ -29,8 +30,8 @@ class ApplyContext:
     poll_interval: float = 5.0
     #: The run's stop (the run's own, flows/job.Run.stop): set once, with what stopped it.
     abort: Stop = field(default_factory=Stop)
-    #: Creates that land in the same (parent, title) run one at a time, so a lost answer's lookup can only
-    #: ever find the video its own call made.
+    #: Creates that land in the same parent with titles a tidying service could make alike (one
+    #: core.tidy.title_group_key) run one at a time, so a lost answer's lookup only finds what its call made.
     create_locks: defaultdict[tuple[str, str], threading.Lock] = field(
         default_factory=lambda: defaultdict(threading.Lock)
     )
@@ -44,10 +45,10 @@ class ApplyContext:
         with self.lock:
             return self.video_locks[video_id]
 
-    def create_lock(self, parent: str | None, title: str | None) -> threading.Lock:
-        """The lock of creates landing in this parent with this title."""
+    def create_lock(self, parent: str | None, title_key: str | None) -> threading.Lock:
+        """The lock of creates landing in this parent with titles of this title_group_key."""
         with self.lock:
-            return self.create_locks[(parent or "", title or "")]
+            return self.create_locks[(try_normal_id(parent) or parent or "", title_key or "")]
 
     def stop(self, cause: BaseException) -> None:
         """Ask every worker to stop taking new units because of cause (a refused token, Ctrl-C...)."""

@@ -11,11 +11,22 @@ from connectors.errors import AuthError, NotFoundError, VideoApiError
 from connectors.sources import SourceError
 from core.item import COMPLETE_STATES
 from core.operation import ConcatParams, OperationSpec, OpKind, Target, TargetKind
+from core.tidy import title_group_key
 from state.applied import Unit
 from state.errors import LedgerError
 from state.machine import OpStatus, UnitState
 from state.models import Op
-from tasks.apply.calls import PROCESSED_KINDS, Called, CutUnnamed, ResultUnnamed, before_of, call, reconcile
+from tasks.apply.calls import (
+    PROCESSED_KINDS,
+    Called,
+    CutUnnamed,
+    ResultUnnamed,
+    before_of,
+    call,
+    reconcile,
+    result_parent,
+    result_title,
+)
 from tasks.apply.context import ApplyContext
 from tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, Waits, exactly_once, failure_code, look_up
 from tasks.lookup import Postponed
@@ -237,12 +248,14 @@ class UnitJournal(OpJournal[Called]):
             super().write_failed(intent, exc)
 
     def create_lock(self) -> AbstractContextManager[Any]:
-        """Calls that may make a video hold the lock of their (parent, title) until the outcome is known, so a
-        lost answer's lookup only ever finds what its own call made."""
+        """Calls that may make a video hold the lock of where their result lands and of its title's
+        core.tidy.title_group_key (titles a tidying service could make alike share one) until the outcome is
+        known, so a lost answer's lookup only ever finds what its own call made."""
         before = self.before
         if before is None:
             return nullcontext()
-        return self.ctx.create_lock(before.get("folder_id") or before.get("project_id"), before.get("title"))
+        parent = result_parent(self.spec, dict(before))
+        return self.ctx.create_lock(parent, title_group_key(result_title(self.spec, dict(before))))
 
 
 def unit_lookup(

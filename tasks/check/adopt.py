@@ -1,8 +1,9 @@
 """Check --adopt: record in the ledger the videos the service provably holds for items it has no video for.
 
 An item is adopted only when its ledger entry is `planned` (no video known), exactly one video in its parent
-has its exact title and its source's size (and md5 where the service gives one), no ledger entry owns that
-video, and the service has it (done or processing). Everything else is left to migrate and named. The service
+has its title (as a service may keep it, or the item's placeholder) and its source's size (and md5 where the
+service gives one), no ledger entry owns that video, and the service has it (done or processing). Everything
+else is left to migrate and named. The service
 is not called here: nothing is created, changed or deleted; the ledger records the adoption through its own
 steps (begin_create, then adopt, as a lost create answer is reconciled; finished when nothing more is owed).
 """
@@ -76,10 +77,12 @@ def adopt_items(
         if why is not None or video is None:
             out.append(Adoption(spec.key, False, None, why or "no video found"))
             continue
-        # A description the video lacks is recorded as not sent, so migrate's finish step owes it.
+        # A description the video lacks is recorded as not sent, so migrate's finish step owes it; so is a
+        # title it lacks (a video found by the item's placeholder: its create's finish step never ran).
         sent = None if "description" in line.fields else spec.description
+        title = (video.title or "") if "title" in line.fields else spec.title
         try:
-            ledger.begin_create(spec.key, run_id, spec.title, create_description=sent)
+            ledger.begin_create(spec.key, run_id, title, create_description=sent)
         except LedgerError as exc:
             out.append(Adoption(spec.key, False, None, f"ledger refused ({exc})"))
             continue

@@ -10,6 +10,7 @@ from typing import Any
 from connectors.ids import same_id
 from connectors.models import Asset, Video
 from core.item import ItemSpec, VideoStatus
+from core.tidy import same_chapters, same_description, same_tags, same_title, title_cut
 from tasks.lookup import original_size
 
 #: Two durations closer than this (seconds) are the same (containers and transcodes round differently).
@@ -94,24 +95,44 @@ def _ms(seconds: float) -> int:
 
 
 def metadata_fields(spec: ItemSpec, video: Video) -> list[str]:
-    """The fields the inventory asks for that the video does not have (a field the row leaves empty: any)."""
+    """The fields the inventory asks for that the video does not have (a field the row leaves empty: any).
+
+    Compared under core/tidy.py's rules: a field the service keeps in another form (whitespace collapsed and
+    trimmed, NFC, tags lower-cased or deduplicated, chapter titles trimmed, a title cut to its cap) is not a
+    difference. A cut title is said in the line's note (title_note).
+    """
     differ: list[str] = []
-    if video.title != spec.title:
+    if not same_title(spec.title, video.title or ""):
         differ.append("title")
-    if spec.description and (video.description or "") != spec.description:
+    if spec.description and not same_description(spec.description, video.description):
         differ.append("description")
-    if spec.tags and sorted(video.tags or []) != sorted(spec.tags):
+    if spec.tags and not same_tags(spec.tags, video.tags or []):
         differ.append("tags")
     if spec.privacy_type and video.privacy_type != spec.privacy_type.value:
         differ.append("privacy_type")
-    if spec.privacy_domains and sorted(video.privacy_domains or []) != sorted(spec.privacy_domains):
+    if spec.privacy_domains and _domains(video.privacy_domains or []) != _domains(spec.privacy_domains):
         differ.append("privacy_domains")
     if spec.chapters:
-        have = sorted((c.time, c.title) for c in (video.chapters.items if video.chapters else []))
-        want = sorted((_ms(c.time), c.title) for c in spec.chapters)
-        if have != want:
+        have = [(c.time, c.title) for c in (video.chapters.items if video.chapters else [])]
+        want = [(_ms(c.time), c.title) for c in spec.chapters]
+        if not same_chapters(want, have):
             differ.append("chapters")
     return differ
+
+
+def _domains(values: Sequence[str]) -> set[str]:
+    return {value.strip().lower() for value in values}
+
+
+#: The note of an item whose video's title the service cut to its cap (a warning, not a difference).
+TITLE_CUT = "title cut by the service to its cap"
+
+
+def title_note(spec: ItemSpec, video: Video) -> str:
+    """The warning of a title the service cut ("" when it did not): the same title, kept shorter."""
+    if video.title is None or not title_cut(spec.title, video.title):
+        return ""
+    return f"{TITLE_CUT} ({len(video.title)} characters)"
 
 
 def needs_md5(video: Video, download_md5: bool) -> bool:
@@ -175,6 +196,7 @@ def compare_item(
     differ += metadata_fields(spec, video)
     byte_fields, by, note = compare_bytes(video, facts, downloaded_md5=downloaded_md5, duration=duration)
     differ += byte_fields
+    note = _join(title_note(spec, video), note) if title_note(spec, video) else note
     if video.status != VideoStatus.DONE:
         note = _join(f"status {video.status}", note)
     if download_error:

@@ -2,7 +2,10 @@
 
 Nothing the server filters is trusted: every listed video is checked here for its parent (any id notation) and
 `deleted_at`. An item's video is the one its ledger entry names, else the one video in its parent with its
-exact title (and, when several have it, its source's size); a video another ledger entry owns is never taken.
+title as a service may keep it (core.tidy.same_title: tidied, or cut by a cap) or with one of the item's
+placeholders (a create whose finish step never ran: connectors.titles.placeholder_titles), narrowed by its
+source's size when several have it or other rows' titles could look alike (core.tidy.title_group_key); a video
+another ledger entry owns is never taken.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from connectors.client import VideoClient
 from connectors.errors import NotFoundError, VideoApiError
 from connectors.ids import try_normal_id
 from connectors.models import Video
+from connectors.titles import placeholder_titles
 from core.item import ItemSpec
+from core.tidy import same_title, title_group_key
 from tasks.check.compare import in_parent
 from tasks.lookup import original_size
 
@@ -36,14 +41,16 @@ class Listing:
         return [self.videos[vid] for vid in self.by_parent.get(parent_id, [])]
 
     def titled(self, parent_id: str, title: str) -> list[Video]:
-        """The videos listed under one parent with exactly this title, newest first (indexed once)."""
+        """The videos listed under one parent whose title is this one as a service may keep it
+        (core.tidy.same_title), newest first (indexed once by title_group_key)."""
         if self._titles is None:
             self._titles = {}
             for parent, ids in self.by_parent.items():
                 for vid in ids:
                     video = self.videos[vid]
-                    self._titles.setdefault((parent, video.title or ""), []).append(video)
-        return self._titles.get((parent_id, title), [])
+                    self._titles.setdefault((parent, title_group_key(video.title or "")), []).append(video)
+        alike = self._titles.get((parent_id, title_group_key(title)), [])
+        return [v for v in alike if same_title(title, v.title or "")]
 
 
 def _walk(client: VideoClient, parent: str, scope: str | None) -> list[Video]:
@@ -109,7 +116,7 @@ def match_items(
     owners: Mapping[str, str],
     size_of: Callable[[ItemSpec], int | None],
 ) -> list[Match]:
-    """Each item's video: the ledger's id first (for every item), then exact title (and size) in its parent.
+    """Each item's video: the ledger's id first (for every item), then title (and size) in its parent.
 
     ledger_ids maps item keys to their recorded video ids; owners maps normal video ids to the ledger entry
     owning them (never taken for another item). size_of gives an item's source size (read only when needed).
@@ -123,14 +130,18 @@ def match_items(
             if match.video is not None:
                 claimed.add(try_normal_id(match.video.id) or match.video.id)
     rest = [s for s in specs if s.key not in matches]
-    shared = Counter((s.parent_id, s.title) for s in rest)
+    shared = Counter((s.parent_id, title_group_key(s.title)) for s in rest)
     for spec in rest:
+        titled = dest.titled(spec.parent_id, spec.title)
+        for marker in placeholder_titles(spec.key):  # created under its marker; the finish step never ran
+            titled += dest.titled(spec.parent_id, marker)
         free = [
             v
-            for v in dest.titled(spec.parent_id, spec.title)
+            for v in dict((v.id, v) for v in titled).values()
             if v.id not in claimed and owners.get(v.id, spec.key) == spec.key
         ]
-        match = _by_title(spec, free, size_of, alone=shared[(spec.parent_id, spec.title)] == 1)
+        alone = shared[(spec.parent_id, title_group_key(spec.title))] == 1
+        match = _by_title(spec, free, size_of, alone=alone)
         matches[spec.key] = match
         if match.video is not None:
             claimed.add(match.video.id)
@@ -140,9 +151,10 @@ def match_items(
 def _by_title(
     spec: ItemSpec, free: list[Video], size_of: Callable[[ItemSpec], int | None], *, alone: bool
 ) -> Match:
-    """One video by exact title, narrowed by the source's size when several (or other items) share it."""
+    """One video by title (or placeholder), narrowed by the source's size when several (or other items whose
+    titles could look alike) share it."""
     if not free:
-        return Match(spec, problem="no video with its exact title in its parent")
+        return Match(spec, problem="no video with its title in its parent")
     if len(free) == 1 and alone:
         return Match(spec, free[0], "title")
     size = size_of(spec)
@@ -150,7 +162,7 @@ def _by_title(
     if len(sized) == 1:
         return Match(spec, sized[0], "title+size")
     if not sized and not alone:
-        return Match(spec, problem="no video with its exact title and its source's size in its parent")
+        return Match(spec, problem="no video with its title and its source's size in its parent")
     ids = tuple(v.id for v in (sized or free))
     return Match(
         spec,

@@ -10,7 +10,8 @@ from typing import Any
 import polars as pl
 
 from tasks.check.adopt import Adoption
-from tasks.check.compare import NO_ORIGINAL, CheckLine, Mark, counts
+from tasks.check.compare import NO_ORIGINAL, TITLE_CUT, CheckLine, Mark, counts
+from tasks.private_files import private_dir, write_private
 from tasks.report_files import summary_frame, write_report_files
 
 #: The check table's columns (CheckLine.report_row's keys).
@@ -26,6 +27,8 @@ CHECK_SCHEMA = pl.Schema(
         "note": pl.String(),
     }
 )
+#: Warnings the printed summary lists (the report has every one).
+SHOWN_WARNINGS = 20
 _WORDS = {"=": "same", "-": "missing", "+": "only in the service", "*": "differ", "!": "not checked"}
 
 
@@ -50,6 +53,7 @@ def summarize(
         "no_original": sum(1 for line in items if NO_ORIGINAL in line.note),
         "fields_differing": dict(sorted(fields.items(), key=lambda kv: (-kv[1], kv[0]))),
         "match": all(line.mark is Mark.SAME for line in every),
+        "warnings": [f"{line.key}: {TITLE_CUT}" for line in items if TITLE_CUT in line.note],
     }
     if adoptions:
         summary["adopted"] = sum(1 for a in adoptions if a.adopted)
@@ -76,6 +80,9 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
         )
     if summary["fields_differing"]:
         lines.append("differing: " + ", ".join(f"{k} {v}" for k, v in summary["fields_differing"].items()))
+    if summary.get("warnings"):
+        lines.append(f"warnings: {len(summary['warnings'])} (a title the service cut is not a difference)")
+        lines += [f"  {w}" for w in summary["warnings"][:SHOWN_WARNINGS]]
     if "adopted" in summary:
         lines.append(f"adopted: {summary['adopted']}, left to migrate: {summary['left_to_migrate']}")
     lines.append("every item matches" if summary["match"] else "differences found")
@@ -88,9 +95,9 @@ def frame(lines: Sequence[CheckLine]) -> pl.DataFrame:
 
 
 def write_combined(path: Path, lines: Sequence[CheckLine]) -> Path:
-    """rclone's --combined file: one `<mark> <name>` line per item and per extra video."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(line.text() + "\n" for line in lines), encoding="utf-8")
+    """rclone's --combined file: one `<mark> <name>` line per item and per extra video (0600: titles)."""
+    private_dir(path.parent)
+    write_private(path, "".join(line.text() + "\n" for line in lines).encode("utf-8"))
     return path
 
 

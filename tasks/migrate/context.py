@@ -60,14 +60,21 @@ class MigrateContext:
     progress: Progress = field(default_factory=Progress)
     #: The run's stop (the run's own, flows/job.Run.stop): set once, with what stopped it.
     abort: Stop = field(default_factory=Stop)
-    #: (parent, title) pairs several items share (create.shared_titles, learned once per run).
+    #: (parent, title_group_key) pairs several items fall in (create.item_title_groups, learned once per run).
     shared_titles: frozenset[tuple[str, str]] | None = None
     #: Whether init answers name the video (True) or an upload session (False); learned once per run.
     init_id_is_video: bool | None = None
-    #: The webhook receiver when --webhook-listen is on (polls slow down only once a valid webhook came).
+    #: The webhook receiver when --webhook-listen is on (polls slow down only once a claim was confirmed).
     webhooks: WebhookReceiver | None = None
+    #: Webhook claims a listing confirmed (the service showed the claimed status), refuted (it showed
+    #: another), and ignored (about no video of this ledger, or one no longer watched): migrate/claims.py.
+    claims_confirmed: int = 0
+    claims_refuted: int = 0
+    claims_ignored: int = 0
     #: --dask: tus byte transfers run on this cluster's workers (None: in this process).
     bytes_plane: DaskBytes | None = None
+    #: Items whose cut title was said as a warning in this run (said once: finish.warn_if_cut).
+    warned: set[str] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
     init_lock: threading.Lock = field(default_factory=threading.Lock)
     #: The bound on a service gone mid-run (tasks/stop.Outage), made at the first call that got no answer.
@@ -89,8 +96,9 @@ class MigrateContext:
         self.outage.failed(describe_failure(exc) if isinstance(exc, TransportError) else str(exc))
 
     def poll_every(self) -> float:
-        """Seconds between status polls: a minute once webhooks have proved to work, else poll_interval."""
-        if self.webhooks is not None and self.webhooks.valid_events > 0:
+        """Seconds between full status polls: a minute once a webhook claim was confirmed by the service
+        (webhooks proved to work: tasks/migrate/claims.py), else poll_interval."""
+        if self.webhooks is not None and self.claims_confirmed > 0:
             return max(self.poll_interval, WEBHOOK_POLL_SECONDS)
         return self.poll_interval
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -16,15 +15,17 @@ from connectors.errors import (
     NotFoundError,
     VideoApiError,
 )
-from connectors.ids import same_id, try_normal_id
+from connectors.ids import same_id
 from connectors.retry import describe_failure
 from connectors.s3 import parse_s3_uri, presign_get, shared_s3_client
 from connectors.sources import ByteSource, source_version
 from connectors.titles import header_exact, header_safe_title, placeholder_title
 from core.item import SourceKind, Via, default_title
+from core.tidy import same_title
 from state.machine import CREATING
 from state.models import Item
 from tasks.exactly_once import Intent, NotMade, exactly_once, settle
+from tasks.lookup import is_shared, shared_titles
 from tasks.migrate.context import MigrateContext
 from tasks.migrate.reconcile import adopt_found, api_failure, create_intent, fail_item, item_lookup, reload
 from tasks.migrate.upload import open_bytes
@@ -36,26 +37,28 @@ log = logging.getLogger(__name__)
 PARENT_REFUSED_CODE = 400236
 
 
-def shared_titles(ctx: MigrateContext) -> frozenset[tuple[str, str]]:
-    """(parent, title) pairs more than one item of the ledger would create: learned once per run."""
+def item_title_groups(ctx: MigrateContext) -> frozenset[tuple[str, str]]:
+    """(parent, title_group_key) pairs more than one item of the ledger falls in (tasks/lookup.shared_titles):
+    learned once per run."""
     with ctx.lock:
         if ctx.shared_titles is None:
-            counts: Counter[tuple[str, str]] = Counter()
-            for _key, parent, title, source in ctx.ledger.title_rows():
-                counts[(try_normal_id(parent) or "", title or default_title(source, _key))] += 1
-            ctx.shared_titles = frozenset(pair for pair, n in counts.items() if n > 1)
+            rows = ctx.ledger.title_rows()
+            titles = ((parent, title or default_title(source, key)) for key, parent, title, source in rows)
+            ctx.shared_titles = shared_titles(titles)
         return ctx.shared_titles
 
 
 def create_title(ctx: MigrateContext, item: Item, mode: Via) -> str:
-    """The title the create sends: unique per parent in this run, and ASCII in headers.
+    """The title the create sends: one a lookup can tell from every other item's in its parent, and ASCII in
+    headers.
 
-    Items that share their (parent, title) with another item get a placeholder derived from their key (set to
-    the real title by the finish step), so a lost create answer can only ever match its own item's video.
-    Header uploads send titles that are not plain ASCII as the same placeholder.
+    Items whose titles a tidying service could make alike (equal once tidied, or in their first
+    core.tidy.MIN_TITLE_CAP characters: tasks/lookup.shared_titles) get a marker derived from their key (set
+    to the real title by the finish step), so a lost create answer can only ever match its own item's video.
+    Header uploads send titles that are not plain ASCII as the same marker.
     """
     title = item.spec.title
-    if (try_normal_id(item.spec.parent_id) or "", title) in shared_titles(ctx):
+    if is_shared(item_title_groups(ctx), item.spec.parent_id, title):
         return placeholder_title(item.key)
     if mode is not Via.TUS:
         return header_safe_title(title, item.key)[0]
@@ -73,7 +76,7 @@ def learn_init_ids(ctx: MigrateContext, init_id: str, sent_title: str) -> str | 
             started = time.monotonic()
             try:
                 video = ctx.client.videos.get(init_id)
-                ctx.init_id_is_video = video.title == sent_title or video.title is None
+                ctx.init_id_is_video = video.title is None or same_title(sent_title, video.title)
             except NotFoundError:
                 ctx.init_id_is_video = False
             except VideoApiError as exc:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from connectors.ids import try_normal_id
 from connectors.inventory import Inventory, read_inventory
 from connectors.s3 import S3Config
 from connectors.source_check import SourceCheck, check_sources
@@ -16,6 +14,7 @@ from state.ledger import Ledger
 from state.machine import CREATING, FAILED, PLANNED, PROCESSING, UPLOADED, UPLOADING
 from state.models import Item, PlanResult
 from state.reader import LedgerReader
+from tasks.lookup import shared_titles
 from tasks.migrate.report import size_text, spec_name
 
 
@@ -34,9 +33,9 @@ class Plan:
         return (s for s in self.inventory.specs() if in_shard(s.key, self.shard))
 
     def shared_titles(self) -> frozenset[tuple[str, str]]:
-        """(parent, title) pairs several rows of the whole inventory share, every shard's rows counted."""
-        counts = Counter((try_normal_id(s.parent_id) or "", s.title) for s in self.inventory.specs())
-        return frozenset(pair for pair, n in counts.items() if n > 1)
+        """(parent, title_group_key) pairs several rows of the whole inventory fall in, every shard's rows
+        counted (tasks/lookup.shared_titles)."""
+        return shared_titles((s.parent_id, s.title) for s in self.inventory.specs())
 
     @property
     def rejected_rows(self) -> list[dict[str, Any]]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -13,11 +12,12 @@ from typing import Literal
 from connectors.errors import NotFoundError
 from connectors.ids import same_id
 from connectors.models import Video
-from connectors.webhook import WebhookReceiver
+from core.tidy import same_title
 from state.errors import LedgerError
 from state.machine import PROCESSING, UPLOADED
 from state.models import Item
 from tasks.migrate.context import MigrateContext
+from tasks.migrate.finish import warn_if_cut
 from tasks.migrate.reconcile import lower_bound
 
 log = logging.getLogger(__name__)
@@ -46,13 +46,17 @@ class Watcher:
         self.scopes: dict[str, Scope | None] = {}
         self.polls = 0
         self.list_calls = 0
-        self.last_poll = 0.0
+        self.last_poll = 0.0  # the last poll of every watched video
+        self.last_listing = 0.0  # the last listing of any kind (a poll, or claims confirmed: claims.py)
+        #: What the last listing showed: video id -> status (it confirms the claims it agrees with).
+        self.seen: dict[str, str] = {}
         self.started = time.monotonic()
         #: The shortest time seen from an upload's end to the poll that found its video terminal (seconds; an
         #: estimate of processing from above), None until a video was seen ending.
         self.latency: float | None = None
         self._held_since: float | None = None  # when a due poll was first held back for the youngest video
         self._seen_at: dict[str, float] = {}  # this poll: video id -> when the page that showed it answered
+        self._titles: dict[str, str] = {}  # this poll: video id -> the title the listing showed
 
     def watched(self) -> list[Item]:
         """Items whose upload is complete and whose video is not yet terminal (some without a known id)."""
@@ -76,6 +80,8 @@ class Watcher:
         interval: the poll that ends the run is not wasted on a video still processing.
         """
         now = time.monotonic() if now is None else now
+        if now - self.last_listing < self.ctx.poll_interval:
+            return False  # at most one listing per poll interval, claims' confirmations included
         hold = self._hold(watched, creates_left, uploading, now)
         if hold is None:
             self._held_since = None
@@ -143,10 +149,25 @@ class Watcher:
         # (a video that ended during it would be missing, and those that ended before seem slower to process).
         self.ctx.client.transport.limiter.wait_for_room()
         items = self.watched()
-        self._seen_at = {}
         self.polls += 1
         self.last_poll = time.monotonic()
         self._held_since = None
+        return self.listing(items, learn=True, at=self.last_poll)
+
+    def listing(
+        self,
+        items: list[Item],
+        *,
+        messages: dict[str, str] | None = None,
+        learn: bool = False,
+        at: float | None = None,
+    ) -> list[tuple[str, str, str]]:
+        """List each destination of these items (newest first) until every one of them is seen; record the
+        statuses it shows (the service's word: a claim is only a reason to look). messages: the reason of a
+        video the listing shows in error/aborted (a webhook's); learn: time processing from this listing."""
+        self._seen_at = {}
+        self._titles = {}
+        self.last_listing = time.monotonic() if at is None else at
         by_parent: dict[str, list[Item]] = defaultdict(list)
         for item in items:
             by_parent[item.spec.parent_id or ""].append(item)
@@ -159,12 +180,16 @@ class Watcher:
             found = self._list_parent(parent, group, oldest)
             statuses.update(found)
             missing.extend(i for i in group if i.video_id and i.video_id not in found)
-        changed = (
-            self.ctx.ledger.apply_statuses(self.ctx.run_id, statuses, failure_messages(statuses))
-            if statuses
-            else []
-        )
-        self._learn_latency(items, changed)  # what the listing showed (a GET below is not timed)
+        self.seen = dict(statuses)
+        reasons = failure_messages(statuses)
+        reasons.update({v: m for v, m in (messages or {}).items() if v in reasons})
+        changed = self.ctx.ledger.apply_statuses(self.ctx.run_id, statuses, reasons) if statuses else []
+        if learn:
+            self._learn_latency(items, changed)  # what the listing showed (a GET below is not timed)
+        for item in items:  # a title the create carried and the service cut: said once (finish.warn_if_cut)
+            stored = self._titles.get(item.video_id or "")
+            if stored is not None and item.create_title:
+                warn_if_cut(self.ctx, item.key, item.create_title, stored)
         for item in missing:
             changed.extend(self._get_one(item))
         return changed
@@ -191,10 +216,12 @@ class Watcher:
         """Page newest-first until every watched video is seen, the pages end, or they predate our creates.
 
         The page size is the server's (it may cap per_page), a missing `total` is not an end, and a video
-        whose id the create answer did not give (init named a session) is recognised by its unique title.
+        whose id the create answer did not give (init named a session) is recognised by its create title, as
+        a service may keep it (core.tidy.same_title; titles a tidying service could make alike were sent as
+        markers, so one title fits one item).
         """
         wanted = {i.video_id for i in group if i.video_id}
-        unknown = {i.create_title or i.spec.title: i for i in group if not i.video_id}
+        unknown = [i for i in group if not i.video_id]
         found: dict[str, str] = {}
         page = 1
         while True:
@@ -205,11 +232,13 @@ class Watcher:
             self.list_calls += 1
             answered = time.time()  # no video this page shows terminal became so later
             for video in result.items:
-                if video.id not in wanted and video.title in unknown:
+                if video.id not in wanted and unknown:
                     self._learn_id(unknown, video, parent)
                 if video.id in wanted and video.status:
                     found[video.id] = video.status
                     self._seen_at[video.id] = answered
+                    if video.title is not None:
+                        self._titles[video.id] = video.title
             size = result.pagination.per_page or len(result.items)
             total = result.pagination.total
             if len(found) == len(wanted) and not unknown:
@@ -221,9 +250,12 @@ class Watcher:
                 return found  # older than every create of ours: the rest are not in this listing
             page += 1
 
-    def _learn_id(self, unknown: dict[str, Item], video: Video, parent: str) -> None:
-        """Record the id of a video found by its item's unique create title (init answered a session id)."""
-        item = unknown[video.title or ""]
+    def _learn_id(self, unknown: list[Item], video: Video, parent: str) -> None:
+        """Record the id of a video found by its item's create title (init answered a session id)."""
+        mine = [i for i in unknown if same_title(i.create_title or i.spec.title, video.title or "")]
+        if len(mine) != 1:
+            return
+        item = mine[0]
         if parent and not (same_id(parent, video.project_id) or same_id(parent, video.folder_id)):
             return
         bound = lower_bound(self.ctx, item)
@@ -233,7 +265,7 @@ class Watcher:
             self.ctx.ledger.set_video_id(item.key, self.ctx.run_id, video.id)
         except LedgerError:
             return  # another item owns that video: not this item's
-        del unknown[video.title or ""]
+        unknown.remove(item)
         if video.status:
             self.ctx.ledger.apply_statuses(self.ctx.run_id, {video.id: video.status})
 
@@ -247,6 +279,7 @@ class Watcher:
             return [(item.key, item.state, "failed")]
         if not video.status:
             return []
+        self.seen[video.id] = video.status
         found = {video.id: video.status}
         return self.ctx.ledger.apply_statuses(self.ctx.run_id, found, failure_messages(found))
 
@@ -258,42 +291,3 @@ def failure_messages(statuses: dict[str, str]) -> dict[str, str]:
         for vid, status in statuses.items()
         if status in ("error", "aborted")
     }
-
-
-def apply_webhook(ctx: MigrateContext, video_id: str, status: str, message: str | None) -> None:
-    """Record one media.update.status event (videos not in this ledger are ignored)."""
-    found = {video_id: status}
-    ctx.ledger.apply_statuses(ctx.run_id, found, {video_id: message} if message else failure_messages(found))
-
-
-def start_webhooks(
-    ctx: MigrateContext, listen: str, username: str | None = None, password: str | None = None
-) -> WebhookReceiver:
-    """Start the webhook receiver on HOST:PORT; events update the ledger as they arrive.
-
-    A payload of a shape we do not know is warned about once; polls keep their normal interval until a valid
-    webhook has arrived (ctx.poll_every), so a service that sends another shape still gets its items done.
-    """
-    host, _, port = listen.rpartition(":")
-    warned = threading.Event()
-
-    def on_invalid(shape: str) -> None:
-        if not warned.is_set():
-            warned.set()
-            log.warning(
-                "a webhook of an unknown shape arrived (%s); statuses are learned by polling every %.0f s",
-                shape,
-                ctx.poll_interval,
-            )
-
-    receiver = WebhookReceiver(
-        host or "127.0.0.1",
-        int(port),
-        username=username,
-        password=password,
-        on_event=lambda vid, status, message: apply_webhook(ctx, vid, status, message),
-        on_invalid=on_invalid,
-    )
-    receiver.start()
-    ctx.webhooks = receiver
-    return receiver

@@ -124,7 +124,33 @@ def items_lines(summary: dict[str, Any]) -> list[str]:
         lines.append("error codes: " + ", ".join(f"{k} x{v}" for k, v in summary["error_codes"].items()))
     if summary.get("rejected_rows"):
         lines.append(f"rejected inventory rows: {summary['rejected_rows']}")
+    return lines + warning_lines(summary)
+
+
+#: Warnings a summary's text shows (report.json and report.html carry every one the summary holds).
+SHOWN_WARNINGS = 20
+
+
+def warning_lines(summary: dict[str, Any]) -> list[str]:
+    """The summary's warnings: what the service did that is not a failure (a title it cut to its cap)."""
+    warnings = summary.get("warnings") or []
+    if not warnings:
+        return []
+    lines = [f"warnings: {len(warnings)}"]
+    lines += [f"  {w['key']}: {w['message']}" for w in warnings[:SHOWN_WARNINGS]]
+    if len(warnings) > SHOWN_WARNINGS:
+        lines.append(f"  ... and {len(warnings) - SHOWN_WARNINGS} more (report.json has them all)")
     return lines
+
+
+def _warnings_html(summary: dict[str, Any]) -> str:
+    warnings = summary.get("warnings") or []
+    if not warnings:
+        return ""
+    items = "".join(
+        f"<li>{html.escape(str(w['key']))}: {html.escape(str(w['message']))}</li>" for w in warnings
+    )
+    return f"<h2>Warnings</h2>\n<ul>{items}</ul>\n"
 
 
 def _bar_chart(counts: dict[str, int]) -> str:
@@ -225,5 +251,5 @@ def items_html(summary: dict[str, Any], timeline: pl.DataFrame, items: pl.DataFr
     return (
         f'<div class="charts"><div><h2>Items by state</h2>{_bar_chart(summary.get("counts", {}))}</div>\n'
         f"<div><h2>Throughput over time</h2>{_line_chart(timeline)}</div></div>\n"
-        f"{rejected}\n<h2>Items</h2>\n{html_table(items, ITEM_COLUMNS)}"
+        f"{rejected}\n{_warnings_html(summary)}<h2>Items</h2>\n{html_table(items, ITEM_COLUMNS)}"
     )

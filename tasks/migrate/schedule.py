@@ -14,6 +14,7 @@ from connectors.retry import describe_failure
 from state.machine import CREATING, DONE, FAILED, PLANNED, UPLOADING
 from state.models import Item
 from tasks.lookup import SETTLE_SECONDS
+from tasks.migrate.claims import Claims
 from tasks.migrate.context import MigrateContext
 from tasks.migrate.finish import finish_item, owes_nothing
 from tasks.migrate.readiness import Watcher
@@ -32,8 +33,10 @@ RECONCILE_ROUNDS = 3
 RECONCILE_PAUSE = 5.0
 #: Rounds for lookups that were only too early to say "no video" (lists that lag) wait for the youngest intent
 #: and use up nothing: each item makes at most MigrateContext.max_create_attempts creates a run, so they end.
-#: This bound only guards against a bug; it is far above what those creates can need.
-SETTLE_ROUNDS = 1000
+#: They stop anyway once items have been left in creating this long with nothing else running (a create,
+#: lost, looked up for SETTLE_SECONDS, made again: three attempts fit): those items stay in creating for the
+#: next run, which looks them up before any new create, and the run ends saying so.
+SETTLE_BOUND_SECONDS = 120.0
 
 
 Submit = Callable[[list[str]], Handle]
@@ -52,11 +55,12 @@ class ItemSchedule(Schedule):
 
     settle leftovers: items a crash or a lost answer left in creating go first, in batches, before any new
     create (one of them may own the video a new create would duplicate); items whose lookup could not decide
-    are taken again in later rounds (RECONCILE_ROUNDS after a failed listing, SETTLE_ROUNDS for lookups only
-    too early). start what can start: the planned items' batches, `transfers` at a time, once the leftovers
-    are settled. poll what waits: the destination's listing when the watcher says a poll is due. finish what
-    is done: the finish step of every item the service finished. stop on bound: every item in an end state,
-    or the wait bound.
+    are taken again in later rounds (RECONCILE_ROUNDS after a failed listing, lookups only too early until
+    the youngest intent is SETTLE_SECONDS old; all of it within SETTLE_BOUND_SECONDS). start what can start:
+    the planned items' batches, `transfers` at a time, once the leftovers are settled. poll what waits: the
+    destination's listing when the watcher says a poll is due (webhook claims confirmed by the same listing).
+    finish what is done: the finish step of every item the service finished. stop on bound: every item in an
+    end state, or the wait bound.
     """
 
     def __init__(
@@ -75,6 +79,7 @@ class ItemSchedule(Schedule):
         self.transfers = transfers
         self.bound = WaitBound(wait_timeout)
         self.watcher = Watcher(ctx)
+        self.claims = Claims(ctx)
         self.finish_tried: set[str] = set()
         leftovers = ctx.ledger.pending_keys([CREATING])
         held = set(leftovers)
@@ -89,7 +94,7 @@ class ItemSchedule(Schedule):
         self.watched: list[Item] = []
         self.unsettled: list[str] = []
         self.rounds = 0  # rounds after a failed listing
-        self.settle_rounds = 0  # rounds that only waited for a young intent
+        self.settling_since: float | None = None  # when items were first left in creating, nothing running
         self.next_round: float | None = None
         self.next_young = False
 
@@ -108,14 +113,20 @@ class ItemSchedule(Schedule):
         """Once nothing runs, the items still in creating (their lookup could not decide) go again, a round
         later: after the settle time of the youngest intent, or a growing pause after a failed listing."""
         self.unsettled = []
-        if not self._idle() or self.settle_rounds >= SETTLE_ROUNDS:
+        if not self._idle():
             return
         unsettled, young = _unsettled(self.ctx)
+        if not unsettled:
+            self.settling_since = None
+            return
+        now = time.monotonic()
+        if self.settling_since is None:
+            self.settling_since = now
+        if now - self.settling_since > SETTLE_BOUND_SECONDS:
+            return  # stated bound: left in creating for the next run (_outcome says so)
         if not young and self.rounds >= RECONCILE_ROUNDS:
             return  # the listing kept failing: leave them in creating for the next run
         self.unsettled = unsettled
-        if not unsettled:
-            return
         if self.next_round is None:
             # A lookup too early to say "no video" waits until the listing can show it (it does not count as
             # a failed round); one whose listing failed backs off round by round.
@@ -124,9 +135,7 @@ class ItemSchedule(Schedule):
             self.next_young = bool(young)
             log.info("%d items with an unknown create outcome; reconciling again", len(unsettled))
         elif time.monotonic() >= self.next_round:
-            if self.next_young:
-                self.settle_rounds += 1
-            else:
+            if not self.next_young:
                 self.rounds += 1
             self.next_round = None
             self.queue = make_batches(unsettled, self.transfers)
@@ -142,12 +151,18 @@ class ItemSchedule(Schedule):
             self.running.append(handle)
 
     def poll_what_waits(self) -> None:
-        """One listing of the destination when the watcher says a poll is due."""
+        """One listing of the destination when the watcher says a poll is due; else, when webhook claims wait
+        and a poll interval has passed since the last listing, one listing of the videos they are about."""
         self.watched = self.watcher.watched()
+        self.claims.take()
         uploading = not self._idle()
         count_creates = functools.partial(_creates_left, self.ctx, uploading)
         if self.watched and self.watcher.due(self.watched, creates_left=count_creates, uploading=uploading):
-            _poll(self.ctx, self.watcher)
+            if _listed(self.ctx, self.watcher.poll_once):
+                self.claims.covered(self.watcher)
+            self.watched = self.watcher.watched()
+        elif self.claims.due(self.watcher):
+            _listed(self.ctx, lambda: self.claims.confirm(self.watcher))
             self.watched = self.watcher.watched()
 
     def finish_what_is_done(self) -> None:
@@ -200,14 +215,18 @@ def _unsettled(ctx: MigrateContext) -> tuple[list[str], float]:
     return [i.key for i in items], max([0.0, *(w for w in waits if w > 0)]) if waits else 0.0
 
 
-def _poll(ctx: MigrateContext, watcher: Watcher) -> None:
+def _listed(ctx: MigrateContext, listing: Callable[[], object]) -> bool:
+    """Run one listing (a poll, or claims confirmed); False when it failed (tried again a round later)."""
     try:
-        watcher.poll_once()
+        listing()
     except AuthError as exc:
         ctx.stop(exc)
+        return False
     except VideoApiError as exc:
         log.warning("status poll failed (%s); trying again next round", describe_failure(exc))
         ctx.no_answer(exc)
+        return False
+    return True
 
 
 def _creates_left(ctx: MigrateContext, uploading: bool) -> int:

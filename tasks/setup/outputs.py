@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from connectors.client.live_models import LiveEvent
 from connectors.desired_state import DesiredState
+from tasks.private_files import private_dir, write_private
 
 if TYPE_CHECKING:
     from connectors.client import VideoClient
@@ -26,13 +26,14 @@ def slug(text: str) -> str:
 
 
 class Outputs:
-    """A directory (created 0700, files 0600) or an s3://bucket/prefix/ the outputs are written to."""
+    """A directory (created 0700, files 0600, its codes/<event> folders 0700 and tightened when found
+    otherwise: tasks/private_files.py) or an s3://bucket/prefix/ the outputs are written to."""
 
     def __init__(self, where: str) -> None:
         self.where = where
         self._s3 = where.startswith("s3://")
         if not self._s3:
-            Path(where).mkdir(mode=0o700, parents=True, exist_ok=True)
+            private_dir(Path(where))
 
     def exists(self, name: str) -> bool:
         """Whether an output of that relative name was written before."""
@@ -56,12 +57,10 @@ class Outputs:
             key = f"{prefix.rstrip('/')}/{name}".lstrip("/")
             shared_s3_client().put_object(Bucket=bucket, Key=key, Body=text.encode("utf-8"))
             return f"s3://{bucket}/{key}"
-        path = Path(self.where) / name
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        root = Path(self.where)
+        path = root / name
+        private_dir(root, *Path(name).parent.parts)
+        write_private(path, text.encode("utf-8"))
         return str(path)
 
 

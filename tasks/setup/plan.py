@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 from connectors.client.live_models import LiveEvent, Restream, UniqueCodesBatch
 from connectors.desired_state import BatchSpec, DesiredState, DrmSpec, EventSpec, RestreamSpec, SecretRef
 from connectors.ids import same_id
+from core.tidy import same_text, tidy_text
 from state.machine import OpStatus
+from tasks.lookup import find_named
 
 if TYPE_CHECKING:
     from connectors.client import VideoClient
@@ -145,19 +147,28 @@ def event_differences(spec: EventSpec, event: LiveEvent) -> list[tuple[str, Any,
             same = all(now.get(k) == v for k, v in wanted.items()) and (bool(wanted) or not now)
         else:
             now = getattr(event, name, None)
-            same = now == wanted
+            same = _same_value(now, wanted)
         if not same:
             out.append((name, now, wanted))
     return out
 
 
+def _same_value(now: Any, wanted: Any) -> bool:
+    """A written field as the service keeps it: a text up to tidying (core.tidy.same_text), else equal."""
+    if isinstance(wanted, str) and (now is None or isinstance(now, str)):
+        return same_text(wanted, now)
+    return bool(now == wanted)
+
+
 def restream_differences(spec: RestreamSpec, target: Restream) -> list[tuple[str, Any, Any]]:
-    """(field, now, wanted) of a restream target's written fields that differ."""
+    """(field, now, wanted) of a restream target's written fields that differ (the description up to tidying;
+    the url and key exactly: an address and a secret are not texts a service tidies)."""
     out: list[tuple[str, Any, Any]] = []
     for name in ("url", "key", "description", "enabled"):
         wanted = getattr(spec, name)
         now = getattr(target, name)
-        if wanted is not None and now != wanted:
+        same = _same_value(now, wanted) if name == "description" else now == wanted
+        if wanted is not None and not same:
             out.append((name, now, wanted))
     return out
 
@@ -178,6 +189,11 @@ def batch_differences(spec: BatchSpec, batch: UniqueCodesBatch) -> list[tuple[st
         if wanted_day is not None and now_day != wanted_day:
             out.append((name, now_day, wanted_day))
     return out
+
+
+def _name_key(name: str) -> str:
+    """A name as a service may keep it (core.tidy.tidy_text): names tidied alike are one object's."""
+    return tidy_text(name)
 
 
 def _fields(diffs: list[tuple[str, Any, Any]]) -> list[tuple[str, str, str]]:
@@ -209,7 +225,7 @@ class Planner:
             if spec.parent_id not in events_by_parent:
                 listed = self.client.live_events.iter_events(parent_id=spec.parent_id)
                 events_by_parent[spec.parent_id] = [e for e in listed if same_id(e.parent_id, spec.parent_id)]
-            matches = [e for e in events_by_parent[spec.parent_id] if e.name == spec.name]
+            matches = find_named(events_by_parent[spec.parent_id], spec.name, lambda e: e.name)
             if len(matches) > 1:
                 plan.changes.append(
                     Change(
@@ -227,9 +243,10 @@ class Planner:
     # -- workspace ------------------------------------------------------------------------------------
 
     def _domains(self, plan: Plan, wanted: Sequence[str]) -> None:
-        have = {d.domain.lower(): d for d in self.client.privacy_domains.iter_domains() if d.domain}
+        listed = self.client.privacy_domains.iter_domains()
+        have = {_name_key(d.domain.lower()): d for d in listed if d.domain}
         for name in wanted:
-            found = have.get(name)
+            found = have.get(_name_key(name.lower()))
             key = f"setup:domain:{name}"
             if found is None:
                 plan.changes.append(Change(CREATE, "domain", name, op_key=key))
@@ -239,8 +256,9 @@ class Planner:
                 plan.changes.append(change)
             else:
                 plan.changes.append(Change(UNCHANGED, "domain", name))
+        asked = {_name_key(name.lower()) for name in wanted}
         for name, found in sorted(have.items()):
-            if name not in wanted and not found.archived:
+            if name not in asked and not found.archived:
                 action = DELETE if self.prune else UNCHANGED
                 reason = "" if self.prune else "not in the file (kept: --prune deletes it)"
                 change = Change(action, "domain", name, reason=reason, op_key=f"setup:domain:{name}")
@@ -310,12 +328,12 @@ class Planner:
             )
 
     def _restreams(self, plan: Plan, spec: EventSpec, event: LiveEvent) -> None:
-        have = {t.name: t for t in event.restreams or [] if t.name}
-        wanted = {r.name for r in spec.restreams or ()}
+        have = {_name_key(t.name): t for t in event.restreams or [] if t.name}
+        wanted = {_name_key(r.name) for r in spec.restreams or ()}
         for target in spec.restreams or ():
             label = f"{spec.name} / {target.name}"
             key = f"setup:restream:{event.id}/{target.name}"
-            found = have.get(target.name)
+            found = have.get(_name_key(target.name))
             if found is None:
                 plan.changes.append(
                     Change(
@@ -328,8 +346,9 @@ class Planner:
             change.op_key, change.event_id, change.object_id = f"{key}:update", event.id, found.id
             change.send = {n: wanted_value for n, _, wanted_value in diffs}
             plan.changes.append(change)
-        for name, found in sorted(have.items()):
-            if name not in wanted:
+        for name_key, found in sorted(have.items()):
+            if name_key not in wanted:
+                name = found.name
                 change = Change(DELETE if self.prune else UNCHANGED, "restream", f"{spec.name} / {name}")
                 change.reason = "" if self.prune else "not in the file (kept: --prune deletes it)"
                 change.op_key, change.event_id, change.object_id = (
@@ -349,11 +368,12 @@ class Planner:
         return Change(CREATE, "codes", label, batch.where, fields, event=spec, event_id=event_id, spec=batch)
 
     def _batches(self, plan: Plan, spec: EventSpec, event: LiveEvent) -> None:
-        have = {b.name: b for b in self.client.unique_codes.iter_batches(event.id) if b.name}
-        plan.batches.update({(event.id, name): b.id for name, b in have.items()})
-        wanted = {b.name for b in spec.batches or ()}
+        have = {_name_key(b.name): b for b in self.client.unique_codes.iter_batches(event.id) if b.name}
+        wanted = {_name_key(b.name) for b in spec.batches or ()}
         for batch in spec.batches or ():
-            found = have.get(batch.name)
+            found = have.get(_name_key(batch.name))
+            if found is not None:
+                plan.batches[(event.id, batch.name)] = found.id
             if found is None:
                 plan.changes.append(self._batch_create(spec, batch, event.id))
                 continue
@@ -367,8 +387,9 @@ class Planner:
                     "a batch cannot be changed: give the new one another name (--prune deletes the old)"
                 )
             plan.changes.append(change)
-        for name, found in sorted(have.items()):
-            if name not in wanted:
+        for name_key, found in sorted(have.items()):
+            if name_key not in wanted:
+                name = found.name
                 change = Change(DELETE if self.prune else UNCHANGED, "codes", f"{spec.name} / {name}")
                 change.reason = (
                     "viewers with its codes lose access" if self.prune else "not in the file (kept)"

@@ -14,7 +14,7 @@ from connectors.ids import same_id
 from connectors.retry import describe_failure
 from core.redact import blank
 from tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, Waits, exactly_once, settle
-from tasks.lookup import Postponed
+from tasks.lookup import LOOKUP_WAIT_SECONDS, Postponed, find_named
 from tasks.setup.plan import BLOCKED, CONFLICT, CREATE, DELETE, UPDATE, Change, Plan, event_key, poster_digest
 
 if TYPE_CHECKING:
@@ -113,23 +113,37 @@ class SetupWriter:
         return still_open
 
     def _finder(self, kind: str, params: Mapping[str, Any], event_id: str | None) -> Callable[[], Any] | None:
+        """How a create of this kind is looked up by name (tasks/lookup.find_named: names as a service may
+        keep them), for an intent an earlier run left open."""
         name = str(params.get("name") or params.get("domain") or "")
         if kind == "create_event":
-            parent = str(params.get("parent_id") or "")
-            events = self.client.live_events
-
-            def find_event() -> LiveEvent | None:
-                listed = events.iter_events(parent_id=parent)
-                return next((e for e in listed if e.name == name and same_id(e.parent_id, parent)), None)
-
-            return find_event
+            return lambda: self._find_event(str(params.get("parent_id") or ""), name)
         if kind == "create_restream" and event_id:
-            return lambda: next(iter(self.client.restreams.find(event_id, name)), None)
+            return lambda: self._find_restream(event_id, name)
         if kind == "create_codes" and event_id:
-            return lambda: self.client.unique_codes.find(event_id, name)
+            return lambda: self._find_batch(event_id, name)
         if kind == "create_domain":
-            return lambda: self.client.privacy_domains.find(name)
+            return lambda: self._find_domain(name)
         return None
+
+    def _find_event(self, parent: str, name: str) -> LiveEvent | None:
+        listed = self.client.live_events.iter_events(parent_id=parent)
+        mine = [e for e in listed if same_id(e.parent_id, parent)]
+        return _one(find_named(mine, name, lambda e: e.name))
+
+    def _find_restream(self, event_id: str, name: str) -> Any:
+        return _one(find_named(self.client.restreams.list_restreams(event_id), name, lambda t: t.name))
+
+    def _find_batch(self, event_id: str, name: str) -> Any:
+        return _one(find_named(self.client.unique_codes.iter_batches(event_id), name, lambda b: b.name))
+
+    def _find_domain(self, name: str) -> Any:
+        """The domain by the server's filter, else unfiltered (a filter is never trusted to find a tidied
+        name)."""
+        domains = self.client.privacy_domains
+        wanted = name.strip().lower()
+        filtered = find_named(domains.iter_domains(domain=wanted), name, _domain, fold_case=True)
+        return _one(filtered or find_named(domains.iter_domains(), name, _domain, fold_case=True))
 
     # -- the changes ----------------------------------------------------------------------------------
 
@@ -151,6 +165,13 @@ class SetupWriter:
                 change.event_id = made.id
             try:
                 event = self._one(change)
+            except Postponed:  # a lost answer whose lookup could not tell within its bound: never sent again
+                result.failed.append(
+                    f"{change.action} {change.kind} {change.label}: its outcome could not be told within"
+                    f" {LOOKUP_WAIT_SECONDS:g} s (the listing kept failing, or several objects of that name);"
+                    " the intent stays open and the next run settles it before anything is sent"
+                )
+                continue
             except VideoApiError as exc:
                 result.failed.append(f"{change.action} {change.kind} {change.label}: {describe_failure(exc)}")
                 log.warning("setup: %s %s failed (%s)", change.action, change.kind, describe_failure(exc))
@@ -178,7 +199,7 @@ class SetupWriter:
             change.op_key,
             {"domain": change.label},
             lambda: domains.create(change.label),
-            find=lambda: domains.find(change.label),
+            find=lambda: self._find_domain(change.label),
         )
 
     def _update_domain(self, change: Change) -> Any:
@@ -221,20 +242,13 @@ class SetupWriter:
         if spec.restreams:
             fields["restreams"] = [_target(r) for r in spec.restreams]
         events = self.client.live_events
-
-        def find() -> LiveEvent | None:
-            listed = events.iter_events(parent_id=spec.parent_id)
-            return next(
-                (e for e in listed if e.name == spec.name and same_id(e.parent_id, spec.parent_id)), None
-            )
-
         params = {"name": spec.name, "parent_id": spec.parent_id, "type": spec.type, "fields": sorted(fields)}
         return self.write(
             "create_event",
             change.op_key,
             params,
             lambda: events.create(spec.name, spec.type, parent_id=spec.parent_id, **fields),
-            find=find,
+            find=lambda: self._find_event(spec.parent_id, spec.name),
         )
 
     def _update_event(self, change: Change) -> LiveEvent:
@@ -270,7 +284,7 @@ class SetupWriter:
             {"name": spec.name},
             lambda: restreams.create(event_id, _target(spec)),
             target=("live_event", event_id),
-            find=lambda: next(iter(restreams.find(event_id, spec.name)), None),
+            find=lambda: self._find_restream(event_id, spec.name),
         )
 
     def _update_restream(self, change: Change) -> Any:
@@ -312,7 +326,7 @@ class SetupWriter:
                 expires_at=batch.expires_at,
             ),
             target=("live_event", event_id),
-            find=lambda: codes.find(event_id, batch.name),
+            find=lambda: self._find_batch(event_id, batch.name),
         )
 
     def _delete_codes(self, change: Change) -> None:
@@ -362,6 +376,18 @@ class SetupWriter:
             return 0
         result.done.append(f"update stream {spec.name}")
         return 1
+
+
+def _one(found: list[T]) -> T | None:
+    """The one object found; several (names a service keeps alike): Postponed, nothing is created beside them
+    (the plan shows them as a conflict)."""
+    if len(found) > 1:
+        raise Postponed(f"{len(found)} objects of that name")
+    return found[0] if found else None
+
+
+def _domain(domain: Any) -> str | None:
+    return getattr(domain, "domain", None)
 
 
 def _lookup(find: Callable[[], T | None], poll_every: float | None = None) -> Lookup[T]:

@@ -20,6 +20,8 @@ EXPECTED = {
         "api_calls_per_video_url",
         "api_calls_per_video_webhook",
         "api_calls_per_video_metadata",
+        "api_calls_per_video_lost",
+        "api_calls_per_video_tidy_lost",
     ],
     "rate_cap": ["rate_cap_share", "rate_cap_peak_second", "rate_cap_peak_minute", "rate_cap_429s"],
     "throughput": [

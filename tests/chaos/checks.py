@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from connectors.ids import try_normal_id
+from core.tidy import same_tags, same_title
 from emulator.control import EmulatorControl, Workspace
 from state.ledger import Ledger
 
@@ -177,7 +178,8 @@ def attribute_videos(
 
     A video belongs to an item when it is the item's recorded video (ids compared in one notation), else
     when it holds the item's bytes (md5 of the stored bytes; every file of a chaos inventory has its own
-    size), else when its title is the title the item's create sent (a placeholder for shared titles) and the
+    size), else when its title is the title the item's create sent (a placeholder for shared titles) as the
+    service may keep it (core.tidy.same_title), and the
     item has no recorded video yet (its create's outcome is unknown, or init named a session). Titles are
     not unique: among several such items, the one with the fewest videos so far gets it (the check never
     invents a duplicate).
@@ -199,8 +201,8 @@ def attribute_videos(
             later.append(video)
         else:
             per_item.setdefault(key, []).append(video["id"])
-    for video in later:  # no bytes of an item (yet): by the title its create sent
-        candidates = unknown.get(video["title"], [])
+    for video in later:  # no bytes of an item (yet): by the title its create sent, as the service keeps it
+        candidates = [k for sent, keys in unknown.items() if same_title(sent, video["title"]) for k in keys]
         if not candidates:
             stray.append(video)
             continue
@@ -302,8 +304,12 @@ def assert_exactly_one_each(
             source.stat().st_size,
         )
         assert video["md5"] == file_md5(source), f"{item.key}: the video holds other bytes than {source.name}"
-        assert video["title"] == expected_title(row), (item.key, video["title"], expected_title(row))
+        assert same_title(expected_title(row), video["title"]), (
+            item.key,
+            video["title"],
+            expected_title(row),
+        )
         if row["tags"]:
-            assert video["tags"] == row["tags"].split(";"), (item.key, video["tags"])
+            assert same_tags(row["tags"].split(";"), video["tags"]), (item.key, video["tags"])
         if row["chapters"]:
             assert [c["time"] for c in video["chapters"]["items"]] == [0, 250], (item.key, video["chapters"])

@@ -21,17 +21,20 @@ from tests.chaos.checks import (
     rate_figures,
 )
 from tests.chaos.harness import (
+    CHAOS_HOOK_PASSWORD,
+    CHAOS_HOOK_USER,
     FaultScript,
     chaos_items,
     chaos_prefect,
     chaos_rows,
     chaos_seeds,
     chaos_via,
+    chaos_webhooks,
     describe_variants,
     draw_variants,
     write_rows,
 )
-from tests.flows.helpers import settings_for
+from tests.flows.helpers import free_port, settings_for
 
 pytestmark = [pytest.mark.chaos, pytest.mark.timeout(900)]
 
@@ -41,7 +44,7 @@ log = logging.getLogger(__name__)
 CHUNK = 8 * 1024
 
 
-def _options(inventory: Path, ws: Workspace, ledger: Path, seed: int) -> MigrateOptions:
+def _options(inventory: Path, ws: Workspace, ledger: Path, seed: int, listen: str | None) -> MigrateOptions:
     return MigrateOptions(
         inventory=str(inventory),
         parent_id=ws.project_id,
@@ -51,6 +54,7 @@ def _options(inventory: Path, ws: Workspace, ledger: Path, seed: int) -> Migrate
         wait_timeout=120.0,
         chunk_size=CHUNK,
         via=chaos_via(seed),
+        webhook_listen=listen,
     )
 
 
@@ -80,17 +84,26 @@ def test_faulted_migration_then_clean_rerun(
     variants, params = draw_variants(seed)
     chaos_control.set_variants(chaos_ws, variants, **params)
     log.warning(
-        "chaos seed %d starts (%s%s, %d items, variants %s)",
+        "chaos seed %d starts (%s%s%s, %d items, variants %s)",
         seed,
         chaos_via(seed),
         ", Prefect" if chaos_prefect(seed) else "",
+        ", webhooks with every webhook fault" if chaos_webhooks(seed) else "",
         len(rows),
         describe_variants(variants, params),
     )
+    listen = None
+    if chaos_webhooks(seed):  # statuses by webhook, with credentials; the webhook faults drawn too
+        port = free_port()
+        monkeypatch.setenv("VIDEOFERRY_WEBHOOK_USERNAME", CHAOS_HOOK_USER)
+        monkeypatch.setenv("VIDEOFERRY_WEBHOOK_PASSWORD", CHAOS_HOOK_PASSWORD)
+        url = f"http://127.0.0.1:{port}/"
+        chaos_control.set_webhook(chaos_ws, url, username=CHAOS_HOOK_USER, password=CHAOS_HOOK_PASSWORD)
+        listen = f"127.0.0.1:{port}"
     runs = [time.time()]  # when each run started (the rate check needs them under tus-rate-limited)
     started = runs[0]
-    with FaultScript(chaos_control, chaos_ws, seed):
-        faulted = _migrate(_options(inventory, chaos_ws, ledger, seed), chaos_ws, seed)
+    with FaultScript(chaos_control, chaos_ws, seed, webhooks=listen is not None):
+        faulted = _migrate(_options(inventory, chaos_ws, ledger, seed, listen), chaos_ws, seed)
     faulted_seconds = time.time() - started
     # Under faults: never a duplicate, every item accounted for with a reason.
     assert_no_duplicates(chaos_control, chaos_ws, ledger)
@@ -102,7 +115,7 @@ def test_faulted_migration_then_clean_rerun(
     assert faulted.exit_code in (0, 1), faulted.reasons
 
     runs.append(time.time())
-    clean = _migrate(_options(inventory, chaos_ws, ledger, seed), chaos_ws, seed)
+    clean = _migrate(_options(inventory, chaos_ws, ledger, seed, listen), chaos_ws, seed)
     assert clean.exit_code == 0, clean.reasons
     assert_exactly_one_each(chaos_control, chaos_ws, ledger, rows)
     figures = rate_figures(chaos_control, chaos_ws, variants=variants, runs=runs)

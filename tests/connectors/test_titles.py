@@ -7,9 +7,11 @@ from connectors.titles import (
     header_exact,
     header_safe_filename,
     header_safe_title,
+    is_placeholder,
     placeholder_title,
+    placeholder_titles,
 )
-from core.tidy import MIN_TITLE_CAP, same_title, tidy_text, title_cut
+from core.tidy import MIN_TITLE_CAP, same_title, survives_tidying, tidy_text, title_cut
 
 
 def test_ascii_titles_travel_unchanged() -> None:
@@ -52,10 +54,22 @@ def test_only_printable_ascii_is_exact() -> None:
 
 
 def test_the_placeholder_is_a_marker_tidying_keeps() -> None:
-    """No tidying changes it; a cap down to the assumed minimum leaves a prefix same_title recognises."""
-    for key in ("k", "row-17", "Доклад"):
+    """No tidying changes it (at most MIN_TITLE_CAP printable ASCII characters without whitespace), each key
+    has its own, it is recognised as ours; an older ledger's 43-character placeholder cut by a cap is still
+    found."""
+    markers = set()
+    for key in ("k", "row-17", "Доклад", "k" * 500):
         marker = placeholder_title(key)
-        assert tidy_text(marker) == marker and marker.isascii() and " " not in marker
-        cut = marker[:MIN_TITLE_CAP]
-        assert same_title(marker, cut) and title_cut(marker, cut)
-        assert not same_title(placeholder_title(key + "x"), cut), "another item's marker is not ours"
+        assert survives_tidying(marker) and len(marker) == MIN_TITLE_CAP, marker
+        assert tidy_text(marker) == marker and is_placeholder(marker)
+        assert placeholder_titles(key)[0] == marker
+        markers.add(marker)
+        legacy = placeholder_titles(key)[1]
+        assert legacy.startswith("videoferry-pending-") and len(legacy) == 43 and is_placeholder(legacy)
+        cut = legacy[:MIN_TITLE_CAP]
+        assert is_placeholder(cut) and same_title(legacy, cut) and title_cut(legacy, cut)
+        assert not same_title(placeholder_titles(key + "x")[1], cut), "another item's placeholder is not ours"
+        assert not same_title(placeholder_title(key + "x"), marker)
+    assert len(markers) == 4
+    for title in ("videoferry", "videoferry-xyz", "Lecture", "", None, "videoferry-pending-zz"):
+        assert not is_placeholder(title), title

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -16,6 +17,13 @@ from emulator.control import EmulatorControl, Workspace
 from flows.migrate.options import MigrateOptions
 
 TITLES = ("Plain title {n}", "Лекция №{n}", "第{n}回 東京", "Café {n} 🎬", "Ελληνικά {n}")
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1 (for a webhook receiver or a server a test starts)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def settings_for(ws: Workspace, **overrides: Any) -> Settings:

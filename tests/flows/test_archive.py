@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import stat
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -221,6 +222,27 @@ def test_processing_recording_waits_for_the_next_run_then_tidy_after_verified_co
     assert summary is not None and summary["recordings"] == 2 and summary["failed"] == []
     assert summary["steps"] == {"copy": 2, "sidecars": 2, "move": 2, "tags": 2, "delete": 2}
     assert archive_lines(summary)[0].startswith("archive: 2 recordings archived")
+
+
+def test_a_local_archive_is_private_and_an_open_folder_found_is_tightened(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl
+) -> None:
+    """Recordings, chat (user names, messages) and QoS (client IPs): files 0600 in folders 0700 below the
+    folder named, an event's folder found open (0755, its old files 0644) tightened, not trusted."""
+    world = broadcast_world(emu_control, emu, {"Morning": 1, "Evening": 1})
+    dest = tmp_path / "dest"
+    opened = dest / next(iter(world.streams))
+    opened.mkdir(parents=True)
+    (opened / "notes.txt").write_text("a file of someone else's")
+    opened.chmod(0o755)
+    outcome = run(emu, tmp_path, to=str(dest))
+    assert outcome.exit_code == 0 and outcome.counts == {"archived": 2}
+    written = [p for p in dest.rglob("*") if p.is_file() and p.name != "notes.txt"]
+    names = {p.name for p in written}
+    assert any("chat" in n for n in names) and any("qos" in n for n in names), names
+    assert {stat.S_IMODE(p.stat().st_mode) for p in written} == {0o600}
+    folders = [p for p in dest.rglob("*") if p.is_dir()]
+    assert opened in folders and {stat.S_IMODE(p.stat().st_mode) for p in folders} == {0o700}
 
 
 def test_missing_original_fails_the_recording_and_leaves_it_untouched(

@@ -181,3 +181,35 @@ def test_accounts_without_originals_compare_durations(
     assert all("keeps no original" in line.note for line in outcome.lines)
     assert outcome.summary["no_original"] == 3
     assert outcome.exit_code == 1
+
+
+def test_a_tidying_service_is_no_drift_and_a_cut_title_is_a_warning(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory
+) -> None:
+    """Titles and descriptions tidied, tags lower-cased and deduplicated, a title cut to the cap: the
+    library is what the inventory meant (every line `=`, with and without the ledger), the cut title is said
+    on its line and counted as a warning."""
+    emu_control.set_variants(emu, ["tidy-text", "title-cap", "tags-tidy", "chapter-titles-trimmed"])
+    long_title = "A lecture series on the history of video compression, recorded in the main hall " * 2
+    rows: list[dict[str, Any]] = [
+        {
+            "source": str(clip_factory(0.5, name="a.mp4")),
+            "title": "  Cafe\u0301  talk\t1 ",
+            "tags": "News;news",
+        },
+        {"source": str(clip_factory(0.6, name="b.mp4")), "title": long_title, "description": " two  spaces "},
+        {
+            "source": str(clip_factory(0.7, name="c.mp4")),
+            "title": "Chapters",
+            "chapters": '[{"time": 0, "title": " Start "}, {"time": 0.25, "title": "Next\\t"}]',
+        },
+    ]
+    inventory = _migrate(tmp_path, emu, rows)
+    stored = {v["title"] for v in emu_control.videos(emu)}
+    assert "Café talk 1" in stored and long_title.strip()[:128] in stored  # the service kept another form
+    for ledger in (tmp_path / "ledger.db", tmp_path / "no-such-ledger.db"):
+        checked = _check(inventory, emu, ledger)
+        assert checked.exit_code == 0, [line.text() for line in checked.lines]
+        assert [line.mark.value for line in checked.lines] == ["="] * 3
+        cut = [line for line in checked.lines if "title cut by the service" in line.note]
+        assert len(cut) == 1 and "128" in cut[0].note, [line.note for line in checked.lines]

@@ -4,7 +4,6 @@ deployed from the checkout, the migrate deployment run against the emulator, the
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -18,19 +17,13 @@ import yaml
 
 from emulator.control import EmulatorControl, Workspace
 from state.ledger import Ledger
-from tests.flows.helpers import clip_rows, write_inventory
+from tests.flows.helpers import clip_rows, free_port, write_inventory
 
 pytestmark = [pytest.mark.deploy, pytest.mark.timeout(600)]
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFECT = str(Path(sys.executable).with_name("prefect"))
 POOL = "videoferry"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _wait(check: Any, bound: float, what: str) -> Any:
@@ -55,7 +48,7 @@ def _healthy(url: str) -> bool:
 @pytest.fixture()
 def prefect_server(tmp_path: Path) -> Iterator[dict[str, str]]:
     """`prefect server start` on a loopback port with its own PREFECT_HOME; the environment to reach it."""
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env.update(
         PREFECT_HOME=str(tmp_path / "prefect-home"),

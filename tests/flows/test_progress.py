@@ -22,9 +22,7 @@ def test_live_display_draws_from_the_ledger(tmp_path: Path) -> None:
     path = tmp_path / "l.db"
     ledger = Ledger.open(path)
     run = ledger.start_run("migrate", {})
-    ledger.plan(
-        [spec(k, i, source=f"/v/{k}.mp4", via="tus") for i, k in enumerate("abc")], run
-    )
+    ledger.plan([spec(k, i, source=f"/v/{k}.mp4", via="tus") for i, k in enumerate("abc")], run)
     ledger.begin_create("a", run, "a")
     ledger.create_started_upload("a", run, "11111111-1111-1111-1111-111111111111", "http://x/e", 1000)
     ledger.record_offset("a", 400)

@@ -92,6 +92,8 @@ def test_conference_up_again_change_prune(
     file = write(tmp_path / "conference.yaml", data)
     ledger, outputs = str(tmp_path / "ledger.db"), str(tmp_path / "out")
     opts = SetupOptions(file=file, ledger=ledger, outputs=outputs)
+    (tmp_path / "out" / "codes").mkdir(parents=True, mode=0o755)  # found open: tightened, not trusted
+    (tmp_path / "out" / "codes").chmod(0o755)
 
     planned = run_plan(opts, settings)
     assert planned.exit_code == 0 and planned.counts["create"] == 1 + 40 + 32
@@ -115,6 +117,8 @@ def test_conference_up_again_change_prune(
     assert room4.streamkey and room4.streamkey in events_csv.read_text()
     codes = sorted((Path(outputs) / "codes").rglob("*.csv"))
     assert len(codes) == 32 and all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in codes)
+    folders = [p for p in Path(outputs).rglob("*") if p.is_dir()]
+    assert folders and {stat.S_IMODE(p.stat().st_mode) for p in folders} == {0o700}, folders
     assert codes[0].read_text().startswith("sep=,")
     assert not any(room4.streamkey in line for line in first.lines)
 
