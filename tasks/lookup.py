@@ -12,7 +12,7 @@ find_created), setup's creates (the settle time).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
@@ -93,6 +93,19 @@ def find_created(
     """
     bound, clock_known = service_bound(client, sent.intent_at)
     listed = client.videos.scan(title=sent.title, newer_than=bound)
+    return choose_created(listed, sent, owners, bound=bound, clock_known=clock_known)
+
+
+def choose_created(
+    listed: Iterable[Video],
+    sent: SentCreate,
+    owners: Callable[[Sequence[str]], dict[str, str]],
+    *,
+    bound: datetime | None,
+    clock_known: bool,
+) -> Video | None:
+    """Among listed videos, the one this create made (find_created's choice, for a listing already made):
+    those that fit, none another owner holds, the oldest; several with the clock unknown: Postponed."""
     candidates = [v for v in listed if fits(v, sent, bound)]
     if not candidates:
         return None

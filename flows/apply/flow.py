@@ -8,11 +8,11 @@ from prefect import flow
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.states import State
 
-from connectors.config import Settings
 from flows.apply.options import ApplyOptions
 from flows.apply.runner import ApplyOutcome, run_apply
 from flows.options import DEFAULT_LEDGER, DEFAULT_WAIT_TIMEOUT, options_from_params
 from flows.prefect_job import flow_tail
+from tasks.service import service_settings
 
 #: Rows of the table artifact (the full table is in the report files).
 ARTIFACT_ROWS = 500
@@ -40,7 +40,7 @@ def apply_flow(
     failed.
     """
     opts, service = options_from_params(ApplyOptions, dict(locals()))  # first: locals() is the parameters
-    outcome = run_apply(opts, Settings.from_env(api_url=service.api_url, upload_url=service.upload_url))
+    outcome = run_apply(opts, service_settings(api_url=service.api_url, upload_url=service.upload_url))
     _artifacts(opts.ledger, outcome)
     return flow_tail(outcome)
 

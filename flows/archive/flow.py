@@ -8,11 +8,11 @@ from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 from prefect.states import State
 
-from connectors.config import Settings
 from flows.archive.options import DEFAULT_PART_MIB, ArchiveOptions
 from flows.archive.runner import run_archive
 from flows.options import DEFAULT_LEDGER, MIB, options_from_params
 from flows.prefect_job import flow_tail
+from tasks.service import service_settings
 
 
 @flow(name="videoferry-archive", log_prints=False)
@@ -44,7 +44,7 @@ def archive_flow(
     opts, service = options_from_params(
         ArchiveOptions, dict(locals())
     )  # first: locals() holds the parameters
-    outcome = run_archive(opts, Settings.from_env(api_url=service.api_url, upload_url=service.upload_url))
+    outcome = run_archive(opts, service_settings(api_url=service.api_url, upload_url=service.upload_url))
     counts = ", ".join(f"{n} {s}" for s, n in outcome.counts.items()) or "no recordings"
     text = "\n".join(
         ["# videoferry archive", "", f"{counts}; {outcome.bytes} bytes copied", ""]

@@ -10,6 +10,7 @@ from connectors.client import VideoClient
 from connectors.config import Settings
 from connectors.errors import AuthError, VideoApiError
 from connectors.inventory import Inventory, read_inventory
+from connectors.ledger_remote import is_remote_ledger
 from connectors.s3 import S3Config
 from flows.check.options import CheckOptions
 from flows.job import Outcome, Run, ServiceUnavailable, ledger_path, read_ledger, run_job
@@ -48,7 +49,7 @@ def run_check(opts: CheckOptions, settings: Settings, s3: S3Config | None = None
     """
     s3 = s3 or S3Config.from_env()
     inventory = read_inventory(opts.inventory, default_parent_id=opts.parent_id, via="auto", s3=s3)
-    path = ledger_path(opts.ledger)
+    path = opts.ledger if is_remote_ledger(opts.ledger) else ledger_path(opts.ledger)
     if opts.adopt:
 
         def body(run: Run) -> CheckOutcome:
@@ -57,12 +58,15 @@ def run_check(opts: CheckOptions, settings: Settings, s3: S3Config | None = None
             return _check(opts, inventory, s3, run.client, run.ledger, run.run_id, note)
 
         return run_job("check", asdict(opts), opts.ledger, settings, body)
-    with read_ledger(opts.ledger) as ledger, run_client(settings, str(path)) as client:
+    notes: list[str] = []
+    with read_ledger(opts.ledger, notes) as ledger, run_client(settings, opts.ledger) as client:
         if ledger is None:
             note = f"no ledger at {path}: items matched by exact title (and size) in their parent"
         else:
             note = f"ledger {path}: items matched by its video ids first"
-        return _check(opts, inventory, s3, client, ledger, None, note)
+        outcome = _check(opts, inventory, s3, client, ledger, None, note)
+    outcome.notes[1:1] = notes
+    return outcome
 
 
 def _check(

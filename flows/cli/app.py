@@ -130,11 +130,12 @@ def exit_on_errors() -> Iterator[None]:
 
 
 def service_settings(service: ServiceOptions | None = None) -> Settings:
-    """The service's settings from the environment, the command line's addresses first (ConfigError)."""
-    from connectors.config import Settings
+    """The service's settings from the environment, the command line's addresses first (ConfigError); the
+    token from VIDEOFERRY_TOKEN, or the Prefect Secret block VIDEOFERRY_TOKEN_BLOCK names."""
+    from tasks.service import service_settings as from_env
 
     service = service or ServiceOptions()
-    return Settings.from_env(api_url=service.api_url, upload_url=service.upload_url)
+    return from_env(api_url=service.api_url, upload_url=service.upload_url)
 
 
 def run_command(job: Job, opts: Any, settings: Settings, *, prefect: bool) -> Any:

@@ -14,25 +14,28 @@ REPORT_FORMATS = ("csv", "parquet", "json", "html")
 
 
 def status(
-    ledger: str = typer.Option(DEFAULT_LEDGER, envvar="VIDEOFERRY_LEDGER", help="The ledger file."),
+    ledger: str = typer.Option(
+        DEFAULT_LEDGER, envvar="VIDEOFERRY_LEDGER", help="The ledger: a file, or s3://bucket/key (read only)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     failures: int = typer.Option(20, help="How many failed items (and failed operations) to list."),
 ) -> None:
     """Show where every item and operation stands (reads the ledger only; no API call, no Prefect)."""
-    from flows.job import ledger_path
+    from flows.job import read_ledger
     from flows.ledger_report import everything_done, ledger_summary, summary_lines
-    from state.ledger import Ledger
+    from state.errors import LedgerError
     from tasks.apply.report import failed_lines, operations_frame
 
-    with exit_on_errors():
-        book = Ledger.open(ledger_path(ledger), create=False)
-    try:
+    notes: list[str] = []
+    with exit_on_errors(), read_ledger(ledger, notes) as book:
+        if book is None:
+            raise LedgerError(f"ledger {ledger} does not exist")
         summary = ledger_summary(book)
         bad = book.items(["failed", "error", "aborted"], limit=failures)
         runs = book.runs()
         units = book.units()
-    finally:
-        book.close()
+    for note in notes:
+        typer.echo(f"warning: {note}", err=True)
     if as_json:
         typer.echo(json.dumps(summary, default=str, indent=2))
         return
@@ -50,7 +53,9 @@ def status(
 
 
 def report_cmd(
-    ledger: str = typer.Option(DEFAULT_LEDGER, envvar="VIDEOFERRY_LEDGER", help="The ledger file."),
+    ledger: str = typer.Option(
+        DEFAULT_LEDGER, envvar="VIDEOFERRY_LEDGER", help="The ledger: a file, or s3://bucket/key (read only)."
+    ),
     fmt: list[str] = typer.Option(  # noqa: B008 - typer's declaration style
         list(REPORT_FORMATS), "--format", "-f", help="csv, parquet, json or html (repeatable)."
     ),
@@ -62,8 +67,11 @@ def report_cmd(
         raise fail(f"unknown format {bad[0]!r} (use {', '.join(REPORT_FORMATS)})")
     from flows.ledger_report import report_only, summary_lines
 
+    notes: list[str] = []
     with exit_on_errors():
-        report, files = report_only(ledger, out, tuple(fmt))
+        report, files = report_only(ledger, out, tuple(fmt), notes)
+    for note in notes:
+        typer.echo(f"warning: {note}", err=True)
     for line in summary_lines(report.summary):
         typer.echo(line)
     for path in files:

@@ -29,6 +29,7 @@ from tasks.migrate.context import MigrateContext
 from tasks.migrate.open_run import RunRef, run_ref
 from tasks.migrate.prefect_tasks import transfer_batch_task
 from tasks.scheduling import Handle
+from tasks.service import service_settings
 
 #: Rows of the table artifact (the full table is in the report files).
 ARTIFACT_ROWS = 500
@@ -99,7 +100,7 @@ def migrate_flow(
         MigrateOptions, dict(locals())
     )  # first: locals() is the parameters
     logger = get_run_logger()
-    settings = None if dry_run else Settings.from_env(api_url=service.api_url, upload_url=service.upload_url)
+    settings = None if dry_run else service_settings(api_url=service.api_url, upload_url=service.upload_url)
     progress: dict[str, Any] = {"id": None, "last": 0.0}
 
     def on_start(ctx: MigrateContext) -> None:

@@ -21,6 +21,7 @@ from flows.migrate.options import MigrateOptions
 from state.machine import COMPLETE_STATES
 from tasks.migrate.byte_plane import DaskBytes
 from tasks.migrate.context import MigrateContext
+from tasks.migrate.gap import sweep_gap
 from tasks.migrate.open_run import forget, share
 from tasks.migrate.plan import Plan, preview, read_plan, store_plan
 from tasks.migrate.readiness import start_webhooks
@@ -100,6 +101,8 @@ def _context(run: Run, opts: MigrateOptions, plan: Plan, s3: S3Config) -> Migrat
         poll_interval=opts.poll_interval,
         default_parent_id=opts.parent_id,
         abort=run.stop,
+        ledger_url=opts.ledger,
+        gap=run.gap,
     )
     run.summary = lambda: run.ledger.summary(run.run_id)
     run.on_close(_close, ctx)
@@ -137,6 +140,8 @@ def _migrate(
     if opts.retry_failed:
         ledger.requeue_failed(run.run_id)
     _preflight(ctx, run.settings)
+    if ctx.gap is not None and not ctx.abort.is_set():
+        sweep_gap(ctx)  # the restored ledger may be behind: every unsettled item looked up before any create
     if opts.retry_errors and not ctx.abort.is_set():
         retry_service_errors(ctx)  # deletes each failed video before its item is created again
     ctx.progress.items_total, ctx.progress.bytes_total = ledger.size()  # no journal scan

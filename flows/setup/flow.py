@@ -13,6 +13,7 @@ from flows.options import DEFAULT_LEDGER, ServiceOptions, options_from_params
 from flows.prefect_job import flow_tail
 from flows.setup.options import SetupOptions
 from flows.setup.runner import SetupOutcome, run_drift, run_plan, run_up
+from tasks.service import service_settings
 
 
 def _finish(kind: str, outcome: SetupOutcome) -> dict[str, Any] | State[Any]:
@@ -26,7 +27,7 @@ def _finish(kind: str, outcome: SetupOutcome) -> dict[str, Any] | State[Any]:
 
 
 def _settings(service: ServiceOptions) -> Settings:
-    return Settings.from_env(api_url=service.api_url, upload_url=service.upload_url)
+    return service_settings(api_url=service.api_url, upload_url=service.upload_url)
 
 
 @flow(name="videoferry-setup-plan", log_prints=False)

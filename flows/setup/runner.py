@@ -9,7 +9,7 @@ from typing import Any
 from connectors.config import Settings
 from connectors.desired_state import DesiredState, DesiredStateError, load_desired_state
 from core.redact import blank
-from flows.job import Exit, Outcome, Run, ledger_path, read_ledger, run_job
+from flows.job import Exit, Outcome, Run, read_ledger, run_job
 from flows.setup.options import SetupOptions
 from tasks.service import run_client
 from tasks.setup.outputs import Outputs, write_outputs
@@ -52,7 +52,7 @@ def run_plan(opts: SetupOptions, settings: Settings, *, drift: bool = False) -> 
         state = load_state(opts.file)
     except DesiredStateError as exc:
         return SetupOutcome(Exit.CONFIG, lines=[f"error: {p}" for p in exc.problems])
-    with read_ledger(opts.ledger) as ledger, run_client(settings, str(ledger_path(opts.ledger))) as client:
+    with read_ledger(opts.ledger) as ledger, run_client(settings, opts.ledger) as client:
         plan = Planner(client, ledger, prune=opts.prune).plan(state)
     lines = _plan_lines(plan, state, opts.show_unchanged)
     lines += [f"error: {p}" for p in plan.problems]
