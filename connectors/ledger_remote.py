@@ -75,7 +75,8 @@ def lease_from_env(env: Mapping[str, str] | None = None) -> float:
     except ValueError:
         lease = -1.0
     if not lease >= MIN_LEASE_SECONDS:
-        raise RemoteLedgerError(f"{LEASE_VAR}={raw!r}: give the lease in seconds, at least {MIN_LEASE_SECONDS:g}")
+        least = f"{MIN_LEASE_SECONDS:g}"
+        raise RemoteLedgerError(f"{LEASE_VAR}={raw!r}: give the lease in seconds, at least {least}")
     return lease
 
 

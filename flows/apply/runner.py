@@ -21,6 +21,7 @@ from tasks.apply.plan import ApplyPlan, Refusal, resolve_plan
 from tasks.apply.schedule import advance_units, prepare
 from tasks.apply.unit import run_unit
 from tasks.apply.units import refuse_deletes, unit_plans
+from tasks.gap import GapListingFailed
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +62,8 @@ def run_apply(opts: ApplyOptions, settings: Settings, *, s3: S3Config | None = N
             s3=s3,
             poll_interval=opts.poll_interval,
             abort=run.stop,
+            gap=run.gap,
+            durable=run.durable,
         )
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=opts.transfers, thread_name_prefix="apply")
         run.on_end(pool.shutdown, wait=True, cancel_futures=True)
@@ -76,6 +79,11 @@ def run_apply(opts: ApplyOptions, settings: Settings, *, s3: S3Config | None = N
         run.ledger.plan_units(plans, run.run_id)
         keys = {p.unit_key for p in plans}
         prepare(ctx, keys)
+        if ctx.gap is not None:  # listed once, before this run makes anything (tasks/apply/gap.py)
+            try:
+                ctx.gap.listing(run.client)
+            except GapListingFailed as exc:
+                ctx.stop(exc)
         settled = advance_units(
             ctx,
             lambda unit: pool.submit(run_unit, ctx, unit),

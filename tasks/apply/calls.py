@@ -188,8 +188,8 @@ def reconcile(ctx: ApplyContext, spec: OperationSpec, video_id: str, op: Op) -> 
     before = dict(op.before or {})
     sent = SentCreate(
         owner=UNIT_OWNER + (op.op_key or ""),
-        title=_result_title(spec, before),
-        parent_id=_result_parent(spec, before),
+        title=result_title(spec, before),
+        parent_id=result_parent(spec, before),
         intent_at=op.intent_at,
     )
     if spec.kind in (OpKind.CUT, OpKind.REPLACE):
@@ -206,14 +206,14 @@ def reconcile(ctx: ApplyContext, spec: OperationSpec, video_id: str, op: Op) -> 
     return None
 
 
-def _result_title(spec: OperationSpec, before: dict[str, Any]) -> str:
+def result_title(spec: OperationSpec, before: dict[str, Any]) -> str:
     """The title the video a create makes carries: the cut's own title, else the source's."""
     if isinstance(spec.params, CutParams) and spec.params.title is not None:
         return spec.params.title
     return str(before.get("title") or "")
 
 
-def _result_parent(spec: OperationSpec, before: dict[str, Any]) -> str | None:
+def result_parent(spec: OperationSpec, before: dict[str, Any]) -> str | None:
     """Where the video a create makes appears: the copy's / cut's destination, else the source's place."""
     params = spec.params
     if isinstance(params, CopyParams) and params.parent_id:

@@ -1,4 +1,4 @@
-"""Helpers for remote-ledger tests: a run's replication paused to open a real gap, kill -9, the replica read."""
+"""Helpers for remote-ledger tests: replication paused to open a real gap, kill -9, the replica read."""
 
 from __future__ import annotations
 
@@ -100,15 +100,16 @@ def wait_for(check: Callable[[], Any], bound: float, what: str, proc: subprocess
         if proc.poll() is not None:
             out = proc.stdout.read() if proc.stdout else ""
             err = proc.stderr.read() if proc.stderr else ""
-            raise AssertionError(f"the run ended ({proc.returncode}) before {what}: {out[-2000:]}{err[-3000:]}")
+            tail = out[-2000:] + err[-2000:]
+            raise AssertionError(f"the run ended ({proc.returncode}) before {what}: {tail}")
         return check()
 
     return poll(step, bound, what)
 
 
-def rerun_until_free(run: Callable[[], subprocess.CompletedProcess[str]], bound: float) -> tuple[
-    subprocess.CompletedProcess[str], list[subprocess.CompletedProcess[str]]
-]:
+def rerun_until_free(
+    run: Callable[[], subprocess.CompletedProcess[str]], bound: float
+) -> tuple[subprocess.CompletedProcess[str], list[subprocess.CompletedProcess[str]]]:
     """Run the command until the dead holder's lease has run out: the final run and the refused ones."""
     refused: list[subprocess.CompletedProcess[str]] = []
     deadline = time.monotonic() + bound

@@ -1,7 +1,7 @@
 """A remote ledger across a machine's loss: kill -9 mid-run with replication stalled (a real gap: the service
 has videos the replica does not know), the working folder deleted, the same command from another folder.
 
-The replication gap is made certain, not left to timing: the run's Litestream is stopped (SIGSTOP) while the run
+The gap is made certain, not left to timing: the run's Litestream is stopped (SIGSTOP) while the run
 goes on creating, then both are killed. The rerun must be refused while the dead holder's lease runs (exit 2,
 naming it), then find every video the replica does not know by listing, and end with one video per row.
 """
@@ -9,7 +9,9 @@ naming it), then find every video the replica does not know by listing, and end 
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import boto3
@@ -17,6 +19,7 @@ import boto3
 from connectors.ledger_lease import LockRecord
 from emulator.control import EmulatorControl, Workspace
 from state.ledger import Ledger
+from tests.flows.apply_fixtures import wait_done, write_ops
 from tests.flows.helpers import cli_argv, cli_env, clip_rows, migrate_args, run_cli, write_inventory
 from tests.flows.remote_helpers import (
     kill_run,
@@ -112,3 +115,175 @@ def test_migrate_killed_in_the_gap_then_rerun_elsewhere_makes_one_video_per_row(
     record = lock_record(s3_server, url)
     assert record.state == "free" and record.behind == ""  # everything looked up: the gap is closed
     assert emu.token not in rerun.stdout + rerun.stderr
+
+
+def done_ops(ledger: Ledger) -> int:
+    """How many calls the ledger knows were made (operations done)."""
+    return len(ledger.ops(status="done"))
+
+
+def known_videos(ledger: Ledger) -> set[str]:
+    """Every video the ledger knows: the items', and what its operations created."""
+    return {i.video_id for i in ledger.items() if i.video_id} | {
+        op.created_id for op in ledger.ops(status="done") if op.created_id
+    }
+
+
+def migrated(
+    tmp_path: Path,
+    emu: Workspace,
+    emu_control: EmulatorControl,
+    clip_factory,
+    url: str,
+    endpoint: str,
+    n: int,
+) -> dict[str, str]:
+    """n clips migrated into the workspace's project on the remote ledger (a clean run): key -> title."""
+    rows = clip_rows(clip_factory, n, metadata=False)
+    inventory = write_inventory(tmp_path / "inv.csv", rows)
+    args = migrate_args(emu, inventory, Path("unused"), transfers=2, wait_timeout=120)
+    args[args.index("--ledger") + 1] = url
+    done = run_cli(args, remote_env(cli_env(emu), tmp_path / "migrating"), timeout=240)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    keys, _ = replica(url, endpoint, lambda book: {i.key: i.spec.title for i in book.items()})
+    wait_done(emu_control, emu)
+    return keys
+
+
+def test_apply_killed_in_the_gap_then_rerun_elsewhere_makes_each_result_once(
+    tmp_path: Path,
+    emu: Workspace,
+    emu_control: EmulatorControl,
+    clip_factory,
+    s3_server: str,
+    s3_bucket: str,
+) -> None:
+    url = f"s3://{s3_bucket}/ledgers/library.db"
+    keys = migrated(tmp_path, emu, emu_control, clip_factory, url, s3_server, 5)
+    k0, k1, k2, k3, k4 = sorted(keys)
+    trim = '[{"start": 0.2, "length": 0.6}]'
+    ops = write_ops(
+        tmp_path / "ops.csv",
+        [
+            {"op": "copy", "id": "cp0", "target": f"key:{k0}", "parent_id": emu.project_id},
+            {"op": "copy", "id": "cp1", "target": f"key:{k1}", "parent_id": emu.project_id},
+            {"op": "concat", "id": "cj", "target": f"key:{k2}", "prepend": f"key:{k4}"},
+            {"op": "copy", "id": "cp3", "target": f"key:{k3}", "parent_id": emu.project_id},
+            {"op": "cut", "id": "tr", "target": f"key:{k1}", "trim": trim},
+        ],
+    )
+    args = ["apply", str(ops), "--no-prefect", "--ledger", url, "--transfers", "1", "--wait-timeout", "120"]
+    # Each create takes a while to answer, so the kill lands between calls while replication is stalled.
+    slow = [{"kind": "latency", "ms": 700, "method": "POST", "path": "copy|concat"}]
+    emu_control.set_faults(emu, slow, seed=5)
+    first_dir = tmp_path / "machine-a"
+    proc = subprocess.Popen(
+        cli_argv(*args),
+        env=remote_env(cli_env(emu), first_dir),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    copy = local_copy(url, first_dir)
+    try:
+        wait_for(lambda: read_local(copy, done_ops, 0) >= 1, 120, "a first call", proc)
+        engine = pause_replication(proc)
+        at_pause = read_local(copy, done_ops, 0)
+        wait_for(lambda: read_local(copy, done_ops, 0) >= at_pause + 2, 120, "two calls in the gap", proc)
+    except BaseException:
+        proc.kill()
+        raise
+    kill_run(proc, engine)
+    shutil.rmtree(first_dir)
+    known, _ = replica(url, s3_server, known_videos)
+    made = {v["id"] for v in emu_control.videos(emu)}
+    assert made - known, "the test made no gap: the replica knows every video"
+
+    emu_control.clear_faults(emu)
+    env = remote_env(cli_env(emu), tmp_path / "machine-b")
+    rerun, refused = rerun_until_free(lambda: run_cli(args, env, timeout=300), 60)
+    assert refused and "run apply" in refused[0].stderr
+    assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-3000:]
+
+    videos = wait_done(emu_control, emu)
+    titles = [v["title"] for v in videos]
+    # one copy of k0, k1 and k3, one concat result of k2 (titled as its target), nothing more
+    assert sorted(titles) == sorted([*keys.values(), keys[k0], keys[k1], keys[k2], keys[k3]])
+    trimmed = [v for v in videos if v["title"] == keys[k1] and abs(v["duration"] - 0.6) < 0.15]
+    assert len(trimmed) == 1  # the cut kept 0.6 s of a 1 s clip, once
+    states, why = replica(url, s3_server, lambda book: {u.unit_key: u.state for u in book.units()})
+    assert set(states.values()) == {"done"} and why == ""
+    (after, found), _ = replica(
+        url,
+        s3_server,
+        lambda book: (
+            known_videos(book),
+            [
+                op
+                for op in book.ops(status="done")
+                if "replication gap" in str((op.result or {}).get("detail"))
+            ],
+        ),
+    )
+    assert made - known <= after  # every result the replica missed is now the ledger's, none made twice
+    assert (
+        found
+    )  # at least one found across the gap (one whose intent did reach S3 is settled as a lost answer)
+
+
+def test_an_in_place_cut_is_sent_only_once_its_intent_is_in_s3_and_applied_once_after_a_kill(
+    tmp_path: Path,
+    emu: Workspace,
+    emu_control: EmulatorControl,
+    clip_factory,
+    s3_server: str,
+    s3_bucket: str,
+) -> None:
+    url = f"s3://{s3_bucket}/ledgers/library.db"
+    keys = migrated(tmp_path, emu, emu_control, clip_factory, url, s3_server, 1)
+    (key,) = keys
+    ops = write_ops(
+        tmp_path / "ops.csv",
+        [{"op": "cut", "id": "tr", "target": f"key:{key}", "trim": '[{"start": 0.2, "length": 0.6}]'}],
+    )
+    args = ["apply", str(ops), "--no-prefect", "--ledger", url, "--wait-timeout", "120"]
+    first_dir = tmp_path / "machine-a"
+    proc = subprocess.Popen(
+        cli_argv(*args),
+        env=remote_env(cli_env(emu), first_dir),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+    def open_intents(book: Ledger) -> list[str]:
+        return [op.op_key or "" for op in book.ops(status="intent")]
+
+    def cuts() -> list[dict]:
+        return [
+            r for r in emu_control.requests(emu.workspace_id) if r["method"] == "POST" and "cut" in r["path"]
+        ]
+
+    copy = local_copy(url, first_dir)
+    try:
+        wait_for(lambda: read_local(copy, lambda b: b.runs("running"), []), 60, "the run to start", proc)
+        engine = pause_replication(proc)  # S3 out of reach from here on
+        wait_for(lambda: "tr" in read_local(copy, open_intents, []), 60, "the cut's intent", proc)
+        assert cuts() == []  # written locally, not in S3: the cut is not sent
+        resumed = time.time()
+        engine.send_signal(signal.SIGCONT)
+        sent = wait_for(cuts, 60, "the cut to be sent once its intent is in S3", proc)
+        assert sent[0]["time"] >= resumed
+        in_s3, _ = replica(url, s3_server, open_intents)
+    finally:
+        proc.kill()  # the machine is lost right after the call (its answer and outcome with it)
+        proc.wait(timeout=30)
+    assert "tr" in in_s3 or in_s3 == []  # the intent (or, if it was quick, its outcome too) is in S3
+    shutil.rmtree(first_dir)
+
+    env = remote_env(cli_env(emu), tmp_path / "machine-b")
+    rerun, _ = rerun_until_free(lambda: run_cli(args, env, timeout=300), 60)
+    assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-3000:]
+    assert len(cuts()) == 1  # settled by the snapshot: never cut again
+    videos = wait_done(emu_control, emu)
+    assert sum(1 for v in videos if abs(v["duration"] - 0.6) < 0.15) == 1  # trimmed once
