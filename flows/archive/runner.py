@@ -52,6 +52,7 @@ def run_archive(opts: ArchiveOptions, settings: Settings, *, s3: S3Config | None
             tags=tuple(opts.tags or ()),
             delete_after=opts.delete_after_archive,
             backoff=opts.retry_backoff,
+            gap=run.gap,
         )
         selection = opts.selection()
         events = select_events(run.client, selection)

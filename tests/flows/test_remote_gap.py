@@ -8,6 +8,7 @@ naming it), then find every video the replica does not know by listing, and end 
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import signal
 import subprocess
@@ -31,6 +32,7 @@ from tests.flows.remote_helpers import (
     rerun_until_free,
     wait_for,
 )
+from tests.flows.test_archive import broadcast_world, objects, stored
 
 VIDEO_STATES = ("uploading", "uploaded", "processing", "done", "finished")
 
@@ -287,3 +289,65 @@ def test_an_in_place_cut_is_sent_only_once_its_intent_is_in_s3_and_applied_once_
     assert len(cuts()) == 1  # settled by the snapshot: never cut again
     videos = wait_done(emu_control, emu)
     assert sum(1 for v in videos if abs(v["duration"] - 0.6) < 0.15) == 1  # trimmed once
+
+
+def test_archive_killed_in_the_gap_then_rerun_elsewhere_adopts_complete_objects(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, s3_server: str, s3_bucket: str
+) -> None:
+    world = broadcast_world(emu_control, emu, {"Nightly": 3, "Special": 2}, chat=2)
+    url = f"s3://{s3_bucket}/ledgers/archive.db"
+    args = ["archive", "--to", f"s3://{s3_bucket}/night/", "--project", emu.project_id]
+    args += ["--ledger", url, "--transfers", "1", "--no-prefect"]
+    emu_control.set_faults(emu, [{"kind": "latency", "ms": 700, "path": "^/media/"}], seed=9)
+    first_dir = tmp_path / "machine-a"
+    proc = subprocess.Popen(
+        cli_argv(*args),
+        env=remote_env(cli_env(emu), first_dir),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+    def copied(book: Ledger) -> int:
+        return sum(1 for op in book.ops(status="done") if (op.op_key or "").endswith(":copy"))
+
+    copy = local_copy(url, first_dir)
+    try:
+        wait_for(lambda: read_local(copy, copied, 0) >= 1, 120, "a first copy", proc)
+        engine = pause_replication(proc)
+        at_pause = read_local(copy, copied, 0)
+        wait_for(lambda: read_local(copy, copied, 0) >= at_pause + 2, 120, "two copies in the gap", proc)
+    except BaseException:
+        proc.kill()
+        raise
+    kill_run(proc, engine)
+    shutil.rmtree(first_dir)
+    known, _ = replica(url, s3_server, copied)
+    complete = {k for k in objects(s3_bucket) if k.startswith("night/") and k.endswith(".mp4")}
+    assert len(complete) > known, "the test made no gap: the replica knows every copy"
+
+    emu_control.clear_faults(emu)
+    mark = time.time()
+    env = remote_env(cli_env(emu), tmp_path / "machine-b")
+    rerun, refused = rerun_until_free(lambda: run_cli(args, env, timeout=300), 60)
+    assert refused and "run archive" in refused[0].stderr
+    assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-3000:]
+    truth = stored(emu_control, emu)
+    files = objects(s3_bucket)
+    for event_id, pairs in world.streams.items():
+        for stream_id, video_id in pairs:
+            body = files[f"night/{event_id}/{stream_id}/{video_id}.mp4"]
+            assert hashlib.md5(body).hexdigest() == truth[video_id]["md5"]
+    fetched = [r["path"] for r in emu_control.requests(since=mark) if r["path"].startswith("/media/")]
+    for key in complete:  # a copy complete before the kill is never downloaded again
+        video_id = key.rsplit("/", 1)[1].removesuffix(".mp4")
+        assert not [p for p in fetched if video_id in p], key
+    (adopted, gap_found), why = replica(url, s3_server, adoptions)
+    assert adopted >= len(complete) - known and gap_found >= 1 and why == ""
+
+
+def adoptions(book: Ledger) -> tuple[int, int]:
+    """Copies adopted as complete objects (after an open intent or across the gap), and across the gap."""
+    results = [op.result for op in book.ops(status="done") if isinstance(op.result, dict)]
+    adopted = [r for r in results if r.get("adopted")]
+    return len(adopted), sum(1 for r in adopted if "replication gap" in str(r.get("note")))
