@@ -43,6 +43,7 @@ __all__ = [
     "Run",
     "ServiceUnavailable",
     "exit_for",
+    "failure",
     "ledger_path",
     "read_ledger",
     "run_job",
@@ -113,13 +114,25 @@ def run_status(exit_code: int) -> RunStatus:
     return statuses.get(exit_code, RunStatus.FAILED)
 
 
+def failure(source: str, code: object, message: str) -> dict[str, str]:
+    """One thing a run did not do, as a person reads it: its source (a file, an s3:// object, a URL without
+    its query string, or what else names it: a row and its target), the error code and the message (URLs
+    in it without query strings: no signature, no token)."""
+    from core.redact import safe_uri, scrub_urls
+
+    shown = "" if code is None else str(code)
+    return {"source": safe_uri(source), "code": shown, "message": scrub_urls(message)}
+
+
 @dataclass
 class Outcome:
-    """How a run of a job ended: its exit status and the lines that say why (each job adds its own fields)."""
+    """How a run of a job ended: its exit status and the lines that say why (each job adds its own fields);
+    failed: what it did not do, each a failure() (source, code, message), for the flow's artifact."""
 
     exit_code: int
     reasons: list[str] = field(default_factory=list)
     report_files: list[str] = field(default_factory=list)
+    failed: list[dict[str, str]] = field(default_factory=list)
 
     def log_lines(self) -> list[str]:
         """What the run says: the flow logs these, and names a failure by the first."""

@@ -21,6 +21,7 @@ from tasks.check.durations import inventory_durations
 from tasks.check.items import CheckSettings, check_items
 from tasks.check.listing import list_destination
 from tasks.check.report import summarize, write_check_report, write_combined
+from tasks.report_files import publish_report
 from tasks.service import run_client
 
 
@@ -114,6 +115,6 @@ def _check(
     if opts.combined:
         outcome.report_files.append(str(write_combined(Path(opts.combined), lines)))
     if opts.report_dir:
-        files = write_check_report(Path(opts.report_dir), lines, summary, adoptions)
-        outcome.report_files += [str(p) for p in files]
+        write = lambda d: write_check_report(d, lines, summary, adoptions)  # noqa: E731
+        outcome.report_files += publish_report(opts.report_dir, write, s3)
     return outcome

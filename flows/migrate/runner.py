@@ -7,7 +7,6 @@ import logging
 import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from connectors.config import ConfigError, Settings
@@ -15,7 +14,7 @@ from connectors.errors import AuthError, VideoApiError
 from connectors.s3 import S3Config
 from connectors.tus import TusUpload
 from core.item import parse_shard
-from flows.job import Outcome, Run, read_ledger, run_job, stopped_exit
+from flows.job import Outcome, Run, failure, read_ledger, run_job, stopped_exit
 from flows.ledger_report import build_report, write_report
 from flows.migrate.options import MigrateOptions
 from state.machine import COMPLETE_STATES
@@ -29,6 +28,7 @@ from tasks.migrate.reconcile import retry_service_errors
 from tasks.migrate.schedule import Submit, advance_items
 from tasks.migrate.transfer import transfer_batch
 from tasks.preflight import checked_recently, read_one
+from tasks.report_files import publish_report
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +174,7 @@ def _migrate(
     outcome = _outcome(ctx, plan, opts.inventory, stopped_waiting)
     if opts.report_dir:
         report = build_report(ledger, rejected=plan.rejected_rows)
-        outcome.report_files = [str(p) for p in write_report(report, Path(opts.report_dir))]
+        outcome.report_files = publish_report(opts.report_dir, lambda d: write_report(report, d), ctx.s3)
     return outcome
 
 
@@ -235,7 +235,30 @@ def _outcome(
     code = 0 if not not_done and not rejected and not empty else 1
     if ctx.abort.is_set():
         code = stopped_exit(ctx.abort)
-    return MigrateOutcome(exit_code=code, reasons=reasons, summary=summary, rejected=rejected)
+    outcome = MigrateOutcome(exit_code=code, reasons=reasons, summary=summary, rejected=rejected)
+    outcome.failed = _failed(ctx, rejected) if not_done or rejected else []
+    return outcome
+
+
+#: The most failed items an outcome names (the report has them all).
+FAILED_NAMED = 200
+
+
+def _failed(ctx: MigrateContext, rejected: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Each item not done (its source, error code and message) and each rejected row, for the artifact."""
+    named = [
+        failure(i.spec.source, i.error_code, f"row {i.spec.row}: {i.state}: {i.error_message or ''}".strip())
+        for i in ctx.ledger.items(["failed", "error", "aborted"], limit=FAILED_NAMED)
+    ]
+    named += [
+        failure(i.spec.source, "unknown_outcome", f"row {i.spec.row}: the create's outcome is still unknown")
+        for i in ctx.ledger.items(["creating"], limit=FAILED_NAMED)
+    ]
+    named += [
+        failure(f"row {r['row']}", "rejected", f"field {r['field']}: {r['reason']}")
+        for r in rejected[:FAILED_NAMED]
+    ]
+    return named
 
 
 __all__ = ["MigrateOutcome", "preview_migration", "run_migration"]

@@ -9,7 +9,7 @@ from typing import Any
 from connectors.config import Settings
 from connectors.desired_state import DesiredState, DesiredStateError, load_desired_state
 from core.redact import blank
-from flows.job import Exit, Outcome, Run, read_ledger, run_job
+from flows.job import Exit, Outcome, Run, failure, read_ledger, run_job
 from flows.setup.options import SetupOptions
 from tasks.service import run_client
 from tasks.setup.outputs import Outputs, write_outputs
@@ -17,6 +17,7 @@ from tasks.setup.plan import Plan, Planner, as_rows, changes_text, plan_summary,
 from tasks.setup.up import SetupWriter
 
 log = logging.getLogger(__name__)
+
 
 @dataclass
 class SetupOutcome(Outcome):
@@ -60,7 +61,21 @@ def run_plan(opts: SetupOptions, settings: Settings, *, drift: bool = False) -> 
     code = Exit.CONFIG if plan.problems else Exit.INCOMPLETE if drift and plan.differs else Exit.DONE
     if drift:
         lines.append("drift: the service differs from the file" if plan.differs else "drift: none")
-    return SetupOutcome(code, lines=lines, counts=plan.counts(), rows=[dict(r) for r in as_rows(plan)])
+    rows = [dict(r) for r in as_rows(plan)]
+    failed = [failure(opts.file, "invalid", p) for p in plan.problems]
+    if drift:
+        failed += [_drifted(r) for r in rows if r["action"] != "unchanged"]
+    return SetupOutcome(code, lines=lines, counts=plan.counts(), rows=rows, failed=failed)
+
+
+def _drifted(row: dict[str, Any]) -> dict[str, str]:
+    """A difference between the service and the file, as the drift artifact names it."""
+    fields = ", ".join(row["fields"])
+    return failure(
+        f"{row['kind']} {row['object']}",
+        row["action"],
+        f"{row['action']}" + (f": {fields}" if fields else ""),
+    )
 
 
 def run_drift(opts: SetupOptions, settings: Settings) -> SetupOutcome:
@@ -96,6 +111,12 @@ def run_up(opts: SetupOptions, settings: Settings) -> SetupOutcome:
         code = Exit.INCOMPLETE if result.failed or result.skipped else Exit.DONE
         lines = [blank(line, state.secrets) for line in lines]
         rows = [dict(r) for r in as_rows(plan)]
-        return SetupOutcome(code, lines=lines, counts=plan.counts(), rows=rows, outputs=written)
+        failed = [failure(blank(f, state.secrets), "failed", blank(f, state.secrets)) for f in result.failed]
+        failed += [
+            failure(blank(s, state.secrets), "skipped", blank(s, state.secrets)) for s in result.skipped
+        ]
+        return SetupOutcome(
+            code, lines=lines, counts=plan.counts(), rows=rows, outputs=written, failed=failed
+        )
 
     return run_job("setup up", asdict(opts), opts.ledger, settings, body)
