@@ -110,12 +110,21 @@ def publish_report(
 
     if not where.startswith("s3://"):
         return [str(p) for p in write(Path(where).expanduser())]
+    from boto3.exceptions import Boto3Error
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from connectors.config import ConfigError
+
     bucket, prefix = parse_s3_uri(where if where.endswith("/") else where + "/")
     client = shared_s3_client(s3)
     urls: list[str] = []
     with tempfile.TemporaryDirectory(prefix="vf-report-") as folder:
         for path in write(Path(folder)):
             key = f"{prefix}{path.name}"
-            client.upload_file(str(path), bucket, key)
+            try:
+                client.upload_file(str(path), bucket, key)
+            except (Boto3Error, BotoCoreError, ClientError) as exc:
+                cause = exc.__cause__ if isinstance(exc.__cause__, ClientError) else exc
+                raise ConfigError(f"--report {where}: the report cannot be written there ({cause})") from None
             urls.append(f"s3://{bucket}/{key}")
     return urls
