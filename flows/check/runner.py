@@ -15,7 +15,7 @@ from connectors.s3 import S3Config
 from flows.check.options import CheckOptions
 from flows.job import Outcome, Run, ServiceUnavailable, ledger_path, read_ledger, run_job
 from state.ledger import Ledger
-from tasks.check.adopt import Adoption, adopt_items
+from tasks.check.adopt import Adoption, AdoptPolicy, adopt_items, closing
 from tasks.check.compare import CheckLine, Mark
 from tasks.check.durations import inventory_durations
 from tasks.check.items import CheckSettings, check_items
@@ -94,19 +94,25 @@ def _check(
     if ledger is not None:
         ledger_ids = {i.key: i.video_id for i in ledger.items() if i.video_id}
         owners = ledger.video_owners(list(dest.videos))
+    adopting = ledger is not None and run_id is not None
     cfg = CheckSettings(
-        download_md5=opts.download_md5, s3=s3, durations=inventory_durations(opts.inventory, s3)
+        download_md5=opts.download_md5,
+        s3=s3,
+        durations=inventory_durations(opts.inventory, s3),
+        oldest=adopting and not opts.reupload_unproven,
     )
     result = check_items(client, specs, dest, ledger_ids, owners, cfg)
     adoptions: list[Adoption] = []
     if ledger is not None and run_id is not None:
-        adoptions = adopt_items(ledger, run_id, result.matches, result.items)
+        policy = AdoptPolicy(opts.reupload_unproven, opts.rewrite_differing)
+        adoptions = adopt_items(ledger, run_id, result.matches, result.items, dest, policy)
     lines = [*result.items, *result.extras, *_rejected_lines(inventory.errors)]
     summary = summarize([*result.items, *_rejected_lines(inventory.errors)], result.extras, adoptions)
     outcome = CheckOutcome(
         exit_code=0 if summary["match"] and specs else 1,
         lines=lines,
-        notes=[ledger_note, *inventory.warnings, *(a.text() for a in adoptions)],
+        notes=[ledger_note, *inventory.warnings, *(a.text() for a in adoptions)]
+        + ([closing(adoptions)] if adopting else []),
         summary=summary,
         adoptions=adoptions,
     )

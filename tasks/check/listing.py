@@ -108,11 +108,15 @@ def match_items(
     ledger_ids: Mapping[str, str],
     owners: Mapping[str, str],
     size_of: Callable[[ItemSpec], int | None],
+    *,
+    oldest: bool = False,
 ) -> list[Match]:
     """Each item's video: the ledger's id first (for every item), then exact title (and size) in its parent.
 
     ledger_ids maps item keys to their recorded video ids; owners maps normal video ids to the ledger entry
     owning them (never taken for another item). size_of gives an item's source size (read only when needed).
+    oldest (check --adopt): when several videos of its parent fit an item no other row shares the title
+    with, the oldest is taken (the one first made under that title; the later ones are copies of it).
     """
     claimed: set[str] = set()
     matches: dict[str, Match] = {}
@@ -130,7 +134,10 @@ def match_items(
             for v in dest.titled(spec.parent_id, spec.title)
             if v.id not in claimed and owners.get(v.id, spec.key) == spec.key
         ]
-        match = _by_title(spec, free, size_of, alone=shared[(spec.parent_id, spec.title)] == 1)
+        alone = shared[(spec.parent_id, spec.title)] == 1
+        match = _by_title(spec, free, size_of, alone=alone)
+        if oldest and alone and match.ambiguous:
+            match = _oldest(spec, [v for v in free if v.id in match.ambiguous]) or match
         matches[spec.key] = match
         if match.video is not None:
             claimed.add(match.video.id)
@@ -159,3 +166,12 @@ def _by_title(
         + "; cannot tell which is this item's",
         ambiguous=ids,
     )
+
+
+def _oldest(spec: ItemSpec, fits: list[Video]) -> Match | None:
+    """The one video created first among several that fit (None: a creation time is missing or shared)."""
+    dated = [(v.created_at, v) for v in fits if v.created_at is not None]
+    if len(dated) != len(fits) or len({t for t, _ in dated}) != len(dated):
+        return None
+    first = min(dated, key=lambda tv: tv[0])[1]
+    return Match(spec, first, f"title, the oldest of {len(fits)}", ambiguous=())

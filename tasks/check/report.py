@@ -53,7 +53,9 @@ def summarize(
     }
     if adoptions:
         summary["adopted"] = sum(1 for a in adoptions if a.adopted)
-        summary["left_to_migrate"] = sum(1 for a in adoptions if not a.adopted)
+        summary["left_to_migrate"] = sum(1 for a in adoptions if a.creates)
+        summary["held"] = sum(1 for a in adoptions if not a.adopted and not a.creates)
+        summary["migrate_writes"] = sum(1 for a in adoptions if a.writes)
     return summary
 
 
