@@ -32,6 +32,7 @@ BENCHMARKS = (
     "apply_ops",
     "dask_plane",
     "archive_copy",
+    "remote_ledger",
     "end_to_end",
     "baseline",
 )
