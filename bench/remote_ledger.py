@@ -6,11 +6,9 @@ Every request moto receives is counted (its recorder: the lock's requests and Li
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -18,7 +16,7 @@ import httpx
 from bench.archive_copy import _s3_client
 from bench.figures import Figure
 from bench.services import EmulatorProcess, MotoProcess
-from bench.workload import BenchConfig, clip_bytes, settings_for, write_clips, write_inventory
+from bench.workload import BenchConfig, clip_bytes, environment, settings_for, write_clips, write_inventory
 from connectors.ledger_lease import LOCK_SUFFIX
 
 BUCKET = "videoferry-ledger-bench"
@@ -26,21 +24,6 @@ FULL_ITEMS, QUICK_ITEMS = 100, 5
 #: Each way runs this often, alternating (local, remote, local, ...); the best is reported.
 ROUNDS = 2
 UNLIMITED_PER_SECOND, UNLIMITED_PER_MINUTE = 10_000, 600_000
-
-
-@contextmanager
-def _env(values: dict[str, str]) -> Iterator[None]:
-    """These variables in this process's environment for the block (moto's endpoint and credentials)."""
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def _recorded(moto: MotoProcess) -> Counter[str]:
@@ -90,10 +73,10 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
     calls: list[Counter[str]] = []
     recording = {"MOTO_RECORDER_FILEPATH": str(root / "moto-recording.jsonl")}  # not in the current folder
     with (
-        _env(recording),
+        environment(recording),
         EmulatorProcess(root) as emu,
         MotoProcess(root) as moto,
-        _env({**moto.env, "VIDEOFERRY_WORKDIR": str(root / "workdir")}),
+        environment({**moto.env, "VIDEOFERRY_WORKDIR": str(root / "workdir")}),
     ):
         _s3_client(moto).create_bucket(Bucket=BUCKET)
         httpx.post(f"{moto.endpoint}/moto-api/recorder/start-recording", timeout=30.0).raise_for_status()
