@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import signal
 import subprocess
 import time
@@ -120,3 +121,24 @@ def rerun_until_free(
         refused.append(done)
         assert time.monotonic() < deadline, "the dead holder's lease never ran out"
         time.sleep(1.0)
+
+
+def kill_in_the_gap(
+    argv: list[str], env: dict[str, str], url: str, workdir: Path, count: Callable[[Ledger], int], what: str
+) -> int:
+    """Run argv with its remote ledger's copy in workdir; once count (read from the local copy) shows one
+    `what`, stall replication; once it shows two more, kill -9 the run and its Litestream and delete workdir
+    (the machine and its disk are gone): the replica lacks two of them at least. Returns the run's pid."""
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    copy = local_copy(url, workdir)
+    try:
+        wait_for(lambda: read_local(copy, count, 0) >= 1, 120, f"a first {what}", proc)
+        engine = pause_replication(proc)
+        at_pause = read_local(copy, count, 0)
+        wait_for(lambda: read_local(copy, count, 0) >= at_pause + 2, 120, f"two {what}s in the gap", proc)
+    except BaseException:
+        proc.kill()
+        raise
+    kill_run(proc, engine)
+    shutil.rmtree(workdir)
+    return proc.pid

@@ -23,7 +23,7 @@ from state.ledger import Ledger
 from tests.flows.apply_fixtures import wait_done, write_ops
 from tests.flows.helpers import cli_argv, cli_env, clip_rows, migrate_args, run_cli, write_inventory
 from tests.flows.remote_helpers import (
-    kill_run,
+    kill_in_the_gap,
     local_copy,
     pause_replication,
     read_local,
@@ -64,29 +64,8 @@ def test_migrate_killed_in_the_gap_then_rerun_elsewhere_makes_one_video_per_row(
     args[args.index("--ledger") + 1] = url
     first_dir, second_dir = tmp_path / "machine-a", tmp_path / "machine-b"
     emu_control.set_faults(emu, [{"kind": "bandwidth", "bytes_per_second": 60_000}], seed=3)
-    proc = subprocess.Popen(
-        cli_argv(*args),
-        env=remote_env(cli_env(emu), first_dir),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    copy = local_copy(url, first_dir)
-    try:
-        wait_for(lambda: len(read_local(copy, with_video, set())) >= 1, 120, "a first video", proc)
-        engine = pause_replication(proc)
-        at_pause = read_local(copy, with_video, set())
-        wait_for(
-            lambda: len(read_local(copy, with_video, set()) - at_pause) >= 2,
-            120,
-            "two more videos created while replication is stalled",
-            proc,
-        )
-    except BaseException:
-        proc.kill()
-        raise
-    kill_run(proc, engine)
-    shutil.rmtree(first_dir)  # the machine and its disk are gone
+    first_env = remote_env(cli_env(emu), first_dir)
+    pid = kill_in_the_gap(cli_argv(*args), first_env, url, first_dir, lambda b: len(with_video(b)), "video")
 
     known, why = replica(url, s3_server, lambda book: {i.video_id for i in book.items() if i.video_id})
     made = {v["id"] for v in emu_control.videos(emu)}
@@ -98,7 +77,7 @@ def test_migrate_killed_in_the_gap_then_rerun_elsewhere_makes_one_video_per_row(
     rerun, refused = rerun_until_free(lambda: run_cli(args, env, timeout=300), 60)
     assert refused, "the dead holder's lease let a new run in at once"
     assert f"ledger {url} is in use by another run (host " in refused[0].stderr
-    assert f"pid {proc.pid}" in refused[0].stderr and "run migrate" in refused[0].stderr
+    assert f"pid {pid}" in refused[0].stderr and "run migrate" in refused[0].stderr
     assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-3000:]
 
     videos = emu_control.videos(emu)
@@ -179,24 +158,7 @@ def test_apply_killed_in_the_gap_then_rerun_elsewhere_makes_each_result_once(
     slow = [{"kind": "latency", "ms": 700, "method": "POST", "path": "copy|concat"}]
     emu_control.set_faults(emu, slow, seed=5)
     first_dir = tmp_path / "machine-a"
-    proc = subprocess.Popen(
-        cli_argv(*args),
-        env=remote_env(cli_env(emu), first_dir),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    copy = local_copy(url, first_dir)
-    try:
-        wait_for(lambda: read_local(copy, done_ops, 0) >= 1, 120, "a first call", proc)
-        engine = pause_replication(proc)
-        at_pause = read_local(copy, done_ops, 0)
-        wait_for(lambda: read_local(copy, done_ops, 0) >= at_pause + 2, 120, "two calls in the gap", proc)
-    except BaseException:
-        proc.kill()
-        raise
-    kill_run(proc, engine)
-    shutil.rmtree(first_dir)
+    kill_in_the_gap(cli_argv(*args), remote_env(cli_env(emu), first_dir), url, first_dir, done_ops, "call")
     known, _ = replica(url, s3_server, known_videos)
     made = {v["id"] for v in emu_control.videos(emu)}
     assert made - known, "the test made no gap: the replica knows every video"
@@ -300,28 +262,11 @@ def test_archive_killed_in_the_gap_then_rerun_elsewhere_adopts_complete_objects(
     args += ["--ledger", url, "--transfers", "1", "--no-prefect"]
     emu_control.set_faults(emu, [{"kind": "latency", "ms": 700, "path": "^/media/"}], seed=9)
     first_dir = tmp_path / "machine-a"
-    proc = subprocess.Popen(
-        cli_argv(*args),
-        env=remote_env(cli_env(emu), first_dir),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
     def copied(book: Ledger) -> int:
         return sum(1 for op in book.ops(status="done") if (op.op_key or "").endswith(":copy"))
 
-    copy = local_copy(url, first_dir)
-    try:
-        wait_for(lambda: read_local(copy, copied, 0) >= 1, 120, "a first copy", proc)
-        engine = pause_replication(proc)
-        at_pause = read_local(copy, copied, 0)
-        wait_for(lambda: read_local(copy, copied, 0) >= at_pause + 2, 120, "two copies in the gap", proc)
-    except BaseException:
-        proc.kill()
-        raise
-    kill_run(proc, engine)
-    shutil.rmtree(first_dir)
+    kill_in_the_gap(cli_argv(*args), remote_env(cli_env(emu), first_dir), url, first_dir, copied, "copy")
     known, _ = replica(url, s3_server, copied)
     complete = {k for k in objects(s3_bucket) if k.startswith("night/") and k.endswith(".mp4")}
     assert len(complete) > known, "the test made no gap: the replica knows every copy"
