@@ -58,7 +58,7 @@ def look_up_gap(ctx: MigrateContext, item: Item) -> bool:
     except Postponed:
         why = (
             "the ledger may have missed this item's create (replication gap) and several videos could be its"
-            " own: check them by hand, then rerun with --retry-failed"
+            " own: check them by hand (delete the ones that are not), then rerun: it is looked up again"
         )
         if item.state == PLANNED:
             ctx.ledger.fail(item.key, ctx.run_id, GAP_AMBIGUOUS, why)
@@ -83,7 +83,7 @@ def _adopt(ctx: MigrateContext, item: Item, video: Video) -> None:
 
 def sweep_gap(ctx: MigrateContext) -> int:
     """Before any create: list once, then look up every planned item (and every failed one without a video,
-    which a rerun with --retry-failed would create); how many videos were found. A listing that fails stops
+    which the requeue at a run's start would create); how many videos were found. A listing that fails stops
     the run (nothing may be created for an item that may have a video)."""
     gap = ctx.gap
     if gap is None:
