@@ -79,7 +79,10 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
     if summary["fields_differing"]:
         lines.append("differing: " + ", ".join(f"{k} {v}" for k, v in summary["fields_differing"].items()))
     if "adopted" in summary:
-        lines.append(f"adopted: {summary['adopted']}, left to migrate: {summary['left_to_migrate']}")
+        lines.append(
+            f"adopted: {summary['adopted']}, left to migrate: {summary['left_to_migrate']},"
+            f" held: {summary['held']}, fields migrate writes: {summary['migrate_writes']}"
+        )
     lines.append("every item matches" if summary["match"] else "differences found")
     return lines
 
