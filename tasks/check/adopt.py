@@ -24,7 +24,7 @@ from state.errors import LedgerError
 from state.ledger import Ledger
 from state.machine import HELD_BY_ADOPT
 from tasks.check.compare import CheckLine
-from tasks.check.listing import Listing, Match
+from tasks.check.listing import OLDEST, Listing, Match
 
 #: Statuses of a video an item may be adopted with (a video still waiting for bytes or failed is not adopted).
 ADOPTABLE = frozenset({VideoStatus.DONE, VideoStatus.PROCESSING, VideoStatus.PRE_PROCESSING})
@@ -79,7 +79,7 @@ def refusal(match: Match, line: CheckLine, state: str | None, policy: AdoptPolic
             return "its bytes could not be compared (" + (line.note or "no size") + ")"
         if "size" in line.fields or "md5" in line.fields:
             return "the video with its title holds other bytes (" + ", ".join(line.fields) + ")"
-        if match.how.startswith("title, the oldest"):
+        if match.how.startswith(OLDEST):
             return "several videos in its parent have its title and bytes; cannot tell which is this item's"
     if "parent" in line.fields:
         return "the video is not in its parent"
@@ -95,7 +95,7 @@ def _unproven(match: Match, line: CheckLine) -> str:
         said.append("bytes not compared")
     elif "size" in line.fields or "md5" in line.fields:
         said.append("other bytes than its source (trimmed or replaced since?)")
-    if match.how.startswith("title, the oldest"):
+    if match.how.startswith(OLDEST):
         said.append(f"by {match.how} (the later ones taken as copies)")
     return "; ".join(said)
 
@@ -179,7 +179,7 @@ def _not_adopted(
     try:
         ledger.fail(key, run_id, HELD_BY_ADOPT, message)
     except LedgerError as exc:
-        return Adoption(key, False, None, f"ledger refused ({exc})")
+        return Adoption(key, False, None, f"ledger refused ({exc}); migrate uploads it", creates=True)
     return Adoption(key, False, None, message.removeprefix("check --adopt: "))
 
 
@@ -192,12 +192,12 @@ def _adopt(ledger: Ledger, run_id: str, match: Match, line: CheckLine, policy: A
     try:
         ledger.begin_create(spec.key, run_id, spec.title, create_description=sent)
     except LedgerError as exc:
-        return Adoption(spec.key, False, None, f"ledger refused ({exc})")
+        return Adoption(spec.key, False, None, f"ledger refused ({exc}); migrate uploads it", creates=True)
     try:
         new_state = ledger.adopt(spec.key, run_id, video.id, video.status or "")
     except LedgerError as exc:
         ledger.reconcile_none(spec.key, run_id, "check --adopt could not record the video")
-        return Adoption(spec.key, False, None, f"ledger refused ({exc})")
+        return Adoption(spec.key, False, None, f"ledger refused ({exc}); migrate uploads it", creates=True)
     differing = tuple(f for f in line.fields if f not in NOT_WRITTEN)
     kept: tuple[str, ...] = ()
     if new_state == ItemState.DONE and not (differing and policy.rewrite_differing):

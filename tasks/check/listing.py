@@ -71,6 +71,10 @@ def list_destination(client: VideoClient, parents: Iterable[str]) -> Listing:
     return dest
 
 
+#: How a match says it took the oldest of several videos that fit (check --adopt).
+OLDEST = "title, the oldest of"
+
+
 @dataclass
 class Match:
     """Where an item's video was found (how: ledger or title), or why none could be named (problem)."""
@@ -174,4 +178,4 @@ def _oldest(spec: ItemSpec, fits: list[Video]) -> Match | None:
     if len(dated) != len(fits) or len({t for t, _ in dated}) != len(dated):
         return None
     first = min(dated, key=lambda tv: tv[0])[1]
-    return Match(spec, first, f"title, the oldest of {len(fits)}", ambiguous=())
+    return Match(spec, first, f"{OLDEST} {len(fits)}", ambiguous=())
