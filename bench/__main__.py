@@ -33,6 +33,7 @@ BENCHMARKS = (
     "dask_plane",
     "archive_copy",
     "remote_ledger",
+    "backup_copy",
     "end_to_end",
     "baseline",
 )

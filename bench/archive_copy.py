@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
-import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
@@ -16,7 +14,7 @@ from bench.child import measure
 from bench.figures import Figure
 from bench.services import EmulatorProcess, MotoProcess
 from bench.workload import MIB, BenchConfig, environment, fit_size, settings_for
-from connectors.s3_multipart import DEFAULT_PART_SIZE
+from connectors.s3_multipart import DEFAULT_IN_FLIGHT, DEFAULT_PART_SIZE
 from emulator.control import Workspace
 
 if TYPE_CHECKING:
@@ -26,20 +24,24 @@ if TYPE_CHECKING:
 FULL_SIZE, QUICK_SIZE = 512 * MIB, 16 * MIB
 FULL_MEMORY, QUICK_MEMORY = (64 * MIB, 512 * MIB), (4 * MIB, 16 * MIB)
 #: Each way runs this often, alternating (archive, raw, raw sequential, archive, ...); the best is reported.
-ROUNDS = 1
+ROUNDS = 3
 BUCKET = "videoferry-archive-bench"
 UNLIMITED_PER_SECOND, UNLIMITED_PER_MINUTE = 10_000, 600_000
 READY_TIMEOUT = 300.0
 
 
-def _recording(emu: EmulatorProcess, ws: Workspace, size: int, name: str) -> tuple[str, dict[str, Any]]:
-    """A live event with one finished broadcast whose recording is `size` bytes (the clip, then random bytes).
+def _recording(
+    emu: EmulatorProcess, ws: Workspace, size: int, name: str, parent_id: str | None = None
+) -> tuple[str, dict[str, Any]]:
+    """A live event (in parent_id, else the default project) with one finished broadcast whose recording is
+    `size` bytes (the clip, then random bytes) and lands beside the event.
 
     Uses the broadcast control call's `size_bytes` hook; returns (event id, the recording's original asset)
     once the recording is done.
     """
+    event = {"name": name, "type": "recurring", **({"parent_id": parent_id} if parent_id else {})}
     with httpx.Client(base_url=ws.base_url, headers=ws.headers, timeout=120.0) as api:
-        answer = api.post("/v2/live/events", json={"name": name, "type": "recurring"})
+        answer = api.post("/v2/live/events", json=event)
         answer.raise_for_status()
         event_id = str(answer.json()["data"]["id"])
         api.put(f"/v2/live/events/{event_id}/enable").raise_for_status()  # only enabled events are ingested
@@ -101,7 +103,6 @@ def archive_once(ws: Workspace, event_id: str, size: int, workdir: Path, n: int)
     """
     from flows.archive.options import ArchiveOptions
     from flows.archive.runner import run_archive
-    from state.ledger import Ledger
 
     ledger = workdir / f"archive-{n}.db"
     opts = ArchiveOptions(to=f"s3://{BUCKET}/run-{n}/", events=[event_id], ledger=str(ledger), transfers=1)
@@ -112,14 +113,18 @@ def archive_once(ws: Workspace, event_id: str, size: int, workdir: Path, n: int)
         raise RuntimeError(
             f"archive run {n}: exit {outcome.exit_code}, {outcome.bytes} bytes: {outcome.reasons}"
         )
-    reader = Ledger.open(str(ledger), create=False)
-    try:
-        copies = [op for op in reader.ops() if (op.op_key or "").endswith(":copy")]
-    finally:
-        reader.close()
-    (op,) = copies
+    return copy_step_seconds(ledger), wall
+
+
+def copy_step_seconds(ledger: Path) -> float:
+    """Seconds of the run's one copy step (op key ending `:copy`), from its intent to its outcome as the
+    ledger journals them."""
+    from state.ledger import Ledger
+
+    with Ledger.open(str(ledger), create=False) as reader:
+        (op,) = [op for op in reader.ops() if (op.op_key or "").endswith(":copy")]
     assert op.outcome_at is not None
-    return (op.outcome_at - op.intent_at).total_seconds(), wall
+    return (op.outcome_at - op.intent_at).total_seconds()
 
 
 class _LinkReader:
@@ -147,7 +152,7 @@ def raw_copy(s3: S3Client, link: str, size: int, key: str, *, threads: bool) -> 
     """GET the same link with httpx (1 MiB chunks) into boto3's upload_fileobj, 8 MiB parts; seconds taken.
 
     threads=True is boto3's default transfer (10 threads: parts upload while the next ones download),
-    threads=False sends one part after the other, as the archive does.
+    threads=False sends one part after the other (the archive's copy before its parts went in flight).
     """
     from boto3.s3.transfer import TransferConfig
 
@@ -191,8 +196,9 @@ def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: Mot
         "archive_throughput",
         best_archive,
         "MiB/s",
-        f"{mib:.0f} MiB recording by run_archive to s3:// (moto), 8 MiB parts, the copy step's intent -> "
-        f"outcome in the ledger, best of {ROUNDS}: {', '.join(f'{t:.2f}' for t, _ in archived)} s; "
+        f"{mib:.0f} MiB recording by run_archive to s3:// (moto), 8 MiB parts ({DEFAULT_IN_FLIGHT} in flight "
+        f"while the download goes on), the copy step's intent -> outcome in the ledger, best of {ROUNDS}: "
+        f"{', '.join(f'{t:.2f}' for t, _ in archived)} s; "
         f"whole run_archive calls {', '.join(f'{w:.2f}' for _, w in archived)} s",
     )
     yield Figure(
@@ -200,7 +206,7 @@ def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: Mot
         best_raw,
         "MiB/s",
         f"the same link streamed by httpx into boto3 upload_fileobj, 8 MiB parts, 10 threads, same moto, "
-        f"best of {ROUNDS}: {', '.join(f'{t:.2f}' for t in raw)} s; one thread (parts in turn, as archive): "
+        f"best of {ROUNDS}: {', '.join(f'{t:.2f}' for t in raw)} s; one thread (parts in turn): "
         f"{mib / min(seq):.0f} MiB/s, {', '.join(f'{t:.2f}' for t in seq)} s",
     )
     yield Figure(
@@ -211,9 +217,16 @@ def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: Mot
     )
 
 
-def _memory(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: MotoProcess) -> Iterator[Figure]:
-    root = cfg.subdir("archive-memory")
-    sizes = QUICK_MEMORY if cfg.quick else FULL_MEMORY
+def copy_memory(
+    cfg: BenchConfig,
+    ws: Workspace,
+    moto: MotoProcess,
+    job: str,
+    sizes: tuple[int, int],
+    options_for: Callable[[int, int], dict[str, Any]],
+) -> Iterator[Figure]:
+    """Peak RSS of an archive or backup run (`job`) in a child process, with a reference and a big video:
+    options_for(n, size) makes the video and answers the run's options (into s3://BUCKET/mem-n/)."""
     env = {
         "VIDEOFERRY_API_URL": ws.base_url,
         "VIDEOFERRY_UPLOAD_URL": ws.upload_url,
@@ -223,31 +236,40 @@ def _memory(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: MotoPro
     s3 = _s3_client(moto)
     results: list[tuple[int, dict[str, Any]]] = []
     for n, wanted in enumerate(sizes):
-        size = fit_size(cfg, wanted, copies=3, what="archive memory recording", minimum=sizes[0])
-        event_id, _ = _recording(emu, ws, size, f"memory-{n}")
-        opts = {"to": f"s3://{BUCKET}/mem-{n}/", "events": [event_id], "ledger": str(root / f"mem-{n}.db")}
-        result = measure({"options": opts}, env, module="bench.archive_copy")
+        size = fit_size(cfg, wanted, copies=3, what=f"{job} memory video", minimum=sizes[0])
+        result = measure({"job": job, "options": options_for(n, size)}, env)
         if result["exit_code"] != 0 or result["bytes"] != size:
-            raise RuntimeError(f"archive of {size} bytes: {result}")
+            raise RuntimeError(f"{job} of {size} bytes: {result}")
         results.append((size, result))
         _empty(s3, f"mem-{n}/")
     (ref_size, ref), (size, big) = results
     peak, ref_peak = big["peak_rss"] / MIB, ref["peak_rss"] / MIB
     yield Figure(
-        "peak_rss_archive",
+        f"peak_rss_{job}",
         peak,
         "MiB",
-        f"{size // MIB} MiB recording by run_archive to s3:// (8 MiB parts) in a child process: "
-        f"{big['peak_rss'] / size:.3f} x the recording; after imports {big['baseline_rss'] / MIB:.0f} MiB; "
-        f"whole run {size / MIB / big['seconds']:.0f} MiB/s",
+        f"{size // MIB} MiB video by run_{job} to s3:// (8 MiB parts, {DEFAULT_IN_FLIGHT} in flight) in a "
+        f"child process: {big['peak_rss'] / size:.3f} x the video; after imports "
+        f"{big['baseline_rss'] / MIB:.0f} MiB; whole run {size / MIB / big['seconds']:.0f} MiB/s",
     )
     yield Figure(
-        "peak_rss_growth_archive",
+        f"peak_rss_growth_{job}",
         peak - ref_peak,
         "MiB",
-        f"peak with the {size // MIB} MiB recording minus peak with a {ref_size // MIB} MiB one "
-        f"({ref_peak:.0f} MiB); flat memory = about 0",
+        f"peak with the {size // MIB} MiB video minus peak with a {ref_size // MIB} MiB one "
+        f"({ref_peak:.0f} MiB); flat memory = about 0 (the parts in memory are bounded: at most "
+        f"{DEFAULT_IN_FLIGHT + 1} x 8 MiB whatever the size)",
     )
+
+
+def _memory(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: MotoProcess) -> Iterator[Figure]:
+    root = cfg.subdir("archive-memory")
+
+    def options_for(n: int, size: int) -> dict[str, Any]:
+        event_id, _ = _recording(emu, ws, size, f"memory-{n}")
+        return {"to": f"s3://{BUCKET}/mem-{n}/", "events": [event_id], "ledger": str(root / f"mem-{n}.db")}
+
+    yield from copy_memory(cfg, ws, moto, "archive", QUICK_MEMORY if cfg.quick else FULL_MEMORY, options_for)
 
 
 def run(cfg: BenchConfig) -> Iterator[Figure]:
@@ -263,35 +285,3 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
         _s3_client(moto).create_bucket(Bucket=BUCKET)
         yield from _throughput(cfg, emu, ws, moto)
         yield from _memory(cfg, emu, ws, moto)
-
-
-def _child() -> None:
-    """The measured process: run_archive with options from stdin; prints its peak RSS as JSON."""
-    import logging
-
-    from bench.child import _peak_rss, _rss_now
-    from connectors.config import Settings
-    from flows.archive.options import ArchiveOptions
-    from flows.archive.runner import run_archive
-
-    logging.basicConfig(level=logging.ERROR)
-    spec = json.loads(sys.stdin.read())
-    opts = ArchiveOptions(**spec["options"])
-    settings = Settings.from_env()
-    baseline = _rss_now()
-    started = time.perf_counter()
-    outcome = run_archive(opts, settings)
-    seconds = time.perf_counter() - started
-    result = {
-        "baseline_rss": baseline,
-        "seconds": seconds,
-        "exit_code": outcome.exit_code,
-        "bytes": outcome.bytes,
-        "reasons": outcome.reasons[:5],
-        "peak_rss": _peak_rss(),
-    }
-    print(json.dumps(result), flush=True)
-
-
-if __name__ == "__main__":
-    _child()

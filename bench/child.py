@@ -1,7 +1,7 @@
 """The measured process: `python -m bench.child` runs one job read from stdin and prints its peak RSS.
 
-Jobs (JSON on stdin): {"job": "migrate", "options": {MigrateOptions fields}} (settings from VIDEOFERRY_*
-in the environment, S3 endpoint from AWS_ENDPOINT_URL) or {"job": "plan", "inventory", "ledger"}.
+Jobs (JSON on stdin): {"job": "migrate" | "archive" | "backup", "options": {the job's options}} (settings from
+VIDEOFERRY_* in the environment, S3 endpoint from AWS_ENDPOINT_URL) or {"job": "plan", "inventory", "ledger"}.
 The last stdout line is JSON: peak_rss and baseline_rss in bytes (baseline: after imports, before the
 job), seconds, and what the job reports.
 """
@@ -79,7 +79,39 @@ def _plan(spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-JOBS = {"migrate": _migrate, "plan": _plan}
+#: The copy jobs a child can run: (their options class, their plain runner), "module:attribute".
+COPY_JOBS = {
+    "archive": ("flows.archive.options:ArchiveOptions", "flows.archive.runner:run_archive"),
+    "backup": ("flows.backup.options:BackupOptions", "flows.backup.runner:run_backup"),
+}
+
+
+def _copy(spec: dict[str, Any]) -> dict[str, Any]:
+    """An archive or backup run (its options from the spec, settings from the environment)."""
+    import importlib
+
+    from connectors.config import Settings
+
+    def load(path: str) -> Any:
+        module, _, attribute = path.partition(":")
+        return getattr(importlib.import_module(module), attribute)
+
+    declaration, runner = (load(path) for path in COPY_JOBS[spec["job"]])
+    opts = declaration(**spec["options"])
+    settings = Settings.from_env()
+    baseline = _rss_now()
+    started = time.perf_counter()
+    outcome = runner(opts, settings)
+    return {
+        "baseline_rss": baseline,
+        "seconds": time.perf_counter() - started,
+        "exit_code": outcome.exit_code,
+        "bytes": outcome.bytes,
+        "reasons": outcome.reasons[:5],
+    }
+
+
+JOBS = {"migrate": _migrate, "plan": _plan, "archive": _copy, "backup": _copy}
 
 
 def measure(

@@ -20,6 +20,7 @@ from tasks.apply.report import (
     operations_summary,
 )
 from tasks.archive.report import archive_frame, archive_html, archive_lines, archive_summary
+from tasks.backup.report import backup_frame, backup_html, backup_lines, backup_summary
 from tasks.migrate.report import item_rows, items_frame, items_headline, items_html, items_lines, timeline
 from tasks.report_files import FORMATS, PAGE_STYLE, summary_frame, write_report_files
 
@@ -27,7 +28,8 @@ from tasks.report_files import FORMATS, PAGE_STYLE, summary_frame, write_report_
 @dataclass
 class Report:
     """A ledger's report: the summary (with each job's part), rejected rows, and each job's tables (items and
-    their completion timeline: migrate; operations: apply; archived recordings: archive; empty when none)."""
+    their completion timeline: migrate; operations: apply; archived recordings: archive; backed-up videos:
+    backup; empty when none)."""
 
     items: pl.DataFrame
     summary: dict[str, Any]
@@ -35,10 +37,11 @@ class Report:
     timeline: pl.DataFrame = field(default_factory=pl.DataFrame)
     operations: pl.DataFrame = field(default_factory=pl.DataFrame)
     archive: pl.DataFrame = field(default_factory=pl.DataFrame)
+    backup: pl.DataFrame = field(default_factory=pl.DataFrame)
 
 
 def ledger_summary(ledger: LedgerReader) -> dict[str, Any]:
-    """The ledger's summary: the items', with the operations' and the archive's parts when there are any."""
+    """The ledger's summary: the items', with the operations', archive's and backup's parts when there are."""
     summary = ledger.summary()
     operations = operations_summary(ledger.units())
     if operations:
@@ -46,18 +49,22 @@ def ledger_summary(ledger: LedgerReader) -> dict[str, Any]:
     archived = archive_summary(ledger)
     if archived:
         summary["archive"] = archived
+    backed_up = backup_summary(ledger)
+    if backed_up:
+        summary["backup"] = backed_up
     return summary
 
 
 def everything_done(summary: dict[str, Any]) -> bool:
-    """Whether every item, every operation and every archive step of a ledger summary is done."""
+    """Whether every item, every operation and every archive and backup step of a ledger summary is done."""
     counts = summary.get("counts", {})
     complete = counts.get("done", 0) + counts.get("finished", 0)
-    archive = summary.get("archive")
+    archive, backup = summary.get("archive"), summary.get("backup")
     return (
         complete == summary.get("items", 0)
         and operations_complete(summary)
         and not (archive and archive["failed"])
+        and not (backup and backup["failed"])
     )
 
 
@@ -74,6 +81,7 @@ def build_report(ledger: LedgerReader, *, rejected: list[dict[str, Any]] | None 
         timeline=timeline(ledger, rows),
         operations=operations_frame(ledger.units()),
         archive=archive_frame(ledger),
+        backup=backup_frame(ledger),
     )
 
 
@@ -89,7 +97,12 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
         if summary.get("rejected_rows"):
             lines.append(f"refused operation rows: {summary['rejected_rows']}")
         return lines
-    return items_lines(summary) + operations_lines(summary) + archive_lines(summary.get("archive"))
+    return (
+        items_lines(summary)
+        + operations_lines(summary)
+        + archive_lines(summary.get("archive"))
+        + backup_lines(summary.get("backup"))
+    )
 
 
 def markdown(report: Report) -> str:
@@ -129,7 +142,7 @@ def render_html(report: Report) -> str:
     else:
         title, head = "videoferry migration report", items_headline(summary)
         items = items_html(summary, report.timeline, report.items, rejected)
-    sections = operations_html(report.operations) + archive_html(report.archive)
+    sections = operations_html(report.operations) + archive_html(report.archive) + backup_html(report.backup)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>videoferry report</title>
 <style>
@@ -149,7 +162,7 @@ def write_report(report: Report, out_dir: Path, formats: tuple[str, ...] = FORMA
     """Write the report in each format into out_dir: items and summary tables always, operations and archive
     tables when the ledger has them, report.json and report.html; returns the files written."""
     tables = [("items", report.items), ("summary", summary_frame(report.summary))]
-    optional = [("operations", report.operations), ("archive", report.archive)]
+    optional = [("operations", report.operations), ("archive", report.archive), ("backup", report.backup)]
     tables += [(name, frame) for name, frame in optional if not frame.is_empty()]
     document = {
         "summary": report.summary,
@@ -157,6 +170,7 @@ def write_report(report: Report, out_dir: Path, formats: tuple[str, ...] = FORMA
         "items": report.items.to_dicts(),
         "operations": report.operations.to_dicts(),
         "archive": report.archive.to_dicts(),
+        "backup": report.backup.to_dicts(),
     }
     return write_report_files(
         out_dir, tables, document=document, page=lambda: render_html(report), formats=formats

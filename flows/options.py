@@ -13,8 +13,10 @@ poll_interval_option(), wait_timeout_option(), dry_run_option() and ServiceOptio
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, TypeVar
 
 # No heavy import here: the command line reads this module before it knows whether it runs anything.
@@ -125,6 +127,46 @@ def dry_run_option(help: str, *, flow: bool = False) -> Any:
     return field(default=False, metadata=about(help, flow=flow))
 
 
+#: S3 multipart parts of the copies (archive, backup): 8 MiB by default, at least 5 MiB (S3's own minimum).
+DEFAULT_PART_MIB = 8
+MIN_PART_MIB = 5
+
+
+def destination_option() -> Any:
+    """--to s3://bucket/prefix/ | DIR: where a job's copies go (archive, backup; required)."""
+    return field(metadata=about("Destination: s3://bucket/prefix/ or a local directory.", Cli(flag="--to")))
+
+
+def part_size_option() -> Any:
+    """--part-mib N: the copies' S3 multipart part size (the option holds bytes)."""
+    return field(
+        default=DEFAULT_PART_MIB * MIB,
+        metadata=about(
+            f"S3 multipart part size in MiB (at least {MIN_PART_MIB}).",
+            Cli(name="part_mib", unit=MIB, min=MIN_PART_MIB),
+        ),
+    )
+
+
+def retry_backoff_option() -> Any:
+    """The seconds before a copy's first retry (not on the command line; the flow and tests set it)."""
+    return field(
+        default=0.5,
+        metadata=about("Seconds before a copy's first retry (doubled each time).", command_line=False),
+    )
+
+
+def check_copies(to: str, part_size: int, since: str | None) -> None:
+    """The checks every copying job shares: a destination, a part size S3 takes, a readable --since
+    (ConfigError, exit status 2)."""
+    if part_size < MIN_PART_MIB * MIB:
+        raise ConfigError(f"--part-mib must be at least {MIN_PART_MIB}")
+    if since is not None:
+        parse_since(since)
+    if not to or (to.startswith("s3://") and len(to) <= len("s3://")):
+        raise ConfigError("--to needs s3://bucket/prefix/ or a directory")
+
+
 @dataclass(frozen=True)
 class ServiceOptions:
     """Where the service is, when not read from the environment (every command that calls it takes these).
@@ -196,3 +238,20 @@ def _check_bounds(spec: dataclasses.Field[Any], value: Any) -> None:
 def params(opts: Any) -> dict[str, Any]:
     """The values of the fields a job's flow takes: the flow's parameters for these options."""
     return {f.name: getattr(opts, f.name) for f in flow_fields(type(opts))}
+
+
+def parse_since(text: str, now: datetime | None = None) -> datetime:
+    """YYYY-MM-DD (midnight UTC), an ISO 8601 moment (naive = UTC), or a look-back such as 36h or 7d."""
+    back = re.fullmatch(r"(\d+)([hd])", text.strip())
+    if back:
+        amount = int(back.group(1))
+        delta = timedelta(hours=amount) if back.group(2) == "h" else timedelta(days=amount)
+        return (now or datetime.now(UTC)) - delta
+    try:
+        if len(text) == 10:
+            day = date.fromisoformat(text)
+            return datetime(day.year, day.month, day.day, tzinfo=UTC)
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigError(f"--since must be YYYY-MM-DD, an ISO 8601 time or 36h / 7d, not {text!r}") from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

@@ -145,6 +145,8 @@ OP_KINDS: Mapping[str, str] = {
     "replace": "replace a video's file in place (needs the before snapshot)",
     "archive": "keep a live recording outside the service: copy, chat and QoS, manifest (archive job)",
     "delete_recording": "delete a live event's / stream's recording",
+    "backup": "keep a video outside the service: its file, other files, metadata; the index (backup job)",
+    "backup_prune": "remove from a backup the files of a video deleted in the service (backup --prune)",
     "create_event": "create a live event (setup; creates a live_event)",
     "update_event": "update a live event's fields (setup)",
     "delete_event": "delete a live event (setup, --prune)",

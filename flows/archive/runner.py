@@ -12,11 +12,11 @@ from connectors.s3 import S3Config
 from flows.archive.options import ArchiveOptions
 from flows.job import Outcome, Run, failure, read_ledger, run_job
 from state.machine import OpStatus
-from tasks.archive.dest import open_destination
 from tasks.archive.plan import choose_asset, event_recordings, select_events
 from tasks.archive.recording import TERMINAL_BAD, ArchiveContext, RecordingResult, op_key
 from tasks.archive.report import write_report
 from tasks.archive.schedule import RESULT_STATES, archive_events
+from tasks.destination import open_destination
 from tasks.report_files import publish_report
 
 log = logging.getLogger(__name__)

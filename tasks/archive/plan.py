@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -11,7 +10,8 @@ from connectors.client import VideoClient
 from connectors.client.live_models import LiveEvent
 from connectors.config import ConfigError
 from connectors.errors import NotFoundError
-from connectors.models import Asset, Video
+from connectors.models import Video
+from tasks.assets import QUALITY_ORDER, choose_asset, extension
 
 __all__ = [
     "Selection",
@@ -29,8 +29,6 @@ __all__ = [
     "UNKNOWN_STREAM",
 ]
 
-#: Qualities from best to worst; "original" wins when the service kept it.
-QUALITY_ORDER = ("original", "2160p", "1440p", "1080p", "720p", "480p", "360p")
 #: The service caps one QoS answer at the last 12 hours of its window (spec 4.5, 8): windows stay under it,
 #: and start on a bucket boundary so that no 30 s bucket is split between two answers.
 QOS_CAP = timedelta(hours=12) - timedelta(minutes=1)
@@ -128,29 +126,6 @@ def event_recordings(
         if meta.get("event_id") not in (None, event.id):
             continue  # not this event's: the server's filter is checked here
         yield Recording(event=event, stream_id=str(meta.get("stream_id") or UNKNOWN_STREAM), video=video)
-
-
-def _rank(asset: Asset) -> int:
-    quality = (asset.quality or "").lower()
-    return QUALITY_ORDER.index(quality) if quality in QUALITY_ORDER else len(QUALITY_ORDER)
-
-
-def choose_asset(video: Video, quality: str = "best") -> Asset | None:
-    """The asset to copy: "best" is the original when kept, else the highest quality; downloadable only."""
-    usable = [a for a in video.assets or [] if a.download_link]
-    if quality != "best":
-        usable = [a for a in usable if (a.quality or "").lower() == quality.lower()]
-    return min(usable, key=_rank) if usable else None
-
-
-def extension(asset: Asset) -> str:
-    """The file extension of a copied asset: a short filetype, else the original name's, else mp4."""
-    filetype = (asset.filetype or "").lower()
-    if re.fullmatch(r"[a-z0-9]{1,5}", filetype):
-        return filetype
-    name = asset.original_name or ""
-    suffix = name.rsplit(".", 1)[-1].lower() if "." in name else ""
-    return suffix if re.fullmatch(r"[a-z0-9]{1,5}", suffix) else "mp4"
 
 
 @dataclass(frozen=True)

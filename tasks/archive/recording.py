@@ -2,24 +2,22 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from connectors.client import VideoClient
-from connectors.download import Downloader, DownloadError
+from connectors.download import Downloader
 from connectors.errors import NotFoundError, VideoApiError
 from state.ledger import Ledger
 from state.machine import OpStatus
 from state.models import Op
-from tasks.archive.dest import Destination
 from tasks.archive.files import save_chat, save_qos
 from tasks.archive.plan import UNKNOWN_STREAM, Layout, Recording, choose_asset, extension
+from tasks.destination import Destination
 from tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, exactly_once
+from tasks.streamed_copy import COPY_ERRORS, adopt_copy, copy_link
 
 if TYPE_CHECKING:
     from tasks.gap import Gap
@@ -69,12 +67,8 @@ class RecordingResult:
     steps: list[str] = field(default_factory=list)
 
 
-class CopyError(Exception):
-    """The copy could not be completed and verified (the message holds no link)."""
-
-
-#: What a step's failure can be: the service, the download, the copy's check, the destination (S3 or disk).
-STEP_ERRORS = (VideoApiError, DownloadError, CopyError, OSError, BotoCoreError, ClientError, ValueError)
+#: What a step's failure can be: the service, the copy (download, check, destination), a bad value.
+STEP_ERRORS = (VideoApiError, *COPY_ERRORS, ValueError)
 #: Why a step left open by a crash is made again: its recovery check found it had not taken effect.
 NOT_TAKEN_EFFECT = "repeated after an unknown outcome: it had not taken effect"
 
@@ -135,34 +129,9 @@ def _complete(ctx: ArchiveContext, params: Mapping[str, Any]) -> dict[str, Any] 
     """The copy's result when its object is already complete at the destination with the asset's size and
     md5 (unfinished parts dropped first); None when it is not (or no md5 is known to compare)."""
     key = str(params.get("object_key") or "")
-    if not key:
-        return None
-    ctx.dest.discard_partial(key)
-    found = ctx.dest.stat(key)
-    md5 = params.get("md5")
-    if found is None or not md5 or found[0] != params.get("bytes") or found[1] != md5:
+    if not key or not adopt_copy(ctx.dest, key, params.get("bytes"), params.get("md5")):
         return None
     return {**params, "archived_at": ctx.now().isoformat(), "adopted": True}
-
-
-def _copy_once(
-    ctx: ArchiveContext, link: str, key: str, size: int | None, md5: str | None
-) -> tuple[int, str]:
-    writer = ctx.dest.writer(key, md5)
-    try:
-        got = ctx.downloader.fetch(link, writer.write)
-        if size is not None and got.size != size:
-            raise CopyError(f"size {got.size} differs from the asset's {size}")
-        if md5 and got.md5 != md5.lower():
-            raise CopyError("md5 of the copy differs from the asset's")
-        writer.commit()
-    except BaseException:
-        writer.abort()
-        raise
-    stored = ctx.dest.stat(key)
-    if stored is None or stored[0] != got.size:
-        raise CopyError("the stored object's size differs from the bytes copied")
-    return got.size, got.md5
 
 
 def _copy(ctx: ArchiveContext, rec: Recording) -> tuple[bool, Any]:
@@ -205,16 +174,17 @@ def _copy(ctx: ArchiveContext, rec: Recording) -> tuple[bool, Any]:
             return True, found
 
     def call() -> dict[str, Any]:
-        for attempt in range(1, ctx.attempts + 1):
-            try:
-                size, md5 = _copy_once(ctx, link, key, asset.file_size, asset.md5)
-                return {**params, "bytes": size, "md5": md5, "archived_at": ctx.now().isoformat()}
-            except (DownloadError, CopyError, OSError, BotoCoreError, ClientError) as exc:
-                retryable = getattr(exc, "retryable", True)
-                if attempt == ctx.attempts or not retryable:
-                    raise
-                time.sleep(ctx.backoff * 2 ** (attempt - 1))
-        raise CopyError("no attempt left")  # pragma: no cover - the loop returns or raises
+        copied = copy_link(
+            ctx.dest,
+            ctx.downloader,
+            link,
+            key,
+            size=asset.file_size,
+            md5=asset.md5,
+            attempts=ctx.attempts,
+            backoff=ctx.backoff,
+        )
+        return {**params, "bytes": copied.size, "md5": copied.md5, "archived_at": ctx.now().isoformat()}
 
     return _step(ctx, rec, "copy", "archive", params, call, recover=lambda op: _adopt(ctx, op))
 

@@ -60,6 +60,16 @@ EXPECTED = {
         "remote_ledger_overhead_seconds",
         "remote_ledger_s3_requests",
     ],
+    "backup_copy": [
+        "backup_throughput",
+        "backup_raw_boto3_throughput",
+        "backup_vs_raw_boto3",
+        "peak_rss_backup",
+        "peak_rss_growth_backup",
+        "restore_tus_seconds",
+        "restore_url_seconds",
+        "restore_url_vs_tus",
+    ],
     "end_to_end": [
         "e2e_5_plain_seconds",
         "e2e_5_plain_vs_floor",

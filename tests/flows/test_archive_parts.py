@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 
 from connectors.s3_multipart import MIN_PART_SIZE, MultipartWriter, abort_uploads, open_uploads
 from tasks.archive.plan import QOS_BUCKET, qos_windows
@@ -17,24 +18,44 @@ def _client(endpoint: str):  # type: ignore[no-untyped-def]
     return boto3.session.Session().client("s3", endpoint_url=endpoint, region_name="us-east-1")
 
 
-def test_multipart_writer_streams_parts_with_one_part_in_memory(s3_server: str, s3_bucket: str) -> None:
+def test_multipart_writer_sends_parts_while_bytes_arrive_with_bounded_memory(
+    s3_server: str, s3_bucket: str
+) -> None:
     client = _client(s3_server)
-    writer = MultipartWriter(client, s3_bucket, "a/big.mp4", part_size=MIN_PART_SIZE)
-    chunk = os.urandom(1024 * 1024)
+    writer = MultipartWriter(client, s3_bucket, "a/big.mp4", part_size=MIN_PART_SIZE, in_flight=2)
+    chunk = os.urandom(1024 * 1024 + 3)  # chunks that straddle the parts' edges
     digest = hashlib.md5()
-    peak = 0
-    for _ in range(11):  # 11 MiB: parts of 5, 5 and 1 MiB
+    peak_parts = 0
+    for _ in range(26):  # 26 MiB and 78 bytes: parts of 5 MiB (five of them) and the rest
         writer.write(chunk)
         digest.update(chunk)
-        peak = max(peak, len(writer._buffer))
+        peak_parts = max(peak_parts, writer.parts_in_memory)
     assert open_uploads(client, s3_bucket, "a/big.mp4") == [writer.upload_id]
     assert not client.list_objects_v2(Bucket=s3_bucket).get("Contents")  # nothing looks complete yet
     writer.complete()
-    assert peak < MIN_PART_SIZE + len(chunk)
+    # Memory: the part being filled and at most in_flight parts being sent, in buffers that are reused.
+    assert 1 <= peak_parts <= 2 and writer.buffers <= 3
     body = client.get_object(Bucket=s3_bucket, Key="a/big.mp4")["Body"].read()
     assert hashlib.md5(body).hexdigest() == digest.hexdigest()
-    assert client.head_object(Bucket=s3_bucket, Key="a/big.mp4")["ETag"].strip('"').endswith("-3")
+    assert client.head_object(Bucket=s3_bucket, Key="a/big.mp4")["ETag"].strip('"').endswith("-6")
     assert open_uploads(client, s3_bucket, "a/big.mp4") == []
+    with pytest.raises(ValueError):
+        MultipartWriter(client, s3_bucket, "x", in_flight=0)
+
+
+def test_a_part_that_fails_is_raised_by_the_next_write_and_the_abort_leaves_nothing(
+    s3_server: str, s3_bucket: str
+) -> None:
+    client = _client(s3_server)
+    writer = MultipartWriter(client, s3_bucket, "f.mp4", part_size=MIN_PART_SIZE, in_flight=1)
+    writer.write(os.urandom(MIN_PART_SIZE))  # part 1 goes out
+    abort_uploads(client, s3_bucket, "f.mp4")  # the upload disappears under the writer: parts now fail
+    with pytest.raises(ClientError):
+        for _ in range(3):
+            writer.write(os.urandom(MIN_PART_SIZE))
+    writer.abort()
+    assert open_uploads(client, s3_bucket, "f.mp4") == []
+    assert not client.list_objects_v2(Bucket=s3_bucket).get("Contents")
 
 
 def test_an_interrupted_upload_is_aborted_with_its_parts(s3_server: str, s3_bucket: str) -> None:

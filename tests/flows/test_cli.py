@@ -91,6 +91,7 @@ COMMANDS = {
     "migrate": ("flows.migrate.options:MigrateOptions", None, True),
     "apply": ("flows.apply.options:ApplyOptions", None, True),
     "archive": ("flows.archive.options:ArchiveOptions", None, True),
+    "backup": ("flows.backup.options:BackupOptions", None, True),
     "check": ("flows.check.options:CheckOptions", None, False),
     "setup plan": ("flows.setup.options:SetupOptions", "PLAN_FIELDS", True),
     "setup up": ("flows.setup.options:SetupOptions", "UP_FIELDS", True),

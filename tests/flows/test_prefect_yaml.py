@@ -16,6 +16,7 @@ from prefect.client.schemas.schedules import CronSchedule
 
 from flows.apply.options import ApplyOptions
 from flows.archive.options import ArchiveOptions
+from flows.backup.options import BackupOptions
 from flows.migrate.options import MigrateOptions
 from flows.options import MIB, ServiceOptions, flow_fields, options_from_params, params
 from flows.setup.options import DRIFT_FIELDS, PLAN_FIELDS, UP_FIELDS, SetupOptions
@@ -27,6 +28,7 @@ SITE_VALUES = {
     "migrate": {"inventory", "ledger", "report_dir"},
     "apply-nightly": {"ops", "ledger", "report_dir"},
     "archive-nightly": {"to", "project", "tags", "ledger", "report_dir"},
+    "backup-nightly": {"project", "to", "ledger", "report_dir"},
     "setup-drift-nightly": {"file", "ledger"},
 }
 #: Flow parameters that are connection settings (ServiceOptions), not MigrateOptions (the token is never one).
@@ -38,12 +40,14 @@ FLOWS = {
     "migrate": "videoferry-migrate",
     "apply-nightly": "videoferry-apply",
     "archive-nightly": "videoferry-archive",
+    "backup-nightly": "videoferry-backup",
     "setup-drift-nightly": "videoferry-setup-drift",
 }
 #: The nightly deployments' schedules, as prefect.yaml must write them.
 SCHEDULES = {
     "apply-nightly": {"cron": "0 2 * * *", "timezone": "UTC", "active": True},
     "archive-nightly": {"cron": "30 3 * * *", "timezone": "UTC", "active": True},
+    "backup-nightly": {"cron": "30 1 * * *", "timezone": "UTC", "active": True},
     "setup-drift-nightly": {"cron": "0 3 * * *", "timezone": "UTC", "active": True},
 }
 #: Each deployment's ledger: apply reads key: targets from migrate's; a job of its own keeps its own (a run
@@ -53,6 +57,7 @@ LEDGERS = {
     "migrate": "s3://my-bucket/videoferry/ledger.db",
     "apply-nightly": "s3://my-bucket/videoferry/ledger.db",
     "archive-nightly": "s3://my-archive-bucket/videoferry/archive-ledger.db",
+    "backup-nightly": "s3://my-backup-bucket/videoferry/backup-ledger.db",
     "setup-drift-nightly": "s3://my-bucket/videoferry/setup-ledger.db",
 }
 
@@ -129,6 +134,7 @@ JOB_FLOWS = {
     "flows.migrate.flow:migrate_flow": (MigrateOptions, None),
     "flows.apply.flow:apply_flow": (ApplyOptions, None),
     "flows.archive.flow:archive_flow": (ArchiveOptions, None),
+    "flows.backup.flow:backup_flow": (BackupOptions, None),
     "flows.setup.flow:setup_plan_flow": (SetupOptions, PLAN_FIELDS),
     "flows.setup.flow:setup_up_flow": (SetupOptions, UP_FIELDS),
     "flows.setup.flow:setup_drift_flow": (SetupOptions, DRIFT_FIELDS),
@@ -186,3 +192,7 @@ def test_flow_parameters_give_back_the_options() -> None:
     assert options_from_params(MigrateOptions, {"inventory": "i", "wait_timeout": 0})[0].wait_timeout is None
     archive = ArchiveOptions(to="s3://b/p/", project="p", tags=["archived"])
     assert options_from_params(ArchiveOptions, params(archive))[0] == archive
+    backup = BackupOptions(
+        project="6f1c2a9e-0000-4000-8000-000000000001", to="s3://b/p/", since="7d", prune=True
+    )
+    assert options_from_params(BackupOptions, params(backup))[0] == backup

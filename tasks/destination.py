@@ -1,4 +1,4 @@
-"""Where archives go: an S3 prefix (multipart, streamed) or a local directory, behind one small interface."""
+"""Where copies go (archive, backup): an S3 prefix (multipart, streamed) or a private local directory."""
 
 from __future__ import annotations
 
@@ -18,8 +18,11 @@ if TYPE_CHECKING:
 
 __all__ = ["Destination", "LocalDestination", "S3Destination", "ObjectWriter", "open_destination"]
 
-#: Object metadata that carries the md5 of an archived recording (an S3 multipart ETag is not an md5).
+#: Object metadata that carries the md5 of a copied file (an S3 multipart ETag is not an md5).
 MD5_META = "md5"
+#: A local destination's folders and files are the owner's only: copies hold titles, chats, viewers' data.
+DIR_MODE = 0o700
+FILE_MODE = 0o600
 
 
 class ObjectWriter(ABC):
@@ -36,13 +39,17 @@ class ObjectWriter(ABC):
 
 
 class Destination(ABC):
-    """An archive destination; keys are '/'-separated paths under its root."""
+    """A destination of copies; keys are '/'-separated paths under its root."""
 
     uri: str
 
     @abstractmethod
     def key(self, *parts: str) -> str:
         """The full key (S3) or path (local) of a relative path."""
+
+    @abstractmethod
+    def source(self, key: str) -> str:
+        """How a key is named from outside: s3://bucket/key, or the absolute path."""
 
     @abstractmethod
     def stat(self, key: str) -> tuple[int, str | None] | None:
@@ -60,6 +67,10 @@ class Destination(ABC):
     def discard_partial(self, key: str) -> int:
         """Remove what an interrupted writer left for this key (unfinished uploads, .part files)."""
 
+    @abstractmethod
+    def delete(self, key: str) -> bool:
+        """Remove a complete object; False when it was not there."""
+
 
 class _S3Writer(ObjectWriter):
     def __init__(self, upload: MultipartWriter) -> None:
@@ -76,17 +87,21 @@ class _S3Writer(ObjectWriter):
 
 
 class S3Destination(Destination):
-    """s3://bucket/prefix/: recordings by multipart upload, sidecars by put_object."""
+    """s3://bucket/prefix/: large objects by multipart upload (parts in flight while bytes arrive), small
+    ones by put_object."""
 
     def __init__(self, uri: str, client: S3Client, *, part_size: int = DEFAULT_PART_SIZE) -> None:
-        self.uri = uri
         self.bucket, prefix = parse_s3_uri(uri)
         self.prefix = prefix.strip("/")
+        self.uri = f"s3://{self.bucket}/{self.prefix + '/' if self.prefix else ''}"
         self.client = client
         self.part_size = part_size
 
     def key(self, *parts: str) -> str:
         return "/".join(p for p in (self.prefix, *parts) if p)
+
+    def source(self, key: str) -> str:
+        return f"s3://{self.bucket}/{key}"
 
     def stat(self, key: str) -> tuple[int, str | None] | None:
         try:
@@ -98,7 +113,10 @@ class S3Destination(Destination):
         return int(answer["ContentLength"]), (answer.get("Metadata") or {}).get(MD5_META)
 
     def put_bytes(self, key: str, data: bytes, content_type: str) -> None:
-        self.client.put_object(Bucket=self.bucket, Key=key, Body=data, ContentType=content_type)
+        md5 = hashlib.md5(data, usedforsecurity=False).hexdigest()
+        self.client.put_object(
+            Bucket=self.bucket, Key=key, Body=data, ContentType=content_type, Metadata={MD5_META: md5}
+        )
 
     def writer(self, key: str, md5: str | None) -> ObjectWriter:
         metadata = {MD5_META: md5} if md5 else {}
@@ -109,13 +127,34 @@ class S3Destination(Destination):
     def discard_partial(self, key: str) -> int:
         return abort_uploads(self.client, self.bucket, key)
 
+    def delete(self, key: str) -> bool:
+        if self.stat(key) is None:
+            return False
+        self.client.delete_object(Bucket=self.bucket, Key=key)
+        return True
+
+
+def _private_dirs(path: Path, root: Path) -> None:
+    """Make path's folders (up to root) 0700; the ones that exist under root are set to 0700 too."""
+    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    while path != root and root in path.parents:
+        path.chmod(DIR_MODE)
+        path = path.parent
+
+
+def _private_file(path: Path) -> int:
+    """Open path for writing, created 0600 (or truncated and set 0600)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    os.fchmod(fd, FILE_MODE)
+    return fd
+
 
 class _LocalWriter(ObjectWriter):
-    def __init__(self, final: Path) -> None:
+    def __init__(self, final: Path, root: Path) -> None:
         self._final = final
         self._part = final.with_name(final.name + ".part")
-        final.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self._part, "wb")  # noqa: SIM115 - closed by commit() / abort()
+        _private_dirs(final.parent, root)
+        self._file = os.fdopen(_private_file(self._part), "wb")
 
     def write(self, data: bytes) -> None:
         self._file.write(data)
@@ -132,14 +171,23 @@ class _LocalWriter(ObjectWriter):
 
 
 class LocalDestination(Destination):
-    """A local directory: a recording is written to <name>.part and renamed only once complete."""
+    """A local directory: a file is written to <name>.part and renamed only once complete; folders 0700,
+    files 0600 (the root too, when this creates it)."""
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root).expanduser().resolve()
         self.uri = str(self.root)
 
+    def _ensure_root(self) -> None:
+        if not self.root.exists():
+            self.root.mkdir(mode=DIR_MODE, parents=True)
+            self.root.chmod(DIR_MODE)
+
     def key(self, *parts: str) -> str:
         return str(self.root.joinpath(*parts))
+
+    def source(self, key: str) -> str:
+        return key
 
     def stat(self, key: str) -> tuple[int, str | None] | None:
         path = Path(key)
@@ -152,14 +200,17 @@ class LocalDestination(Destination):
         return path.stat().st_size, digest.hexdigest()
 
     def put_bytes(self, key: str, data: bytes, content_type: str) -> None:
+        self._ensure_root()
         path = Path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _private_dirs(path.parent, self.root)
         part = path.with_name(path.name + ".part")
-        part.write_bytes(data)
+        with os.fdopen(_private_file(part), "wb") as handle:
+            handle.write(data)
         os.replace(part, path)
 
     def writer(self, key: str, md5: str | None) -> ObjectWriter:
-        return _LocalWriter(Path(key))
+        self._ensure_root()
+        return _LocalWriter(Path(key), self.root)
 
     def discard_partial(self, key: str) -> int:
         part = Path(key + ".part")
@@ -167,6 +218,13 @@ class LocalDestination(Destination):
             part.unlink()
             return 1
         return 0
+
+    def delete(self, key: str) -> bool:
+        path = Path(key)
+        if not path.is_file():
+            return False
+        path.unlink()
+        return True
 
 
 def open_destination(

@@ -1,0 +1,174 @@
+"""`videoferry backup` into S3 (moto) against a raw boto3 copy of the same link, its peak RSS, and a restore
+from the backup both ways: the bytes through videoferry (tus) and the service pulling them (URL import)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from bench.archive_copy import (
+    BUCKET,
+    _aws_env,
+    _empty,
+    _recording,
+    _s3_client,
+    copy_memory,
+    copy_step_seconds,
+    raw_copy,
+)
+from bench.figures import Figure
+from bench.services import EmulatorProcess, MotoProcess
+from bench.workload import MIB, BenchConfig, fit_size, settings_for
+from emulator.control import Workspace
+
+#: The video copied for throughput, and the (reference, big) videos of the memory runs.
+FULL_SIZE, QUICK_SIZE = 512 * MIB, 16 * MIB
+FULL_MEMORY, QUICK_MEMORY = (64 * MIB, 512 * MIB), (4 * MIB, 16 * MIB)
+#: The restore: this many videos of this size, backed up to S3 and migrated back into another workspace.
+RESTORE_VIDEOS, FULL_RESTORE, QUICK_RESTORE = 4, 32 * MIB, 2 * MIB
+#: Each way runs this often, alternating (backup, raw, backup, raw); the best is reported.
+ROUNDS = 3
+UNLIMITED_PER_SECOND, UNLIMITED_PER_MINUTE = 10_000, 600_000
+
+
+def backup_once(ws: Workspace, project: str, size: int, workdir: Path, n: int) -> tuple[float, float]:
+    """One run_backup of the project into s3://BUCKET/backup-n/ with a fresh ledger: (seconds of the copy
+    step from its intent to its outcome as the ledger journals them, wall seconds of the whole run)."""
+    from flows.backup.options import BackupOptions
+    from flows.backup.runner import run_backup
+
+    ledger = workdir / f"backup-{n}.db"
+    opts = BackupOptions(project=project, to=f"s3://{BUCKET}/backup-{n}/", ledger=str(ledger), transfers=1)
+    started = time.perf_counter()
+    outcome = run_backup(opts, settings_for(ws, UNLIMITED_PER_SECOND, UNLIMITED_PER_MINUTE))
+    wall = time.perf_counter() - started
+    if outcome.exit_code != 0 or outcome.bytes != size:
+        raise RuntimeError(
+            f"backup run {n}: exit {outcome.exit_code}, {outcome.bytes} bytes: {outcome.reasons}"
+        )
+    return copy_step_seconds(ledger), wall
+
+
+def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: MotoProcess) -> Iterator[Figure]:
+    root = cfg.subdir("backup-throughput")
+    size = fit_size(
+        cfg, QUICK_SIZE if cfg.quick else FULL_SIZE, copies=4, what="backup video", minimum=QUICK_SIZE
+    )
+    project, _ = emu.ctl().create_project(ws)
+    _, original = _recording(emu, ws, size, "throughput", parent_id=project)
+    s3 = _s3_client(moto)
+    backed: list[tuple[float, float]] = []
+    raw: list[float] = []
+    with _aws_env(moto):
+        for n in range(ROUNDS):
+            backed.append(backup_once(ws, project, size, root, n))
+            _empty(s3, f"backup-{n}/")
+            raw.append(raw_copy(s3, original["download_link"], size, f"raw-{n}.bin", threads=True))
+            _empty(s3, f"raw-{n}.bin")
+    mib = size / MIB
+    best_backup, best_raw = mib / min(t for t, _ in backed), mib / min(raw)
+    yield Figure(
+        "backup_throughput",
+        best_backup,
+        "MiB/s",
+        f"{mib:.0f} MiB video by run_backup to s3:// (moto), 8 MiB parts (4 in flight while the download "
+        f"goes on), the copy step's intent -> outcome in the ledger, best of {ROUNDS}: "
+        f"{', '.join(f'{t:.2f}' for t, _ in backed)} s; whole run_backup calls "
+        f"{', '.join(f'{w:.2f}' for _, w in backed)} s",
+    )
+    yield Figure(
+        "backup_raw_boto3_throughput",
+        best_raw,
+        "MiB/s",
+        f"the same link streamed by httpx into boto3 upload_fileobj, 8 MiB parts, 10 threads, same moto, "
+        f"best of {ROUNDS}: {', '.join(f'{t:.2f}' for t in raw)} s",
+    )
+    yield Figure(
+        "backup_vs_raw_boto3", best_backup / best_raw, note="backup / raw boto3 (10 threads); 1.0 = as fast"
+    )
+
+
+def _memory(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: MotoProcess) -> Iterator[Figure]:
+    root = cfg.subdir("backup-memory")
+
+    def options_for(n: int, size: int) -> dict[str, Any]:
+        project, _ = emu.ctl().create_project(ws)  # a project of its own: the run backs up this video only
+        _recording(emu, ws, size, f"memory-{n}", parent_id=project)
+        return {"project": project, "to": f"s3://{BUCKET}/mem-{n}/", "ledger": str(root / f"mem-{n}.db")}
+
+    yield from copy_memory(cfg, ws, moto, "backup", QUICK_MEMORY if cfg.quick else FULL_MEMORY, options_for)
+
+
+def _restore_once(emu: EmulatorProcess, inventory: str, via: str, workdir: Path) -> tuple[float, int, int]:
+    """Migrate the backup's inventory into a fresh workspace (limits off): (seconds until every video is
+    done, bytes sent by videoferry, API calls the service counted)."""
+    from flows.migrate.options import MigrateOptions
+    from flows.migrate.runner import run_migration
+
+    other = emu.ctl().create_workspace(processing="immediate", rate_per_second=0, rate_per_minute=0)
+    opts = MigrateOptions(
+        inventory=inventory,
+        parent_id=other.project_id,
+        ledger=str(workdir / f"restore-{via}.db"),
+        via=via,
+        transfers=4,
+        poll_interval=5.0,
+        wait_timeout=600.0,
+    )
+    started = time.perf_counter()
+    outcome = run_migration(opts, settings_for(other, UNLIMITED_PER_SECOND, UNLIMITED_PER_MINUTE))
+    seconds = time.perf_counter() - started
+    if outcome.exit_code != 0:
+        raise RuntimeError(f"restore by {via}: {outcome.reasons[:3]}")
+    calls = sum(1 for r in emu.ctl().requests(other.workspace_id) if r.get("api"))
+    return seconds, int(outcome.summary.get("bytes_uploaded") or 0), calls
+
+
+def _restore(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: MotoProcess) -> Iterator[Figure]:
+    root = cfg.subdir("backup-restore")
+    size = QUICK_RESTORE if cfg.quick else FULL_RESTORE
+    project, _ = emu.ctl().create_project(ws)
+    for n in range(RESTORE_VIDEOS):
+        _recording(emu, ws, size + n * MIB, f"restore-{n}", parent_id=project)
+    total = sum(size + n * MIB for n in range(RESTORE_VIDEOS)) / MIB
+    with _aws_env(moto):
+        from flows.backup.options import BackupOptions
+        from flows.backup.runner import run_backup
+
+        opts = BackupOptions(project=project, to=f"s3://{BUCKET}/restore/", ledger=str(root / "backup.db"))
+        backed = run_backup(opts, settings_for(ws, UNLIMITED_PER_SECOND, UNLIMITED_PER_MINUTE))
+        if backed.exit_code != 0:
+            raise RuntimeError(f"restore's backup: {backed.reasons[:3]}")
+        inventory = f"s3://{BUCKET}/restore/inventory.csv"
+        by_tus = _restore_once(emu, inventory, "tus", root)
+        by_url = _restore_once(emu, inventory, "url", root)
+    what = f"{RESTORE_VIDEOS} videos, {total:.0f} MiB, from the backup's inventory.csv on s3:// (moto)"
+    for via, (seconds, sent, calls) in (("tus", by_tus), ("url", by_url)):
+        yield Figure(
+            f"restore_{via}_seconds",
+            seconds,
+            "s",
+            f"`migrate s3://.../inventory.csv --via {via}` into another workspace, {what}, to every video "
+            f"done: {sent / MIB:.0f} MiB sent by videoferry, {calls} API calls",
+        )
+    yield Figure(
+        "restore_url_vs_tus",
+        by_tus[0] / by_url[0],
+        note="restore seconds by tus / by URL import (above 1: the URL import is faster); by URL the service "
+        "pulls each original from a presigned link and no byte passes through videoferry",
+    )
+
+
+def run(cfg: BenchConfig) -> Iterator[Figure]:
+    """Back up a big video to moto S3 and copy the same link with raw boto3; peak RSS, small vs big; a
+    restore from an S3 backup by tus and by URL import. The videos are the broadcast's real clip padded
+    with random bytes (the emulator's `size_bytes` hook), processed to `done`, incompressible."""
+    root = cfg.subdir("backup_copy")
+    with EmulatorProcess(root) as emu, MotoProcess(root) as moto:
+        ws = emu.ctl().create_workspace(processing="immediate", rate_per_second=0, rate_per_minute=0)
+        _s3_client(moto).create_bucket(Bucket=BUCKET)
+        yield from _throughput(cfg, emu, ws, moto)
+        yield from _memory(cfg, emu, ws, moto)
+        yield from _restore(cfg, emu, ws, moto)

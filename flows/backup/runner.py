@@ -1,0 +1,101 @@
+"""The plain backup runner (no Prefect): list the project, back up what is new or changed, index, report."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from connectors.client import VideoClient
+from connectors.config import Settings
+from connectors.download import Downloader
+from connectors.s3 import S3Config
+from flows.backup.options import BackupOptions
+from flows.job import Outcome, Run, read_ledger, run_job
+from tasks.assets import choose_asset
+from tasks.backup.held import destination_id, held_videos
+from tasks.backup.plan import decide, list_videos
+from tasks.backup.report import write_report
+from tasks.backup.schedule import RESULT_STATES, back_up
+from tasks.backup.video import BackupContext
+from tasks.destination import open_destination
+
+__all__ = ["BackupOutcome", "preview_backup", "run_backup"]
+
+
+@dataclass
+class BackupOutcome(Outcome):
+    """How a backup run ended: exit status, failure lines, videos by state, bytes copied, report files."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    bytes: int = 0
+
+
+def run_backup(opts: BackupOptions, settings: Settings, *, s3: S3Config | None = None) -> BackupOutcome:
+    """Back up the project's videos into the destination, each step exactly once; the ledger keeps each."""
+    opts.check()
+    dest = open_destination(opts.to, s3=s3 or S3Config.from_env(), part_size=opts.part_size)
+
+    def body(run: Run) -> BackupOutcome:
+        downloader = Downloader(settings.api_url, timeout=max(60.0, settings.timeout))
+        run.on_close(downloader.close)
+        outcome = BackupOutcome(exit_code=1)
+        run.summary = lambda: {"counts": outcome.counts, "bytes": outcome.bytes}
+        ctx = BackupContext(
+            ledger=run.ledger,
+            run_id=run.run_id,
+            client=run.client,
+            dest=dest,
+            dest_id=destination_id(dest.uri),
+            downloader=downloader,
+            backoff=opts.retry_backoff,
+        )
+        results, index_error = back_up(ctx, opts.selection(), transfers=opts.transfers, prune=opts.prune)
+        counts = {s: n for s in RESULT_STATES if (n := sum(1 for r in results if r.state == s))}
+        reasons = [f"{r.video_id}: {r.reason}" for r in results if r.state == "failed"]
+        reasons += [f"index: {index_error}"] if index_error else []
+        outcome = BackupOutcome(
+            exit_code=1 if reasons else 0,
+            reasons=reasons,
+            counts=counts,
+            bytes=sum(r.bytes for r in results),
+        )
+        if opts.report_dir:
+            outcome.report_files = [str(p) for p in write_report(results, opts.report_dir, counts)]
+        return outcome
+
+    return run_job("backup", asdict(opts), opts.ledger, settings, body)
+
+
+def preview_backup(opts: BackupOptions, settings: Settings) -> list[str]:
+    """--dry-run: one line per video saying what a run would do (the list read, nothing else); no write."""
+    opts.check()
+    dest = open_destination(opts.to, part_size=opts.part_size)
+    selection = opts.selection()
+    lines: list[str] = []
+    with read_ledger(opts.ledger) as reader, VideoClient.from_settings(settings) as client:
+        held = held_videos(reader, destination_id(dest.uri)) if reader is not None else {}
+        listed = list_videos(client, selection)
+        for video in listed:
+            entry = held.get(video.id)
+            decision = decide(video, entry, selection.since)
+            if decision.read:
+                asset = choose_asset(video)
+                what = f"{asset.quality} {asset.file_size} bytes" if asset else "no downloadable asset"
+                verb = "copy" if entry is None or entry.copied is None else "read"
+                lines.append(f"{verb} {video.id}: {decision.reason} ({what})")
+            else:
+                verb = {"unchanged": "keep", "pending": "wait"}.get(decision.state, "skip")
+                lines.append(f"{verb} {video.id}" + (f": {decision.reason}" if decision.reason else ""))
+        seen = {v.id for v in listed}
+        for video_id, entry in held.items():
+            if video_id in seen or not entry.kept:
+                continue
+            gone = entry.gone
+            if gone is None:
+                lines.append(
+                    f"check {video_id}: kept, not listed any more (a run reads it: deleted or moved)"
+                )
+            elif opts.prune and not gone.get("moved"):
+                lines.append(f"prune {video_id}: {gone.get('why')}")
+            else:
+                lines.append(f"kept {video_id}: {gone.get('why')}")
+    return lines
