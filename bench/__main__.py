@@ -32,6 +32,7 @@ BENCHMARKS = (
     "apply_ops",
     "dask_plane",
     "archive_copy",
+    "remote_ledger",
     "backup_copy",
     "end_to_end",
     "baseline",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -14,7 +13,7 @@ import httpx
 from bench.child import measure
 from bench.figures import Figure
 from bench.services import EmulatorProcess, MotoProcess
-from bench.workload import MIB, BenchConfig, fit_size, settings_for
+from bench.workload import MIB, BenchConfig, environment, fit_size, settings_for
 from connectors.s3_multipart import DEFAULT_IN_FLIGHT, DEFAULT_PART_SIZE
 from emulator.control import Workspace
 
@@ -71,16 +70,8 @@ def _recording(
 @contextmanager
 def _aws_env(moto: MotoProcess) -> Iterator[None]:
     """moto's fake credentials and endpoint in this process's environment (the in-process archive run)."""
-    saved = {k: os.environ.get(k) for k in moto.env}
-    os.environ.update(moto.env)
-    try:
+    with environment(moto.env):
         yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def _s3_client(moto: MotoProcess) -> S3Client:

@@ -16,7 +16,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
@@ -39,8 +39,17 @@ CLOCK_RESOLUTION = timedelta(seconds=1)
 _CONFLICT_CODES = ("PreconditionFailed", "ConditionalRequestConflict", "412", "409")
 
 
-def _utc_text(moment: datetime) -> str:
+def utc_text(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_utc(text: str) -> datetime | None:
+    """A time written by utc_text (or any ISO 8601 UTC text) as an aware datetime; None when unreadable."""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except (ValueError, AttributeError):
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -55,7 +64,7 @@ class Holder:
     @classmethod
     def current(cls, run: str = "") -> Holder:
         """This process, started now."""
-        return cls(host=socket.gethostname(), pid=os.getpid(), started=_utc_text(datetime.now(UTC)), run=run)
+        return cls(host=socket.gethostname(), pid=os.getpid(), started=utc_text(datetime.now(UTC)), run=run)
 
     def describe(self) -> str:
         """'host h, pid 12, started 2026-...Z[, run r]' for messages."""
@@ -70,6 +79,9 @@ class LockRecord:
     txid is the replica's last TXID verified by a clean settle (None when never settled). behind is why the
     replica may miss committed writes ('' when it does not): set when a holder died or could not verify its
     last sync, and kept by later holders until one of them says its run looked every unsettled item up.
+    behind_since: the earliest moment (S3's clock, UTC text) a write missing from the replica can have been
+    made ('' when unknown, or nothing is behind). written_at: the writer's own clock when it wrote the record
+    (read back only, to translate its times to S3's clock).
     """
 
     state: str
@@ -79,14 +91,16 @@ class LockRecord:
     lease_seconds: float
     txid: int | None = None
     behind: str = ""
+    behind_since: str = ""
+    written_at: str = field(default="", compare=False)
 
     def to_bytes(self, ledger: str) -> bytes:
         """The JSON written to S3 (token and renewal make each write's content, so its ETag, unique)."""
         body = {
+            **asdict(self),
             "kind": RECORD_KIND,
             "ledger": ledger,
-            "written_at": _utc_text(datetime.now(UTC)),
-            **asdict(self),
+            "written_at": utc_text(datetime.now(UTC)),
         }
         return json.dumps(body, sort_keys=True).encode("utf-8")
 
@@ -106,6 +120,8 @@ class LockRecord:
                 lease_seconds=float(body["lease_seconds"]),
                 txid=None if body.get("txid") is None else int(body["txid"]),
                 behind=str(body.get("behind", "")),
+                behind_since=str(body.get("behind_since") or ""),
+                written_at=str(body.get("written_at") or ""),
             )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise RemoteLedgerError(f"lock object {where} is not a videoferry ledger lock ({exc})") from None
@@ -119,6 +135,20 @@ class LockView:
     etag: str
     last_modified: datetime
     server_now: datetime
+    read_at: datetime = field(default_factory=lambda: datetime.now(UTC))  #: this machine's clock then
+
+    def on_s3_clock(self, holder_time: str) -> datetime | None:
+        """A time its writer wrote by its own clock (the holder's start), on S3's clock: shifted by how far
+        the writer's clock was from S3's when it wrote this record (written_at against Last-Modified, both to
+        the second). None when unreadable."""
+        moment, written = parse_utc(holder_time), parse_utc(self.record.written_at)
+        if moment is None:
+            return None
+        return moment if written is None else moment + (self.last_modified - written)
+
+    def on_local_clock(self, s3_time: datetime) -> datetime:
+        """A time on S3's clock on this machine's clock (S3's Date against the moment this read answered)."""
+        return s3_time - (self.server_now - self.read_at)
 
     @property
     def expires_at(self) -> datetime:
@@ -175,12 +205,19 @@ class LeaseLock:
             etag=str(resp.get("ETag", "")),
             last_modified=last_modified,
             server_now=_server_time(headers),
+            read_at=datetime.now(UTC),
         )
 
-    def acquire(self, holder: Holder, behind: Callable[[LockView | None], str]) -> LockView | None:
+    def acquire(
+        self,
+        holder: Holder,
+        behind: Callable[[LockView | None], str],
+        since: Callable[[LockView | None], str] = lambda view: "",
+    ) -> LockView | None:
         """Take the lock for holder; the view it replaced (None: there was none) or RemoteLedgerBusyError.
 
-        behind(previous view) gives the reason the replica may miss writes, kept in the new record.
+        behind(previous view) gives the reason the replica may miss writes, since(previous view) the earliest
+        moment such a write can have been made (S3's clock, UTC text); both are kept in the new record.
         """
         view = self.read()
         if view is not None and view.live:
@@ -193,6 +230,7 @@ class LeaseLock:
             lease_seconds=self.lease_seconds,
             txid=view.record.txid if view else None,
             behind=behind(view),
+            behind_since=since(view),
         )
         try:
             self._etag = self._put(record, if_match=view.etag if view else None)
@@ -209,10 +247,18 @@ class LeaseLock:
         mine = self._require()
         self._write(replace(mine, renewal=mine.renewal + 1))
 
-    def release(self, *, txid: int | None, behind: str) -> None:
-        """Mark the lock free with the replica's verified TXID (None: unverified) and why it may be behind."""
+    def release(self, *, txid: int | None, behind: str, behind_since: str = "") -> None:
+        """Mark the lock free with the replica's verified TXID (None: unverified), why it may be behind and
+        since when (S3's clock, UTC text; '' unknown)."""
         mine = self._require()
-        record = replace(mine, state=FREE, renewal=mine.renewal + 1, txid=txid, behind=behind)
+        record = replace(
+            mine,
+            state=FREE,
+            renewal=mine.renewal + 1,
+            txid=txid,
+            behind=behind,
+            behind_since=behind_since if behind else "",
+        )
         self._write(record)
         self._mine = None
 
@@ -265,7 +311,7 @@ class LeaseLock:
             )
         return RemoteLedgerBusyError(
             f"ledger {self.ledger_url} is in use by another run ({view.record.holder.describe()}); its lease "
-            f"runs to {_utc_text(view.expires_at)} (S3's clock) unless renewed; wait for it to finish "
+            f"runs to {utc_text(view.expires_at)} (S3's clock) unless renewed; wait for it to finish "
             "or use another ledger"
         )
 

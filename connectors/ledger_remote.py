@@ -16,15 +16,25 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from connectors.ledger_errors import RemoteLedgerError, RemoteLedgerLostError
-from connectors.ledger_lease import HELD, LOCK_SUFFIX, Holder, LeaseKeeper, LeaseLock, LockView
+from connectors.ledger_lease import (
+    HELD,
+    LOCK_SUFFIX,
+    Holder,
+    LeaseKeeper,
+    LeaseLock,
+    LockView,
+    parse_utc,
+    utc_text,
+)
 from connectors.litestream import Litestream, Replica
 from connectors.s3 import S3Config, S3UriError, make_s3_client, parse_s3_uri
 
@@ -41,9 +51,44 @@ DEFAULT_SYNC_INTERVAL = 1.0
 _REGION_FALLBACK = "us-east-1"
 
 
-def is_remote_ledger(value: str) -> bool:
+#: The working folder of remote ledgers' local copies (and their runs' rate limiter store) when set.
+WORKDIR_VAR = "VIDEOFERRY_WORKDIR"
+#: The lease of a remote ledger's lock in seconds when set (default DEFAULT_LEASE_SECONDS, at least 5).
+LEASE_VAR = "VIDEOFERRY_LEDGER_LEASE"
+MIN_LEASE_SECONDS = 5.0
+
+
+def is_remote_ledger(value: str | os.PathLike[str]) -> bool:
     """Whether a --ledger value names a remote ledger (s3://...) rather than a local file."""
-    return value.startswith("s3://")
+    return str(value).startswith("s3://")
+
+
+def lease_from_env(env: Mapping[str, str] | None = None) -> float:
+    """The lease runs take (VIDEOFERRY_LEDGER_LEASE seconds, else 60): how long a dead holder keeps the
+    ledger. RemoteLedgerError when it is not a number of at least 5 seconds."""
+    env = os.environ if env is None else env
+    raw = env.get(LEASE_VAR, "").strip()
+    if not raw:
+        return DEFAULT_LEASE_SECONDS
+    try:
+        lease = float(raw)
+    except ValueError:
+        lease = -1.0
+    if not lease >= MIN_LEASE_SECONDS:
+        least = f"{MIN_LEASE_SECONDS:g}"
+        raise RemoteLedgerError(f"{LEASE_VAR}={raw!r}: give the lease in seconds, at least {least}")
+    return lease
+
+
+def default_workdir(env: Mapping[str, str] | None = None) -> Path:
+    """Where runs on this machine keep remote ledgers' local copies: VIDEOFERRY_WORKDIR, else the user's cache
+    folder ($XDG_CACHE_HOME/videoferry, ~/.cache/videoferry). Anything in it may vanish between runs."""
+    env = os.environ if env is None else env
+    given = env.get(WORKDIR_VAR, "").strip()
+    if given:
+        return Path(given).expanduser()
+    cache = env.get("XDG_CACHE_HOME", "").strip()
+    return (Path(cache).expanduser() if cache else Path.home() / ".cache") / "videoferry"
 
 
 @dataclass
@@ -107,12 +152,32 @@ def behind_reason(previous: LockView | None, *, restored_txid: int | None, now_h
     return ""
 
 
+def behind_since(previous: LockView | None, reason: str) -> datetime | None:
+    """Since when (S3's clock) writes missing from a copy that may be behind for `reason` can have been made:
+    the start of the holder whose writes may be missing, or of an earlier one still unreconciled (the lock
+    keeps it); None when nothing is behind or the moment is unknown (no lock record, a replica that lost
+    files)."""
+    if not reason or previous is None:
+        return None
+    record = previous.record
+    kept = parse_utc(record.behind_since) if record.behind else None
+    if record.behind and kept is None:
+        return None  # behind since a moment no record kept
+    own = record.state == HELD or (not record.behind and record.txid is None)
+    started = previous.on_s3_clock(record.holder.started) if own else None
+    if own and started is None:
+        return None
+    moments = [m for m in (kept, started) if m is not None]
+    return min(moments) if moments else None
+
+
 class RemoteLedger:
     """One run's hold on a remote ledger: the local copy (path), the lock, and Litestream replicating it.
 
     may_be_behind / behind_reason: the restored copy may miss transactions its last holder committed (that
     holder died, or could not verify its final sync): the job must then look up every item the copy does not
-    show as settled before creating it. restored is False for a new ledger (no replica yet).
+    show as settled before creating it. behind_since: the earliest moment (this machine's clock) such a
+    transaction can have been made (None: unknown). restored is False for a new ledger (no replica yet).
     """
 
     def __init__(self, url: str, lock: LeaseLock, engine: Litestream, stats: RemoteLedgerStats) -> None:
@@ -124,7 +189,12 @@ class RemoteLedger:
         self.restored = False
         self.restored_txid: int | None = None
         self.behind_reason = ""
+        self.behind_since: datetime | None = None
+        self._behind_since_s3: datetime | None = None
+        self._acquired_s3: datetime | None = None  #: when this run took the lock (S3's clock, about)
         self._reconciled = False
+        #: Called once (from the lease's thread) when this run loses the ledger: to stop the job's workers.
+        self.on_lost: Callable[[str], None] | None = None
         self._keeper: LeaseKeeper | None = None
         self._replicating = False
         self._started = False
@@ -168,13 +238,14 @@ class RemoteLedger:
         try:
             previous = lock.acquire(
                 holder or Holder.current(),
-                lambda view: behind_reason(
-                    view, restored_txid=None if view is None else view.record.txid, now_held=True
-                ),
+                lambda view: _guessed_reason(view),
+                lambda view: _since_text(behind_since(view, _guessed_reason(view))),
             )
         except BaseException:
             engine.close()
             raise
+        # S3's clock when the lock was taken: the Date of the read just before it (no lock yet: ours).
+        home._acquired_s3 = previous.server_now if previous is not None else datetime.now(UTC)
         home._keeper = LeaseKeeper(lock, home._on_lost, acquired_at=sent)
         home._keeper.start()
         try:
@@ -184,6 +255,9 @@ class RemoteLedger:
             stats.restore_seconds = time.monotonic() - restore_started
             home.restored = home.restored_txid is not None
             home.behind_reason = behind_reason(previous, restored_txid=home.restored_txid, now_held=True)
+            home._behind_since_s3 = behind_since(previous, home.behind_reason)
+            if home._behind_since_s3 is not None and previous is not None:
+                home.behind_since = previous.on_local_clock(home._behind_since_s3)
             prepare(engine.db_path)
             if not engine.db_path.is_file():
                 raise RemoteLedgerError(f"ledger {url}: prepare() left no ledger file at {engine.db_path}")
@@ -233,6 +307,8 @@ class RemoteLedger:
 
     def _on_lost(self, why: str) -> None:
         self.litestream.kill()
+        if self.on_lost is not None:
+            self.on_lost(why)
 
     # ------------------------------------------------------------------ the end
 
@@ -303,9 +379,12 @@ class RemoteLedger:
         if self._keeper is not None:
             self._keeper.stop()
         self._settled = True
+        since = self._behind_since_s3
+        if behind and not self.behind_reason:  # this run ended unverified: since it took the lock
+            since = self._acquired_s3
         try:
             if self.lock.mine is not None:
-                self.lock.release(txid=txid, behind=behind)
+                self.lock.release(txid=txid, behind=behind, behind_since=_since_text(since))
         finally:
             self.litestream.close()
 
@@ -323,6 +402,15 @@ class RemoteLedger:
             self.settle()
         except RemoteLedgerError as settle_error:
             log.error("ledger %s: %s", self.url, settle_error)
+
+
+def _guessed_reason(view: LockView | None) -> str:
+    """The reason a run taking the lock records before it restores (its restore tells the final one)."""
+    return behind_reason(view, restored_txid=None if view is None else view.record.txid, now_held=True)
+
+
+def _since_text(moment: datetime | None) -> str:
+    return "" if moment is None else utc_text(moment)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ closes what it opened.
 from __future__ import annotations
 
 import importlib
+import logging
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field, fields
@@ -27,8 +28,12 @@ from tasks.stop import ServiceUnavailable, Stop
 if TYPE_CHECKING:
     from connectors.client import VideoClient
     from connectors.config import Settings
+    from connectors.ledger_remote import RemoteLedger
     from state.ledger import Ledger
     from state.machine import RunStatus
+    from tasks.gap import Gap
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "ConfigError",
@@ -38,8 +43,8 @@ __all__ = [
     "Outcome",
     "Run",
     "ServiceUnavailable",
-    "catch_interrupts",
     "exit_for",
+    "failure",
     "ledger_path",
     "read_ledger",
     "run_job",
@@ -67,11 +72,14 @@ def exit_for(exc: BaseException) -> tuple[Exit, str] | None:
 
     ConfigError is the root of every configuration error (connectors.config: missing variables; each job's
     option checks, the desired-state file's rules); a refused token, an unreadable input file and a ledger
-    that cannot be used are configuration to fix first too.
+    that cannot be used are configuration to fix first too (a remote ledger another run holds: exit 2 naming
+    the holder; one this run lost mid-way: exit 1, rerun).
     """
     from connectors.errors import AuthError, VideoApiError
     from connectors.input_files import InputFileError
+    from connectors.ledger_errors import RemoteLedgerError, RemoteLedgerLostError
     from state.errors import LedgerError
+    from tasks.gap import GapListingFailed
 
     if isinstance(exc, Interrupted) and str(exc):
         return Exit.INTERRUPTED, str(exc)
@@ -79,9 +87,11 @@ def exit_for(exc: BaseException) -> tuple[Exit, str] | None:
         return Exit.INTERRUPTED, "interrupted before the run began: nothing was sent; rerun the same command"
     if isinstance(exc, AuthError):
         return Exit.CONFIG, f"the service refused the token (VIDEOFERRY_TOKEN): {exc}"
-    if isinstance(exc, ConfigError | InputFileError | LedgerError):
+    if isinstance(exc, RemoteLedgerLostError):  # lost mid-run: what was done is recorded; rerun
+        return Exit.INCOMPLETE, f"{exc}; rerun the same command to go on"
+    if isinstance(exc, ConfigError | InputFileError | LedgerError | RemoteLedgerError):
         return Exit.CONFIG, str(exc)
-    if isinstance(exc, ServiceUnavailable):
+    if isinstance(exc, ServiceUnavailable | GapListingFailed):
         return Exit.INCOMPLETE, str(exc)
     if isinstance(exc, VideoApiError):
         return Exit.INCOMPLETE, f"the service answered {type(exc).__name__} (code {exc.code})"
@@ -107,13 +117,25 @@ def run_status(exit_code: int) -> RunStatus:
     return statuses.get(exit_code, RunStatus.FAILED)
 
 
+def failure(source: str, code: object, message: str) -> dict[str, str]:
+    """One thing a run did not do, as a person reads it: its source (a file, an s3:// object, a URL without
+    its query string, or what else names it: a row and its target), the error code and the message (URLs
+    in it without query strings: no signature, no token)."""
+    from core.redact import safe_uri, scrub_urls
+
+    shown = "" if code is None else str(code)
+    return {"source": safe_uri(source), "code": shown, "message": scrub_urls(message)}
+
+
 @dataclass
 class Outcome:
-    """How a run of a job ended: its exit status and the lines that say why (each job adds its own fields)."""
+    """How a run of a job ended: its exit status and the lines that say why (each job adds its own fields);
+    failed: what it did not do, each a failure() (source, code, message), for the flow's artifact."""
 
     exit_code: int
     reasons: list[str] = field(default_factory=list)
     report_files: list[str] = field(default_factory=list)
+    failed: list[dict[str, str]] = field(default_factory=list)
 
     def log_lines(self) -> list[str]:
         """What the run says: the flow logs these, and names a failure by the first."""
@@ -152,16 +174,41 @@ class Job:
 
 
 def ledger_path(uri: str | Path) -> Path:
-    """Where the ledger `uri` names is, as a local file: the one place that says so (a remote ledger,
-    `--ledger s3://...`, will be a local copy fetched here before the run and put back after it)."""
+    """Where the ledger `uri` names is, as a local file: the one place that says so. A remote ledger
+    (`--ledger s3://bucket/key`) is a local copy in the working folder (connectors.ledger_remote:
+    VIDEOFERRY_WORKDIR, else ~/.cache/videoferry), restored there when a run starts and replicated while it
+    runs; the file exists only while a run holds it (and after, until the next run restores it again)."""
+    from connectors.ledger_remote import default_workdir, is_remote_ledger, local_path
+
+    if is_remote_ledger(uri):
+        return local_path(str(uri), default_workdir())
     return Path(uri).expanduser()
 
 
 @contextmanager
-def read_ledger(uri: str | Path) -> Iterator[Ledger | None]:
-    """The ledger to read what earlier runs recorded (no run, no lock), or None when there is none yet."""
+def read_ledger(uri: str | Path, notes: list[str] | None = None) -> Iterator[Ledger | None]:
+    """The ledger to read what earlier runs recorded (no run, no lock), or None when there is none yet.
+
+    A remote ledger is restored into a temporary folder without its lock (status, report, dry runs); when
+    that copy may miss what a run wrote since its last sync (a run holds it now, or its last holder died),
+    `notes` gets a line saying so.
+    """
+    from connectors.ledger_remote import is_remote_ledger, open_readonly
     from state.ledger import Ledger
 
+    if is_remote_ledger(uri):
+        with open_readonly(str(uri)) as copy:
+            if copy.may_be_behind and notes is not None:
+                notes.append(f"ledger {uri}: this copy may be behind: {copy.behind_reason}")
+            if not copy.exists:
+                yield None
+                return
+            ledger = Ledger.open(copy.path, create=False)
+            try:
+                yield ledger
+            finally:
+                ledger.close()
+        return
     path = ledger_path(uri)
     if not path.exists():
         yield None
@@ -180,6 +227,9 @@ class Run:
 
     on_end() registers what stops the job's workers once the body is over (pools, receivers), before the run
     is finished; on_close() what to close after it (the job's own resources); each last registered first.
+    On a remote ledger: gap is the replication gap when the restored copy may be behind (tasks/gap.py; None
+    otherwise), and durable() pushes every committed write to S3 before it returns (a local ledger's writes
+    are durable when committed: nothing to do).
     """
 
     name: str
@@ -189,6 +239,8 @@ class Run:
     client: VideoClient
     stop: Stop = field(default_factory=Stop)
     summary: Callable[[], Mapping[str, Any]] = dict
+    gap: Gap | None = None
+    durable: Callable[[], None] = field(default=lambda: None, repr=False)
     _ending: ExitStack = field(default_factory=ExitStack, repr=False)
     _closing: ExitStack = field(default_factory=ExitStack, repr=False)
 
@@ -215,24 +267,81 @@ def run_job(
     all), open, start (params recorded, secrets dropped), client, body, finish with the status its outcome's
     exit status tells, close.
 
+    A remote ledger (s3://) is held for the whole run (connectors/ledger_remote.py): its lock taken (another
+    run holding it: RemoteLedgerBusyError naming it, exit status 2), the replica restored into the working
+    folder, replicated while the run writes, settled after the ledger is closed. No intent is written once
+    the lock is lost (the run stops; exit status 1). When the restored copy may be behind, run.gap says so and
+    the jobs look up what it does not show settled before creating it; a run that looked everything up marks
+    the ledger reconciled.
+
     Ctrl-C stops the run (its workers take no new work), marks it interrupted and goes on up as Interrupted
     (which run stopped, and that a rerun resumes). An exception the map knows (exit_for) ends the run with the
     status of its exit status; any other ends it failed.
     """
-    from state.ledger import Ledger
-    from state.machine import RunStatus
+    from connectors.ledger_remote import is_remote_ledger
     from tasks.preflight import check_reachable
-    from tasks.service import run_client
 
     check_reachable(settings)  # a typo'd address: exit status 2 within seconds, before the ledger is touched
-    path = ledger_path(ledger)
-    book = Ledger.open(path)
+    if not is_remote_ledger(ledger):
+        return _run_on(name, params, ledger, None, settings, body)
+    with _hold_remote(str(ledger), name) as home:  # settled after the run's ledger is closed
+        return _run_on(name, params, ledger, home, settings, body)
+
+
+def _hold_remote(url: str, name: str) -> RemoteLedger:
+    """Take, restore and start replicating the remote ledger for a run of the job `name`."""
+    from connectors.ledger_lease import Holder
+    from connectors.ledger_remote import RemoteLedger, default_workdir, lease_from_env
+    from connectors.s3 import S3Config
+    from state.ledger import Ledger
+
+    def prepare(path: Path) -> None:  # the schema created or upgraded before Litestream sees the file
+        Ledger.open(path).close()
+
+    return RemoteLedger.open(
+        url,
+        default_workdir(),
+        S3Config.from_env(),
+        holder=Holder.current(run=name),
+        prepare=prepare,
+        lease_seconds=lease_from_env(),
+    )
+
+
+def _run_on(
+    name: str,
+    params: Mapping[str, Any],
+    ledger: str | Path,
+    home: RemoteLedger | None,
+    settings: Settings,
+    body: Callable[[Run], OutcomeT],
+) -> OutcomeT:
+    from connectors.ledger_errors import RemoteLedgerLostError
+    from state.ledger import Ledger
+    from state.machine import RunStatus
+    from tasks.gap import Gap
+    from tasks.service import run_client
+
+    book = Ledger.open(home.path if home is not None else ledger_path(ledger))
     try:
+        if home is not None:
+            book.guard_intents(home.check)  # no intent (so no call) once the lock is lost
         run_id = book.start_run(name, params)
     except BaseException:  # e.g. another run holds the ledger: give the connection back before saying so
         book.close()
         raise
-    run = Run(name, book, run_id, settings, run_client(settings, str(path)))
+    run = Run(name, book, run_id, settings, run_client(settings, ledger))
+    if home is not None:
+        home.on_lost = lambda why: run.stop(RemoteLedgerLostError(why))
+        run.durable = lambda: None if home.sync() is None else None
+        if home.may_be_behind:
+            run.gap = Gap(home.behind_reason, home.behind_since)
+            log.warning(
+                "ledger %s: the restored copy may be behind (%s); whatever it does not show settled is looked"
+                " up before anything is created for it",
+                home.url,
+                home.behind_reason,
+            )
     status = RunStatus.FAILED
     try:
         with run._ending:
@@ -242,6 +351,8 @@ def run_job(
                 run.stop(KeyboardInterrupt("interrupted by the user"))  # the workers take no new work
                 raise
         status = run_status(outcome.exit_code)
+        if home is not None and run.gap is not None:
+            _close_gap(home, run.gap, book)
         return outcome
     except KeyboardInterrupt:
         status = RunStatus.INTERRUPTED
@@ -261,13 +372,7 @@ def run_job(
                 book.close()
 
 
-# -- Ctrl-C ------------------------------------------------------------------------------------------------
-
-#: After the first Ctrl-C a run has this long to stop its workers and record the run interrupted; then (or at
-#: a second Ctrl-C) the process ends at once, as a kill would end it: the next run settles what was in flight.
-STOP_GRACE_SECONDS = 10.0
-#: The wakeup socket of catch_interrupts (referenced here so it is never closed while the fd is set).
-_WAKEUP: list[Any] = []
+# -- Ctrl-C (the process's handling: flows/interrupts.py) ---------------------------------------------------
 
 
 def _interrupted(run: Run) -> str:
@@ -285,79 +390,18 @@ def _interrupted(run: Run) -> str:
     )
 
 
-def catch_interrupts(grace: float = STOP_GRACE_SECONDS) -> None:
-    """Ctrl-C for a command's process (call once, from the main thread): the first raises KeyboardInterrupt
-    where the command is (the run stops its workers and ends with exit status 130, its own line said) and
-    hushes the log lines of the stopping; the process ends at once, with exit status 130, at a second Ctrl-C
-    or when stopping takes longer than `grace` seconds.
-
-    The kernel may hand a signal to any thread, and Python runs its handler only in the main thread once that
-    thread runs Python again (not while it waits for a worker), so a watcher thread reads every signal's
-    number from the wakeup fd (signal.set_wakeup_fd) and counts the presses itself.
-    """
-    import os
-    import signal
-    import socket
-    import sys
-    import threading
-
-    presses = {"count": 0}
-    lock = threading.Lock()
-
-    def stop_now(why: str) -> None:
-        try:
-            sys.stderr.write(f"\ninterrupted ({why}): stopped at once; a rerun settles what was in flight\n")
-            sys.stderr.flush()
-        finally:
-            os._exit(int(Exit.INTERRUPTED))
-
-    def pressed() -> None:
-        with lock:
-            presses["count"] += 1
-            count = presses["count"]
-        if count == 1:
-            _hush_logs()
-            watchdog = threading.Timer(grace, stop_now, args=(f"still stopping after {grace:g} s",))
-            watchdog.daemon = True
-            watchdog.start()
-        else:
-            stop_now("a second Ctrl-C")
-
-    def on_sigint(signum: int, frame: Any) -> None:
-        if not raised.is_set():  # the first press only: a later one is the watcher's, at once
-            raised.set()
-            raise KeyboardInterrupt
-
-    reader, writer = socket.socketpair()
-    writer.setblocking(False)
-    _WAKEUP.append(writer)  # kept open for the process's life: the signal's C handler writes to its fd
-
-    def watch() -> None:
-        while True:
-            data = reader.recv(64)
-            if not data:
-                return
-            for number in data:
-                if number == signal.SIGINT:
-                    pressed()
-
-    raised = threading.Event()
-    if threading.current_thread() is not threading.main_thread():
-        return  # only the main thread may handle signals: Python's default Ctrl-C stays
-    signal.signal(signal.SIGINT, on_sigint)
-    signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
-    threading.Thread(target=watch, name="interrupts", daemon=True).start()
-
-
-def _hush_logs() -> None:
-    """While a run stops after Ctrl-C, no log line reaches the terminal (the command says one line): our own
-    loggers and Prefect's console handlers are raised above CRITICAL (Prefect's API still gets its logs)."""
-    import logging
-
-    for name in ("connectors", "core", "flows", "state", "tasks"):
-        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
-    loggers = [logging.getLogger(), *(logging.getLogger(n) for n in list(logging.root.manager.loggerDict))]
-    for logger in loggers:
-        for handler in getattr(logger, "handlers", ()):
-            if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
-                handler.setLevel(logging.CRITICAL + 1)
+def _close_gap(home: RemoteLedger, gap: Gap, book: Ledger) -> None:
+    """Mark the remote ledger reconciled when this run looked up everything its copy did not show settled."""
+    left = gap.unsettled(book)
+    if gap.complete(book):
+        home.mark_reconciled()
+        log.info("ledger %s: every unsettled entry was looked up; the gap is closed", home.url)
+    else:
+        shown = ", ".join(left[:5]) + (" ..." if len(left) > 5 else "")
+        log.warning(
+            "ledger %s: %d entr%s not looked up in this run (%s): the next run looks them up again",
+            home.url,
+            len(left),
+            "y" if len(left) == 1 else "ies",
+            shown or "the listing failed",
+        )

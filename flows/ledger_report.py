@@ -225,14 +225,16 @@ def write_report(report: Report, out_dir: Path, formats: tuple[str, ...] = FORMA
     )
 
 
-def report_only(ledger_path: str, report_dir: str, formats: tuple[str, ...]) -> tuple[Report, list[Path]]:
-    """Write the report of an existing ledger (no run, no lock, no API call)."""
-    from flows.job import ledger_path as local_path
-    from state.ledger import Ledger
+def report_only(
+    ledger: str, report_dir: str, formats: tuple[str, ...], notes: list[str] | None = None
+) -> tuple[Report, list[Path]]:
+    """Write the report of an existing ledger, a path or s3:// (no run, no lock, no API call); `notes` gets
+    a line when a remote ledger's copy may be behind."""
+    from flows.job import read_ledger
+    from state.errors import LedgerError
 
-    ledger = Ledger.open(local_path(ledger_path), create=False)
-    try:
-        report = build_report(ledger)
-        return report, write_report(report, Path(report_dir), formats)
-    finally:
-        ledger.close()
+    with read_ledger(ledger, notes) as book:
+        if book is None:
+            raise LedgerError(f"ledger {ledger} does not exist")
+        report = build_report(book)
+    return report, write_report(report, Path(report_dir), formats)

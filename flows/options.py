@@ -83,10 +83,16 @@ def about(
 # -- the options every job shares: one name, one unit, one bound -----------------------------------------
 
 
-def ledger_option(help: str = "The ledger file.") -> Any:
-    """--ledger PATH (VIDEOFERRY_LEDGER): the ledger of the run (DEFAULT_LEDGER when none is given)."""
+#: What every job's --ledger help ends with: where a ledger can live.
+LEDGER_WHERE = " A file, or s3://bucket/key: a remote ledger (locked, replicated; README 'Remote ledger')."
+
+
+def ledger_option(help: str = "The ledger.") -> Any:
+    """--ledger PATH|s3://bucket/key (VIDEOFERRY_LEDGER): the ledger of the run (DEFAULT_LEDGER when none is
+    given); s3:// is a remote ledger (flows/job.run_job holds it for the run)."""
     return field(
-        default=DEFAULT_LEDGER, metadata=about(help, Cli(envvar="VIDEOFERRY_LEDGER", metavar="PATH"))
+        default=DEFAULT_LEDGER,
+        metadata=about(help + LEDGER_WHERE, Cli(envvar="VIDEOFERRY_LEDGER", metavar="PATH|s3://BUCKET/KEY"))
     )
 
 

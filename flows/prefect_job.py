@@ -1,23 +1,29 @@
 """A job through Prefect and back, written once: the flow's tail, and running a flow from the command line.
 
-Every job's flow (flows/<job>/flow.py) ends with flow_tail(outcome): its lines logged, Completed with the
-outcome, or Failed exactly when the exit status is not 0 (a nightly deployment shows red), its data a
-JobFailed that carries the outcome, so Prefect can resolve it as the run's exception and the command line
-still reads the outcome back. The command line runs a job's flow as a deployment's worker does (the same
-function, its parameters) and reads the outcome with outcome_of(state).
+Every job's flow (flows/<job>/flow.py) runs its body through job_flow, which ends with flow_tail(outcome):
+its lines logged, an outcome artifact (what failed: source, error code, message; where the report is),
+Completed with the outcome, or Failed exactly when the exit status is not 0 (a nightly deployment shows red),
+its data a JobFailed that carries the outcome, so Prefect can resolve it as the run's exception and the
+command line still reads the outcome back. A configuration error (exit status 2: a busy ledger, a missing
+token) ends the run Failed the same way, with its message, not a traceback. The command line runs a job's
+flow as a deployment's worker does (the same function, its parameters) and reads the outcome with
+outcome_of(state).
 """
 
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from prefect import get_run_logger
+from prefect.artifacts import create_markdown_artifact
 from prefect.states import Failed, State
 
-from flows.job import Outcome
+from flows.job import Outcome, exit_for, failure
 
 if TYPE_CHECKING:
     from connectors.config import Settings
@@ -26,34 +32,109 @@ OutcomeT = TypeVar("OutcomeT", bound=Outcome)
 
 
 class JobFailed(Exception):
-    """A job's flow run ended with a non-zero exit status; outcome: what it did (Outcome.as_dict())."""
+    """A job's flow run ended with a non-zero exit status; outcome: what it did (Outcome.as_dict()); cause:
+    the exception that ended it, when one did (a configuration error), for the command line to raise again."""
 
-    def __init__(self, message: str, outcome: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self, message: str, outcome: Mapping[str, Any] | None = None, cause: BaseException | None = None
+    ) -> None:
         super().__init__(message)
         self.outcome = dict(outcome or {})
+        self.cause = cause
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (a result kept by Prefect) without its cause: the message and the outcome travel."""
+        return (JobFailed, (str(self), self.outcome))
 
 
-def flow_tail(outcome: Outcome) -> dict[str, Any] | State[Any]:
-    """The end of every job's flow: log what the run says; Completed with the outcome, or Failed when its
-    exit status is not 0 (its data a JobFailed holding the outcome)."""
+#: What Prefect's engine logs, with the traceback, when a flow run on a worker ends Failed.
+_ENGINE_LINE = "Engine execution exited with unexpected exception"
+
+
+class _ExpectedFailure(logging.Filter):
+    """Drops the engine's traceback of a job that ended with a non-zero exit status: that is the job's
+    outcome, said by the Failed state's message and the run's own lines, not an unexpected exception."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not (record.getMessage() == _ENGINE_LINE and isinstance(exc, JobFailed))
+
+
+_FILTER = _ExpectedFailure()
+
+
+def job_flow(run: Callable[[], OutcomeT], outcome: type[OutcomeT]) -> dict[str, Any] | State[Any]:
+    """The body of every job's flow: run(), then flow_tail. An exception the job map knows (exit_for: a
+    configuration error, a busy ledger) ends the run Failed with the exit status and its message, not a
+    traceback; any other (a bug) goes on up."""
+    try:
+        done = run()
+    except Exception as exc:
+        mapped = exit_for(exc)
+        if mapped is None:
+            raise
+        code, message = mapped
+        failed = [failure("the run", f"exit {int(code)}", message)]
+        return flow_tail(outcome(exit_code=int(code), reasons=[message], failed=failed), cause=exc)
+    return flow_tail(done)
+
+
+def flow_tail(outcome: Outcome, cause: BaseException | None = None) -> dict[str, Any] | State[Any]:
+    """The end of every job's flow: log what the run says, make its outcome artifact (what failed, with
+    source, error code and message; where the report is); Completed with the outcome, or Failed when its
+    exit status is not 0 (its data a JobFailed holding the outcome, and the exception that ended it)."""
     logger = get_run_logger()
     for line in outcome.log_lines():
         logger.info(line)
+    create_markdown_artifact(
+        outcome_markdown(outcome), key="videoferry-outcome", description="What the run did not do, and why"
+    )
     result = outcome.as_dict()
     if outcome.exit_code == 0:
         return result
+    logging.getLogger("prefect.flow_runs").addFilter(_FILTER)
     message = outcome.failure()
-    return Failed(message=message, data=JobFailed(message, result))
+    return Failed(message=message, data=JobFailed(message, result, cause))
+
+
+def outcome_markdown(outcome: Outcome) -> str:
+    """The outcome artifact: exit status, the report's files (paths or s3:// URLs), and a table of what
+    failed (source, error code, message); no secret (failure() keeps URLs without query strings)."""
+    status = "done" if outcome.exit_code == 0 else outcome.failure()
+    lines = [f"# {status}", ""]
+    if outcome.report_files:
+        lines += ["Report: " + ", ".join(f"[{Path(f).name}]({f})" for f in outcome.report_files), ""]
+    if outcome.failed:
+        lines += [f"{len(outcome.failed)} not done:", "", "| source | code | message |", "|---|---|---|"]
+        lines += [
+            f"| {_cell(f['source'])} | {_cell(f['code'])} | {_cell(f['message'])} |"
+            for f in outcome.failed[:ARTIFACT_FAILURES]
+        ]
+        if len(outcome.failed) > ARTIFACT_FAILURES:
+            more = len(outcome.failed) - ARTIFACT_FAILURES
+            lines.append(f"\n... and {more} more (the report has them all)")
+    return "\n".join(lines)
+
+
+#: The most failures the outcome artifact lists.
+ARTIFACT_FAILURES = 200
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def outcome_of(state: State[Any], outcome: type[OutcomeT]) -> OutcomeT:
     """The outcome of a finished flow run (Completed, or Failed with a JobFailed); an exception the flow
-    raised (a configuration error, Ctrl-C) is raised again, for the command line's exit status."""
+    raised, or that ended it (a configuration error, Ctrl-C), is raised again, for the command line's exit
+    status."""
     if state.is_completed():
         data = state.result()
     else:
         data = state.result(raise_on_failure=False)
         if isinstance(data, JobFailed):
+            if data.cause is not None:
+                raise data.cause
             data = data.outcome
         elif isinstance(data, BaseException):
             raise data

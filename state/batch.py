@@ -115,6 +115,7 @@ class LedgerBatches:
 
     def begin_creates(self, run_id: str | None, intents: Iterable[CreateIntent]) -> None:
         """begin_create for many items (planned -> creating), before their create calls."""
+        self._db.guard_intent()
         with self._db.write() as conn:
             begin_creates(conn, self._db.now(), run_id, list(intents))
 

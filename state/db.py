@@ -44,6 +44,14 @@ class LedgerDB:
         self.clock = clock
         self.lock = threading.RLock()
         self.closed = False
+        #: Called before every intent is written (a create's, an operation's, a unit's); raising refuses it.
+        #: A remote ledger's holder sets it: no call is made once its writes can no longer reach the replica.
+        self.intent_guard: Callable[[], None] | None = None
+
+    def guard_intent(self) -> None:
+        """Run the intent guard (nothing when none is set)."""
+        if self.intent_guard is not None:
+            self.intent_guard()
 
     @classmethod
     def open(

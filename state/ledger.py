@@ -55,6 +55,11 @@ class Ledger(LedgerReader, LedgerBatches):
         path = Path(path).expanduser()
         return cls(LedgerDB.open(path, create=create, busy_timeout=busy_timeout, clock=clock or utcnow))
 
+    def guard_intents(self, guard: Callable[[], None] | None) -> None:
+        """Call guard() before every intent is written (begin_create(s), record_op_intent, unit_intent); an
+        exception it raises refuses the intent, so the call is not made (a remote ledger's lost lock)."""
+        self._db.intent_guard = guard
+
     def close(self) -> None:
         """Release the run lock (if held) and close the file."""
         with self._db.lock:
@@ -153,6 +158,7 @@ class Ledger(LedgerReader, LedgerBatches):
         actually sent (None when none travelled); source_version the source's size and mtime / ETag, so a
         source changed before a resumed upload is noticed. Stamps created_intent_at; counts an attempt.
         """
+        self._db.guard_intent()
         with self._db.write() as conn:
             now = self._db.now()
             item_steps.begin_create(conn, now, key, run_id, create_title, create_description, source_version)
@@ -331,6 +337,7 @@ class Ledger(LedgerReader, LedgerBatches):
         """
         operations.check_intent(kind, before)
         target = operations.resolve_target(video_id, target_kind, target_id)
+        self._db.guard_intent()
         with self._db.write() as conn:
             now = self._db.now()
             return operations.record_intent(
@@ -417,6 +424,7 @@ class Ledger(LedgerReader, LedgerBatches):
         """A unit's call intent: the unit is running and an op row (op_key = unit key) holds the intent."""
         operations.check_intent(kind, before)
         target = operations.resolve_target(video_id, None, None)
+        self._db.guard_intent()
         with self._db.write() as conn:
             now = self._db.now()
             state = applied.unit_state(conn, key)

@@ -64,6 +64,9 @@ TRANSITIONS: Mapping[str, frozenset[str]] = {
 # States in which an item may have an upload or processing the service reports on.
 WATCHED_STATES: frozenset[str] = frozenset({UPLOADING, UPLOADED, PROCESSING})
 # States with nothing more to do in this run (counted as the end of an item's run).
+#: The error code of an item `check --adopt` held: videos with its title exist in its parent, none proved its
+#: own. The requeue at every migrate's start leaves it failed (no second video unless asked for by key).
+HELD_BY_ADOPT = "adopt_held"
 END_STATES: frozenset[str] = frozenset({FINISHED, FAILED, ERROR, ABORTED})
 
 # The service's video status (spec 3.1) -> our item state. Non-terminal statuses all mean "processing" to us;

@@ -17,6 +17,7 @@ from state.machine import (
     ERROR,
     FAILED,
     FINISHED,
+    HELD_BY_ADOPT,
     PLANNED,
     PROCESSING,
     UPLOADED,
@@ -169,7 +170,7 @@ def requeue_failed(
     include_service_errors: bool,
 ) -> dict[str, int]:
     """Failed items back to where they can resume (error / aborted restarted on request), written as one
-    batch; {target: count}."""
+    batch; {target: count}. Items held by check --adopt are requeued only when named in keys."""
     states = [FAILED, *([ERROR, ABORTED] if include_service_errors else [])]
     targets: dict[str, int] = {}
     marks = ", ".join("?" * len(states))
@@ -179,6 +180,8 @@ def requeue_failed(
     for row in rows:
         if wanted is not None and row["key"] not in wanted:
             continue
+        if wanted is None and row["error_code"] == HELD_BY_ADOPT:
+            continue  # held by check --adopt: requeued only by key, when the user asks for it
         if row["state"] in (ERROR, ABORTED):
             moves.append(restarted(row, run_id, f"requeued after the service reported {row['state']}"))
         elif row["video_id"] is None:

@@ -110,7 +110,21 @@ def find_created(
     Postponed.
     """
     bound, clock_known = service_bound(client, sent.intent_at)
-    candidates = listed_created(client, sent, bound)
+    listed = listed_created(client, sent, bound)
+    return choose_created(listed, sent, owners, bound=bound, clock_known=clock_known)
+
+
+def choose_created(
+    listed: Iterable[Video],
+    sent: SentCreate,
+    owners: Callable[[Sequence[str]], dict[str, str]],
+    *,
+    bound: datetime | None,
+    clock_known: bool,
+) -> Video | None:
+    """Among listed videos, the one this create made (find_created's choice, for a listing already made):
+    those that fit, none another owner holds, the oldest; several with the clock unknown: Postponed."""
+    candidates = [v for v in listed if fits(v, sent, bound)]
     if not candidates:
         return None
     owned = owners([v.id for v in candidates])

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import html
 import json
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from tasks.private_files import open_private, private_dir, write_private
+
+if TYPE_CHECKING:
+    from connectors.s3 import S3Config
 
 FORMATS = ("csv", "parquet", "json", "html")
 #: The style of every report page.
@@ -99,3 +103,33 @@ def write_report_files(
             write_private(path, page().encode("utf-8"))
             written.append(path)
     return written
+
+
+def publish_report(
+    where: str, write: Callable[[Path], Sequence[Path]], s3: S3Config | None = None
+) -> list[str]:
+    """Write a run's report files into `where`, a directory or s3://bucket/prefix/ (written into a temporary
+    folder, then each file uploaded under the prefix: an ephemeral worker's disk is gone after its run);
+    the files' paths or s3:// URLs."""
+    from connectors.s3 import parse_s3_uri, shared_s3_client
+
+    if not where.startswith("s3://"):
+        return [str(p) for p in write(Path(where).expanduser())]
+    from boto3.exceptions import Boto3Error
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from connectors.config import ConfigError
+
+    bucket, prefix = parse_s3_uri(where if where.endswith("/") else where + "/")
+    client = shared_s3_client(s3)
+    urls: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="vf-report-") as folder:
+        for path in write(Path(folder)):
+            key = f"{prefix}{path.name}"
+            try:
+                client.upload_file(str(path), bucket, key)
+            except (Boto3Error, BotoCoreError, ClientError) as exc:
+                cause = exc.__cause__ if isinstance(exc.__cause__, ClientError) else exc
+                raise ConfigError(f"--report {where}: the report cannot be written there ({cause})") from None
+            urls.append(f"s3://{bucket}/{key}")
+    return urls

@@ -1,28 +1,44 @@
-"""A run's service client with its rate limiter, kept beside the ledger: restarted runs share the budget."""
+"""A run's service client with its rate limiter, kept where restarted runs share the budget; the settings of
+the service from the environment (the token from VIDEOFERRY_TOKEN or a Prefect Secret block)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from connectors.client import VideoClient
-from connectors.config import Settings
+from connectors.config import ConfigError, Settings
+from connectors.ledger_remote import default_workdir, is_remote_ledger
 from connectors.limiter import ApiRateLimiter, rate_limiter
 
-#: The rate limiter's default store, beside the ledger: a run restarted right after a crash (or a second run
-#: with ledgers in the same directory) shares the budget and the 429 pause with the runs before it.
+#: The rate limiter's default store: a run restarted right after a crash (or a second run with ledgers in the
+#: same directory) shares the budget and the 429 pause with the runs before it.
 LIMITER_FILE = "videoferry-limiter.db"
+#: The environment variable naming the Prefect Secret block that holds the API token.
+TOKEN_BLOCK_VAR = "VIDEOFERRY_TOKEN_BLOCK"
+TOKEN_VAR = "VIDEOFERRY_TOKEN"
 
 
-def run_limiter(settings: Settings, ledger_path: str) -> ApiRateLimiter:
-    """The rate limiter of a run: VIDEOFERRY_LIMITER_URL when set, else a SQLite file beside the ledger.
+def limiter_folder(ledger: str | os.PathLike[str]) -> Path:
+    """Where a run's default limiter store is: beside a local ledger file; for a remote ledger (s3://) in
+    the working folder (connectors.ledger_remote.default_workdir), shared by the machine's remote ledgers."""
+    if is_remote_ledger(ledger):
+        return default_workdir()
+    return Path(ledger).expanduser().resolve().parent
+
+
+def run_limiter(settings: Settings, ledger: str | os.PathLike[str]) -> ApiRateLimiter:
+    """The rate limiter of a run on `ledger` (a --ledger value): VIDEOFERRY_LIMITER_URL when set, else a
+    SQLite file in limiter_folder(ledger).
 
     An in-process limiter would forget the calls of a run killed a moment ago: its successor would start with
     a full budget while the service still counts them (and would ignore a 429 pause the killed run was in).
     """
     url = settings.limiter_url
     if not url:
-        folder = Path(ledger_path).resolve().parent
+        folder = limiter_folder(ledger)
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / LIMITER_FILE
         if not path.exists():
@@ -33,7 +49,36 @@ def run_limiter(settings: Settings, ledger_path: str) -> ApiRateLimiter:
     )
 
 
+def run_client(settings: Settings, ledger: str | os.PathLike[str]) -> VideoClient:
+    """The client of a run on `ledger` (a --ledger value): its calls count against the run's rate limiter."""
+    return VideoClient.from_settings(settings, limiter=run_limiter(settings, ledger))
 
-def run_client(settings: Settings, ledger_path: str) -> VideoClient:
-    """The client of a run on the ledger at ledger_path: its calls count against the run's rate limiter."""
-    return VideoClient.from_settings(settings, limiter=run_limiter(settings, ledger_path))
+
+def token_env(env: Mapping[str, str] | None = None) -> Mapping[str, str]:
+    """The environment with the API token: VIDEOFERRY_TOKEN when set, else the value of the Prefect Secret
+    block VIDEOFERRY_TOKEN_BLOCK names (read from the Prefect API in use; the value goes into this copy of the
+    environment only, never into os.environ, a parameter or a log). ConfigError when the block cannot be read.
+    """
+    env = os.environ if env is None else env
+    block = env.get(TOKEN_BLOCK_VAR, "").strip()
+    if env.get(TOKEN_VAR) or not block:
+        return env
+    from prefect.blocks.system import Secret
+
+    try:
+        secret: Any = Secret.load(block)
+        value = secret.get()
+    except Exception as exc:  # the block is missing, not a Secret, or the Prefect API is unreachable
+        raise ConfigError(
+            f"{TOKEN_BLOCK_VAR}={block}: the Prefect Secret block could not be read ({type(exc).__name__}); "
+            f"create it (prefect block create secret) or set {TOKEN_VAR}"
+        ) from None
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{TOKEN_BLOCK_VAR}={block}: the Secret block holds no token (a non-empty string)")
+    return {**env, TOKEN_VAR: value.strip()}
+
+
+def service_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+    """The service's settings from the environment (Settings.from_env), the token from VIDEOFERRY_TOKEN or
+    the Prefect Secret block VIDEOFERRY_TOKEN_BLOCK names (token_env)."""
+    return Settings.from_env(token_env(env), **overrides)

@@ -8,11 +8,11 @@ from prefect import flow
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.states import State
 
-from connectors.config import Settings
 from flows.apply.options import ApplyOptions
 from flows.apply.runner import ApplyOutcome, run_apply
 from flows.options import DEFAULT_LEDGER, DEFAULT_WAIT_TIMEOUT, options_from_params
-from flows.prefect_job import flow_tail
+from flows.prefect_job import job_flow
+from tasks.service import service_settings
 
 #: Rows of the table artifact (the full table is in the report files).
 ARTIFACT_ROWS = 500
@@ -39,10 +39,16 @@ def apply_flow(
     as a Failed flow run (flows/prefect_job.flow_tail), so a nightly deployment shows red when an operation
     failed.
     """
-    opts, service = options_from_params(ApplyOptions, dict(locals()))  # first: locals() is the parameters
-    outcome = run_apply(opts, Settings.from_env(api_url=service.api_url, upload_url=service.upload_url))
+    values = dict(locals())  # first: locals() is the parameters
+    return job_flow(lambda: _apply(values), ApplyOutcome)
+
+
+def _apply(values: dict[str, Any]) -> ApplyOutcome:
+    """The apply flow's body: the options from its parameters, the run, its artifacts."""
+    opts, service = options_from_params(ApplyOptions, values)
+    outcome = run_apply(opts, service_settings(api_url=service.api_url, upload_url=service.upload_url))
     _artifacts(opts.ledger, outcome)
-    return flow_tail(outcome)
+    return outcome
 
 
 def _artifacts(ledger_path: str, outcome: ApplyOutcome) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from connectors.config import ConfigError, Settings
@@ -14,7 +13,7 @@ from connectors.operations import read_operations
 from connectors.retry import describe_failure
 from connectors.s3 import S3Config
 from flows.apply.options import ApplyOptions
-from flows.job import Outcome, Run, read_ledger, run_job, stopped_exit
+from flows.job import Outcome, Run, failure, read_ledger, run_job, stopped_exit
 from flows.ledger_report import build_report, write_report
 from state.applied import Unit
 from state.machine import UNIT_END_STATES, UnitState
@@ -23,6 +22,8 @@ from tasks.apply.plan import ApplyPlan, Refusal, resolve_plan
 from tasks.apply.schedule import advance_units, prepare
 from tasks.apply.unit import run_unit
 from tasks.apply.units import refuse_deletes, unit_plans
+from tasks.gap import GapListingFailed
+from tasks.report_files import publish_report
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,8 @@ def run_apply(opts: ApplyOptions, settings: Settings, *, s3: S3Config | None = N
             s3=s3,
             poll_interval=opts.poll_interval,
             abort=run.stop,
+            gap=run.gap,
+            durable=run.durable,
         )
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=opts.transfers, thread_name_prefix="apply")
         run.on_end(pool.shutdown, wait=True, cancel_futures=True)
@@ -78,6 +81,11 @@ def run_apply(opts: ApplyOptions, settings: Settings, *, s3: S3Config | None = N
         run.ledger.plan_units(plans, run.run_id)
         keys = {p.unit_key for p in plans}
         prepare(ctx, keys)
+        if ctx.gap is not None:  # listed once, before this run makes anything (tasks/apply/gap.py)
+            try:
+                ctx.gap.listing(run.client)
+            except GapListingFailed as exc:
+                ctx.stop(exc)
         settled = advance_units(
             ctx,
             lambda unit: pool.submit(run_unit, ctx, unit),
@@ -88,7 +96,7 @@ def run_apply(opts: ApplyOptions, settings: Settings, *, s3: S3Config | None = N
         outcome = _outcome(ctx, keys, refused, None if settled or ctx.abort.is_set() else opts.wait_timeout)
         if opts.report_dir:
             report = build_report(run.ledger, rejected=[_rejected(r) for r in refused])
-            outcome.report_files = [str(p) for p in write_report(report, Path(opts.report_dir))]
+            outcome.report_files = publish_report(opts.report_dir, lambda d: write_report(report, d), s3)
         return outcome
 
     return run_job("apply", asdict(opts), opts.ledger, settings, body)
@@ -123,7 +131,12 @@ def _outcome(
     code = 0 if not not_done and not errors else 1
     if ctx.abort.is_set():
         code = stopped_exit(ctx.abort)
-    return ApplyOutcome(exit_code=code, reasons=reasons, counts=counts, refused=lines)
+    failed = [
+        failure(f"row {u.row}: {u.kind} {u.target}", u.error_code or u.state, u.error_message or u.state)
+        for u in not_done
+    ]
+    failed += [failure(f"row {r.row}", "refused", f"field {r.field}: {r.reason}") for r in errors]
+    return ApplyOutcome(exit_code=code, reasons=reasons, counts=counts, refused=lines, failed=failed)
 
 
 def _why_not_done(ctx: ApplyContext, u: Unit, units: dict[str, Unit], stopped_waiting: float | None) -> str:

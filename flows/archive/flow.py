@@ -8,11 +8,11 @@ from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 from prefect.states import State
 
-from connectors.config import Settings
 from flows.archive.options import DEFAULT_PART_MIB, ArchiveOptions
-from flows.archive.runner import run_archive
+from flows.archive.runner import ArchiveOutcome, run_archive
 from flows.options import DEFAULT_LEDGER, MIB, options_from_params
-from flows.prefect_job import flow_tail
+from flows.prefect_job import job_flow
+from tasks.service import service_settings
 
 
 @flow(name="videoferry-archive", log_prints=False)
@@ -41,14 +41,18 @@ def archive_flow(
     running the flow, never from a parameter. A run with a failed recording (exit status 1) ends as a Failed
     flow run (flows/prefect_job.flow_tail), so a nightly deployment shows red.
     """
-    opts, service = options_from_params(
-        ArchiveOptions, dict(locals())
-    )  # first: locals() holds the parameters
-    outcome = run_archive(opts, Settings.from_env(api_url=service.api_url, upload_url=service.upload_url))
+    values = dict(locals())  # first: locals() holds the parameters
+    return job_flow(lambda: _archive(values), ArchiveOutcome)
+
+
+def _archive(values: dict[str, Any]) -> ArchiveOutcome:
+    """The archive flow's body: the options from its parameters, the run, its summary artifact."""
+    opts, service = options_from_params(ArchiveOptions, values)
+    outcome = run_archive(opts, service_settings(api_url=service.api_url, upload_url=service.upload_url))
     counts = ", ".join(f"{n} {s}" for s, n in outcome.counts.items()) or "no recordings"
     text = "\n".join(
         ["# videoferry archive", "", f"{counts}; {outcome.bytes} bytes copied", ""]
         + [f"- {line}" for line in outcome.reasons]
     )
     create_markdown_artifact(text, key="videoferry-archive-summary", description="Archive summary")
-    return flow_tail(outcome)
+    return outcome

@@ -8,11 +8,11 @@ from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 from prefect.states import State
 
-from connectors.config import Settings
 from flows.backup.options import DEFAULT_PART_MIB, BackupOptions
-from flows.backup.runner import run_backup
+from flows.backup.runner import BackupOutcome, run_backup
 from flows.options import DEFAULT_LEDGER, MIB, options_from_params
-from flows.prefect_job import flow_tail
+from flows.prefect_job import job_flow
+from tasks.service import service_settings
 
 
 @flow(name="videoferry-backup", log_prints=False)
@@ -34,15 +34,22 @@ def backup_flow(
 
     The parameters are BackupOptions' flow fields (flows/backup/options.py), then the service's
     {base_url} / {upload_url} (None reads VIDEOFERRY_API_URL / VIDEOFERRY_UPLOAD_URL). The token comes from
-    VIDEOFERRY_TOKEN in the environment running the flow, never from a parameter. A run with a failed video
-    (exit status 1) ends as a Failed flow run (flows/prefect_job.flow_tail), a nightly run shows red.
+    VIDEOFERRY_TOKEN or the Secret block VIDEOFERRY_TOKEN_BLOCK names, never from a parameter. A run with a
+    failed video (exit status 1) ends as a Failed flow run (flows/prefect_job.flow_tail), a nightly run shows
+    red.
     """
-    opts, service = options_from_params(BackupOptions, dict(locals()))  # first: locals() holds the parameters
-    outcome = run_backup(opts, Settings.from_env(api_url=service.api_url, upload_url=service.upload_url))
+    values = dict(locals())  # first: locals() holds the parameters
+    return job_flow(lambda: _backup(values), BackupOutcome)
+
+
+def _backup(values: dict[str, Any]) -> BackupOutcome:
+    """The backup flow's body: the options from its parameters, the run, its summary artifact."""
+    opts, service = options_from_params(BackupOptions, values)
+    outcome = run_backup(opts, service_settings(api_url=service.api_url, upload_url=service.upload_url))
     counts = ", ".join(f"{n} {s}" for s, n in outcome.counts.items()) or "no videos"
     text = "\n".join(
         ["# videoferry backup", "", f"{counts}; {outcome.bytes} bytes copied", ""]
         + [f"- {line}" for line in outcome.reasons]
     )
     create_markdown_artifact(text, key="videoferry-backup-summary", description="Backup summary")
-    return flow_tail(outcome)
+    return outcome

@@ -39,7 +39,23 @@ class CheckOptions:
     adopt: bool = field(
         default=False,
         metadata=about(
-            "Record in the ledger the videos that provably are items' (title and bytes); no service write.",
+            "Record in the ledger the items' videos (exact title in their parent); no service write.",
+            flow=False,
+        ),
+    )
+    reupload_unproven: bool = field(
+        default=False,
+        metadata=about(
+            "With --adopt: adopt only videos whose bytes prove them; leave the rest to migrate, which uploads"
+            " them again (by default a video under the item's title is adopted or the item held).",
+            flow=False,
+        ),
+    )
+    rewrite_differing: bool = field(
+        default=False,
+        metadata=about(
+            "With --adopt: let migrate write the row's description, tags, privacy and chapters over an"
+            " adopted video's that differ (by default the service's are kept: apply may have set them).",
             flow=False,
         ),
     )

@@ -10,16 +10,18 @@ from connectors.client import VideoClient
 from connectors.config import Settings
 from connectors.errors import AuthError, VideoApiError
 from connectors.inventory import Inventory, read_inventory
+from connectors.ledger_remote import is_remote_ledger
 from connectors.s3 import S3Config
 from flows.check.options import CheckOptions
 from flows.job import Outcome, Run, ServiceUnavailable, ledger_path, read_ledger, run_job
 from state.ledger import Ledger
-from tasks.check.adopt import Adoption, adopt_items
+from tasks.check.adopt import Adoption, AdoptPolicy, adopt_items, closing
 from tasks.check.compare import CheckLine, Mark
 from tasks.check.durations import inventory_durations
 from tasks.check.items import CheckSettings, check_items
 from tasks.check.listing import list_destination
 from tasks.check.report import summarize, write_check_report, write_combined
+from tasks.report_files import publish_report
 from tasks.service import run_client
 
 
@@ -48,7 +50,7 @@ def run_check(opts: CheckOptions, settings: Settings, s3: S3Config | None = None
     """
     s3 = s3 or S3Config.from_env()
     inventory = read_inventory(opts.inventory, default_parent_id=opts.parent_id, via="auto", s3=s3)
-    path = ledger_path(opts.ledger)
+    path = opts.ledger if is_remote_ledger(opts.ledger) else ledger_path(opts.ledger)
     if opts.adopt:
 
         def body(run: Run) -> CheckOutcome:
@@ -57,12 +59,15 @@ def run_check(opts: CheckOptions, settings: Settings, s3: S3Config | None = None
             return _check(opts, inventory, s3, run.client, run.ledger, run.run_id, note)
 
         return run_job("check", asdict(opts), opts.ledger, settings, body)
-    with read_ledger(opts.ledger) as ledger, run_client(settings, str(path)) as client:
+    notes: list[str] = []
+    with read_ledger(opts.ledger, notes) as ledger, run_client(settings, opts.ledger) as client:
         if ledger is None:
             note = f"no ledger at {path}: items matched by title (and size) in their parent"
         else:
             note = f"ledger {path}: items matched by its video ids first"
-        return _check(opts, inventory, s3, client, ledger, None, note)
+        outcome = _check(opts, inventory, s3, client, ledger, None, note)
+    outcome.notes[1:1] = notes
+    return outcome
 
 
 def _check(
@@ -89,19 +94,25 @@ def _check(
     if ledger is not None:
         ledger_ids = {i.key: i.video_id for i in ledger.items() if i.video_id}
         owners = ledger.video_owners(list(dest.videos))
+    adopting = ledger is not None and run_id is not None
     cfg = CheckSettings(
-        download_md5=opts.download_md5, s3=s3, durations=inventory_durations(opts.inventory, s3)
+        download_md5=opts.download_md5,
+        s3=s3,
+        durations=inventory_durations(opts.inventory, s3),
+        oldest=adopting and not opts.reupload_unproven,
     )
     result = check_items(client, specs, dest, ledger_ids, owners, cfg)
     adoptions: list[Adoption] = []
     if ledger is not None and run_id is not None:
-        adoptions = adopt_items(ledger, run_id, result.matches, result.items)
+        policy = AdoptPolicy(opts.reupload_unproven, opts.rewrite_differing)
+        adoptions = adopt_items(ledger, run_id, result.matches, result.items, dest, policy)
     lines = [*result.items, *result.extras, *_rejected_lines(inventory.errors)]
     summary = summarize([*result.items, *_rejected_lines(inventory.errors)], result.extras, adoptions)
     outcome = CheckOutcome(
         exit_code=0 if summary["match"] and specs else 1,
         lines=lines,
-        notes=[ledger_note, *inventory.warnings, *(a.text() for a in adoptions)],
+        notes=[ledger_note, *inventory.warnings, *(a.text() for a in adoptions)]
+        + ([closing(adoptions)] if adopting else []),
         summary=summary,
         adoptions=adoptions,
     )
@@ -110,6 +121,6 @@ def _check(
     if opts.combined:
         outcome.report_files.append(str(write_combined(Path(opts.combined), lines)))
     if opts.report_dir:
-        files = write_check_report(Path(opts.report_dir), lines, summary, adoptions)
-        outcome.report_files += [str(p) for p in files]
+        write = lambda d: write_check_report(d, lines, summary, adoptions)  # noqa: E731
+        outcome.report_files += publish_report(opts.report_dir, write, s3)
     return outcome

@@ -22,7 +22,7 @@ def main() -> None:
     """Entry point of the `videoferry` console script."""
     # This workplace, like many migration hosts, has no route out: Prefect's telemetry would only log errors.
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    from flows.job import catch_interrupts
+    from flows.interrupts import catch_interrupts
 
     catch_interrupts()  # Ctrl-C: the run stops within seconds with one line; a second one stops at once
     try:

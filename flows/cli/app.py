@@ -290,12 +290,13 @@ def exit_on_errors() -> Iterator[None]:
 
 def service_settings(service: ServiceOptions | None = None) -> Settings:
     """The service's settings from the environment, the command line's addresses first, checked to answer
-    (ConfigError: a variable missing, or an address that does not answer, named with what to fix)."""
-    from connectors.config import Settings
+    (ConfigError: a variable missing, or an address that does not answer, named with what to fix); the token
+    from VIDEOFERRY_TOKEN, or the Prefect Secret block VIDEOFERRY_TOKEN_BLOCK names."""
     from tasks.preflight import check_reachable
+    from tasks.service import service_settings as from_env
 
     service = service or ServiceOptions()
-    settings = Settings.from_env(api_url=service.api_url, upload_url=service.upload_url)
+    settings = from_env(api_url=service.api_url, upload_url=service.upload_url)
     check_reachable(settings)
     return settings
 

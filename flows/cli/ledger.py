@@ -17,7 +17,10 @@ DEFAULT_REPORT_DIR = "videoferry-report"
 
 def _ledger_option() -> str:
     return typer.Option(  # type: ignore[no-any-return]
-        DEFAULT_LEDGER, envvar="VIDEOFERRY_LEDGER", metavar="PATH", help="The ledger file."
+        DEFAULT_LEDGER,
+        envvar="VIDEOFERRY_LEDGER",
+        metavar="PATH|s3://BUCKET/KEY",
+        help="The ledger: a file, or s3://bucket/key (read only).",
     )
 
 
@@ -34,21 +37,22 @@ def status(
 
     Exit status 0 when every item and operation is done, 1 otherwise, 2 when the ledger cannot be read.
     """
-    from flows.job import ledger_path
+    from flows.job import read_ledger
     from flows.ledger_report import everything_done, ledger_summary, summary_lines
-    from state.ledger import Ledger
+    from state.errors import LedgerError
     from tasks.apply.report import failed_lines, operations_frame
     from tasks.migrate.report import FAILED_STATES, failed_item_line, failed_item_record
 
-    with exit_on_errors():
-        book = Ledger.open(ledger_path(ledger), create=False)
-    try:
+    notes: list[str] = []
+    with exit_on_errors(), read_ledger(ledger, notes) as book:
+        if book is None:
+            raise LedgerError(f"ledger {ledger} does not exist")
         summary = ledger_summary(book)
         bad = book.items(FAILED_STATES, limit=failures)
         runs = book.runs()
         units = book.units()
-    finally:
-        book.close()
+    for note in notes:
+        typer.echo(f"warning: {note}", err=True)
     code = 0 if everything_done(summary) else 1
     last = runs[-1] if runs else None
     if as_json:
@@ -101,8 +105,11 @@ def report_cmd(
         raise fail(f"unknown format {bad[0]!r} (use {', '.join(REPORT_FORMATS)})")
     from flows.ledger_report import report_only, summary_lines
 
+    notes: list[str] = []
     with exit_on_errors():
-        report, files = report_only(ledger, out or report_dir, tuple(fmt))
+        report, files = report_only(ledger, out or report_dir, tuple(fmt), notes)
+    for note in notes:
+        typer.echo(f"warning: {note}", err=True)
     for line in summary_lines(report.summary):
         say(line)
     for path in files:

@@ -38,8 +38,8 @@ def _migrate(opts: MigrateOptions, service: ServiceOptions, prefect: bool) -> No
             outcome = preview_migration(opts, service=service)
         else:
             settings = service_settings(service)  # the addresses answer, or exit status 2 naming them
-            ledger = str(ledger_path(opts.ledger))
-            counter = run_limiter(settings, ledger)
+            ledger = str(ledger_path(opts.ledger))  # a remote ledger's local copy, while the run holds it
+            counter = run_limiter(settings, opts.ledger)
             if prefect:
                 _check_token(settings, counter)
             with LiveDisplay(ledger, Console(stderr=True), counter, enabled=not quiet()):

@@ -43,11 +43,10 @@ def _drift(opts: SetupOptions, service: ServiceOptions, prefect: bool) -> None:
 
 def _drm_check(opts: DrmCheckOptions, service: ServiceOptions, prefect: bool) -> None:
     """Show the license decision (spec 3.3) of the DRM callback: exit 0 issued / not blocked, 1 denied."""
-    from flows.job import ledger_path
     from tasks.service import run_client
     from tasks.setup.drm import check_drm
 
-    with exit_on_errors(), run_client(service_settings(service), str(ledger_path(opts.ledger))) as client:
+    with exit_on_errors(), run_client(service_settings(service), opts.ledger) as client:
         check = check_drm(client, project_id=opts.project_id, video_id=opts.video_id)
     if check is None:
         typer.echo("error: no DRM callback is configured", err=True)

@@ -19,16 +19,19 @@ from prefect.states import State
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from connectors.config import DEFAULT_CHUNK_SIZE, Settings
+from core.redact import safe_uri
 from flows import prefect_job
+from flows.job import read_ledger
 from flows.ledger_report import Report, build_report, markdown
 from flows.migrate.options import MigrateOptions
 from flows.migrate.runner import MigrateOutcome, SubmitFactory, run_migration
 from flows.options import DEFAULT_LEDGER, DEFAULT_WAIT_TIMEOUT, options_from_params, params
-from flows.prefect_job import flow_tail
+from flows.prefect_job import job_flow
 from tasks.migrate.context import MigrateContext
 from tasks.migrate.open_run import RunRef, run_ref
 from tasks.migrate.prefect_tasks import transfer_batch_task
 from tasks.scheduling import Handle
+from tasks.service import service_settings
 
 #: Rows of the table artifact (the full table is in the report files).
 ARTIFACT_ROWS = 500
@@ -98,9 +101,16 @@ def migrate_flow(
     environment running the flow. wait_timeout 0 or None: no bound. A run that did not migrate every item
     (exit status 1 or 2) ends as a Failed flow run (flows/prefect_job.flow_tail).
     """
-    opts, service = options_from_params(MigrateOptions, dict(locals()))  # first: locals() is the parameters
+    values = dict(locals())  # first: locals() is the parameters
+    return job_flow(lambda: _migrate(values), MigrateOutcome)
+
+
+def _migrate(values: dict[str, Any]) -> MigrateOutcome:
+    """The migrate flow's body: the options from its parameters, the run, its progress and artifacts."""
+    opts, service = options_from_params(MigrateOptions, values)
+    dry_run = opts.dry_run
     logger = get_run_logger()
-    settings = None if dry_run else Settings.from_env(api_url=service.api_url, upload_url=service.upload_url)
+    settings = None if dry_run else service_settings(api_url=service.api_url, upload_url=service.upload_url)
     progress: dict[str, Any] = {"id": None, "last": 0.0}
 
     def on_start(ctx: MigrateContext) -> None:
@@ -142,21 +152,19 @@ def migrate_flow(
         )
     if not dry_run:
         _artifacts(opts)
-    return flow_tail(outcome)
+    return outcome
 
 
 def _artifacts(opts: MigrateOptions) -> None:
     """The table and markdown artifacts, read from the ledger (no secrets: report rows omit endpoints)."""
-    from state.ledger import Ledger
-
-    ledger = Ledger.open(opts.ledger, create=False)
-    try:
+    with read_ledger(opts.ledger) as ledger:
+        if ledger is None:
+            return
         report: Report = build_report(ledger)
-    finally:
-        ledger.close()
-    columns = ["row", "source", "key", "title", "state", "video_id", "error_code", "error_message"]
+    columns = [c for c in ("row", "source", "title", "state", "video_id", "error_code", "error_message")]
     rows = report.items.select([c for c in columns if c in report.items.columns]).head(ARTIFACT_ROWS)
-    create_table_artifact(rows.to_dicts(), key="videoferry-items", description="Items (first 500)")
+    shown = [{**r, "source": safe_uri(str(r["source"]))} if "source" in r else r for r in rows.to_dicts()]
+    create_table_artifact(shown, key="videoferry-items", description="Items (first 500)")
     create_markdown_artifact(markdown(report), key="videoferry-summary", description="Migration summary")
 
 

@@ -7,7 +7,6 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from connectors.config import ConfigError, Settings
@@ -16,13 +15,14 @@ from connectors.s3 import S3Config
 from connectors.tus import TusUpload
 from connectors.webhook import WebhookReceiver
 from core.item import parse_shard
-from flows.job import Outcome, Run, run_job, stopped_exit
+from flows.job import Outcome, Run, failure, run_job, stopped_exit
 from flows.ledger_report import build_report, write_report
 from flows.migrate.options import MigrateOptions
 from state.machine import COMPLETE_STATES, CREATING, WATCHED_STATES
 from tasks.migrate.byte_plane import DaskBytes
 from tasks.migrate.claims import start_webhooks
 from tasks.migrate.context import MigrateContext
+from tasks.migrate.gap import sweep_gap
 from tasks.migrate.open_run import forget, share
 from tasks.migrate.plan import Plan, read_plan, store_plan
 from tasks.migrate.reconcile import retry_service_errors
@@ -30,6 +30,7 @@ from tasks.migrate.report import FAILED_STATES, failed_item_line, spec_name
 from tasks.migrate.schedule import SETTLE_BOUND_SECONDS, Submit, advance_items
 from tasks.migrate.transfer import transfer_batch
 from tasks.preflight import checked_recently, read_one
+from tasks.report_files import publish_report
 from tasks.scheduling import Handle
 
 log = logging.getLogger(__name__)
@@ -131,6 +132,8 @@ def _context(run: Run, opts: MigrateOptions, plan: Plan, s3: S3Config) -> Migrat
         poll_interval=opts.poll_interval,
         default_parent_id=opts.parent_id,
         abort=run.stop,
+        ledger_url=opts.ledger,
+        gap=run.gap,
     )
     run.summary = lambda: run.ledger.summary(run.run_id)
     run.on_close(_close, ctx)
@@ -168,6 +171,8 @@ def _migrate(
     if opts.retry_failed:
         ledger.requeue_failed(run.run_id)
     _preflight(ctx, run.settings)
+    if ctx.gap is not None and not ctx.abort.is_set():
+        sweep_gap(ctx)  # the restored ledger may be behind: every unsettled item looked up before any create
     if opts.retry_errors and not ctx.abort.is_set():
         retry_service_errors(ctx)  # deletes each failed video before its item is created again
     ctx.progress.items_total, ctx.progress.bytes_total = ledger.size()  # no journal scan
@@ -197,7 +202,7 @@ def _migrate(
     outcome = _outcome(ctx, plan, opts.inventory, stopped_waiting)
     if opts.report_dir:
         report = build_report(ledger, rejected=plan.rejected_rows)
-        outcome.report_files = [str(p) for p in write_report(report, Path(opts.report_dir))]
+        outcome.report_files = publish_report(opts.report_dir, lambda d: write_report(report, d), ctx.s3)
     return outcome
 
 
@@ -250,7 +255,30 @@ def _outcome(
     code = 0 if not not_done and not rejected and not empty else 1
     if ctx.abort.is_set():
         code = stopped_exit(ctx.abort)
-    return MigrateOutcome(exit_code=code, reasons=reasons, summary=summary, rejected=rejected)
+    outcome = MigrateOutcome(exit_code=code, reasons=reasons, summary=summary, rejected=rejected)
+    outcome.failed = _failed(ctx, rejected) if not_done or rejected else []
+    return outcome
+
+
+#: The most failed items an outcome names (the report has them all).
+FAILED_NAMED = 200
+
+
+def _failed(ctx: MigrateContext, rejected: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Each item not done (its source, error code and message) and each rejected row, for the artifact."""
+    named = [
+        failure(i.spec.source, i.error_code, f"row {i.spec.row}: {i.state}: {i.error_message or ''}".strip())
+        for i in ctx.ledger.items(["failed", "error", "aborted"], limit=FAILED_NAMED)
+    ]
+    named += [
+        failure(i.spec.source, "unknown_outcome", f"row {i.spec.row}: the create's outcome is still unknown")
+        for i in ctx.ledger.items(["creating"], limit=FAILED_NAMED)
+    ]
+    named += [
+        failure(f"row {r['row']}", "rejected", f"field {r['field']}: {r['reason']}")
+        for r in rejected[:FAILED_NAMED]
+    ]
+    return named
 
 
 #: How many items the end of a run names (`videoferry status --failures N` lists more).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from prefect import flow
@@ -10,23 +11,34 @@ from prefect.states import State
 
 from connectors.config import Settings
 from flows.options import DEFAULT_LEDGER, ServiceOptions, options_from_params
-from flows.prefect_job import flow_tail
+from flows.prefect_job import job_flow
 from flows.setup.options import SetupOptions
 from flows.setup.runner import SetupOutcome, run_drift, run_plan, run_up
+from tasks.service import service_settings
 
 
-def _finish(kind: str, outcome: SetupOutcome) -> dict[str, Any] | State[Any]:
-    """Artifacts (the plan's rows and lines: never a secret), then the flow's tail (Failed: exit 1 or 2)."""
+def _finish(kind: str, values: dict[str, Any], run: Callable[[SetupOptions, Settings], SetupOutcome]) -> Any:
+    """The setup flow's body through job_flow: the options, the run, its artifacts (the plan's rows and lines:
+    never a secret); Failed on exit status 1 or 2."""
+
+    def body() -> SetupOutcome:
+        opts, service = options_from_params(SetupOptions, values)
+        return _artifacts(kind, run(opts, _settings(service)))
+
+    return job_flow(body, SetupOutcome)
+
+
+def _artifacts(kind: str, outcome: SetupOutcome) -> SetupOutcome:
     if outcome.rows:
         rows = [{**r, "fields": ", ".join(r["fields"])} for r in outcome.rows]
         create_table_artifact(rows, key=f"videoferry-setup-{kind}", description=f"setup {kind}: per object")
     body = "\n".join(["```", *outcome.lines, "```"])
     create_markdown_artifact(body, key=f"videoferry-setup-{kind}-summary", description=f"setup {kind}")
-    return flow_tail(outcome)
+    return outcome
 
 
 def _settings(service: ServiceOptions) -> Settings:
-    return Settings.from_env(api_url=service.api_url, upload_url=service.upload_url)
+    return service_settings(api_url=service.api_url, upload_url=service.upload_url)
 
 
 @flow(name="videoferry-setup-plan", log_prints=False)
@@ -38,8 +50,7 @@ def setup_plan_flow(
     upload_url: str | None = None,
 ) -> dict[str, Any] | State[Any]:
     """What setup up would change (GET calls only); the token is VIDEOFERRY_TOKEN, never a parameter."""
-    opts, service = options_from_params(SetupOptions, dict(locals()))  # first: locals() is the parameters
-    return _finish("plan", run_plan(opts, _settings(service)))
+    return _finish("plan", dict(locals()), run_plan)  # first: locals() is the parameters
 
 
 @flow(name="videoferry-setup-up", log_prints=False)
@@ -52,8 +63,7 @@ def setup_up_flow(
     upload_url: str | None = None,
 ) -> dict[str, Any] | State[Any]:
     """Make the service match the file, each write exactly once; outputs (keys, codes) only to files/S3."""
-    opts, service = options_from_params(SetupOptions, dict(locals()))  # first: locals() is the parameters
-    return _finish("up", run_up(opts, _settings(service)))
+    return _finish("up", dict(locals()), run_up)  # first: locals() is the parameters
 
 
 @flow(name="videoferry-setup-drift", log_prints=False)
@@ -65,5 +75,4 @@ def setup_drift_flow(
     upload_url: str | None = None,
 ) -> dict[str, Any] | State[Any]:
     """The nightly check: a Failed run (exit status 1) when the service differs from the file."""
-    opts, service = options_from_params(SetupOptions, dict(locals()))  # first: locals() is the parameters
-    return _finish("drift", run_drift(opts, _settings(service)))
+    return _finish("drift", dict(locals()), run_drift)  # first: locals() is the parameters

@@ -10,7 +10,7 @@ from typing import Any
 from connectors.config import Settings
 from connectors.desired_state import DesiredState, DesiredStateError, load_desired_state
 from core.redact import blank
-from flows.job import Exit, Outcome, Run, ledger_path, read_ledger, run_job
+from flows.job import Exit, Outcome, Run, failure, read_ledger, run_job
 from flows.setup.options import DEFAULT_OUTPUTS, SetupOptions
 from tasks.service import run_client
 from tasks.setup.outputs import Outputs, write_outputs
@@ -54,7 +54,7 @@ def run_plan(opts: SetupOptions, settings: Settings, *, drift: bool = False) -> 
         state = load_state(opts.file)
     except DesiredStateError as exc:
         return SetupOutcome(Exit.CONFIG, lines=[f"error: {p}" for p in exc.problems])
-    with read_ledger(opts.ledger) as ledger, run_client(settings, str(ledger_path(opts.ledger))) as client:
+    with read_ledger(opts.ledger) as ledger, run_client(settings, opts.ledger) as client:
         plan = Planner(client, ledger, prune=opts.prune).plan(state)
     lines = _plan_lines(plan, state, opts.show_unchanged)
     lines += [f"error: {p}" for p in plan.problems]
@@ -62,7 +62,21 @@ def run_plan(opts: SetupOptions, settings: Settings, *, drift: bool = False) -> 
     code = Exit.CONFIG if plan.problems else Exit.INCOMPLETE if drift and plan.differs else Exit.DONE
     if drift:
         lines.append("drift: the service differs from the file" if plan.differs else "drift: none")
-    return SetupOutcome(code, lines=lines, counts=plan.counts(), rows=[dict(r) for r in as_rows(plan)])
+    rows = [dict(r) for r in as_rows(plan)]
+    failed = [failure(opts.file, "invalid", p) for p in plan.problems]
+    if drift:
+        failed += [_drifted(r) for r in rows if r["action"] != "unchanged"]
+    return SetupOutcome(code, lines=lines, counts=plan.counts(), rows=rows, failed=failed)
+
+
+def _drifted(row: dict[str, Any]) -> dict[str, str]:
+    """A difference between the service and the file, as the drift artifact names it."""
+    fields = ", ".join(row["fields"])
+    return failure(
+        f"{row['kind']} {row['object']}",
+        row["action"],
+        f"{row['action']}" + (f": {fields}" if fields else ""),
+    )
 
 
 def run_drift(opts: SetupOptions, settings: Settings) -> SetupOutcome:
@@ -98,7 +112,13 @@ def run_up(opts: SetupOptions, settings: Settings) -> SetupOutcome:
         code = Exit.INCOMPLETE if result.failed or result.skipped else Exit.DONE
         lines = [blank(line, state.secrets) for line in lines]
         rows = [dict(r) for r in as_rows(plan)]
-        return SetupOutcome(code, lines=lines, counts=plan.counts(), rows=rows, outputs=written)
+        failed = [failure(blank(f, state.secrets), "failed", blank(f, state.secrets)) for f in result.failed]
+        failed += [
+            failure(blank(s, state.secrets), "skipped", blank(s, state.secrets)) for s in result.skipped
+        ]
+        return SetupOutcome(
+            code, lines=lines, counts=plan.counts(), rows=rows, outputs=written, failed=failed
+        )
 
     return run_job("setup up", asdict(opts), opts.ledger, settings, body)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from connectors.s3 import S3Config
     from core.operation import OperationSpec
     from state.ledger import Ledger
+    from tasks.gap import Gap
 
 
 @dataclass
@@ -39,6 +41,11 @@ class ApplyContext:
     #: only what its own call did to the video, never another unit's edit.
     video_locks: defaultdict[str, threading.Lock] = field(default_factory=lambda: defaultdict(threading.Lock))
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: The replication gap when the run's remote ledger may be behind (tasks/gap.py), else None.
+    gap: Gap | None = None
+    #: Push every committed write to where the ledger outlives the machine before returning (a remote
+    #: ledger's S3; nothing for a local file): in-place calls make their intent durable before the call.
+    durable: Callable[[], None] = field(default=lambda: None, repr=False)
 
     def video_lock(self, video_id: str) -> threading.Lock:
         """The lock of calls on this video."""

@@ -28,7 +28,9 @@ from tasks.apply.calls import (
     result_title,
 )
 from tasks.apply.context import ApplyContext
+from tasks.apply.gap import in_place, look_up_gap
 from tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, Waits, exactly_once, failure_code, look_up
+from tasks.gap import GapListingFailed
 from tasks.lookup import Postponed
 
 log = logging.getLogger(__name__)
@@ -145,6 +147,21 @@ def _call_once(
     """The unit's call, exactly once (tasks/exactly_once.py), then the unit's move."""
     journal = UnitJournal(ctx, key, spec, video_id, others)
     lookup = unit_lookup(ctx, spec, video_id)
+    if ctx.gap is not None and journal.open_intent() is None:
+        try:  # the restored ledger may have missed this call: its result looked up before it is made
+            found = look_up_gap(ctx, key, spec, video_id, journal)
+        except Postponed:
+            why = "the ledger may have missed this call (replication gap); several videos could be its result"
+            fail_unit(ctx, key, "gap_ambiguous", f"{why}: check them by hand, then rerun")
+            return UnitState.FAILED
+        except GapListingFailed as exc:
+            ctx.stop(exc)
+            return UnitState.PLANNED
+        except NotFoundError:
+            fail_unit(ctx, key, "not_found", f"video {video_id} does not exist")
+            return UnitState.FAILED
+        if found is not None:
+            return _move_after(ctx, key, spec, found)
     try:
         called = exactly_once(
             journal,
@@ -240,6 +257,8 @@ class UnitJournal(OpJournal[Called]):
             self.op_key, self.kind, self.params, self.run_id, video_id=self.video_id, before=self.before
         )
         self.written = Intent(op_id, at)
+        if in_place(self.spec):  # only its snapshot tells a lost answer: the intent must outlive the machine
+            self.ctx.durable()
         return self.written
 
     def write_failed(self, intent: Intent, exc: BaseException) -> None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from connectors.client import VideoClient
 from connectors.download import Downloader
@@ -18,6 +18,9 @@ from tasks.archive.plan import UNKNOWN_STREAM, Layout, Recording, choose_asset, 
 from tasks.destination import Destination
 from tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, exactly_once
 from tasks.streamed_copy import COPY_ERRORS, adopt_copy, copy_link
+
+if TYPE_CHECKING:
+    from tasks.gap import Gap
 
 __all__ = ["ArchiveContext", "RecordingResult", "archive_recording", "op_key", "TERMINAL_BAD"]
 
@@ -46,6 +49,8 @@ class ArchiveContext:
     attempts: int = 5
     backoff: float = 0.5
     now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    #: The replication gap when the run's remote ledger may be behind (tasks/gap.py), else None.
+    gap: Gap | None = None
 
 
 @dataclass
@@ -117,7 +122,12 @@ def _step(
 
 def _adopt(ctx: ArchiveContext, op: Op) -> dict[str, Any] | None:
     """After a crash: drop unfinished parts; an object already complete with the known md5 is adopted."""
-    params = op.params
+    return _complete(ctx, op.params)
+
+
+def _complete(ctx: ArchiveContext, params: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The copy's result when its object is already complete at the destination with the asset's size and
+    md5 (unfinished parts dropped first); None when it is not (or no md5 is known to compare)."""
     key = str(params.get("object_key") or "")
     if not key or not adopt_copy(ctx.dest, key, params.get("bytes"), params.get("md5")):
         return None
@@ -147,6 +157,21 @@ def _copy(ctx: ArchiveContext, rec: Recording) -> tuple[bool, Any]:
         "object_key": key,
     }
     link = str(asset.download_link)
+    subject = op_key(rec.video_id, "copy")
+    gap = ctx.gap
+    if gap is not None and gap.pending(subject) and (last is None or last.status != OpStatus.INTENT):
+        # The restored ledger may have missed this copy: an object already complete is adopted, not copied
+        # (an open intent is settled the same way by _step).
+        gap.mark_looked(subject)
+        found = _complete(ctx, params)
+        if found is not None:
+            found["note"] = "found complete at the destination across the replication gap"
+            item = f"archive:{rec.video_id}"
+            journal: OpJournal[Any] = OpJournal(
+                ctx.ledger, ctx.run_id, subject, "archive", params, item_key=item, video_id=rec.video_id
+            )
+            journal.write_found(journal.write_intent(), found)
+            return True, found
 
     def call() -> dict[str, Any]:
         copied = copy_link(

@@ -39,6 +39,7 @@ class CheckSettings:
     s3: S3Config | None = None
     durations: Mapping[int, float] = field(default_factory=dict)
     workers: int = 4
+    oldest: bool = False  #: several videos fit an item alone with its title: take the oldest (--adopt)
 
 
 @dataclass
@@ -144,7 +145,7 @@ def check_items(
     cfg: CheckSettings,
 ) -> CheckResult:
     """Match every item to its video and compare them (sources read and hashed by cfg.workers threads)."""
-    matches = match_items(client, specs, dest, ledger_ids, owners, _Sizes(cfg.s3))
+    matches = match_items(client, specs, dest, ledger_ids, owners, _Sizes(cfg.s3), oldest=cfg.oldest)
     with concurrent.futures.ThreadPoolExecutor(max_workers=cfg.workers, thread_name_prefix="check") as pool:
         done = list(pool.map(lambda m: _item_line(client, m, cfg), matches))
     accounted = {m.video.id for m in matches if m.video is not None}

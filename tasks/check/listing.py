@@ -78,6 +78,10 @@ def list_destination(client: VideoClient, parents: Iterable[str]) -> Listing:
     return dest
 
 
+#: How a match says it took the oldest of several videos that fit (check --adopt).
+OLDEST = "title, the oldest of"
+
+
 @dataclass
 class Match:
     """Where an item's video was found (how: ledger or title), or why none could be named (problem)."""
@@ -115,11 +119,15 @@ def match_items(
     ledger_ids: Mapping[str, str],
     owners: Mapping[str, str],
     size_of: Callable[[ItemSpec], int | None],
+    *,
+    oldest: bool = False,
 ) -> list[Match]:
     """Each item's video: the ledger's id first (for every item), then title (and size) in its parent.
 
     ledger_ids maps item keys to their recorded video ids; owners maps normal video ids to the ledger entry
     owning them (never taken for another item). size_of gives an item's source size (read only when needed).
+    oldest (check --adopt): when several videos of its parent fit an item no other row shares the title
+    with, the oldest is taken (the one first made under that title; the later ones are copies of it).
     """
     claimed: set[str] = set()
     matches: dict[str, Match] = {}
@@ -142,6 +150,8 @@ def match_items(
         ]
         alone = shared[(spec.parent_id, title_group_key(spec.title))] == 1
         match = _by_title(spec, free, size_of, alone=alone)
+        if oldest and alone and match.ambiguous:
+            match = _oldest(spec, [v for v in free if v.id in match.ambiguous]) or match
         matches[spec.key] = match
         if match.video is not None:
             claimed.add(match.video.id)
@@ -171,3 +181,12 @@ def _by_title(
         + "; cannot tell which is this item's",
         ambiguous=ids,
     )
+
+
+def _oldest(spec: ItemSpec, fits: list[Video]) -> Match | None:
+    """The one video created first among several that fit (None: a creation time is missing or shared)."""
+    dated = [(v.created_at, v) for v in fits if v.created_at is not None]
+    if len(dated) != len(fits) or len({t for t, _ in dated}) != len(dated):
+        return None
+    first = min(dated, key=lambda tv: tv[0])[1]
+    return Match(spec, first, f"{OLDEST} {len(fits)}", ambiguous=())

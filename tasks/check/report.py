@@ -57,7 +57,9 @@ def summarize(
     }
     if adoptions:
         summary["adopted"] = sum(1 for a in adoptions if a.adopted)
-        summary["left_to_migrate"] = sum(1 for a in adoptions if not a.adopted)
+        summary["left_to_migrate"] = sum(1 for a in adoptions if a.creates)
+        summary["held"] = sum(1 for a in adoptions if not a.adopted and not a.creates)
+        summary["migrate_writes"] = sum(1 for a in adoptions if a.writes)
     return summary
 
 
@@ -84,7 +86,10 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
         lines.append(f"warnings: {len(summary['warnings'])} (a title the service cut is not a difference)")
         lines += [f"  {w}" for w in summary["warnings"][:SHOWN_WARNINGS]]
     if "adopted" in summary:
-        lines.append(f"adopted: {summary['adopted']}, left to migrate: {summary['left_to_migrate']}")
+        lines.append(
+            f"adopted: {summary['adopted']}, left to migrate: {summary['left_to_migrate']},"
+            f" held: {summary['held']}, fields migrate writes: {summary['migrate_writes']}"
+        )
     lines.append("every item matches" if summary["match"] else "differences found")
     return lines
 

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from connectors.tus import TusUpload
     from connectors.webhook import WebhookReceiver
     from state.ledger import Ledger
+    from tasks.gap import Gap
     from tasks.migrate.byte_plane import DaskBytes
 
 #: Poll interval once webhooks carry the news (polls remain a safety net).
@@ -47,6 +48,10 @@ class MigrateContext:
     ledger: Ledger
     run_id: str
     s3: S3Config | None = None
+    #: The --ledger value (a path, or s3:// for a remote ledger whose local copy `ledger` is).
+    ledger_url: str = ""
+    #: The replication gap when the run's remote ledger may be behind (tasks/gap.py), else None.
+    gap: Gap | None = None
     chunk_size: int = DEFAULT_CHUNK_SIZE
     poll_interval: float = 5.0
     #: Creates one item may make in one run (counted in `creates` across every round of the run).

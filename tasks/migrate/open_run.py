@@ -6,7 +6,7 @@ import atexit
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from connectors.client import VideoClient
 from connectors.config import Settings
@@ -16,7 +16,7 @@ from state.errors import LedgerError
 from state.ledger import Ledger
 from tasks.migrate.byte_plane import DaskBytes
 from tasks.migrate.context import MigrateContext
-from tasks.service import run_limiter
+from tasks.service import run_limiter, service_settings
 
 
 class RunRef(TypedDict):
@@ -26,7 +26,8 @@ class RunRef(TypedDict):
     VIDEOFERRY_LIMITER_URL too (a redis URL may carry a password).
     """
 
-    ledger: str
+    ledger: str  #: the ledger file (a remote ledger's local copy)
+    ledger_url: NotRequired[str]  #: the --ledger value (it says where the run's limiter store is)
     run_id: str
     api_url: str
     upload_url: str
@@ -41,9 +42,9 @@ class RunRef(TypedDict):
     dask: str | None  #: --dask: the scheduler whose workers send the bytes (None: this process)
 
 
-def open_service(settings: Settings, ledger_path: str, chunk_size: int) -> tuple[VideoClient, TusUpload]:
-    """The client (with the run's rate limiter) and the tus uploader a run works with."""
-    client = VideoClient.from_settings(settings, limiter=run_limiter(settings, ledger_path))
+def open_service(settings: Settings, ledger: str, chunk_size: int) -> tuple[VideoClient, TusUpload]:
+    """The client (with the run's rate limiter; ledger: the --ledger value) and the tus uploader of a run."""
+    client = VideoClient.from_settings(settings, limiter=run_limiter(settings, ledger))
     tus = TusUpload.from_transport(client.transport, chunk_size=chunk_size)
     return client, tus
 
@@ -52,6 +53,7 @@ def run_ref(ctx: MigrateContext, settings: Settings) -> RunRef:
     """The plain values from which another process opens the context of the same run."""
     return RunRef(
         ledger=str(ctx.ledger.path),
+        ledger_url=ctx.ledger_url or str(ctx.ledger.path),
         run_id=ctx.run_id,
         api_url=settings.api_url,
         upload_url=settings.upload_url,
@@ -73,7 +75,7 @@ def open_context(ref: RunRef, env: Mapping[str, str] | None = None) -> MigrateCo
     Raises LedgerError when the run is not running (finished, or never started), ConfigError when the
     environment has no token.
     """
-    settings = Settings.from_env(
+    settings = service_settings(
         env,
         api_url=ref["api_url"],
         upload_url=ref["upload_url"],
@@ -85,7 +87,7 @@ def open_context(ref: RunRef, env: Mapping[str, str] | None = None) -> MigrateCo
     try:
         if not _running(ledger, ref["run_id"]):
             raise LedgerError(f"ledger {ref['ledger']}: run {ref['run_id']} is not running")
-        client, tus = open_service(settings, ref["ledger"], ref["chunk_size"])
+        client, tus = open_service(settings, ref.get("ledger_url") or ref["ledger"], ref["chunk_size"])
     except BaseException:
         ledger.close()
         raise

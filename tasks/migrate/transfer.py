@@ -10,9 +10,11 @@ from connectors.errors import (
 )
 from state.errors import LedgerError
 from state.machine import CREATING, FAILED, PLANNED, UPLOADING
+from tasks.gap import GapListingFailed
 from tasks.lookup import Postponed
 from tasks.migrate.context import MigrateContext
 from tasks.migrate.create import create_item, settle_creating
+from tasks.migrate.gap import look_up_gap
 from tasks.migrate.reconcile import claim_video, fail_item
 from tasks.migrate.upload import upload_item
 
@@ -29,7 +31,9 @@ def transfer_item(ctx: MigrateContext, key: str) -> str:
         if item.state == CREATING:
             settle_creating(ctx, item)
         elif item.state == PLANNED:
-            if ctx.count_create(key) is None:  # counted over the whole run, every reconcile round included
+            if look_up_gap(ctx, item):  # the ledger may have missed its create: found (or named), not made
+                pass
+            elif ctx.count_create(key) is None:  # counted over the whole run, every reconcile round included
                 made = ctx.max_create_attempts
                 fail_item(ctx, item, "create_attempts", f"no video after {made} create attempts")
             else:
@@ -58,7 +62,7 @@ def transfer_batch(ctx: MigrateContext, keys: list[str]) -> dict[str, int]:
             state = transfer_item(ctx, key)
         except Postponed:
             state = CREATING
-        except AuthError as exc:
+        except (AuthError, GapListingFailed) as exc:
             ctx.stop(exc)
             break
         except Exception as exc:  # a surprise in one item is recorded on it; the batch goes on

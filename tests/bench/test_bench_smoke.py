@@ -56,6 +56,12 @@ EXPECTED = {
         "peak_rss_archive",
         "peak_rss_growth_archive",
     ],
+    "remote_ledger": [
+        "local_ledger_migrate_seconds",
+        "remote_ledger_migrate_seconds",
+        "remote_ledger_overhead_seconds",
+        "remote_ledger_s3_requests",
+    ],
     "backup_copy": [
         "backup_throughput",
         "backup_raw_boto3_throughput",
@@ -179,6 +185,12 @@ def _plan(figures: Figures) -> None:
 
 
 #: Invariants that hold in --quick mode too, read from each benchmark's printed figures.
+def _remote_ledger(figures: Figures) -> None:
+    value, note = figures["remote_ledger_s3_requests"]
+    puts = int(_found(r"\bPUT (\d+)\b", note)[1])  # the lock taken and the ledger replicated: both PUT
+    assert 0 < puts <= value, note
+
+
 INVARIANTS: dict[str, Callable[[Figures], None]] = {
     "rate_cap": _rate_cap,
     "api_calls": _api_calls,
@@ -186,6 +198,7 @@ INVARIANTS: dict[str, Callable[[Figures], None]] = {
     "apply_ops": _apply_ops,
     "baseline": _baseline,
     "plan": _plan,
+    "remote_ledger": _remote_ledger,
 }
 
 

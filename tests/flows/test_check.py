@@ -134,27 +134,31 @@ def test_lost_ledger_is_adopted_then_migrate_creates_only_the_missing(
     inventory = write_inventory(tmp_path / "all.csv", rows)
     new_ledger = tmp_path / "rebuilt.db"
     mark = time.time()
-    adopted = _check(inventory, emu, new_ledger, adopt=True)
+    adopted = _check(inventory, emu, new_ledger, adopt=True, rewrite_differing=True)
     assert adopted.exit_code == 1
     assert not [c for c in api_calls(emu_control, emu, since=mark) if c["method"] in WRITES]
-    assert [line.mark.value for line in adopted.lines] == ["*", "=", "!", "-", "-"]
+    # Row 2: the oldest of the two videos with its title is its own, the later one a copy (+).
+    assert [line.mark.value for line in adopted.lines] == ["*", "=", "=", "-", "-", "+"]
     assert adopted.lines[0].fields == ("tags",)
-    assert [a.key for a in adopted.adoptions] == [line.key for line in adopted.lines]
-    assert [a.adopted for a in adopted.adoptions] == [True, True, False, False, False]
-    assert "cannot tell which" in adopted.adoptions[2].detail
-    assert adopted.adoptions[0].detail == "done; migrate applies: tags"
+    assert adopted.lines[5].video_id != by_title[rows[2]["title"]]
+    items = adopted.lines[:5]
+    assert [a.key for a in adopted.adoptions] == [line.key for line in items]
+    assert [a.adopted for a in adopted.adoptions] == [True, True, True, False, False]
+    assert adopted.adoptions[2].video_id == by_title[rows[2]["title"]]
+    assert "the oldest of 2" in adopted.adoptions[2].detail
+    assert adopted.adoptions[0].detail == "done; migrate writes the row's tags, chapters"
     assert adopted.adoptions[1].detail == "finished"
-    assert adopted.summary["adopted"] == 2 and adopted.summary["left_to_migrate"] == 3
+    assert adopted.summary["adopted"] == 3 and adopted.summary["left_to_migrate"] == 2
 
     mark = time.time()
     again = run_migration(options(inventory, emu, tmp_path, ledger=str(new_ledger)), settings_for(emu))
     assert again.exit_code == 0, again.reasons
     made = creates(emu_control, emu, since=mark)
-    assert len(made) == 3  # rows 3 and 4, and row 2 whose two candidates could not be told apart
+    assert len(made) == 2  # rows 3 and 4: no third copy of row 2
     final = _check(inventory, emu, new_ledger)  # row 0's tags were set again by migrate's finish step
     items = [line for line in final.lines if line.key is not None]
     assert [line.mark.value for line in items] == ["="] * 5
-    assert [line.mark.value for line in final.lines if line.key is None] == ["+", "+"]
+    assert [line.mark.value for line in final.lines if line.key is None] == ["+"]  # the copy
 
 
 def test_accounts_without_originals_compare_durations(

@@ -18,9 +18,9 @@ from state.ledger import Ledger
 from tests.flows.helpers import cli_argv, cli_env, clip_rows, run_cli, write_inventory
 
 #: How long a stopped command may take to be gone. Not a speed figure: after Ctrl-C a run has
-#: flows.job.STOP_GRACE_SECONDS (10 s) to stop its workers before the process ends at once, so a command
-#: still there after 30 s (room for a loaded 2-core machine) is one that does not stop; before this was
-#: fixed the Prefect path took 76-141 s.
+#: flows.interrupts.STOP_GRACE_SECONDS (10 s) to stop its workers before the process ends at once, so a
+#: command still there after 30 s (room for a loaded 2-core machine) is one that does not stop; before this
+#: was fixed the Prefect path took 76-141 s.
 GONE_WITHIN = 30.0
 #: The most time a run may take to get some item into processing (a Prefect server starts first).
 STARTED_WITHIN = 180.0
