@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import urljoin
 
@@ -43,25 +44,36 @@ class Downloader:
         self._http = httpx.Client(timeout=httpx.Timeout(timeout, connect=10.0), follow_redirects=True)
 
     def fetch(self, link: str, sink: Callable[[bytes], None]) -> Downloaded:
-        """Stream the link's body into sink, chunk by chunk (flat memory); size and md5 of what came."""
+        """Stream the link's body into sink, chunk by chunk (flat memory); size and md5 of what came.
+
+        The md5 of each chunk is computed in a thread of its own while the next chunk is read and sink takes
+        this one (hashlib lets go of the GIL on large buffers), so hashing does not hold up the download: at
+        most one chunk more is held.
+        """
         url = urljoin(self._base, link)
         digest = hashlib.md5(usedforsecurity=False)
         size = 0
-        try:
-            with self._http.stream("GET", url) as answer:
-                if answer.status_code != 200:
-                    status = answer.status_code
-                    raise DownloadError(
-                        f"download answered HTTP {status}",
-                        status=status,
-                        retryable=status >= 500 or status == 429,
-                    )
-                for chunk in answer.iter_bytes(self._chunk):
-                    digest.update(chunk)
-                    size += len(chunk)
-                    sink(chunk)
-        except httpx.HTTPError as exc:
-            raise DownloadError(f"download failed: {type(exc).__name__}") from None
+        hashing: Future[None] | None = None
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="download-md5") as hasher:
+            try:
+                with self._http.stream("GET", url) as answer:
+                    if answer.status_code != 200:
+                        status = answer.status_code
+                        raise DownloadError(
+                            f"download answered HTTP {status}",
+                            status=status,
+                            retryable=status >= 500 or status == 429,
+                        )
+                    for chunk in answer.iter_bytes(self._chunk):
+                        if hashing is not None:
+                            hashing.result()  # one chunk hashed at a time, in order
+                        hashing = hasher.submit(digest.update, chunk)
+                        size += len(chunk)
+                        sink(chunk)
+            except httpx.HTTPError as exc:
+                raise DownloadError(f"download failed: {type(exc).__name__}") from None
+            if hashing is not None:
+                hashing.result()
         return Downloaded(size, digest.hexdigest())
 
     def close(self) -> None:
