@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -15,6 +16,8 @@ from connectors.redact import install_httpx_redaction
 __all__ = ["DownloadError", "Downloaded", "Downloader"]
 
 CHUNK = 1024 * 1024
+#: Chunks read ahead of the md5 thread at most (memory: this many chunks more, whatever the body's size).
+HASH_AHEAD = 8
 
 
 class DownloadError(Exception):
@@ -46,14 +49,14 @@ class Downloader:
     def fetch(self, link: str, sink: Callable[[bytes], None]) -> Downloaded:
         """Stream the link's body into sink, chunk by chunk (flat memory); size and md5 of what came.
 
-        The md5 of each chunk is computed in a thread of its own while the next chunk is read and sink takes
-        this one (hashlib lets go of the GIL on large buffers), so hashing does not hold up the download: at
-        most one chunk more is held.
+        The md5 is computed in a thread of its own, in order, while the next chunks are read and sink takes
+        them (hashlib lets go of the GIL on large buffers), so hashing does not hold up the download; the
+        reading waits only when HASH_AHEAD chunks are not hashed yet (at most that many chunks more held).
         """
         url = urljoin(self._base, link)
         digest = hashlib.md5(usedforsecurity=False)
         size = 0
-        hashing: Future[None] | None = None
+        hashing: deque[Future[None]] = deque()  # chunks handed to the md5 thread, oldest first
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="download-md5") as hasher:
             try:
                 with self._http.stream("GET", url) as answer:
@@ -65,15 +68,15 @@ class Downloader:
                             retryable=status >= 500 or status == 429,
                         )
                     for chunk in answer.iter_bytes(self._chunk):
-                        if hashing is not None:
-                            hashing.result()  # one chunk hashed at a time, in order
-                        hashing = hasher.submit(digest.update, chunk)
+                        while len(hashing) >= HASH_AHEAD:
+                            hashing.popleft().result()
+                        hashing.append(hasher.submit(digest.update, chunk))  # one worker: in order
                         size += len(chunk)
                         sink(chunk)
             except httpx.HTTPError as exc:
                 raise DownloadError(f"download failed: {type(exc).__name__}") from None
-            if hashing is not None:
-                hashing.result()
+            for pending in hashing:
+                pending.result()
         return Downloaded(size, digest.hexdigest())
 
     def close(self) -> None:
