@@ -16,8 +16,9 @@ from connectors.redact import install_httpx_redaction
 __all__ = ["DownloadError", "Downloaded", "Downloader"]
 
 CHUNK = 1024 * 1024
-#: Chunks read ahead of the md5 thread at most (memory: this many chunks more, whatever the body's size).
-HASH_AHEAD = 8
+#: Chunks read ahead of the md5 thread at most (memory: this many chunks more, whatever the body's size). 8
+#: measured no faster than 1, and the archive's peak RSS then grew with the object (13 MiB, 512 vs 64 MiB).
+HASH_AHEAD = 1
 
 
 class DownloadError(Exception):
