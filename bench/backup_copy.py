@@ -3,6 +3,7 @@ from the backup both ways: the bytes through videoferry (tus) and the service pu
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,17 +11,21 @@ from typing import Any
 
 from bench.archive_copy import (
     BUCKET,
+    ROUNDS,
     _aws_env,
     _empty,
     _recording,
     _s3_client,
+    compared,
     copy_memory,
     copy_step_seconds,
     raw_copy,
+    rounds,
 )
 from bench.figures import Figure
 from bench.services import EmulatorProcess, MotoProcess
 from bench.workload import MIB, BenchConfig, fit_size, settings_for
+from connectors.s3_multipart import DEFAULT_IN_FLIGHT
 from emulator.control import Workspace
 
 #: The video copied for throughput, and the (reference, big) videos of the memory runs.
@@ -28,8 +33,6 @@ FULL_SIZE, QUICK_SIZE = 512 * MIB, 16 * MIB
 FULL_MEMORY, QUICK_MEMORY = (64 * MIB, 512 * MIB), (4 * MIB, 16 * MIB)
 #: The restore: this many videos of this size, backed up to S3 and migrated back into another workspace.
 RESTORE_VIDEOS, FULL_RESTORE, QUICK_RESTORE = 4, 32 * MIB, 2 * MIB
-#: Each way runs this often, alternating (backup, raw, backup, raw); the best is reported.
-ROUNDS = 3
 UNLIMITED_PER_SECOND, UNLIMITED_PER_MINUTE = 10_000, 600_000
 
 
@@ -68,26 +71,23 @@ def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: Mot
             raw.append(raw_copy(s3, original["download_link"], size, f"raw-{n}.bin", threads=True))
             _empty(s3, f"raw-{n}.bin")
     mib = size / MIB
-    best_backup, best_raw = mib / min(t for t, _ in backed), mib / min(raw)
+    copies = [t for t, _ in backed]
     yield Figure(
         "backup_throughput",
-        best_backup,
+        mib / statistics.median(copies),
         "MiB/s",
-        f"{mib:.0f} MiB video by run_backup to s3:// (moto), 8 MiB parts (4 in flight while the download "
-        f"goes on), the copy step's intent -> outcome in the ledger, best of {ROUNDS}: "
-        f"{', '.join(f'{t:.2f}' for t, _ in backed)} s; whole run_backup calls "
-        f"{', '.join(f'{w:.2f}' for _, w in backed)} s",
+        f"{mib:.0f} MiB video by run_backup to s3:// (moto), 8 MiB parts ({DEFAULT_IN_FLIGHT} in flight "
+        f"while the download goes on), the copy step's intent -> outcome in the ledger, {rounds(copies)}; "
+        f"whole run_backup calls {', '.join(f'{w:.2f}' for _, w in backed)} s",
     )
     yield Figure(
         "backup_raw_boto3_throughput",
-        best_raw,
+        mib / statistics.median(raw),
         "MiB/s",
         f"the same link streamed by httpx into boto3 upload_fileobj, 8 MiB parts, 10 threads, same moto, "
-        f"best of {ROUNDS}: {', '.join(f'{t:.2f}' for t in raw)} s",
+        f"{rounds(raw)}",
     )
-    yield Figure(
-        "backup_vs_raw_boto3", best_backup / best_raw, note="backup / raw boto3 (10 threads); 1.0 = as fast"
-    )
+    yield compared(copies, raw, "backup")
 
 
 def _memory(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: MotoProcess) -> Iterator[Figure]:

@@ -33,7 +33,8 @@ class MultipartWriter:
     A full part is handed to one of `in_flight` threads and sent while write() takes the next bytes, so a
     download feeding write() and the upload overlap. Memory is bounded whatever the object's size: the parts
     are filled into at most `in_flight + 1` buffers of `part_size` bytes, reused once their part is sent
-    (write() waits for the oldest part when `in_flight` are out), so after the first parts the writer
+    (the next part fills while `in_flight` are out; once it is full, write() waits for whichever part ends
+    first), so after the first parts the writer
     allocates nothing more (new 8 MiB blocks for every part let glibc's heap grow with the object's size).
     Nothing touches the disk. The object appears only on complete(): an interrupted writer leaves an
     unfinished upload, never an object that looks complete (abort_uploads() removes it and its parts). A part
@@ -104,8 +105,10 @@ class MultipartWriter:
         return sum(1 for f, _ in self._sending if not f.done())
 
     def _buffer(self) -> bytearray:
-        """A part buffer: one whose part was sent, else a new one (the first in_flight + 1 parts)."""
-        self._make_room()
+        """A part buffer: one whose part was sent, else a new one (the first in_flight + 1 parts). It does not
+        wait for a sending thread: the next part fills while in_flight are out (_send waits, once it is full).
+        """
+        self._collect(done=True)
         if self._free:
             return self._free.pop()
         self.buffers += 1
