@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "ConfigError",
+    "CopyOutcome",
     "Exit",
     "Interrupted",
     "Job",
@@ -155,6 +156,15 @@ class Outcome:
         """The outcome a flow returned (as_dict's form)."""
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class CopyOutcome(Outcome):
+    """How a run of a copying job (archive, backup) ended: exit status, failure lines, counts by state,
+    bytes copied, report files."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    bytes: int = 0
 
 
 @dataclass(frozen=True)

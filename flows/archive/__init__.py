@@ -5,6 +5,6 @@ from flows.job import Job
 ARCHIVE = Job(
     "archive",
     runner="flows.archive.runner:run_archive",
-    outcome="flows.archive.runner:ArchiveOutcome",
+    outcome="flows.job:CopyOutcome",
     flow="flows.archive.flow:archive_flow",
 )

@@ -9,7 +9,8 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.states import State
 
 from flows.archive.options import DEFAULT_PART_MIB, ArchiveOptions
-from flows.archive.runner import ArchiveOutcome, run_archive
+from flows.archive.runner import run_archive
+from flows.job import CopyOutcome
 from flows.options import DEFAULT_LEDGER, MIB, options_from_params
 from flows.prefect_job import job_flow
 from tasks.service import service_settings
@@ -42,10 +43,10 @@ def archive_flow(
     flow run (flows/prefect_job.flow_tail), so a nightly deployment shows red.
     """
     values = dict(locals())  # first: locals() holds the parameters
-    return job_flow(lambda: _archive(values), ArchiveOutcome)
+    return job_flow(lambda: _archive(values), CopyOutcome)
 
 
-def _archive(values: dict[str, Any]) -> ArchiveOutcome:
+def _archive(values: dict[str, Any]) -> CopyOutcome:
     """The archive flow's body: the options from its parameters, the run, its summary artifact."""
     opts, service = options_from_params(ArchiveOptions, values)
     outcome = run_archive(opts, service_settings(api_url=service.api_url, upload_url=service.upload_url))

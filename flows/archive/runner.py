@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 
 from connectors.client import VideoClient
 from connectors.config import Settings
 from connectors.download import Downloader
 from connectors.s3 import S3Config
 from flows.archive.options import ArchiveOptions
-from flows.job import Outcome, Run, failure, read_ledger, run_job
+from flows.job import CopyOutcome, Run, failure, read_ledger, run_job
 from state.machine import OpStatus
 from tasks.archive.plan import choose_asset, event_recordings, select_events
 from tasks.archive.recording import TERMINAL_BAD, ArchiveContext, RecordingResult, op_key
@@ -21,26 +21,18 @@ from tasks.report_files import publish_report
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ArchiveOutcome", "run_archive", "preview_archive"]
+__all__ = ["run_archive", "preview_archive"]
 
 
-@dataclass
-class ArchiveOutcome(Outcome):
-    """How an archive run ended: exit status, failure lines, counts by state, bytes copied, report files."""
-
-    counts: dict[str, int] = field(default_factory=dict)
-    bytes: int = 0
-
-
-def run_archive(opts: ArchiveOptions, settings: Settings, *, s3: S3Config | None = None) -> ArchiveOutcome:
+def run_archive(opts: ArchiveOptions, settings: Settings, *, s3: S3Config | None = None) -> CopyOutcome:
     """Archive the recordings of the selected events, each step exactly once; the ledger keeps every step."""
     opts.check()
     dest = open_destination(opts.to, s3=s3 or S3Config.from_env(), part_size=opts.part_size)
 
-    def body(run: Run) -> ArchiveOutcome:
+    def body(run: Run) -> CopyOutcome:
         downloader = Downloader(settings.upload_url, timeout=max(60.0, settings.timeout))
         run.on_close(downloader.close)
-        outcome = ArchiveOutcome(exit_code=1)
+        outcome = CopyOutcome(exit_code=1)
         run.summary = lambda: {"counts": outcome.counts, "bytes": outcome.bytes}
         ctx = ArchiveContext(
             ledger=run.ledger,
@@ -60,7 +52,7 @@ def run_archive(opts: ArchiveOptions, settings: Settings, *, s3: S3Config | None
         results = archive_events(ctx, events, transfers=opts.transfers, since=selection.since)
         counts = {state: sum(1 for r in results if r.state == state) for state in RESULT_STATES}
         failed = [r for r in results if r.state == "failed"]
-        outcome = ArchiveOutcome(
+        outcome = CopyOutcome(
             exit_code=1 if failed else 0,
             counts={k: v for k, v in counts.items() if v},
             reasons=[f"{r.event_id}/{r.stream_id}/{r.video_id}: {r.reason}" for r in failed],

@@ -5,6 +5,6 @@ from flows.job import Job
 BACKUP = Job(
     "backup",
     runner="flows.backup.runner:run_backup",
-    outcome="flows.backup.runner:BackupOutcome",
+    outcome="flows.job:CopyOutcome",
     flow="flows.backup.flow:backup_flow",
 )

@@ -9,7 +9,8 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.states import State
 
 from flows.backup.options import DEFAULT_PART_MIB, BackupOptions
-from flows.backup.runner import BackupOutcome, run_backup
+from flows.backup.runner import run_backup
+from flows.job import CopyOutcome
 from flows.options import DEFAULT_LEDGER, MIB, options_from_params
 from flows.prefect_job import job_flow
 from tasks.service import service_settings
@@ -39,10 +40,10 @@ def backup_flow(
     red.
     """
     values = dict(locals())  # first: locals() holds the parameters
-    return job_flow(lambda: _backup(values), BackupOutcome)
+    return job_flow(lambda: _backup(values), CopyOutcome)
 
 
-def _backup(values: dict[str, Any]) -> BackupOutcome:
+def _backup(values: dict[str, Any]) -> CopyOutcome:
     """The backup flow's body: the options from its parameters, the run, its summary artifact."""
     opts, service = options_from_params(BackupOptions, values)
     outcome = run_backup(opts, service_settings(api_url=service.api_url, upload_url=service.upload_url))

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 
 from connectors.client import VideoClient
 from connectors.config import Settings
 from connectors.download import Downloader
 from connectors.s3 import S3Config
 from flows.backup.options import BackupOptions
-from flows.job import Outcome, Run, read_ledger, run_job
+from flows.job import CopyOutcome, Run, read_ledger, run_job
 from tasks.assets import choose_asset
 from tasks.backup.held import destination_id, held_videos
 from tasks.backup.plan import decide, list_videos
@@ -18,26 +18,18 @@ from tasks.backup.schedule import RESULT_STATES, back_up
 from tasks.backup.video import BackupContext
 from tasks.destination import open_destination
 
-__all__ = ["BackupOutcome", "preview_backup", "run_backup"]
+__all__ = ["preview_backup", "run_backup"]
 
 
-@dataclass
-class BackupOutcome(Outcome):
-    """How a backup run ended: exit status, failure lines, videos by state, bytes copied, report files."""
-
-    counts: dict[str, int] = field(default_factory=dict)
-    bytes: int = 0
-
-
-def run_backup(opts: BackupOptions, settings: Settings, *, s3: S3Config | None = None) -> BackupOutcome:
+def run_backup(opts: BackupOptions, settings: Settings, *, s3: S3Config | None = None) -> CopyOutcome:
     """Back up the project's videos into the destination, each step exactly once; the ledger keeps each."""
     opts.check()
     dest = open_destination(opts.to, s3=s3 or S3Config.from_env(), part_size=opts.part_size)
 
-    def body(run: Run) -> BackupOutcome:
+    def body(run: Run) -> CopyOutcome:
         downloader = Downloader(settings.api_url, timeout=max(60.0, settings.timeout))
         run.on_close(downloader.close)
-        outcome = BackupOutcome(exit_code=1)
+        outcome = CopyOutcome(exit_code=1)
         run.summary = lambda: {"counts": outcome.counts, "bytes": outcome.bytes}
         ctx = BackupContext(
             ledger=run.ledger,
@@ -52,7 +44,7 @@ def run_backup(opts: BackupOptions, settings: Settings, *, s3: S3Config | None =
         counts = {s: n for s in RESULT_STATES if (n := sum(1 for r in results if r.state == s))}
         reasons = [f"{r.video_id}: {r.reason}" for r in results if r.state == "failed"]
         reasons += [f"index: {index_error}"] if index_error else []
-        outcome = BackupOutcome(
+        outcome = CopyOutcome(
             exit_code=1 if reasons else 0,
             reasons=reasons,
             counts=counts,

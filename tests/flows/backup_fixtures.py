@@ -13,9 +13,10 @@ from typing import Any
 
 from emulator.control import EmulatorControl, Workspace
 from flows.backup.options import BackupOptions
-from flows.backup.runner import BackupOutcome, run_backup
+from flows.backup.runner import run_backup
 from flows.check.options import CheckOptions
 from flows.check.runner import CheckOutcome, run_check
+from flows.job import CopyOutcome
 from flows.migrate.runner import run_migration
 from tests.flows.helpers import options, settings_for, write_inventory
 
@@ -67,7 +68,7 @@ def make_library(tmp: Path, control: EmulatorControl, ws: Workspace, make: Any, 
     return Library(ws, rows, ledger)
 
 
-def backup(ws: Workspace, to: str, ledger: Path, **changes: Any) -> BackupOutcome:
+def backup(ws: Workspace, to: str, ledger: Path, **changes: Any) -> CopyOutcome:
     """One run_backup of the workspace's project (fast retries)."""
     values: dict[str, Any] = {
         "project": ws.project_id,

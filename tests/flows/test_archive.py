@@ -19,7 +19,8 @@ import pytest
 from connectors.client import VideoClient
 from emulator.control import EmulatorControl, Workspace
 from flows.archive.options import ArchiveOptions
-from flows.archive.runner import ArchiveOutcome, run_archive
+from flows.archive.runner import run_archive
+from flows.job import CopyOutcome
 from state.ledger import Ledger
 from tasks.archive.report import archive_lines, archive_summary
 from tests.flows.helpers import cli_env, run_cli, settings_for
@@ -95,7 +96,7 @@ def stored(control: EmulatorControl, ws: Workspace) -> dict[str, dict[str, Any]]
     return {v["id"]: v for v in control.videos(ws)}
 
 
-def run(ws: Workspace, tmp: Path, **changes: Any) -> ArchiveOutcome:
+def run(ws: Workspace, tmp: Path, **changes: Any) -> CopyOutcome:
     values: dict[str, Any] = {
         "to": "",
         "project": ws.project_id,
