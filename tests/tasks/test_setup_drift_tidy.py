@@ -6,7 +6,7 @@ import unicodedata
 
 from connectors.client.live_models import LiveEvent
 from connectors.desired_state import EventSpec
-from tasks.setup.plan import event_differences
+from tasks.setup.differences import event_differences
 
 
 def _event(**fields: str) -> LiveEvent:
