@@ -23,7 +23,8 @@ from emulator.control import EmulatorControl, Workspace
 from flows.migrate.options import MigrateOptions
 from flows.migrate.runner import run_migration
 
-#: Videos per mode; processing time per video and the poll interval (the spec's real minimum, 5 s).
+#: Videos per mode; processing time per video and the service's poll rule (the spec's 5 s; lowered for the
+#: quick run through the emulator's control API, the only way below 5 s).
 FULL = {"videos": 100, "processing": 2.0, "poll": 5.0}
 QUICK = {"videos": 5, "processing": 0.5, "poll": 1.0}
 TRANSFERS = 4
@@ -64,7 +65,9 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
     with EmulatorProcess(root) as emu, FileServer(files) as server:
         ctl = emu.ctl()
         for name, via, webhook, metadata, variants, lost in MODES:
-            ws = ctl.create_workspace(processing="timed", processing_seconds=size["processing"])
+            ws = ctl.create_workspace(
+                processing="timed", processing_seconds=size["processing"], poll_rule_seconds=size["poll"]
+            )
             clips = write_clips(files / name, videos, data)
             if via == "tus":
                 sources = [str(p) for p in clips]
@@ -92,7 +95,6 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
                 parent_id=ws.project_id,
                 ledger=str(root / f"{name}.db"),
                 transfers=TRANSFERS,
-                poll_interval=size["poll"],
                 wait_timeout=300.0,
                 webhook_listen=listen,
             )

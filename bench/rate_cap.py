@@ -43,7 +43,9 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
     port = free_port()
     with EmulatorProcess(root) as emu:
         ctl = emu.ctl()
-        ws = ctl.create_workspace(rate_per_second=per_second, rate_per_minute=per_minute)
+        ws = ctl.create_workspace(
+            rate_per_second=per_second, rate_per_minute=per_minute, poll_rule_seconds=size["poll"]
+        )
         # The service posts media.update.status to the workspace's configured URL (the dashboard's setting;
         # the emulator's control call here); the run listens there, so polls drop to a rare safety net.
         ctl.set_webhook(ws, f"http://127.0.0.1:{port}/")
@@ -52,7 +54,6 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
             parent_id=ws.project_id,
             ledger=str(root / "ledger.db"),
             transfers=TRANSFERS,
-            poll_interval=size["poll"],
             wait_timeout=600.0,
             webhook_listen=f"127.0.0.1:{port}",
         )

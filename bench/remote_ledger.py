@@ -45,13 +45,14 @@ def _migrate_once(emu: EmulatorProcess, root: Path, items: int, ledger: str, n: 
     from flows.migrate.runner import run_migration
 
     ws = emu.ctl().create_workspace(
-        processing="immediate", rate_per_second=UNLIMITED_PER_SECOND, rate_per_minute=UNLIMITED_PER_MINUTE
+        processing="immediate",
+        rate_per_second=UNLIMITED_PER_SECOND,
+        rate_per_minute=UNLIMITED_PER_MINUTE,
+        poll_rule_seconds=0.2,
     )
     clips = write_clips(root / f"clips-{n}", items, clip_bytes())
     inventory = write_inventory(root / f"inventory-{n}.csv", [str(p) for p in clips])
-    opts = MigrateOptions(
-        inventory=str(inventory), parent_id=ws.project_id, ledger=ledger, transfers=4, poll_interval=0.2
-    )
+    opts = MigrateOptions(inventory=str(inventory), parent_id=ws.project_id, ledger=ledger, transfers=4)
     started = time.perf_counter()
     outcome = run_migration(opts, settings_for(ws, UNLIMITED_PER_SECOND, UNLIMITED_PER_MINUTE))
     seconds = time.perf_counter() - started

@@ -30,7 +30,7 @@ from emulator.ids import parse_id, watching_ids
 from emulator.processing import Processor
 from emulator.ratelimit import SlidingWindowLimiter
 from emulator.scopes import TokenScope, require_write, scope_of
-from emulator.state import UploadSession, Workspace
+from emulator.state import POLL_RULE_HEADER, SPEC_POLL_RULE_SECONDS, UploadSession, Workspace
 from emulator.variants import METHOD_SWAPS, NONE, Variants
 
 log = logging.getLogger("emulator.app")
@@ -139,8 +139,11 @@ def json_bytes(body: Any) -> bytes:
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-async def send_response(send: Send, resp: Resp, *, request_id: bool, variants: Variants = NONE) -> None:
-    """Write one response; X-Request-ID unless told not to; the Date header on the service's clock."""
+async def send_response(
+    send: Send, resp: Resp, *, request_id: bool, variants: Variants = NONE, poll_rule: float | None = None
+) -> None:
+    """Write one response; X-Request-ID unless told not to; the Date header on the service's clock; the
+    workspace's poll rule when the control API set one other than the spec's (POLL_RULE_HEADER)."""
     if resp.raw is not None:
         payload = resp.raw
         content_type = resp.headers.pop("content-type", "text/plain; charset=utf-8")
@@ -158,6 +161,8 @@ async def send_response(send: Send, resp: Resp, *, request_id: bool, variants: V
     if request_id:
         headers.append((b"x-request-id", uuid.uuid4().hex.encode()))
     headers.append((b"date", variants.date_header().encode("latin-1")))
+    if poll_rule is not None and poll_rule != SPEC_POLL_RULE_SECONDS:
+        headers.append((POLL_RULE_HEADER.encode(), f"{poll_rule:g}".encode()))
     await send({"type": "http.response.start", "status": resp.status, "headers": headers})
     await send({"type": "http.response.body", "body": payload if resp.status not in (204, 304) else b""})
 
@@ -221,7 +226,11 @@ class HostApp:
             await drop_connection(send)
         else:
             await send_response(
-                send, resp, request_id=resp.status not in (404, 405), variants=outcome.variants
+                send,
+                resp,
+                request_id=resp.status not in (404, 405),
+                variants=outcome.variants,
+                poll_rule=outcome.poll_rule,
             )
         self.emu.record(
             LogEntry(
@@ -269,6 +278,7 @@ class HostApp:
             token_scope = scope_of(ws, token_of(header or ""))
         outcome.workspace_id = ws.id
         outcome.variants = ws.variants
+        outcome.poll_rule = ws.poll_rule_seconds
         operation = found.operation_of(method)
         if operation is not None and not ws.variants.method_allowed(operation, method):
             return error_resp(method_not_allowed(), path)
@@ -276,7 +286,7 @@ class HostApp:
         if faults.rate_limit:
             return _too_many()
         polled = self._polled(ws, found, match, method)
-        if polled is not None and ws.polls.too_soon(polled, ws.variants.poll_interval_seconds):
+        if polled is not None and ws.polls.too_soon(polled, ws.poll_rule_seconds):
             return _too_many()  # poll-rule-429: at most one poll of a video per 5 s (spec 8); not counted
         if found.auth == "token" or ws.variants.has("tus-rate-limited"):
             if not self.limiter.try_acquire(ws.token, ws.rate_per_second, ws.rate_per_minute):
@@ -322,6 +332,7 @@ class HostApp:
 class _Outcome:
     workspace_id: str | None = None
     variants: Variants = NONE
+    poll_rule: float | None = None
     api: bool = False
     drop: bool = False
 

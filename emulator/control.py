@@ -87,10 +87,12 @@ class EmulatorControl:
         rate_per_minute: int | None = None,
         processing: str | None = None,
         processing_seconds: float | None = None,
+        poll_rule_seconds: float | None = None,
         variants: Sequence[str] | None = None,
         **variant_params: float,
     ) -> Workspace:
-        """A new isolated workspace with one project and folder (and these variants, if given)."""
+        """A new isolated workspace with one project and folder (and these variants, if given); its poll rule
+        (the spec's 5 s unless given: set_poll_rule)."""
         body: dict[str, Any] = {
             k: v
             for k, v in {
@@ -98,6 +100,7 @@ class EmulatorControl:
                 "rate_per_minute": rate_per_minute,
                 "processing": processing,
                 "processing_seconds": processing_seconds,
+                "poll_rule_seconds": poll_rule_seconds,
             }.items()
             if v is not None
         }
@@ -167,6 +170,12 @@ class EmulatorControl:
     def clear_faults(self, ws: Workspace | str) -> None:
         """Remove every fault rule."""
         self._call("DELETE", "/_emulator/faults", ws)
+
+    def set_poll_rule(self, ws: Workspace | str, seconds: float) -> None:
+        """The workspace's poll rule: one GET of a video per `seconds` (the spec's is 5). Answers state one
+        other than the spec's in X-Poll-Rule-Seconds, and the client follows it: the only way a test makes a
+        run poll faster than the spec allows (no user option goes below 5 s)."""
+        self._call("PUT", "/_emulator/poll-rule", ws, {"seconds": seconds})
 
     def set_processing(self, ws: Workspace | str, mode: str, seconds: float | None = None) -> None:
         """Processing speed: immediate, manual or timed (seconds per video)."""

@@ -22,6 +22,9 @@ from emulator.variants import PARAMS, VARIANTS, Variants, make_variants
 from emulator.views import video_json
 from emulator.webhooks import WebhookSender
 
+#: The least poll rule the control API takes (seconds): a test's fastest polls.
+MIN_POLL_RULE = 0.05
+
 ControlHandler = Callable[[Request, dict[str, str]], Awaitable[Resp]]
 
 
@@ -44,6 +47,7 @@ class ControlApp:
             ("/_emulator/projects", {"POST": self.create_project}),
             ("/_emulator/faults", {"PUT": self.set_faults, "DELETE": self.clear_faults}),
             ("/_emulator/processing", {"PUT": self.set_processing}),
+            ("/_emulator/poll-rule", {"PUT": self.set_poll_rule}),
             ("/_emulator/videos/{video_id}/status", {"POST": self.set_status}),
             ("/_emulator/webhook", {"PUT": self.set_webhook}),
             ("/_emulator/webhook/forge", {"POST": self.forge_webhook}),
@@ -90,12 +94,14 @@ class ControlApp:
     # ------------------------------------------------------------------ handlers
 
     async def create_workspace(self, request: Request, _: dict[str, str]) -> Resp:
-        """POST /_emulator/workspaces {rate_per_second?, rate_per_minute?, processing?, ...seconds?}."""
+        """POST /_emulator/workspaces {rate_per_second?, rate_per_minute?, processing?, ...seconds?,
+        poll_rule_seconds?, variants?}."""
         f = Fields(await self._body(request, optional=True))
         rps = f.integer("rate_per_second", minimum=0)
         rpm = f.integer("rate_per_minute", minimum=0)
         mode = f.oneof("processing", PROCESSING_MODES)
         seconds = f.number("processing_seconds", minimum=0)
+        poll_rule = f.number("poll_rule_seconds", minimum=MIN_POLL_RULE)
         f.check()
         body = await self._body(request, optional=True)
         variants = _variants(body) if "variants" in body else None
@@ -104,6 +110,8 @@ class ControlApp:
         )
         if variants is not None:
             ws.variants = variants
+        if poll_rule is not None:
+            ws.poll_rule_seconds = poll_rule
         return Resp(200, self.emu.workspace_info(ws))
 
     async def list_variants(self, request: Request, _: dict[str, str]) -> Resp:
@@ -146,6 +154,17 @@ class ControlApp:
         if seconds is not None:
             ws.processing_seconds = seconds
         return Resp(200, {"mode": ws.processing, "seconds": ws.processing_seconds})
+
+    async def set_poll_rule(self, request: Request, _: dict[str, str]) -> Resp:
+        """PUT /_emulator/poll-rule {seconds}: the workspace's poll rule (the spec's is 5 s); answers then
+        state one other than the spec's in X-Poll-Rule-Seconds (tests make runs poll faster only this way)."""
+        ws = self._workspace(request)
+        f = Fields(await self._body(request))
+        seconds = f.number("seconds", required=True, minimum=MIN_POLL_RULE)
+        f.check()
+        assert seconds is not None
+        ws.poll_rule_seconds = seconds
+        return Resp(200, {"seconds": ws.poll_rule_seconds})
 
     async def set_status(self, request: Request, params: dict[str, str]) -> Resp:
         """POST /_emulator/videos/{id}/status {status, message?}."""

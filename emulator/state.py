@@ -13,6 +13,12 @@ from emulator.media.probe import MediaInfo
 from emulator.ratelimit import PollClock
 from emulator.variants import NONE, Variants
 
+#: The spec's poll rule (section 8): at most one GET of a video per 5 s. A workspace's own rule may be set
+#: otherwise through the control API (PUT /_emulator/poll-rule); the answers then state it (POLL_RULE_HEADER).
+SPEC_POLL_RULE_SECONDS = 5.0
+#: Not in the spec: the header the emulator states a poll rule other than the spec's in (emulator/README.md).
+POLL_RULE_HEADER = "x-poll-rule-seconds"
+
 if TYPE_CHECKING:
     from emulator.faults import FaultSet
 
@@ -115,6 +121,8 @@ class Workspace:
     variants: Variants = NONE  # the service's other choices where the spec is silent (emulator/variants.py)
     extras: dict[str, Any] = field(default_factory=dict)  # per-module state (live_state.py, scopes.py)
     polls: PollClock = field(default_factory=PollClock)  # last GET of each video (poll-rule-429)
+    #: Seconds between two GETs of one video the service allows (the spec: 5; set by the control API).
+    poll_rule_seconds: float = SPEC_POLL_RULE_SECONDS
 
 
 def utcnow() -> datetime:

@@ -46,7 +46,7 @@ VARIANTS: dict[str, str] = {
     "title-cap": "titles are stored cut to title_cap characters",
     "tags-tidy": "tags are stored lower-cased, without duplicates (the first one kept)",
     "chapter-titles-trimmed": "chapter titles are stored trimmed",
-    "poll-rule-429": "a GET of a video sooner than poll_interval_seconds after the last answered one is 429",
+    "poll-rule-429": "a GET of a video sooner than the poll rule after the last answered one is 429",
     "delete-post": "delete takes POST on the video's path; DELETE answers 405",
     "codes-reset-share": "the first unique codes batch of an event also resets its privacy_share",
 }
@@ -80,7 +80,6 @@ PARAMS: dict[str, float] = {
     "list_lag_seconds": 3.0,
     "endpoint_ttl_seconds": 60.0,
     "title_cap": 128,
-    "poll_interval_seconds": 5.0,
 }
 
 
@@ -93,7 +92,6 @@ class Variants:
     list_lag_seconds: float = 3.0
     endpoint_ttl_seconds: float = 60.0
     title_cap: int = 128
-    poll_interval_seconds: float = 5.0
 
     def has(self, name: str) -> bool:
         """Whether the variant is on."""
@@ -107,7 +105,6 @@ class Variants:
             "list_lag_seconds": self.list_lag_seconds,
             "endpoint_ttl_seconds": self.endpoint_ttl_seconds,
             "title_cap": self.title_cap,
-            "poll_interval_seconds": self.poll_interval_seconds,
         }
 
     # -- stored forms -----------------------------------------------------------------------------------
@@ -291,5 +288,4 @@ def make_variants(names: Iterable[str], **params: Any) -> Variants:
         list_lag_seconds=numbers["list_lag_seconds"],
         endpoint_ttl_seconds=numbers["endpoint_ttl_seconds"],
         title_cap=int(numbers["title_cap"]),
-        poll_interval_seconds=numbers["poll_interval_seconds"],
     )

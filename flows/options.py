@@ -239,6 +239,13 @@ def options_from_params(
     return opts, ServiceOptions(**found[ServiceOptions])
 
 
+def check_least(opts: Any) -> None:
+    """Raise ConfigError (exit status 2) for a field of these options below the least the service allows
+    (at_least): options made in code are held to the service's rule like the command line's and a flow's."""
+    for spec in dataclasses.fields(opts):
+        _check_bounds(spec, getattr(opts, spec.name))
+
+
 def _check_bounds(spec: dataclasses.Field[Any], value: Any) -> None:
     least = spec.metadata.get("at_least")
     if least is None or not isinstance(value, int | float) or value >= least:

@@ -1,22 +1,60 @@
-"""The spec's poll rule for the client: GETs of one video at most one per interval, one at a time."""
+"""The service's poll rule for the client: GETs of one video at most one per interval, one at a time."""
 
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 import time
 from collections.abc import Iterator
 
+from connectors.config import POLL_RULE_SECONDS
+
+#: Not in the spec: the header a service may state its own poll rule in (seconds). The real service is not
+#: known to send it; the emulator does when its control API set a rule other than the spec's 5 s, which is
+#: the only way a test makes a run poll faster (no user option goes below 5 s).
+POLL_RULE_HEADER = "x-poll-rule-seconds"
+#: Stated rules outside these bounds are ignored (the spec's 5 s holds).
+STATED_RULE_BOUNDS = (0.05, 3600.0)
+
+
+class PollRule:
+    """The seconds the service allows between two GETs of one video: the spec's 5 unless the service states
+    another in POLL_RULE_HEADER (learned from every answer; the last stated value holds)."""
+
+    def __init__(self, seconds: float = POLL_RULE_SECONDS) -> None:
+        self.seconds = seconds
+
+    def learn(self, stated: str | None) -> None:
+        """Take the rule an answer states (None, malformed or out of bounds: nothing changes)."""
+        if stated is None:
+            return
+        try:
+            seconds = float(stated)
+        except ValueError:
+            return
+        low, high = STATED_RULE_BOUNDS
+        if math.isfinite(seconds) and low <= seconds <= high:
+            self.seconds = seconds
+
+    def interval_for(self, option: float) -> float:
+        """The seconds between a job's polls for its --poll-interval: at the least the option allows (the
+        spec's 5 s, every job's default) it means as often as the service allows; above it, the option, never
+        sooner than the service allows."""
+        if option <= POLL_RULE_SECONDS:
+            return self.seconds
+        return max(option, self.seconds)
+
 
 class PollPacing:
-    """GETs of one video at most one per `interval` seconds, counted from the last answer (the spec's poll
-    rule): an attempt waits its turn (at most `interval`); GETs of one video run one at a time."""
+    """GETs of one video at most one per the rule's interval, counted from the last answer (the service's
+    poll rule): an attempt waits its turn (at most the interval); GETs of one video run one at a time."""
 
-    #: Videos remembered before those answered longer than `interval` ago are forgotten.
+    #: Videos remembered before those answered longer than the interval ago are forgotten.
     KEEP = 4096
 
-    def __init__(self, interval: float) -> None:
-        self.interval = interval
+    def __init__(self, rule: PollRule) -> None:
+        self.rule = rule
         self._lock = threading.Lock()
         self._answered: dict[str, float] = {}
         self._locks: dict[str, threading.Lock] = {}
@@ -31,11 +69,12 @@ class PollPacing:
 
     @contextlib.contextmanager
     def turn(self, key: str) -> Iterator[None]:
-        """One attempt: wait until `interval` after the last answer for this video, then note this answer."""
+        """One attempt: wait until the interval after this video's last answer, then note this answer."""
+        interval = self.rule.seconds
         with self._lock:
             last = self._answered.get(key)
         if last is not None:
-            wait = last + self.interval - time.monotonic()
+            wait = last + interval - time.monotonic()
             if wait > 0:
                 time.sleep(wait)
         try:
@@ -45,7 +84,7 @@ class PollPacing:
             with self._lock:
                 self._answered[key] = now
                 if len(self._answered) > self.KEEP:
-                    for old in [k for k, at in self._answered.items() if now - at >= self.interval]:
+                    for old in [k for k, at in self._answered.items() if now - at >= interval]:
                         del self._answered[old]
                         lock = self._locks.get(old)
                         if lock is not None and not lock.locked():

@@ -13,6 +13,7 @@ from typing import Any, Self
 import httpx
 
 from connectors.client.network import describe_network_failure, host_of
+from connectors.client.poll_pacing import POLL_RULE_HEADER, PollRule
 from connectors.clock import ServiceClock
 from connectors.error_table import error_from_response
 from connectors.errors import (
@@ -76,6 +77,8 @@ class Transport:
         self.clock = ServiceClock()
         #: When the service last answered any request (time.monotonic()): how long it has been silent.
         self.last_answer = time.monotonic()
+        #: The service's poll rule (the spec's 5 s unless an answer states another: poll_pacing.PollRule).
+        self.poll_rule = PollRule()
         self._methods = MethodBook()
         self._connect_timeout = min(timeout, 10.0)
         timeouts = httpx.Timeout(timeout, connect=self._connect_timeout)
@@ -142,6 +145,7 @@ class Transport:
                 raise self._network_error(exc, http, operation) from None
         self.last_answer = time.monotonic()
         self.clock.observe_date_header(sent, datetime.now(UTC), response.headers.get("date"))
+        self.poll_rule.learn(response.headers.get(POLL_RULE_HEADER))
         if response.status_code == 429:
             self.limiter.pause()
         if not response.is_success:

@@ -17,7 +17,6 @@ from connectors.client.live_support import deleting, given_fields, meta_of, pres
 from connectors.client.paging import walk_pages
 from connectors.client.poll_pacing import PollPacing
 from connectors.client.transport import Transport
-from connectors.config import POLL_RULE_SECONDS
 from connectors.errors import (
     NotFoundError,
     ResponseFormatError,
@@ -66,9 +65,9 @@ class Videos:
     are read whatever their shape (connectors/README.md).
     """
 
-    def __init__(self, transport: Transport, *, poll_rule: float = POLL_RULE_SECONDS) -> None:
+    def __init__(self, transport: Transport) -> None:
         self._transport = transport
-        self._gets = PollPacing(poll_rule)
+        self._gets = PollPacing(transport.poll_rule)
 
     def __repr__(self) -> str:
         return f"Videos({self._transport!r})"
@@ -247,9 +246,9 @@ class Videos:
     def get(self, video_id: str) -> Video:
         """GET /v1/videos/:id (404 -> NotFoundError).
 
-        The spec's poll rule, kept here for every caller: a GET of a video waits until POLL_RULE_SECONDS after
-        the last GET of the same video was answered (at most that long), a retry of this one included; GETs
-        of one video go one at a time.
+        The service's poll rule, kept here for every caller: a GET of a video waits until the rule's seconds
+        (transport.poll_rule: the spec's 5 s) after the last GET of the same video was answered (at most that
+        long), a retry of this one included; GETs of one video go one at a time.
         """
         key = try_normal_id(video_id) or video_id
         with self._gets.one_at_a_time(key):

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from flows.options import (
     Cli,
     about,
+    check_least,
     dry_run_option,
     ledger_option,
     poll_interval_option,
@@ -41,3 +42,6 @@ class ApplyOptions:
         "Seconds between two status reads of one processing video (at least 5: the service's rule)."
     )
     wait_timeout: float | None = wait_timeout_option()
+
+    def __post_init__(self) -> None:
+        check_least(self)  # --poll-interval at least the service's rule, however the options were made

@@ -10,6 +10,7 @@ from flows.options import (
     MIB,
     Cli,
     about,
+    check_least,
     dry_run_option,
     ledger_option,
     poll_interval_option,
@@ -109,6 +110,9 @@ class MigrateOptions:
             Cli(metavar="K/N"),
         ),
     )
+
+    def __post_init__(self) -> None:
+        check_least(self)  # --poll-interval at least the service's rule, however the options were made
 
     def check(self) -> None:
         """Raise ConfigError (exit status 2) for options that cannot work."""

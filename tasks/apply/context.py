@@ -28,7 +28,8 @@ class ApplyContext:
     run_id: str
     specs: dict[str, OperationSpec]
     s3: S3Config | None = None
-    #: Seconds between two status reads of one processing video (the spec: at most one per 5 s).
+    #: --poll-interval: seconds between two status reads of one processing video (the spec: at most one per
+    #: 5 s; poll_seconds() is what the run keeps).
     poll_interval: float = 5.0
     #: The run's stop (the run's own, flows/job.Run.stop): set once, with what stopped it.
     abort: Stop = field(default_factory=Stop)
@@ -46,6 +47,11 @@ class ApplyContext:
     #: Push every committed write to where the ledger outlives the machine before returning (a remote
     #: ledger's S3; nothing for a local file): in-place calls make their intent durable before the call.
     durable: Callable[[], None] = field(default=lambda: None, repr=False)
+
+    def poll_seconds(self) -> float:
+        """Seconds between two status reads of one video: --poll-interval under the service's poll rule (the
+        spec's 5 s, or the one its answers state: connectors/client/poll_pacing.PollRule.interval_for)."""
+        return self.client.transport.poll_rule.interval_for(self.poll_interval)
 
     def video_lock(self, video_id: str) -> threading.Lock:
         """The lock of calls on this video."""

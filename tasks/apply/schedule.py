@@ -144,7 +144,7 @@ class UnitSchedule(Schedule):
         for unit in self.open_units:
             if self.stop.is_set() or unit.state != UnitState.PROCESSING or unit.unit_key in self.in_flight:
                 continue
-            if now - self.polled.get(unit.unit_key, 0.0) >= self.ctx.poll_interval:
+            if now - self.polled.get(unit.unit_key, 0.0) >= self.ctx.poll_seconds():
                 self.polled[unit.unit_key] = now
                 poll_status(self.ctx, unit)
 

@@ -38,7 +38,7 @@ def start_webhooks(ctx: MigrateContext, listen: str) -> WebhookReceiver:
             log.warning(
                 "a webhook of an unknown shape arrived (%s); statuses are learned by polling every %.0f s",
                 shape,
-                ctx.poll_interval,
+                ctx.poll_seconds(),
             )
 
     receiver = WebhookReceiver.from_listen(listen, on_invalid=on_invalid)
@@ -78,7 +78,7 @@ class Claims:
     def due(self, watcher: Watcher, now: float | None = None) -> bool:
         """Whether claims wait and the poll interval since the last listing has passed."""
         now = time.monotonic() if now is None else now
-        return bool(self.pending) and now - watcher.last_listing >= self.ctx.poll_interval
+        return bool(self.pending) and now - watcher.last_listing >= self.ctx.poll_seconds()
 
     def confirm(self, watcher: Watcher) -> list[tuple[str, str, str]]:
         """List the watched videos claims are about; the ledger takes what the listing shows."""

@@ -100,12 +100,17 @@ class MigrateContext:
                 self.outage = Outage(self.abort, lambda: self.client.transport.last_answer, self.outage_after)
         self.outage.failed(describe_failure(exc) if isinstance(exc, TransportError) else str(exc))
 
+    def poll_seconds(self) -> float:
+        """Seconds between two status listings: --poll-interval under the service's poll rule (the spec's 5 s,
+        or the one its answers state: connectors/client/poll_pacing.PollRule.interval_for)."""
+        return self.client.transport.poll_rule.interval_for(self.poll_interval)
+
     def poll_every(self) -> float:
         """Seconds between full status polls: a minute once a webhook claim was confirmed by the service
-        (webhooks proved to work: tasks/migrate/claims.py), else poll_interval."""
+        (webhooks proved to work: tasks/migrate/claims.py), else poll_seconds()."""
         if self.webhooks is not None and self.claims_confirmed > 0:
-            return max(self.poll_interval, WEBHOOK_POLL_SECONDS)
-        return self.poll_interval
+            return max(self.poll_seconds(), WEBHOOK_POLL_SECONDS)
+        return self.poll_seconds()
 
     def count_create(self, key: str) -> int | None:
         """Count one more create of this item in this run; None once it has had max_create_attempts."""

@@ -80,7 +80,7 @@ class Watcher:
         interval: the poll that ends the run is not wasted on a video still processing.
         """
         now = time.monotonic() if now is None else now
-        if now - self.last_listing < self.ctx.poll_interval:
+        if now - self.last_listing < self.ctx.poll_seconds():
             return False  # at most one listing per poll interval, claims' confirmations included
         hold = self._hold(watched, creates_left, uploading, now)
         if hold is None:
@@ -100,7 +100,7 @@ class Watcher:
         interval = self.ctx.poll_every()
         # Once webhooks carry the news the interval also counts from the run's start: a run whose every
         # status came by webhook makes no poll at all.
-        webhooks = interval > self.ctx.poll_interval
+        webhooks = interval > self.ctx.poll_seconds()
         if now - (max(self.last_poll, self.started) if webhooks else self.last_poll) < interval:
             return None
         creates_left = count_creates()

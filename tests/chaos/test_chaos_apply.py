@@ -55,7 +55,7 @@ def _faults(control: EmulatorControl, ws: Workspace, seed: int) -> FaultScript:
 
 def _options(ops: Path, ledger: Path) -> ApplyOptions:
     return ApplyOptions(
-        ops=str(ops), ledger=str(ledger), allow_delete=True, transfers=4, poll_interval=0.5, wait_timeout=300
+        ops=str(ops), ledger=str(ledger), allow_delete=True, transfers=4, wait_timeout=300
     )
 
 

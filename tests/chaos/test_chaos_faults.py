@@ -50,7 +50,6 @@ def _options(inventory: Path, ws: Workspace, ledger: Path, seed: int, listen: st
         parent_id=ws.project_id,
         ledger=str(ledger),
         transfers=4,
-        poll_interval=5.0 if chaos_prefect(seed) else 0.5,  # a flow's parameters keep the spec's 5 s
         wait_timeout=120.0,
         chunk_size=CHUNK,
         via=chaos_via(seed),

@@ -1,4 +1,15 @@
 """Fixtures of the flow tests."""
 
+import pytest
+
+from emulator.control import EmulatorControl, Workspace
+from tests.fixtures.emulator import fast_polls
 from tests.flows.apply_fixtures import library  # noqa: F401 - a fixture, found by pytest here
 from tests.flows.deploy_fixtures import prefect_server  # noqa: F401 - a fixture, found by pytest here
+
+
+@pytest.fixture()
+def emu(emu_control: EmulatorControl) -> Workspace:
+    """A fresh isolated workspace whose runs poll fast (tests/fixtures/emulator.fast_polls): the spec's 5 s
+    where a test says so (emu_control.set_poll_rule(emu, 5))."""
+    return fast_polls(emu_control)

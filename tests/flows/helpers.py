@@ -104,13 +104,13 @@ def clip_rows(make: Callable[..., Path], n: int, *, metadata: bool = True) -> li
 
 
 def options(inventory: Path | str, ws: Workspace, tmp: Path, **changes: Any) -> MigrateOptions:
-    """Options for a fast test run: short polls, a ledger in tmp."""
+    """Options for a test run: a ledger in tmp, short waits (how often it polls is the workspace's poll rule:
+    tests/fixtures/emulator.fast_polls)."""
     base: dict[str, Any] = {
         "inventory": str(inventory),
         "parent_id": ws.project_id,
         "ledger": str(tmp / "ledger.db"),
         "transfers": 3,
-        "poll_interval": 0.2,
         "wait_timeout": 60.0,
     }
     base.update(changes)

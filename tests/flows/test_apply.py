@@ -45,7 +45,7 @@ def test_every_kind_runs_once_in_reference_order(
         ],
     )  # fmt: skip
     opts = ApplyOptions(
-        ops=str(ops), ledger=str(library["ledger"]), allow_delete=True, poll_interval=0.5, wait_timeout=120
+        ops=str(ops), ledger=str(library["ledger"]), allow_delete=True, wait_timeout=120
     )
     outcome = run_apply(opts, settings_for(emu))
     assert outcome.exit_code == 0, outcome.reasons + outcome.refused

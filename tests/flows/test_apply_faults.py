@@ -34,7 +34,7 @@ def _ops(tmp_path: Path, library: dict[str, Any]) -> Path:
 
 def _run(tmp_path: Path, library: dict[str, Any], emu: Workspace) -> tuple[int, dict[str, Any]]:
     opts = ApplyOptions(
-        ops=str(_ops(tmp_path, library)), ledger=str(library["ledger"]), poll_interval=0.5, wait_timeout=120
+        ops=str(_ops(tmp_path, library)), ledger=str(library["ledger"]), wait_timeout=120
     )
     outcome = run_apply(opts, settings_for(emu))
     with Ledger.open(library["ledger"], create=False) as book:
@@ -119,7 +119,7 @@ def test_in_place_calls_refused_without_effect_are_made_again_once(
             {"kind": "error", "status": 500, "path": "^/v2/video$", "times": 1},
         ],
     )
-    opts = ApplyOptions(ops=str(ops), ledger=str(library["ledger"]), poll_interval=0.5, wait_timeout=120)
+    opts = ApplyOptions(ops=str(ops), ledger=str(library["ledger"]), wait_timeout=120)
     outcome = run_apply(opts, settings_for(emu))
     assert outcome.exit_code == 0, outcome.reasons
     with Ledger.open(library["ledger"], create=False) as book:
@@ -139,7 +139,7 @@ def test_a_cut_answered_with_the_source_finds_the_new_video(
     before = {v["id"] for v in wait_done(emu_control, emu)}
     emu_control.set_variants(emu, ["cut-new-video", "empty-bodies"])
     ops = write_ops(tmp_path / "ops.csv", [{"op": "cut", "id": "trim", "target": v1, "trim": TRIM}])
-    opts = ApplyOptions(ops=str(ops), ledger=str(library["ledger"]), poll_interval=0.5, wait_timeout=120)
+    opts = ApplyOptions(ops=str(ops), ledger=str(library["ledger"]), wait_timeout=120)
     outcome = run_apply(opts, settings_for(emu))
     assert outcome.exit_code == 0, outcome.reasons
     with Ledger.open(library["ledger"], create=False) as book:

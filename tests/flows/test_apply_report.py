@@ -39,7 +39,7 @@ def _apply(tmp_path: Path, emu: Workspace, ledger: Path, target: str, out: Path)
         ],
     )
     opts = ApplyOptions(
-        ops=str(ops), ledger=str(ledger), poll_interval=0.5, wait_timeout=120, report_dir=str(out)
+        ops=str(ops), ledger=str(ledger), wait_timeout=120, report_dir=str(out)
     )
     outcome = run_apply(opts, settings_for(emu))
     assert outcome.exit_code == 1, outcome.reasons + outcome.refused

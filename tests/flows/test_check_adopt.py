@@ -45,7 +45,7 @@ def applied(tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_f
             {"op": "chapters", "id": "ch", "target": f"key:{keys[2]}", "chapters": json.dumps(APPLIED)},
         ],
     )  # fmt: skip
-    opts = ApplyOptions(ops=str(ops), ledger=str(ledger), poll_interval=0.5, wait_timeout=120)
+    opts = ApplyOptions(ops=str(ops), ledger=str(ledger), wait_timeout=120)
     outcome = run_apply(opts, settings_for(emu))
     assert outcome.exit_code == 0, outcome.reasons + outcome.refused
     videos = wait_done(emu_control, emu)

@@ -54,7 +54,7 @@ def test_wait_timeout_zero_means_no_bound(
         cli_argv(*args), env=cli_env(emu), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
-        # Preflight and two status polls (5 s apart): a run with a zero-second bound would have stopped
+        # Preflight and two status polls (a poll rule apart): a zero-second bound would have stopped
         # after the first poll that found the video still processing.
         deadline = time.monotonic() + 120
         while _list_calls(emu_control, emu) < 3:

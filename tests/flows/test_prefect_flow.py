@@ -30,7 +30,7 @@ def test_migrate_flow_runs_on_prefect(
     rows = clip_rows(clip_factory, 5)
     inventory = write_inventory(tmp_path / "inv.csv", rows)
     # Through the flow the options are checked as a deployment's are: the spec's 5 s between polls at least.
-    opts = options(inventory, emu, tmp_path, report_dir=str(tmp_path / "report"), poll_interval=5.0)
+    opts = options(inventory, emu, tmp_path, report_dir=str(tmp_path / "report"))
     outcome = run_flow(opts)
     assert outcome.exit_code == 0, outcome.reasons
     assert len(emu_control.videos(emu)) == 5

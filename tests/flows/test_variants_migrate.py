@@ -162,7 +162,7 @@ def test_migrate_holds_its_guarantees_under_each_bundle(
         faults.append({"kind": "latency", "ms": 700, "method": "PATCH", "path": "^/upload/", "times": 8})
     emu_control.set_faults(emu, faults, seed=11)
     changes: dict[str, Any] = {"via": spec["via"], "transfers": 4, "chunk_size": 16 * 1024}
-    changes["poll_interval"] = 0.5
+    emu_control.set_poll_rule(emu, 0.5)  # listings 0.5 s apart: the lagging list variants show up
     if spec.get("webhooks"):
         port = free_port()
         emu_control.set_webhook(emu, f"http://127.0.0.1:{port}/hook")
@@ -219,7 +219,7 @@ def test_lost_answers_with_the_title_filter_ignored_and_shared_titles(
         ],
         seed=5,
     )
-    opts = options(inventory, emu, tmp_path, via=via, transfers=len(rows), poll_interval=0.5)
+    opts = options(inventory, emu, tmp_path, via=via, transfers=len(rows))
     outcome = run_migration(opts, settings_for(emu))
     emu_control.clear_faults(emu)
     if outcome.exit_code != 0:

@@ -43,11 +43,12 @@ def test_webhooks_carry_readiness(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     listen = _hooked(emu, emu_control, monkeypatch)
+    emu_control.set_poll_rule(emu, 5.0)  # the spec's rule: the webhooks come before a poll would
     emu_control.set_processing(emu, "timed", 1.0)
     inventory = write_inventory(tmp_path / "inv.csv", clip_rows(clip_factory, 5, metadata=False))
     mark = time.time()
     outcome = run_migration(
-        options(inventory, emu, tmp_path, webhook_listen=listen, poll_interval=5.0),
+        options(inventory, emu, tmp_path, webhook_listen=listen),
         settings_for(emu),
     )
     assert outcome.exit_code == 0, outcome.reasons
@@ -75,9 +76,10 @@ def test_forged_webhooks_change_nothing(
     service can tell it is false) is looked at by listing and changes nothing; the service's own claims end
     the run."""
     listen = _hooked(emu, emu_control, monkeypatch)
+    emu_control.set_poll_rule(emu, 5.0)  # the spec's rule: a forged claim cannot hide behind a poll
     emu_control.set_processing(emu, "manual")
     inventory = write_inventory(tmp_path / "inv.csv", clip_rows(clip_factory, 3, metadata=False))
-    opts = options(inventory, emu, tmp_path, webhook_listen=listen, poll_interval=5.0)
+    opts = options(inventory, emu, tmp_path, webhook_listen=listen)
     started: dict[str, MigrateContext] = {}
     ended: dict[str, MigrateOutcome] = {}
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from connectors.client import VideoClient
 from connectors.limiter import ApiRateLimiter
 from connectors.tus import TusUpload
@@ -13,8 +15,15 @@ from state.ledger import Ledger
 from tasks.migrate.context import MigrateContext
 from tasks.migrate.readiness import Watcher
 from tasks.migrate.transfer import transfer_item
+from tests.fixtures.emulator import fast_polls
 from tests.flows.helpers import clip_rows, options, settings_for, write_inventory
 from tests.state.helpers import spec
+
+
+@pytest.fixture()
+def emu(emu_control: EmulatorControl) -> Workspace:
+    """A fresh isolated workspace whose runs poll fast (tests/fixtures/emulator.fast_polls)."""
+    return fast_polls(emu_control)
 
 
 def test_a_folder_as_parent(
@@ -40,7 +49,7 @@ def test_watched_video_behind_a_full_page_of_newer_ones(
         [spec("ours", 1, source=str(clip), title="ours", parent_id=emu.project_id, via="tus")],
         run_id,
     )
-    ctx = MigrateContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id, poll_interval=0)
+    ctx = MigrateContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id)
     try:
         assert transfer_item(ctx, "ours") == "uploaded"
         ours = ledger.get("ours")

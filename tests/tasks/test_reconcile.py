@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from connectors.client import VideoClient
 from connectors.limiter import ApiRateLimiter
@@ -25,8 +26,15 @@ from tasks.migrate.context import MigrateContext
 from tasks.migrate.create import create_item, create_title
 from tasks.migrate.reconcile import locate, sent_create
 from tasks.migrate.transfer import transfer_item
+from tests.fixtures.emulator import fast_polls
 from tests.flows.helpers import options, settings_for, write_inventory
 from tests.state.helpers import spec
+
+
+@pytest.fixture()
+def emu(emu_control: EmulatorControl) -> Workspace:
+    """A fresh isolated workspace whose runs poll fast (tests/fixtures/emulator.fast_polls)."""
+    return fast_polls(emu_control)
 
 
 def _md5(path: Path) -> str:
@@ -221,7 +229,7 @@ def test_a_soft_deleted_video_is_never_adopted(tmp_path: Path, emu: Workspace) -
 def _ctx(emu: Workspace, ledger: Ledger, run_id: str) -> MigrateContext:
     limiter = ApiRateLimiter.memory(per_second=10, per_minute=300)
     client = VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=limiter)
-    return MigrateContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id, poll_interval=0)
+    return MigrateContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id)
 
 
 def _item(ledger: Ledger, key: str) -> Item:

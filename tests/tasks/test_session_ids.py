@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from connectors.client import VideoClient
 from connectors.limiter import ApiRateLimiter
 from connectors.tus import TusUpload
@@ -17,6 +19,7 @@ from state.models import Item
 from tasks.migrate.context import MigrateContext
 from tasks.migrate.create import create_item
 from tasks.migrate.transfer import transfer_batch, transfer_item
+from tests.fixtures.emulator import fast_polls
 from tests.state.helpers import spec
 
 #: Every request to an upload address (HEAD and PATCH) fails.
@@ -27,11 +30,17 @@ LISTS_FAIL = [{"kind": "error", "status": 503, "method": "GET", "path": "^/v1/vi
 DELETES_REFUSED = [{"kind": "error", "status": 403, "method": "DELETE", "path": "^/v1/videos/"}]
 
 
+@pytest.fixture()
+def emu(emu_control: EmulatorControl) -> Workspace:
+    """A fresh isolated workspace whose runs poll fast (tests/fixtures/emulator.fast_polls)."""
+    return fast_polls(emu_control)
+
+
 def _ctx(emu: Workspace, ledger: Ledger, run_id: str) -> MigrateContext:
     limiter = ApiRateLimiter.memory(per_second=10, per_minute=300)
     client = VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=limiter)
     tus = TusUpload(max_attempts=2, initial_wait=0.01, max_wait=0.02)
-    return MigrateContext(client=client, tus=tus, ledger=ledger, run_id=run_id, poll_interval=0)
+    return MigrateContext(client=client, tus=tus, ledger=ledger, run_id=run_id)
 
 
 def _item(ledger: Ledger, key: str) -> Item:
