@@ -115,6 +115,8 @@ class EventSpec:
     poster_url: str | None = field(default=None, repr=False)
     where: str = ""
     lines: Mapping[str, str] = field(default_factory=dict, repr=False)  #: field -> "<file>:<line>"
+    state: str | None = None  #: draft, enabled or completed (None: the file leaves the state alone)
+    next_stream: datetime | None = None  #: a recurring event's next stream to schedule (POST .../stream)
 
     def at(self, name: str) -> str:
         """`<file>:<line>` of a field (the event's own line when the field has none)."""

@@ -19,6 +19,8 @@ from connectors.desired_state import (
 __all__ = ["Reader", "read_event", "read_drm", "strings", "EVENT_KEYS"]
 
 EVENT_TYPES = ("one-time", "recurring")
+#: An event's states (spec 3.2): created in draft, PUT .../enable, PUT .../complete.
+EVENT_STATES = ("draft", "enabled", "completed")
 PRESETS = ("360p", "480p", "720p", "1080p", "1440p", "2160p")
 LATENCY_MODES = ("standard", "reduced")
 PRIVACY_TYPES = ("anywhere", "nowhere", "custom")
@@ -37,7 +39,7 @@ TEXT_FIELDS = ("subtitle", "record_parent_id", "latency_mode", "privacy_type")
 #: The keys an event may have (the create fields of spec 4.5 in the client's names, and its sub-objects).
 EVENT_KEYS = frozenset(
     {"name", "type", "parent_id", "reconnect_window", "scheduled_time", "privacy_share", "restreams"}
-    | {"stream_start", "poster", "unique_codes"}
+    | {"stream_start", "next_stream", "state", "poster", "unique_codes"}
     | set(BOOL_FIELDS)
     | set(LIST_FIELDS)
     | set(TEXT_FIELDS)
@@ -306,6 +308,7 @@ def read_event(r: Reader, raw: Any, where: Callable[[str], str], default_parent:
         stream_start = _moment(raw["stream_start"])
         if stream_start is None:
             r.fail(where("stream_start"), "stream_start", "an RFC 3339 time")
+    state, next_stream = _lifecycle(r, raw, where)
     poster = raw.get("poster")
     if poster not in (None, "") and not (
         isinstance(poster, str) and poster.startswith(("http://", "https://"))
@@ -325,7 +328,32 @@ def read_event(r: Reader, raw: Any, where: Callable[[str], str], default_parent:
         poster or None,
         where(""),
         lines,
+        state,
+        next_stream,
     )
+
+
+def _lifecycle(
+    r: Reader, raw: dict[str, Any], where: Callable[[str], str]
+) -> tuple[str | None, datetime | None]:
+    """An event's state (draft, enabled, completed) and a recurring event's next stream."""
+    state = raw.get("state")
+    if state in (None, ""):
+        state = None
+    elif str(state) not in EVENT_STATES:
+        r.fail(where("state"), "state", f"one of {', '.join(EVENT_STATES)}")
+    next_stream = None
+    if raw.get("next_stream") not in (None, ""):
+        next_stream = _moment(raw["next_stream"])
+        if next_stream is None:
+            r.fail(where("next_stream"), "next_stream", "an RFC 3339 time")
+        elif raw.get("type") != "recurring":
+            r.fail(
+                where("next_stream"),
+                "next_stream",
+                "only a recurring event has more streams (a one-time event's stream_start moves its one)",
+            )
+    return (None if state is None else str(state)), next_stream
 
 
 def _share(r: Reader, raw: Any, where: Callable[[str], str]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from core.tidy import tidy_text
 from state.machine import OpStatus
 from tasks.lookup import find_named
 from tasks.setup.differences import batch_differences, event_differences, restream_differences
+from tasks.setup.lifecycle import current_state, state_step, stream_scheduled
 
 if TYPE_CHECKING:
     from connectors.client import VideoClient
@@ -61,7 +62,7 @@ class Change:
     """One object's line of the plan; `fields` are (name, now, wanted) as shown (secrets never)."""
 
     action: str
-    kind: str  #: event, restream, codes, stream, poster, drm, domain
+    kind: str  #: event, restream, codes, stream, poster, state, drm, domain
     label: str  #: how a person names the object
     where: str = ""
     fields: list[tuple[str, str, str]] = field(default_factory=list)
@@ -229,6 +230,7 @@ class Planner:
                 plan.changes.append(self._batch_create(spec, batch, None))
             if spec.poster_url:
                 plan.changes.append(Change(UPDATE, "poster", spec.name, spec.at("poster"), event=spec))
+            self._lifecycle(plan, spec, None)
             return
         plan.found[(spec.parent_id, spec.name)] = event
         pending = event.stream is None or event.stream.is_pending
@@ -254,6 +256,7 @@ class Planner:
             plan.changes.append(
                 Change(UPDATE, "poster", spec.name, spec.at("poster"), event=spec, event_id=event.id)
             )
+        self._lifecycle(plan, spec, event)
 
     def _restreams(self, plan: Plan, spec: EventSpec, event: LiveEvent) -> None:
         have = {_name_key(t.name): t for t in event.restreams or [] if t.name}
@@ -333,7 +336,9 @@ class Planner:
         change = Change(
             UNCHANGED, "stream", spec.name, spec.at("stream_start"), event=spec, event_id=event.id
         )
-        if now != wanted:
+        if now != wanted and now is not None and now == spec.next_stream:
+            change.reason = "the upcoming stream is next_stream's (stream_start's has run): kept"
+        elif now != wanted:
             change.fields = _fields([("started_at", now, wanted)])
             change.op_key = f"setup:stream:{event.id}"
             if stream is not None and stream.is_pending:
@@ -341,6 +346,30 @@ class Planner:
             else:
                 change.action = BLOCKED
                 change.reason = "not rescheduled: no pending stream (spec 3.2)"
+        plan.changes.append(change)
+
+    def _lifecycle(self, plan: Plan, spec: EventSpec, event: LiveEvent | None) -> None:
+        """A recurring event's next stream (POST .../stream, a create), then its state: last, so an event is
+        enabled or completed once everything else of it is written."""
+        event_id = event.id if event is not None else None
+        when = spec.next_stream
+        if when is not None and (event is None or not stream_scheduled(self.ledger, event, when)):
+            fields = _fields([("next_stream", None, when)])
+            plan.changes.append(
+                Change(
+                    CREATE, "stream", spec.name, spec.at("next_stream"), fields, event=spec, event_id=event_id
+                )
+            )
+        elif when is not None:
+            plan.changes.append(Change(UNCHANGED, "stream", spec.name, spec.at("next_stream"), event=spec))
+        if spec.state is None:
+            return
+        now = "draft" if event is None else current_state(event, self.ledger)
+        action, reason = state_step(now, spec.state)
+        change = Change(action, "state", spec.name, spec.at("state"), event=spec, event_id=event_id)
+        change.reason = reason
+        if action != UNCHANGED:
+            change.fields = [("state", now or "-", spec.state)]
         plan.changes.append(change)
 
     def _poster_done(self, event_id: str, url: str) -> bool:

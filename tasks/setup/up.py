@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from connectors.client.live_models import LiveEvent, RestreamTarget
@@ -15,6 +16,7 @@ from connectors.retry import describe_failure
 from core.redact import blank
 from tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, Waits, exactly_once, settle
 from tasks.lookup import LOOKUP_WAIT_SECONDS, Postponed, find_named
+from tasks.setup.lifecycle import STATE_WRITES, find_scheduled
 from tasks.setup.plan import BLOCKED, CONFLICT, CREATE, DELETE, UPDATE, Change, Plan, event_key, poster_digest
 
 if TYPE_CHECKING:
@@ -124,6 +126,9 @@ class SetupWriter:
             return lambda: self._find_batch(event_id, name)
         if kind == "create_domain":
             return lambda: self._find_domain(name)
+        if kind == "create_stream" and event_id:
+            when = datetime.fromisoformat(str(params.get("started_at")))
+            return lambda: find_scheduled(self.client, event_id, when)
         return None
 
     def _find_event(self, parent: str, name: str) -> LiveEvent | None:
@@ -348,6 +353,35 @@ class SetupWriter:
             f"setup:stream:{event_id}",
             {"started_at": start.isoformat()},
             lambda: self.client.live_events.reschedule_stream(event_id, start),
+            target=("live_event", event_id),
+        )
+
+    def _create_stream(self, change: Change) -> Any:
+        """A recurring event's next stream (POST .../stream: a create, looked up through the event when its
+        answer is lost)."""
+        event_id, spec = str(change.event_id), change.event
+        assert spec is not None and spec.next_stream is not None
+        when = spec.next_stream
+        return self.write(
+            "create_stream",
+            f"setup:next_stream:{event_id}/{when.isoformat()}",
+            {"started_at": when.isoformat()},
+            lambda: self.client.live_events.schedule_stream(event_id, when),
+            target=("live_event", event_id),
+            find=lambda: find_scheduled(self.client, event_id, when),
+        )
+
+    def _update_state(self, change: Change) -> LiveEvent:
+        """PUT .../enable or .../complete (idempotent)."""
+        event_id, spec = str(change.event_id), change.event
+        assert spec is not None and spec.state in STATE_WRITES
+        kind, method = STATE_WRITES[spec.state]
+        call = getattr(self.client.live_events, method)
+        return self.write(
+            kind,
+            f"setup:state:{event_id}",
+            {"state": spec.state},
+            lambda: call(event_id),
             target=("live_event", event_id),
         )
 
