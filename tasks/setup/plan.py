@@ -228,6 +228,8 @@ class Planner:
             )
             for batch in spec.batches or ():
                 plan.changes.append(self._batch_create(spec, batch, None))
+            if spec.batches and spec.fields.get("privacy_share"):
+                plan.changes.append(_share_after_first_batch(spec, None))
             if spec.poster_url:
                 plan.changes.append(Change(UPDATE, "poster", spec.name, spec.at("poster"), event=spec))
             self._lifecycle(plan, spec, None)
@@ -242,6 +244,8 @@ class Planner:
             change.op_key = f"setup:event:{scope}:update"
             change.send = {n: wanted for n, _, wanted in diffs}
             change.action = UPDATE if pending else BLOCKED
+            if any(n == "privacy_share" for n, _, _ in diffs) and _share_reset(event):
+                change.reason = RESET_REASON
             if not pending:
                 status = event.stream.status if event.stream else "-"
                 change.reason = f"not updated: the event's stream is {status}, not pending (spec 3.2)"
@@ -249,7 +253,7 @@ class Planner:
         if spec.restreams is not None:
             self._restreams(plan, spec, event)
         if spec.batches is not None:
-            self._batches(plan, spec, event)
+            self._batches(plan, spec, event, pending)
         if spec.stream_start is not None:
             self._stream(plan, spec, event)
         if spec.poster_url and not self._poster_done(event.id, spec.poster_url):
@@ -298,7 +302,7 @@ class Planner:
         label = f"{spec.name} / {batch.name}"
         return Change(CREATE, "codes", label, batch.where, fields, event=spec, event_id=event_id, spec=batch)
 
-    def _batches(self, plan: Plan, spec: EventSpec, event: LiveEvent) -> None:
+    def _batches(self, plan: Plan, spec: EventSpec, event: LiveEvent, pending: bool) -> None:
         have = {_name_key(b.name): b for b in self.client.unique_codes.iter_batches(event.id) if b.name}
         wanted = {_name_key(b.name) for b in spec.batches or ()}
         for batch in spec.batches or ():
@@ -328,6 +332,13 @@ class Planner:
                 change.event_id, change.object_id = event.id, found.id
                 change.op_key = f"setup:codes:{event.id}/{name}:delete"
                 plan.changes.append(change)
+        first = not have and any(c.kind == "codes" and c.event_id == event.id for c in plan.changes)
+        if first and spec.fields.get("privacy_share"):
+            share = _share_after_first_batch(spec, event.id)
+            if not pending:
+                share.action = UNCHANGED
+                share.reason = "the first batch may reset privacy_share; the stream is not pending (spec 3.2)"
+            plan.changes.append(share)
 
     def _stream(self, plan: Plan, spec: EventSpec, event: LiveEvent) -> None:
         stream = event.stream
@@ -397,6 +408,28 @@ class Planner:
             change = Change(DELETE, "event", str(op.params.get("name")), op_key=f"setup:event:{scope}:delete")
             change.event_id, change.object_id = event.id, event.id
             plan.changes.append(change)
+
+
+#: Why privacy_share differs when the service reset it with the event's unique codes (not a change by hand).
+RESET_REASON = (
+    "privacy_share was reset by the service with the event's unique codes (spec 3.2): written again"
+)
+
+
+def _share_reset(event: LiveEvent) -> bool:
+    """Whether an event's empty privacy_share is what unique codes leave (spec 3.2), not an edit."""
+    share = event.privacy_share
+    return bool(event.unique_codes_enabled) and not (share and (share.password or share.link_hash))
+
+
+def _share_after_first_batch(spec: EventSpec, event_id: str | None) -> Change:
+    """privacy_share written again once the event's first codes batch is made: spec 3.2 resets it on a create
+    or update sending unique_codes_enabled true and is silent on the first batch (variant codes-reset-share);
+    written after it, the wanted privacy holds under either reading."""
+    change = Change(UPDATE, "share", spec.name, spec.at("privacy_share"), event=spec, event_id=event_id)
+    change.reason = "written after the first codes batch (the service may reset privacy_share then)"
+    change.send = {"privacy_share": spec.fields["privacy_share"]}
+    return change
 
 
 def plan_summary(plan: Plan) -> str:

@@ -385,6 +385,17 @@ class SetupWriter:
             target=("live_event", event_id),
         )
 
+    def _update_share(self, change: Change) -> LiveEvent:
+        """privacy_share written again after the event's first codes batch (PUT, idempotent)."""
+        event_id, share = str(change.event_id), change.send["privacy_share"]
+        return self.write(
+            "set_share",
+            f"setup:share:{event_id}",
+            {"fields": ["privacy_share"]},
+            lambda: self.client.live_events.update(event_id, privacy_share=share),
+            target=("live_event", event_id),
+        )
+
     def _update_poster(self, change: Change) -> Any:
         event_id, spec = str(change.event_id), change.event
         assert spec is not None and spec.poster_url is not None
