@@ -9,6 +9,7 @@ from typing import Any
 
 from connectors.desired_state import (
     BatchSpec,
+    DomainSpec,
     DrmSpec,
     EventSpec,
     Resolver,
@@ -16,7 +17,7 @@ from connectors.desired_state import (
     parse_secret_ref,
 )
 
-__all__ = ["Reader", "read_event", "read_drm", "strings", "EVENT_KEYS"]
+__all__ = ["Reader", "read_event", "read_drm", "read_domains", "strings", "EVENT_KEYS"]
 
 EVENT_TYPES = ("one-time", "recurring")
 #: An event's states (spec 3.2): created in draft, PUT .../enable, PUT .../complete.
@@ -409,4 +410,43 @@ def read_drm(r: Reader, raw: Any, lines: dict[str, str], file_at: str) -> list[D
         out.append(
             DrmSpec(project, cfg["url"], None if username is None else str(username), password, strict, at)
         )
+    return out
+
+
+def read_domains(r: Reader, raw: Any, lines: dict[str, str], file_at: str) -> list[DomainSpec] | None:
+    """privacy_domains: host names, or mappings {domain, renamed_from?, archived?}; names lower-cased, each
+    named once (a domain and the name it is renamed from alike)."""
+    items = strings(raw) if isinstance(raw, str) else raw
+    if not isinstance(items, list):
+        r.fail(lines.get("privacy_domains", file_at), "privacy_domains", "a list of host names")
+        return None
+    out: list[DomainSpec] = []
+    seen: set[str] = set()
+    for i, item in enumerate(items):
+        path = f"privacy_domains[{i}]"
+        at = lines.get(path, lines.get("privacy_domains", file_at))
+        if isinstance(item, str):
+            item = {"domain": item}
+        if not isinstance(item, dict):
+            r.fail(at, path, "a host name, or a mapping with domain (and renamed_from or archived)")
+            continue
+        for key in sorted(set(item) - {"domain", "renamed_from", "archived"}):
+            r.fail(at, f"{path}.{key}", "unknown field")
+        names = [item.get("domain"), item.get("renamed_from")]
+        if not isinstance(names[0], str) or not names[0].strip():
+            r.fail(at, f"{path}.domain", "required: a host name")
+            continue
+        if names[1] is not None and (not isinstance(names[1], str) or not names[1].strip()):
+            r.fail(at, f"{path}.renamed_from", "a host name")
+            continue
+        archived = _bool(item.get("archived", False))
+        if archived is None:
+            r.fail(at, f"{path}.archived", "true or false")
+            continue
+        domain, before = (str(n).strip().lower() if n is not None else None for n in names)
+        for name in (domain, before):
+            if name is not None and name in seen:
+                r.fail(at, path, f"{name!r} named twice in privacy_domains")
+            seen.add(name or "")
+        out.append(DomainSpec(str(domain), before, archived, at))
     return out

@@ -26,6 +26,7 @@ __all__ = [
     "Crop",
 ]
 
+
 def _blank_to_none(value: Any) -> Any:
     return None if value == "" else value
 
