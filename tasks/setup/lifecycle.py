@@ -55,8 +55,8 @@ def state_step(now: str | None, wanted: str) -> tuple[str, str]:
 
 
 def stream_scheduled(ledger: Ledger | None, event: LiveEvent, when: datetime) -> bool:
-    """Whether a stream at `when` is there: the event's current stream starts then, or this ledger
-    scheduled it (a stream queued behind the current one is not shown by the service: spec 2.8 has one)."""
+    """Whether the stream at `when` is there: the event's current stream starts then, or this ledger
+    scheduled it (it may have run since)."""
     stream = event.stream
     if stream is not None and stream.started_at == when:
         return True
@@ -67,14 +67,15 @@ def stream_scheduled(ledger: Ledger | None, event: LiveEvent, when: datetime) ->
 
 
 def find_scheduled(client: VideoClient, event_id: str, when: datetime) -> Stream | None:
-    """A new stream whose answer was lost: the event's current stream when it is the one at `when`; not there
-    when the current one is not pending; Postponed while an earlier pending stream hides a later one."""
+    """A next stream whose answer was lost: it was asked for only while the event had no pending stream, so
+    it is the event's current stream when it was made; another pending one (made meanwhile by someone else)
+    cannot be told from it: Postponed."""
     stream = client.live_events.get(event_id).stream
     if stream is None or not stream.is_pending:
         return None
     if stream.started_at == when:
         return stream
-    raise Postponed("an earlier pending stream is the event's current one: a new one cannot be seen yet")
+    raise Postponed("the event's pending stream is not the one asked for: the next one cannot be seen")
 
 
 def state_params(spec: EventSpec) -> dict[str, Any]:

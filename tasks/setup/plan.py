@@ -62,6 +62,13 @@ def event_key(spec: EventSpec) -> str:
     return f"{spec.parent_id}/{spec.name}"
 
 
+#: Why a next stream is not scheduled yet: only the event's current stream can be seen (spec 2.8), so a stream
+#: queued behind a pending one could not be told from none when a create's answer is lost.
+NEXT_WAITS = (
+    "waits: the event's pending stream comes first (stream_start moves it); scheduled once it has run"
+)
+
+
 class Planner:
     """Reads what the service has (GET only) and the ledger's own record, and lists the changes."""
 
@@ -229,12 +236,13 @@ class Planner:
         change = Change(
             UNCHANGED, "stream", spec.name, spec.at("stream_start"), event=spec, event_id=event.id
         )
-        if now != wanted and now is not None and now == spec.next_stream:
-            change.reason = "the upcoming stream is next_stream's (stream_start's has run): kept"
+        pending = stream is not None and stream.is_pending
+        if now != wanted and spec.next_stream is not None and (now == spec.next_stream or not pending):
+            change.reason = "stream_start's stream has run: next_stream's is the event's next (kept)"
         elif now != wanted:
             change.fields = shown([("started_at", now, wanted)])
             change.op_key = f"setup:stream:{event.id}"
-            if stream is not None and stream.is_pending:
+            if pending:
                 change.action = UPDATE
             else:
                 change.action = BLOCKED
@@ -246,15 +254,17 @@ class Planner:
         enabled or completed once everything else of it is written."""
         event_id = event.id if event is not None else None
         when = spec.next_stream
-        if when is not None and (event is None or not stream_scheduled(self.ledger, event, when)):
-            fields = shown([("next_stream", None, when)])
-            plan.changes.append(
-                Change(
-                    CREATE, "stream", spec.name, spec.at("next_stream"), fields, event=spec, event_id=event_id
-                )
+        if when is not None:
+            change = Change(
+                UNCHANGED, "stream", spec.name, spec.at("next_stream"), event=spec, event_id=event_id
             )
-        elif when is not None:
-            plan.changes.append(Change(UNCHANGED, "stream", spec.name, spec.at("next_stream"), event=spec))
+            stream = event.stream if event is not None else None
+            scheduled = event is not None and stream_scheduled(self.ledger, event, when)
+            if not scheduled and (stream is None or stream.is_pending):
+                change.reason = NEXT_WAITS
+            elif not scheduled:
+                change.action, change.fields = CREATE, shown([("next_stream", None, when)])
+            plan.changes.append(change)
         if spec.state is None:
             return
         now = "draft" if event is None else current_state(event, self.ledger)

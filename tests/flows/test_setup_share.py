@@ -18,7 +18,11 @@ from connectors.config import Settings
 from emulator.control import EmulatorControl, Workspace
 from flows.setup.options import SetupOptions
 from flows.setup.runner import run_plan, run_up
+from tests.flows import test_setup
 from tests.flows.test_setup import now, write, writes
+
+#: The workspace (limits raised) and its settings: test_setup's fixtures.
+ws, settings = test_setup.ws, test_setup.settings
 
 PASSWORD = "share-pass-31"
 READINGS = [pytest.param((), id="plain"), pytest.param(("codes-reset-share",), id="codes-reset-share")]
@@ -27,16 +31,6 @@ READINGS = [pytest.param((), id="plain"), pytest.param(("codes-reset-share",), i
 @pytest.fixture(autouse=True)
 def share_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SHARE_PW", PASSWORD)
-
-
-@pytest.fixture()
-def ws(emu_control: EmulatorControl) -> Workspace:
-    return emu_control.create_workspace(rate_per_second=500, rate_per_minute=30000)
-
-
-@pytest.fixture()
-def settings(ws: Workspace) -> Settings:
-    return Settings(ws.base_url, ws.upload_url, ws.token, rate_per_second=500, rate_per_minute=30000)
 
 
 def room(name: str, batches: list[dict[str, Any]] | None) -> dict[str, Any]:

@@ -5,25 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from connectors.client import VideoClient
 from connectors.config import Settings
 from emulator.control import EmulatorControl, Workspace
 from flows.setup.options import SetupOptions
 from flows.setup.runner import run_plan, run_up
 from state.ledger import Ledger
+from tests.flows import test_setup
 from tests.flows.test_setup import now, write, writes
 
-
-@pytest.fixture()
-def ws(emu_control: EmulatorControl) -> Workspace:
-    return emu_control.create_workspace(rate_per_second=500, rate_per_minute=30000)
-
-
-@pytest.fixture()
-def settings(ws: Workspace) -> Settings:
-    return Settings(ws.base_url, ws.upload_url, ws.token, rate_per_second=500, rate_per_minute=30000)
+#: The workspace (limits raised) and its settings: test_setup's fixtures.
+ws, settings = test_setup.ws, test_setup.settings
 
 
 def domains(settings: Settings) -> dict[str, tuple[str, bool]]:
