@@ -80,20 +80,9 @@ class Inventory:
 
     def specs(self) -> Iterator[ItemSpec]:
         """Every good row as the item it specifies, in input order (validated once, here)."""
-        for (
-            key,
-            source,
-            parent_id,
-            via,
-            title,
-            row,
-            size,
-            description,
-            tags,
-            chapters,
-            ptype,
-            domains,
-        ) in self.rows.select(_SPEC_FIELDS).iter_rows():
+        for key, source, parent_id, via, title, row, size, description, tags, chapters, ptype, domains in (
+            self.rows.select(_SPEC_FIELDS).iter_rows()
+        ):
             yield item_spec(
                 key=key,
                 source=source,

@@ -13,7 +13,9 @@ def file_duration(path: str | Path) -> float | None:
         with av.open(str(path)) as container:
             if container.duration is not None:
                 return float(container.duration / av.time_base)
-            spans = [float(s.duration * s.time_base) for s in container.streams if s.duration and s.time_base]
+            spans = [
+                float(s.duration * s.time_base) for s in container.streams if s.duration and s.time_base
+            ]
             return max(spans) if spans else None
     except (av.FFmpegError, OSError):
         return None

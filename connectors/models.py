@@ -26,7 +26,6 @@ __all__ = [
     "Crop",
 ]
 
-
 def _blank_to_none(value: Any) -> Any:
     return None if value == "" else value
 
