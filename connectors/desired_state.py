@@ -28,6 +28,7 @@ __all__ = [
     "BatchSpec",
     "EventSpec",
     "DrmSpec",
+    "DomainSpec",
     "DesiredState",
     "load_desired_state",
     "parse_secret_ref",
@@ -115,6 +116,8 @@ class EventSpec:
     poster_url: str | None = field(default=None, repr=False)
     where: str = ""
     lines: Mapping[str, str] = field(default_factory=dict, repr=False)  #: field -> "<file>:<line>"
+    state: str | None = None  #: draft, enabled or completed (None: the file leaves the state alone)
+    next_stream: datetime | None = None  #: a recurring event's next stream to schedule (POST .../stream)
 
     def at(self, name: str) -> str:
         """`<file>:<line>` of a field (the event's own line when the field has none)."""
@@ -134,14 +137,26 @@ class DrmSpec:
 
 
 @dataclass(frozen=True)
+class DomainSpec:
+    """A privacy domain of the workspace's list: its name (lower case), the name it had before (a rename), and
+    whether it is kept archived."""
+
+    domain: str
+    renamed_from: str | None = None
+    archived: bool = False
+    where: str = ""
+
+
+@dataclass(frozen=True)
 class DesiredState:
     """Everything the file declares."""
 
     path: str
     events: tuple[EventSpec, ...] = ()
     drm: tuple[DrmSpec, ...] = ()
-    privacy_domains: tuple[str, ...] | None = None  #: None: the file does not manage the list
+    privacy_domains: tuple[DomainSpec, ...] | None = None  #: None: the file does not manage the list
     secrets: tuple[str, ...] = field(default=(), repr=False)  #: every resolved secret (for blanking)
+    drm_managed: bool = False  #: the file has a `drm` key (--prune deletes callbacks it does not declare)
 
 
 def _node_value(node: yaml.Node, file: str, path: str, lines: dict[str, str]) -> Any:
@@ -248,13 +263,14 @@ def load_desired_state(path: str | Path, resolver: Resolver, *, today: date | No
     drm = rules.read_drm(r, data["drm"], lines, top) if data.get("drm") is not None else []
     domains = None
     if "privacy_domains" in data:
-        domains = rules.strings(data["privacy_domains"] or [])
-        if domains is None:
-            r.fail(lines.get("privacy_domains", top), "privacy_domains", "a list of host names")
-        else:
-            domains = [d.lower() for d in domains]
+        domains = rules.read_domains(r, data["privacy_domains"] or [], lines, top)
     if r.problems:
         raise DesiredStateError(r.problems)
     return DesiredState(
-        file, tuple(events), tuple(drm), tuple(domains) if domains is not None else None, tuple(r.secrets)
+        file,
+        tuple(events),
+        tuple(drm),
+        tuple(domains) if domains is not None else None,
+        tuple(r.secrets),
+        drm_managed="drm" in data,
     )

@@ -9,6 +9,7 @@ from typing import Any
 
 from connectors.desired_state import (
     BatchSpec,
+    DomainSpec,
     DrmSpec,
     EventSpec,
     Resolver,
@@ -16,9 +17,11 @@ from connectors.desired_state import (
     parse_secret_ref,
 )
 
-__all__ = ["Reader", "read_event", "read_drm", "strings", "EVENT_KEYS"]
+__all__ = ["Reader", "read_event", "read_drm", "read_domains", "strings", "EVENT_KEYS"]
 
 EVENT_TYPES = ("one-time", "recurring")
+#: An event's states (spec 3.2): created in draft, PUT .../enable, PUT .../complete.
+EVENT_STATES = ("draft", "enabled", "completed")
 PRESETS = ("360p", "480p", "720p", "1080p", "1440p", "2160p")
 LATENCY_MODES = ("standard", "reduced")
 PRIVACY_TYPES = ("anywhere", "nowhere", "custom")
@@ -37,7 +40,7 @@ TEXT_FIELDS = ("subtitle", "record_parent_id", "latency_mode", "privacy_type")
 #: The keys an event may have (the create fields of spec 4.5 in the client's names, and its sub-objects).
 EVENT_KEYS = frozenset(
     {"name", "type", "parent_id", "reconnect_window", "scheduled_time", "privacy_share", "restreams"}
-    | {"stream_start", "poster", "unique_codes"}
+    | {"stream_start", "next_stream", "state", "poster", "unique_codes"}
     | set(BOOL_FIELDS)
     | set(LIST_FIELDS)
     | set(TEXT_FIELDS)
@@ -306,6 +309,7 @@ def read_event(r: Reader, raw: Any, where: Callable[[str], str], default_parent:
         stream_start = _moment(raw["stream_start"])
         if stream_start is None:
             r.fail(where("stream_start"), "stream_start", "an RFC 3339 time")
+    state, next_stream = _lifecycle(r, raw, where)
     poster = raw.get("poster")
     if poster not in (None, "") and not (
         isinstance(poster, str) and poster.startswith(("http://", "https://"))
@@ -325,7 +329,32 @@ def read_event(r: Reader, raw: Any, where: Callable[[str], str], default_parent:
         poster or None,
         where(""),
         lines,
+        state,
+        next_stream,
     )
+
+
+def _lifecycle(
+    r: Reader, raw: dict[str, Any], where: Callable[[str], str]
+) -> tuple[str | None, datetime | None]:
+    """An event's state (draft, enabled, completed) and a recurring event's next stream."""
+    state = raw.get("state")
+    if state in (None, ""):
+        state = None
+    elif str(state) not in EVENT_STATES:
+        r.fail(where("state"), "state", f"one of {', '.join(EVENT_STATES)}")
+    next_stream = None
+    if raw.get("next_stream") not in (None, ""):
+        next_stream = _moment(raw["next_stream"])
+        if next_stream is None:
+            r.fail(where("next_stream"), "next_stream", "an RFC 3339 time")
+        elif raw.get("type") != "recurring":
+            r.fail(
+                where("next_stream"),
+                "next_stream",
+                "only a recurring event has more streams (a one-time event's stream_start moves its one)",
+            )
+    return (None if state is None else str(state)), next_stream
 
 
 def _share(r: Reader, raw: Any, where: Callable[[str], str]) -> dict[str, Any]:
@@ -381,4 +410,43 @@ def read_drm(r: Reader, raw: Any, lines: dict[str, str], file_at: str) -> list[D
         out.append(
             DrmSpec(project, cfg["url"], None if username is None else str(username), password, strict, at)
         )
+    return out
+
+
+def read_domains(r: Reader, raw: Any, lines: dict[str, str], file_at: str) -> list[DomainSpec] | None:
+    """privacy_domains: host names, or mappings {domain, renamed_from?, archived?}; names lower-cased, each
+    named once (a domain and the name it is renamed from alike)."""
+    items = strings(raw) if isinstance(raw, str) else raw
+    if not isinstance(items, list):
+        r.fail(lines.get("privacy_domains", file_at), "privacy_domains", "a list of host names")
+        return None
+    out: list[DomainSpec] = []
+    seen: set[str] = set()
+    for i, item in enumerate(items):
+        path = f"privacy_domains[{i}]"
+        at = lines.get(path, lines.get("privacy_domains", file_at))
+        if isinstance(item, str):
+            item = {"domain": item}
+        if not isinstance(item, dict):
+            r.fail(at, path, "a host name, or a mapping with domain (and renamed_from or archived)")
+            continue
+        for key in sorted(set(item) - {"domain", "renamed_from", "archived"}):
+            r.fail(at, f"{path}.{key}", "unknown field")
+        names = [item.get("domain"), item.get("renamed_from")]
+        if not isinstance(names[0], str) or not names[0].strip():
+            r.fail(at, f"{path}.domain", "required: a host name")
+            continue
+        if names[1] is not None and (not isinstance(names[1], str) or not names[1].strip()):
+            r.fail(at, f"{path}.renamed_from", "a host name")
+            continue
+        archived = _bool(item.get("archived", False))
+        if archived is None:
+            r.fail(at, f"{path}.archived", "true or false")
+            continue
+        domain, before = (str(n).strip().lower() if n is not None else None for n in names)
+        for name in (domain, before):
+            if name is not None and name in seen:
+                r.fail(at, path, f"{name!r} named twice in privacy_domains")
+            seen.add(name or "")
+        out.append(DomainSpec(str(domain), before, archived, at))
     return out

@@ -156,10 +156,15 @@ OP_KINDS: Mapping[str, str] = {
     "create_codes": "create a unique codes batch of a live event (setup)",
     "delete_codes": "delete a unique codes batch (setup, --prune)",
     "schedule_stream": "move the start of a live event's upcoming stream (setup)",
+    "create_stream": "schedule one more stream of a recurring live event (setup, next_stream)",
+    "enable_event": "enable a live event: its streams are ingested (setup, state)",
+    "complete_event": "complete a live event: its ingest stops (setup, state)",
+    "set_share": "write an event's privacy_share again after its first codes batch (setup)",
     "set_poster": "set a live event's poster from an image address (setup)",
     "set_drm": "set the DRM authorisation callback of the workspace or a project (setup)",
+    "delete_drm": "delete the DRM authorisation callback of the workspace or a project (setup, --prune)",
     "create_domain": "add a privacy domain to the workspace (setup)",
-    "update_domain": "restore an archived privacy domain (setup)",
+    "update_domain": "rename, archive or restore a privacy domain (setup)",
     "delete_domain": "delete a privacy domain (setup, --prune)",
 }
 #: What an operation acts on (target_kind) or created (created_kind).

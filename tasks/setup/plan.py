@@ -4,35 +4,36 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from connectors.client.live_models import LiveEvent
-from connectors.desired_state import BatchSpec, DesiredState, DrmSpec, EventSpec, SecretRef
+from connectors.desired_state import BatchSpec, DesiredState, EventSpec, SecretRef
 from connectors.ids import same_id
-from core.tidy import tidy_text
 from state.machine import OpStatus
 from tasks.lookup import find_named
+from tasks.setup.changes import (
+    BLOCKED,
+    CONFLICT,
+    CREATE,
+    DELETE,
+    UNCHANGED,
+    UPDATE,
+    Change,
+    Plan,
+    as_rows,
+    changes_text,
+    name_key,
+    plan_summary,
+    show,
+    shown,
+)
 from tasks.setup.differences import batch_differences, event_differences, restream_differences
+from tasks.setup.lifecycle import current_state, state_step, stream_scheduled
+from tasks.setup.workspace import WorkspacePlanner
 
 if TYPE_CHECKING:
     from connectors.client import VideoClient
     from state.ledger import Ledger
-
-CREATE, UPDATE, UNCHANGED, DELETE, BLOCKED, CONFLICT = (
-    "create",
-    "update",
-    "unchanged",
-    "delete",
-    "blocked",
-    "conflict",
-)
-#: Actions that mean the service differs from the file.
-DIFFERENT = frozenset({CREATE, UPDATE, DELETE, BLOCKED, CONFLICT})
-#: Fields whose values are secrets: a plan shows only that they change.
-SECRET_FIELDS = frozenset({"key", "password", "privacy_share"})
 
 
 def resolve_secret(ref: SecretRef) -> str:
@@ -56,81 +57,16 @@ def poster_digest(url: str) -> str:
     return hashlib.sha256(url.encode()).hexdigest()[:16]
 
 
-@dataclass
-class Change:
-    """One object's line of the plan; `fields` are (name, now, wanted) as shown (secrets never)."""
-
-    action: str
-    kind: str  #: event, restream, codes, stream, poster, drm, domain
-    label: str  #: how a person names the object
-    where: str = ""
-    fields: list[tuple[str, str, str]] = field(default_factory=list)
-    reason: str = ""
-    op_key: str = ""
-    event: EventSpec | None = field(default=None, repr=False)
-    event_id: str | None = None
-    object_id: str | None = None
-    send: dict[str, Any] = field(default_factory=dict, repr=False)  #: what a write sends
-    spec: Any = field(default=None, repr=False)
-
-    def line(self) -> str:
-        """The plan's text for this change (never a secret value)."""
-        head = f"{self.action:9} {self.kind:8} {self.label}"
-        if self.where:
-            head += f"  ({self.where})"
-        parts = [head]
-        for name, now, wanted in self.fields:
-            parts.append(f"          {name}: {now} -> {wanted}")
-        if self.reason:
-            parts.append(f"          {self.reason}")
-        return "\n".join(parts)
-
-
-@dataclass
-class Plan:
-    """Every change, in the order they are applied, and the events found for the outputs."""
-
-    changes: list[Change] = field(default_factory=list)
-    found: dict[tuple[str, str], LiveEvent] = field(default_factory=dict, repr=False)
-    #: (event id, batch name) -> batch id of the batches the service has (the outputs download them).
-    batches: dict[tuple[str, str], str] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
-
-    def counts(self) -> dict[str, int]:
-        """How many changes of each action."""
-        out: dict[str, int] = {}
-        for change in self.changes:
-            out[change.action] = out.get(change.action, 0) + 1
-        return out
-
-    @property
-    def differs(self) -> bool:
-        """Whether the service differs from the file."""
-        return any(c.action in DIFFERENT for c in self.changes)
-
-
-def _show(name: str, value: Any) -> str:
-    if name in SECRET_FIELDS:
-        return "<set>" if value else "<unset>"
-    if isinstance(value, datetime):
-        return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(str(v) for v in value) + "]"
-    return "-" if value is None else str(value)
-
-
-def _name_key(name: str) -> str:
-    """A name as a service may keep it (core.tidy.tidy_text): names tidied alike are one object's."""
-    return tidy_text(name)
-
-
-def _fields(diffs: list[tuple[str, Any, Any]]) -> list[tuple[str, str, str]]:
-    return [(n, _show(n, now), _show(n, wanted)) for n, now, wanted in diffs]
-
-
 def event_key(spec: EventSpec) -> str:
     """The op_key scope of an event: its parent and name (events are matched by name within their parent)."""
     return f"{spec.parent_id}/{spec.name}"
+
+
+#: Why a next stream is not scheduled yet: only the event's current stream can be seen (spec 2.8), so a stream
+#: queued behind a pending one could not be told from none when a create's answer is lost.
+NEXT_WAITS = (
+    "waits: the event's pending stream comes first (stream_start moves it); scheduled once it has run"
+)
 
 
 class Planner:
@@ -142,12 +78,10 @@ class Planner:
         self.prune = prune
 
     def plan(self, state: DesiredState) -> Plan:
-        """The plan of the whole file: domains, DRM, then each event with its targets, batches, stream."""
+        """The plan of the whole file: domains and DRM (tasks/setup/workspace.py), then each event with its
+        targets, batches, stream, lifecycle."""
         plan = Plan()
-        if state.privacy_domains is not None:
-            self._domains(plan, state.privacy_domains)
-        for drm in state.drm:
-            self._drm(plan, drm)
+        WorkspacePlanner(self.client, self.ledger, prune=self.prune).plan(plan, state)
         events_by_parent: dict[str, list[LiveEvent]] = {}
         for spec in state.events:
             if spec.parent_id not in events_by_parent:
@@ -168,58 +102,14 @@ class Planner:
         plan.problems += past
         return plan
 
-    # -- workspace ------------------------------------------------------------------------------------
-
-    def _domains(self, plan: Plan, wanted: Sequence[str]) -> None:
-        listed = self.client.privacy_domains.iter_domains()
-        have = {_name_key(d.domain.lower()): d for d in listed if d.domain}
-        for name in wanted:
-            found = have.get(_name_key(name.lower()))
-            key = f"setup:domain:{name}"
-            if found is None:
-                plan.changes.append(Change(CREATE, "domain", name, op_key=key))
-            elif found.archived:
-                change = Change(UPDATE, "domain", name, fields=[("archived", "true", "false")], op_key=key)
-                change.object_id = found.id
-                plan.changes.append(change)
-            else:
-                plan.changes.append(Change(UNCHANGED, "domain", name))
-        asked = {_name_key(name.lower()) for name in wanted}
-        for name, found in sorted(have.items()):
-            if name not in asked and not found.archived:
-                action = DELETE if self.prune else UNCHANGED
-                reason = "" if self.prune else "not in the file (kept: --prune deletes it)"
-                change = Change(action, "domain", name, reason=reason, op_key=f"setup:domain:{name}")
-                change.object_id = found.id
-                plan.changes.append(change)
-
-    def _drm(self, plan: Plan, spec: DrmSpec) -> None:
-        label = "workspace" if spec.project_id is None else f"project {spec.project_id}"
-        have = self.client.drm.find(spec.project_id)
-        send = {"url": spec.url, "username": spec.username, "password": spec.password, "strict": spec.strict}
-        send = {k: v for k, v in send.items() if v is not None}
-        key = f"setup:drm:{spec.project_id or 'workspace'}"
-        if have is None:
-            fields = [(k, "-", _show("password" if k == "password" else k, v)) for k, v in send.items()]
-            plan.changes.append(
-                Change(CREATE, "drm", label, spec.where, fields, op_key=key, send=send, spec=spec)
-            )
-            return
-        diffs = [(k, getattr(have, k), v) for k, v in send.items() if getattr(have, k) != v]
-        action = UPDATE if diffs else UNCHANGED
-        changed = {k: send[k] for k, _, _ in diffs}
-        plan.changes.append(
-            Change(action, "drm", label, spec.where, _fields(diffs), op_key=key, send=changed)
-        )
-
     # -- events ---------------------------------------------------------------------------------------
 
     def _event(self, plan: Plan, spec: EventSpec, event: LiveEvent | None) -> None:
         scope = event_key(spec)
         if event is None:
-            fields = [(n, "-", _show(n, v)) for n, v in [("type", spec.type), *spec.fields.items()]]
+            fields = [(n, "-", show(n, v)) for n, v in [("type", spec.type), *spec.fields.items()]]
             if spec.restreams:
-                fields.append(("restreams", "-", _show("x", [r.name for r in spec.restreams])))
+                fields.append(("restreams", "-", show("x", [r.name for r in spec.restreams])))
             plan.changes.append(
                 Change(
                     CREATE, "event", spec.name, spec.where, fields, op_key=f"setup:event:{scope}", event=spec
@@ -227,19 +117,24 @@ class Planner:
             )
             for batch in spec.batches or ():
                 plan.changes.append(self._batch_create(spec, batch, None))
+            if spec.batches and spec.fields.get("privacy_share"):
+                plan.changes.append(_share_after_first_batch(spec, None))
             if spec.poster_url:
                 plan.changes.append(Change(UPDATE, "poster", spec.name, spec.at("poster"), event=spec))
+            self._lifecycle(plan, spec, None)
             return
         plan.found[(spec.parent_id, spec.name)] = event
         pending = event.stream is None or event.stream.is_pending
         diffs = event_differences(spec, event)
         change = Change(
-            UNCHANGED, "event", spec.name, spec.where, _fields(diffs), event=spec, event_id=event.id
+            UNCHANGED, "event", spec.name, spec.where, shown(diffs), event=spec, event_id=event.id
         )
         if diffs:
             change.op_key = f"setup:event:{scope}:update"
             change.send = {n: wanted for n, _, wanted in diffs}
             change.action = UPDATE if pending else BLOCKED
+            if any(n == "privacy_share" for n, _, _ in diffs) and _share_reset(event):
+                change.reason = RESET_REASON
             if not pending:
                 status = event.stream.status if event.stream else "-"
                 change.reason = f"not updated: the event's stream is {status}, not pending (spec 3.2)"
@@ -247,21 +142,22 @@ class Planner:
         if spec.restreams is not None:
             self._restreams(plan, spec, event)
         if spec.batches is not None:
-            self._batches(plan, spec, event)
+            self._batches(plan, spec, event, pending)
         if spec.stream_start is not None:
             self._stream(plan, spec, event)
         if spec.poster_url and not self._poster_done(event.id, spec.poster_url):
             plan.changes.append(
                 Change(UPDATE, "poster", spec.name, spec.at("poster"), event=spec, event_id=event.id)
             )
+        self._lifecycle(plan, spec, event)
 
     def _restreams(self, plan: Plan, spec: EventSpec, event: LiveEvent) -> None:
-        have = {_name_key(t.name): t for t in event.restreams or [] if t.name}
-        wanted = {_name_key(r.name) for r in spec.restreams or ()}
+        have = {name_key(t.name): t for t in event.restreams or [] if t.name}
+        wanted = {name_key(r.name) for r in spec.restreams or ()}
         for target in spec.restreams or ():
             label = f"{spec.name} / {target.name}"
             key = f"setup:restream:{event.id}/{target.name}"
-            found = have.get(_name_key(target.name))
+            found = have.get(name_key(target.name))
             if found is None:
                 plan.changes.append(
                     Change(
@@ -270,12 +166,12 @@ class Planner:
                 )
                 continue
             diffs = restream_differences(target, found)
-            change = Change(UPDATE if diffs else UNCHANGED, "restream", label, target.where, _fields(diffs))
+            change = Change(UPDATE if diffs else UNCHANGED, "restream", label, target.where, shown(diffs))
             change.op_key, change.event_id, change.object_id = f"{key}:update", event.id, found.id
             change.send = {n: wanted_value for n, _, wanted_value in diffs}
             plan.changes.append(change)
-        for name_key, found in sorted(have.items()):
-            if name_key not in wanted:
+        for key_of, found in sorted(have.items()):
+            if key_of not in wanted:
                 name = found.name
                 change = Change(DELETE if self.prune else UNCHANGED, "restream", f"{spec.name} / {name}")
                 change.reason = "" if self.prune else "not in the file (kept: --prune deletes it)"
@@ -288,18 +184,18 @@ class Planner:
 
     def _batch_create(self, spec: EventSpec, batch: BatchSpec, event_id: str | None) -> Change:
         fields = [
-            (n, "-", _show(n, getattr(batch, n)))
+            (n, "-", show(n, getattr(batch, n)))
             for n in ("codes_amount", "max_count", "sessions_per_code", "starts_at", "expires_at")
             if getattr(batch, n) is not None
         ]
         label = f"{spec.name} / {batch.name}"
         return Change(CREATE, "codes", label, batch.where, fields, event=spec, event_id=event_id, spec=batch)
 
-    def _batches(self, plan: Plan, spec: EventSpec, event: LiveEvent) -> None:
-        have = {_name_key(b.name): b for b in self.client.unique_codes.iter_batches(event.id) if b.name}
-        wanted = {_name_key(b.name) for b in spec.batches or ()}
+    def _batches(self, plan: Plan, spec: EventSpec, event: LiveEvent, pending: bool) -> None:
+        have = {name_key(b.name): b for b in self.client.unique_codes.iter_batches(event.id) if b.name}
+        wanted = {name_key(b.name) for b in spec.batches or ()}
         for batch in spec.batches or ():
-            found = have.get(_name_key(batch.name))
+            found = have.get(name_key(batch.name))
             if found is not None:
                 plan.batches[(event.id, batch.name)] = found.id
             if found is None:
@@ -309,14 +205,14 @@ class Planner:
             change = Change(
                 CONFLICT if diffs else UNCHANGED, "codes", f"{spec.name} / {batch.name}", batch.where
             )
-            change.fields, change.event_id, change.object_id = _fields(diffs), event.id, found.id
+            change.fields, change.event_id, change.object_id = shown(diffs), event.id, found.id
             if diffs:
                 change.reason = (
                     "a batch cannot be changed: give the new one another name (--prune deletes the old)"
                 )
             plan.changes.append(change)
-        for name_key, found in sorted(have.items()):
-            if name_key not in wanted:
+        for key_of, found in sorted(have.items()):
+            if key_of not in wanted:
                 name = found.name
                 change = Change(DELETE if self.prune else UNCHANGED, "codes", f"{spec.name} / {name}")
                 change.reason = (
@@ -325,6 +221,13 @@ class Planner:
                 change.event_id, change.object_id = event.id, found.id
                 change.op_key = f"setup:codes:{event.id}/{name}:delete"
                 plan.changes.append(change)
+        first = not have and any(c.kind == "codes" and c.event_id == event.id for c in plan.changes)
+        if first and spec.fields.get("privacy_share"):
+            share = _share_after_first_batch(spec, event.id)
+            if not pending:
+                share.action = UNCHANGED
+                share.reason = "the first batch may reset privacy_share; the stream is not pending (spec 3.2)"
+            plan.changes.append(share)
 
     def _stream(self, plan: Plan, spec: EventSpec, event: LiveEvent) -> None:
         stream = event.stream
@@ -333,14 +236,43 @@ class Planner:
         change = Change(
             UNCHANGED, "stream", spec.name, spec.at("stream_start"), event=spec, event_id=event.id
         )
-        if now != wanted:
-            change.fields = _fields([("started_at", now, wanted)])
+        pending = stream is not None and stream.is_pending
+        if now != wanted and spec.next_stream is not None and (now == spec.next_stream or not pending):
+            change.reason = "stream_start's stream has run: next_stream's is the event's next (kept)"
+        elif now != wanted:
+            change.fields = shown([("started_at", now, wanted)])
             change.op_key = f"setup:stream:{event.id}"
-            if stream is not None and stream.is_pending:
+            if pending:
                 change.action = UPDATE
             else:
                 change.action = BLOCKED
                 change.reason = "not rescheduled: no pending stream (spec 3.2)"
+        plan.changes.append(change)
+
+    def _lifecycle(self, plan: Plan, spec: EventSpec, event: LiveEvent | None) -> None:
+        """A recurring event's next stream (POST .../stream, a create), then its state: last, so an event is
+        enabled or completed once everything else of it is written."""
+        event_id = event.id if event is not None else None
+        when = spec.next_stream
+        if when is not None:
+            change = Change(
+                UNCHANGED, "stream", spec.name, spec.at("next_stream"), event=spec, event_id=event_id
+            )
+            stream = event.stream if event is not None else None
+            scheduled = event is not None and stream_scheduled(self.ledger, event, when)
+            if not scheduled and (stream is None or stream.is_pending):
+                change.reason = NEXT_WAITS
+            elif not scheduled:
+                change.action, change.fields = CREATE, shown([("next_stream", None, when)])
+            plan.changes.append(change)
+        if spec.state is None:
+            return
+        now = "draft" if event is None else current_state(event, self.ledger)
+        action, reason = state_step(now, spec.state)
+        change = Change(action, "state", spec.name, spec.at("state"), event=spec, event_id=event_id)
+        change.reason = reason
+        if action != UNCHANGED:
+            change.fields = [("state", now or "-", spec.state)]
         plan.changes.append(change)
 
     def _poster_done(self, event_id: str, url: str) -> bool:
@@ -370,27 +302,42 @@ class Planner:
             plan.changes.append(change)
 
 
-def plan_summary(plan: Plan) -> str:
-    """One line: how many of each action."""
-    counts = plan.counts()
-    order = (CREATE, UPDATE, DELETE, BLOCKED, CONFLICT, UNCHANGED)
-    return ", ".join(f"{counts.get(a, 0)} {a}" for a in order)
+#: Why privacy_share differs when the service reset it with the event's unique codes (not a change by hand).
+RESET_REASON = (
+    "privacy_share was reset by the service with the event's unique codes (spec 3.2): written again"
+)
 
 
-def changes_text(plan: Plan, *, show_unchanged: bool = False) -> list[str]:
-    """The plan's lines as a person reads them."""
-    return [c.line() for c in plan.changes if show_unchanged or c.action != UNCHANGED or c.reason]
+def _share_reset(event: LiveEvent) -> bool:
+    """Whether an event's empty privacy_share is what unique codes leave (spec 3.2), not an edit."""
+    share = event.privacy_share
+    return bool(event.unique_codes_enabled) and not (share and (share.password or share.link_hash))
 
 
-def as_rows(plan: Plan) -> list[Mapping[str, Any]]:
-    """The plan as plain rows (reports, artifacts): no secret values."""
-    return [
-        {
-            "action": c.action,
-            "kind": c.kind,
-            "object": c.label,
-            "where": c.where,
-            "fields": [f[0] for f in c.fields],
-        }
-        for c in plan.changes
-    ]
+def _share_after_first_batch(spec: EventSpec, event_id: str | None) -> Change:
+    """privacy_share written again once the event's first codes batch is made: spec 3.2 resets it on a create
+    or update sending unique_codes_enabled true and is silent on the first batch (variant codes-reset-share);
+    written after it, the wanted privacy holds under either reading."""
+    change = Change(UPDATE, "share", spec.name, spec.at("privacy_share"), event=spec, event_id=event_id)
+    change.reason = "written after the first codes batch (the service may reset privacy_share then)"
+    change.send = {"privacy_share": spec.fields["privacy_share"]}
+    return change
+
+
+__all__ = [
+    "BLOCKED",
+    "CONFLICT",
+    "CREATE",
+    "DELETE",
+    "UNCHANGED",
+    "UPDATE",
+    "Change",
+    "Plan",
+    "Planner",
+    "as_rows",
+    "changes_text",
+    "event_key",
+    "plan_summary",
+    "poster_digest",
+    "resolve_secret",
+]

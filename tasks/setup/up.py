@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from connectors.client.live_models import LiveEvent, RestreamTarget
@@ -15,7 +16,9 @@ from connectors.retry import describe_failure
 from core.redact import blank
 from tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, Waits, exactly_once, settle
 from tasks.lookup import LOOKUP_WAIT_SECONDS, Postponed, find_named
+from tasks.setup.lifecycle import STATE_WRITES, find_scheduled
 from tasks.setup.plan import BLOCKED, CONFLICT, CREATE, DELETE, UPDATE, Change, Plan, event_key, poster_digest
+from tasks.setup.up_workspace import WorkspaceWrites, one
 
 if TYPE_CHECKING:
     from connectors.client import VideoClient
@@ -40,7 +43,7 @@ class UpResult:
     writes: int = 0
 
 
-class SetupWriter:
+class SetupWriter(WorkspaceWrites):
     """Runs the changes of a plan in order, each write recorded in the ledger's ops table."""
 
     def __init__(self, client: VideoClient, ledger: Ledger, run_id: str, secrets: tuple[str, ...]) -> None:
@@ -124,26 +127,21 @@ class SetupWriter:
             return lambda: self._find_batch(event_id, name)
         if kind == "create_domain":
             return lambda: self._find_domain(name)
+        if kind == "create_stream" and event_id:
+            when = datetime.fromisoformat(str(params.get("started_at")))
+            return lambda: find_scheduled(self.client, event_id, when)
         return None
 
     def _find_event(self, parent: str, name: str) -> LiveEvent | None:
         listed = self.client.live_events.iter_events(parent_id=parent)
         mine = [e for e in listed if same_id(e.parent_id, parent)]
-        return _one(find_named(mine, name, lambda e: e.name))
+        return one(find_named(mine, name, lambda e: e.name))
 
     def _find_restream(self, event_id: str, name: str) -> Any:
-        return _one(find_named(self.client.restreams.list_restreams(event_id), name, lambda t: t.name))
+        return one(find_named(self.client.restreams.list_restreams(event_id), name, lambda t: t.name))
 
     def _find_batch(self, event_id: str, name: str) -> Any:
-        return _one(find_named(self.client.unique_codes.iter_batches(event_id), name, lambda b: b.name))
-
-    def _find_domain(self, name: str) -> Any:
-        """The domain by the server's filter, else unfiltered (a filter is never trusted to find a tidied
-        name)."""
-        domains = self.client.privacy_domains
-        wanted = name.strip().lower()
-        filtered = find_named(domains.iter_domains(domain=wanted), name, _domain, fold_case=True)
-        return _one(filtered or find_named(domains.iter_domains(), name, _domain, fold_case=True))
+        return one(find_named(self.client.unique_codes.iter_batches(event_id), name, lambda b: b.name))
 
     # -- the changes ----------------------------------------------------------------------------------
 
@@ -191,49 +189,6 @@ class SetupWriter:
     def _one(self, change: Change) -> Any:
         handler = getattr(self, f"_{change.action}_{change.kind}")
         return handler(change)
-
-    def _create_domain(self, change: Change) -> Any:
-        domains = self.client.privacy_domains
-        return self.write(
-            "create_domain",
-            change.op_key,
-            {"domain": change.label},
-            lambda: domains.create(change.label),
-            find=lambda: self._find_domain(change.label),
-        )
-
-    def _update_domain(self, change: Change) -> Any:
-        domain_id = str(change.object_id)
-        return self.write(
-            "update_domain",
-            change.op_key,
-            {"domain": change.label, "archived": False},
-            lambda: self.client.privacy_domains.restore(domain_id),
-        )
-
-    def _delete_domain(self, change: Change) -> Any:
-        domain_id = str(change.object_id)
-        return self.write(
-            "delete_domain",
-            change.op_key,
-            {"domain": change.label},
-            lambda: self.client.privacy_domains.delete(domain_id),
-        )
-
-    def _set_drm(self, change: Change) -> Any:
-        project = change.label.removeprefix("project ") if change.label != "workspace" else None
-        params = {"project_id": project, "fields": sorted(change.send)}
-        target = ("project", project) if project else None
-        return self.write(
-            "set_drm",
-            change.op_key,
-            params,
-            lambda: self.client.drm.update(project, **change.send),
-            target=target,
-        )
-
-    _create_drm = _set_drm
-    _update_drm = _set_drm
 
     def _create_event(self, change: Change) -> LiveEvent:
         spec = change.event
@@ -351,6 +306,46 @@ class SetupWriter:
             target=("live_event", event_id),
         )
 
+    def _create_stream(self, change: Change) -> Any:
+        """A recurring event's next stream (POST .../stream: a create, looked up through the event when its
+        answer is lost)."""
+        event_id, spec = str(change.event_id), change.event
+        assert spec is not None and spec.next_stream is not None
+        when = spec.next_stream
+        return self.write(
+            "create_stream",
+            f"setup:next_stream:{event_id}/{when.isoformat()}",
+            {"started_at": when.isoformat()},
+            lambda: self.client.live_events.schedule_stream(event_id, when),
+            target=("live_event", event_id),
+            find=lambda: find_scheduled(self.client, event_id, when),
+        )
+
+    def _update_state(self, change: Change) -> LiveEvent:
+        """PUT .../enable or .../complete (idempotent)."""
+        event_id, spec = str(change.event_id), change.event
+        assert spec is not None and spec.state in STATE_WRITES
+        kind, method = STATE_WRITES[spec.state]
+        call = getattr(self.client.live_events, method)
+        return self.write(
+            kind,
+            f"setup:state:{event_id}",
+            {"state": spec.state},
+            lambda: call(event_id),
+            target=("live_event", event_id),
+        )
+
+    def _update_share(self, change: Change) -> LiveEvent:
+        """privacy_share written again after the event's first codes batch (PUT, idempotent)."""
+        event_id, share = str(change.event_id), change.send["privacy_share"]
+        return self.write(
+            "set_share",
+            f"setup:share:{event_id}",
+            {"fields": ["privacy_share"]},
+            lambda: self.client.live_events.update(event_id, privacy_share=share),
+            target=("live_event", event_id),
+        )
+
     def _update_poster(self, change: Change) -> Any:
         event_id, spec = str(change.event_id), change.event
         assert spec is not None and spec.poster_url is not None
@@ -376,18 +371,6 @@ class SetupWriter:
             return 0
         result.done.append(f"update stream {spec.name}")
         return 1
-
-
-def _one(found: list[T]) -> T | None:
-    """The one object found; several (names a service keeps alike): Postponed, nothing is created beside them
-    (the plan shows them as a conflict)."""
-    if len(found) > 1:
-        raise Postponed(f"{len(found)} objects of that name")
-    return found[0] if found else None
-
-
-def _domain(domain: Any) -> str | None:
-    return getattr(domain, "domain", None)
 
 
 def _lookup(find: Callable[[], T | None], poll_every: float | None = None) -> Lookup[T]:

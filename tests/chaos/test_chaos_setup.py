@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from connectors.client import VideoClient
+from connectors.client.live_models import LiveEvent
 from emulator.control import EmulatorControl, Workspace
 from tasks.service import run_limiter
 from tests.chaos.checks import rate_figures
@@ -24,12 +25,18 @@ pytestmark = [pytest.mark.chaos, pytest.mark.timeout(900)]
 log = logging.getLogger(__name__)
 
 ROOMS = 40
+NEXT_STREAM = "2031-06-07T18:00:00Z"
 
 
 @pytest.mark.parametrize("seed", chaos_seeds()[:1])
 def test_killed_setup_runs_then_clean_run(seed: int, tmp_path: Path, chaos_control: EmulatorControl) -> None:
     ws: Workspace = chaos_control.create_workspace(rate_per_second=10, rate_per_minute=300)
-    file = write(tmp_path / "conference.yaml", conference(ws, rooms=ROOMS))
+    data = conference(ws, rooms=ROOMS)
+    for event in data["events"][
+        ::5
+    ]:  # weekly rooms: enabled by setup, their next stream scheduled after one ran
+        event.update(type="recurring", state="enabled", next_stream=NEXT_STREAM)
+    file = write(tmp_path / "conference.yaml", data)
     ledger = tmp_path / "setup.db"
     args = ["setup", "up", file, "--ledger", str(ledger), "--outputs", str(tmp_path / "out")]
     env = cli_env(ws, **SECRET_ENV)
@@ -73,3 +80,39 @@ def test_killed_setup_runs_then_clean_run(seed: int, tmp_path: Path, chaos_contr
     for secret in SECRET_ENV.values():
         assert secret not in final.stdout + final.stderr + drift.stdout + drift.stderr
     figures.assert_inside_limits()
+    weekly = [e for e in events if e.type == "recurring"]
+    assert len(weekly) == ROOMS // 5
+    _next_streams_once(chaos_control, ws, weekly, args, env, ledger, rng, seed)
+
+
+def _next_streams_once(
+    control: EmulatorControl,
+    ws: Workspace,
+    weekly: list[LiveEvent],
+    args: list[str],
+    env: dict[str, str],
+    ledger: Path,
+    rng: random.Random,
+    seed: int,
+) -> None:
+    """The weekly rooms broadcast once (setup enabled them); their next streams scheduled under faults and
+    kill -9s, then a clean run: each exactly once (a second broadcast leaves nothing pending)."""
+    for event in weekly:
+        control.broadcast(ws, event.id, seconds=1, qos=False)
+    with FaultScript(control, ws, seed + 1):
+        for _ in range(2):
+            target = journal_rows(ledger, "op") + rng.randint(1, len(weekly))
+            run_and_kill(cli_argv(*args), env, lambda: journal_rows(ledger, "op"), target, 20.0)
+    final = run_cli(args, env, timeout=600)
+    assert final.returncode == 0, final.stdout[-3000:] + final.stderr[-3000:]
+    settings = settings_for(ws)
+    with VideoClient.from_settings(settings, limiter=run_limiter(settings, str(ledger))) as client:
+        for event in weekly:
+            stream = client.live_events.get(event.id).stream
+            assert stream is not None and stream.is_pending, event.name
+            assert stream.started_at is not None and stream.started_at.isoformat().startswith("2031-06-07T18")
+            assert control.broadcast(ws, event.id, seconds=1, qos=False)["stream_id"] == stream.id
+            after = client.live_events.get(event.id).stream
+            assert after is not None and not after.is_pending, (event.name, "a second next stream")
+    drift = run_cli(["setup", "drift", str(args[2]), "--ledger", str(ledger)], env, timeout=300)
+    assert drift.returncode == 0, drift.stdout[-3000:]

@@ -64,7 +64,7 @@ def test_a_full_file_reads(tmp_path: Path) -> None:
             poster: https://img.example/p.png
         """,
     )
-    assert state.privacy_domains == ("example.com", "*.example.org")  # type: ignore[attr-defined]
+    assert [d.domain for d in state.privacy_domains] == ["example.com", "*.example.org"]  # type: ignore[attr-defined]
     (spec,) = state.events  # type: ignore[attr-defined]
     assert spec.fields["privacy_share"] == {"password": "s3cret-pw"}
     assert spec.restreams[0].key == "yt-key-123"
