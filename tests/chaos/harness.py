@@ -143,23 +143,23 @@ def write_rows(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
 
 # -- service variants ----------------------------------------------------------------------------------
 
-#: Variants the client does not cope with yet: out of the chaos draw and of the migrate bundles' coverage.
-#: codes-reset-share (issue 31): a first code batch resets the event's privacy_share. Setup copes (it writes
-#: privacy_share again after the first batch; tests/flows/test_setup_share.py runs it under both readings),
-#: but only setup makes code batches and its chaos test draws no variants: in the draw it would test nothing.
-AWAITING_CLIENT: frozenset[str] = frozenset({"codes-reset-share"})
+#: Variants of calls only setup makes: out of the migrate draws and bundles (there they would test nothing),
+#: drawn by setup's chaos test instead (tests/chaos/test_chaos_setup.py: odd seeds) and run under both
+#: readings by tests/flows/test_setup_share.py. codes-reset-share: a first code batch resets the event's
+#: privacy_share (setup writes it again after the first batch).
+SETUP_ONLY: frozenset[str] = frozenset({"codes-reset-share"})
 
 
 def draw_variants(seed: int) -> tuple[list[str], dict[str, float]]:
     """A seeded combination of the emulator's variants (about a third of them, at most one of each exclusive
     group) and their parameters: upload addresses that expire within seconds, lists a few seconds late.
 
-    Every variant is in the draw but those AWAITING_CLIENT, also those of operations a migration does not
+    Every variant is in the draw but those SETUP_ONLY, also those of operations a migration does not
     make (copy, move, cut, concat) and webhook-alt-shape (webhooks only in chaos_webhooks seeds): a migration
     must not care.
     """
     rng = random.Random(seed * 104729 + 7)
-    chosen = [name for name in sorted(set(VARIANTS) - AWAITING_CLIENT) if rng.random() < 0.35]
+    chosen = [name for name in sorted(set(VARIANTS) - SETUP_ONLY) if rng.random() < 0.35]
     for group in EXCLUSIVE:
         present = [n for n in chosen if n in group]
         for extra in rng.sample(present, len(present))[1:]:

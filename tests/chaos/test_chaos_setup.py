@@ -16,7 +16,7 @@ from connectors.client.live_models import LiveEvent
 from emulator.control import EmulatorControl, Workspace
 from tasks.service import run_limiter
 from tests.chaos.checks import rate_figures
-from tests.chaos.harness import FaultScript, chaos_seeds, journal_rows, run_and_kill
+from tests.chaos.harness import SETUP_ONLY, FaultScript, chaos_seeds, journal_rows, run_and_kill
 from tests.flows.helpers import cli_argv, cli_env, run_cli, settings_for
 from tests.flows.test_setup import SECRET_ENV, conference, write
 
@@ -30,8 +30,11 @@ NEXT_STREAM = "2031-06-07T18:00:00Z"
 
 @pytest.mark.parametrize("seed", chaos_seeds()[:1])
 def test_killed_setup_runs_then_clean_run(seed: int, tmp_path: Path, chaos_control: EmulatorControl) -> None:
-    ws: Workspace = chaos_control.create_workspace(rate_per_second=10, rate_per_minute=300)
+    variants = sorted(SETUP_ONLY) if seed % 2 else []  # the first batch resets privacy_share, or not
+    ws: Workspace = chaos_control.create_workspace(rate_per_second=10, rate_per_minute=300, variants=variants)
     data = conference(ws, rooms=ROOMS)
+    for event in data["events"][3::5]:  # rooms with codes and a share password: the share must hold
+        event["privacy_share"] = {"password": "${ROOM_PW}"}
     for event in data["events"][
         ::5
     ]:  # weekly rooms: enabled by setup, their next stream scheduled after one ran
@@ -62,13 +65,16 @@ def test_killed_setup_runs_then_clean_run(seed: int, tmp_path: Path, chaos_contr
             assert len(targets) == len(set(targets)), (event.name, targets)
             batches = [b.name for b in client.unique_codes.iter_batches(event.id)]
             assert len(batches) == len(set(batches)), (event.name, batches)
+            if int((event.name or "Room -1")[5:]) % 5 in (1, 3):  # the password holds beside the codes
+                assert event.privacy_share is not None and event.privacy_share.password, event.name
         assert [d.domain for d in client.privacy_domains.iter_domains()] == ["conf.example.com"]
     drift = run_cli(["setup", "drift", file, "--ledger", str(ledger)], env, timeout=300)
     assert drift.returncode == 0, drift.stdout[-3000:]
     figures = rate_figures(chaos_control, ws)
     log.warning(
-        "chaos setup seed %d: %d rooms, %s, total %.1f s, %d counted requests, max %d/s, %d/min, %d 429",
+        "chaos setup seed %d (%s): %d rooms, %s, total %.1f s, %d counted requests, max %d/s, %d/min, %d 429",
         seed,
+        ",".join(variants) or "no variant",
         ROOMS,
         endings,
         time.time() - started,

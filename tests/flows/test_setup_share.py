@@ -2,8 +2,8 @@
 
 Spec 3.2 resets privacy_share on an event create or update sending unique_codes_enabled true and is silent
 on the first batch (which turns the flag on); the emulator's default keeps it, variant codes-reset-share
-resets it. The variant stays out of the chaos draw (tests/chaos/harness.py AWAITING_CLIENT): the chaos tests
-that draw variants (migrate, apply, backup) make no code batches, and the setup chaos test draws none.
+resets it. Setup's chaos test draws it on odd seeds (tests/chaos/harness.py SETUP_ONLY); the other chaos
+tests make no code batches.
 """
 
 from __future__ import annotations

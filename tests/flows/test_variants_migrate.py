@@ -15,7 +15,7 @@ from emulator.control import EmulatorControl, Workspace
 from emulator.variants import EXCLUSIVE
 from flows.migrate.runner import run_migration
 from state.ledger import Ledger
-from tests.chaos.harness import AWAITING_CLIENT
+from tests.chaos.harness import SETUP_ONLY
 from tests.flows.bounds import RUN_BOUND_SECONDS, within
 from tests.flows.helpers import free_port, options, settings_for, write_inventory
 
@@ -81,9 +81,9 @@ LOST_CREATES = "^/v2/(init|video)$"
 
 def test_the_bundles_cover_every_variant(emu_control: EmulatorControl) -> None:
     covered = {name for bundle in BUNDLES.values() for name in bundle["variants"]}
-    missing = sorted(set(emu_control.variants()) - covered - AWAITING_CLIENT)
+    missing = sorted(set(emu_control.variants()) - covered - SETUP_ONLY)
     assert not missing, f"variants no bundle runs a migration under: {missing}"
-    assert covered <= set(emu_control.variants()) - AWAITING_CLIENT, sorted(covered & AWAITING_CLIENT)
+    assert covered <= set(emu_control.variants()) - SETUP_ONLY, sorted(covered & SETUP_ONLY)
     for name, bundle in BUNDLES.items():
         for group in EXCLUSIVE:
             assert len(set(bundle["variants"]) & set(group)) <= 1, (name, group)
