@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from flows.options import (
     Cli,
     about,
+    chunk_option,
     dry_run_option,
     ledger_option,
     poll_interval_option,
@@ -41,3 +42,6 @@ class ApplyOptions:
         "Seconds between two status reads of one processing video (at least 5: the service's rule)."
     )
     wait_timeout: float | None = wait_timeout_option()
+    chunk_size: int = chunk_option(
+        "tus chunk size in MiB; a replace's file of at least one chunk goes by tus, resumable."
+    )

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from connectors.models import Video
 from connectors.s3 import parse_s3_uri, presign_get, shared_s3_client
 from connectors.sources import open_source
+from connectors.tus import TusUpload
 from core.item import SourceKind, source_kind
 from core.operation import (
     ChaptersParams,
@@ -148,6 +149,13 @@ def _replace(ctx: ApplyContext, params: ReplaceParams, video_id: str) -> Called:
     kind = source_kind(params.source)
     if kind is SourceKind.FILE:
         source = open_source(params.source, s3=ctx.s3)
+        if resumable(ctx, params, source.size):
+            session = ctx.client.uploads.init_replace(
+                video_id=video_id, filesize=source.size, filename=source.name
+            )
+            with TusUpload.from_transport(ctx.client.transport, chunk_size=ctx.chunk_size) as tus:
+                tus.upload(session.endpoint, source)
+            return Called(ctx.client.videos.get(video_id), False, "replaced (resumable upload)")
         ctx.client.uploads.single(
             parent_id=parent,
             title=title,
@@ -170,6 +178,13 @@ def _replace(ctx: ApplyContext, params: ReplaceParams, video_id: str) -> Called:
             title_key=video_id,
         )
     return Called(ctx.client.videos.get(video_id), False, "replaced")
+
+
+def resumable(ctx: ApplyContext, params: ReplaceParams, size: int) -> bool:
+    """Whether a replace's file goes by tus (a /v2/init session of type replace, resumed from the server's
+    offset after a cut) rather than in one request: from one tus chunk up, and without a trim (only the
+    single request carries X-Video-Trim)."""
+    return params.trim is None and size >= ctx.chunk_size
 
 
 def before_of(ctx: ApplyContext, spec: OperationSpec, video_id: str) -> dict[str, Any] | None:
