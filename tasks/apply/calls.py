@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from connectors.errors import UnknownOutcomeError
 from connectors.models import Video
 from connectors.s3 import parse_s3_uri, presign_get, shared_s3_client
-from connectors.sources import open_source
-from connectors.tus import TusUpload
+from connectors.sources import ByteSource, open_source
+from connectors.tus import TusEndpointGoneError, TusError, TusUpload
 from core.item import SourceKind, source_kind
 from core.operation import (
     ChaptersParams,
@@ -153,8 +154,7 @@ def _replace(ctx: ApplyContext, params: ReplaceParams, video_id: str) -> Called:
             session = ctx.client.uploads.init_replace(
                 video_id=video_id, filesize=source.size, filename=source.name
             )
-            with TusUpload.from_transport(ctx.client.transport, chunk_size=ctx.chunk_size) as tus:
-                tus.upload(session.endpoint, source)
+            send_by_tus(ctx, session.endpoint, source, "replace")
             return Called(ctx.client.videos.get(video_id), False, "replaced (resumable upload)")
         ctx.client.uploads.single(
             parent_id=parent,
@@ -178,6 +178,36 @@ def _replace(ctx: ApplyContext, params: ReplaceParams, video_id: str) -> Called:
             title_key=video_id,
         )
     return Called(ctx.client.videos.get(video_id), False, "replaced")
+
+
+class UploadStopped(Exception):
+    """The run stopped between two chunks of an upload: its intent stays open (the next run settles it)."""
+
+
+def send_by_tus(ctx: ApplyContext, endpoint: str, source: ByteSource, what: str) -> None:
+    """A file to an upload session's address by tus, resumed from the server's offset after a cut.
+
+    A failure that leaves unknown whether the last byte arrived (tries given up, the address gone) is an
+    unknown outcome: the unit's lookup decides what happened, nothing is sent again blind. A refusal stays a
+    refusal. The run's stop ends it between two chunks (UploadStopped).
+    """
+
+    def on_progress(_offset: int) -> None:
+        if ctx.abort.is_set():
+            raise UploadStopped(what)
+
+    try:
+        with TusUpload.from_transport(ctx.client.transport, chunk_size=ctx.chunk_size) as tus:
+            tus.upload(endpoint, source, on_progress=on_progress)
+    except TusError as exc:
+        if not (exc.retryable or isinstance(exc, TusEndpointGoneError)):
+            raise
+        raise UnknownOutcomeError(
+            f"{what} upload: {exc.message}",
+            cause_kind="connection",
+            status=exc.status,
+            operation="tus_upload",
+        ) from None
 
 
 def resumable(ctx: ApplyContext, params: ReplaceParams, size: int) -> bool:

@@ -21,6 +21,7 @@ from tasks.apply.calls import (
     Called,
     CutUnnamed,
     ResultUnnamed,
+    UploadStopped,
     before_of,
     call,
     reconcile,
@@ -186,6 +187,8 @@ def _call_once(
         return UnitState.PLANNED
     except AuthError as exc:  # nothing was done; the intent stays for the next run to settle
         ctx.stop(exc)
+        return UnitState.RUNNING
+    except UploadStopped:  # the run stops mid-upload: the intent stays for the next run to settle
         return UnitState.RUNNING
     except REFUSED as exc:
         code = failure_code(exc) or "failed"

@@ -16,6 +16,7 @@ from emulator.control import EmulatorControl, Workspace
 from flows.apply.options import ApplyOptions
 from flows.apply.runner import run_apply
 from state.ledger import Ledger
+from tasks import lookup
 from tests.flows.apply_fixtures import wait_done, write_ops
 from tests.flows.helpers import settings_for
 
@@ -126,3 +127,28 @@ def test_replace_session_under_either_name_of_its_video(
     inits = [r["status"] for r in _upload_requests(emu_control, emu, since) if r["path"] == "/v2/init"]
     # The other name is learned from one refusal (nothing done) and kept for the client's life.
     assert inits == ([400, 200, 200] if variants else [200, 200])
+
+
+def test_an_upload_given_up_is_looked_up_then_sent_once_more(
+    tmp_path: Path,
+    emu: Workspace,
+    emu_control: EmulatorControl,
+    clip_factory: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(lookup, "SETTLE_SECONDS", 2.0)
+    video_id = _video(emu, emu_control, clip_factory(1.0, name="first.mp4"))
+    version = next(v["version"] for v in emu_control.videos(emu) if v["id"] == video_id)
+    longer = clip_factory(2.0, name="longer.mp4")
+    # Every PATCH of the first session fails until the uploader gives up (5 tries without progress): whether
+    # the last byte arrived is unknown, the video is seen unchanged, and the replace is made again, once.
+    rules = [{"kind": "error", "status": 503, "method": "PATCH", "path": "^/upload/", "times": 5}]
+    emu_control.set_faults(emu, rules)
+    since = time.time()
+    _code, statuses = _replace(tmp_path, emu, video_id, longer, CHUNK)
+    assert statuses == ["void", "done"]
+    inits = [r for r in _upload_requests(emu_control, emu, since) if r["path"] == "/v2/init"]
+    assert len(inits) == 2  # a new session for the second call
+    video = next(v for v in wait_done(emu_control, emu) if v["id"] == video_id)
+    assert video["md5"] == hashlib.md5(longer.read_bytes()).hexdigest()
+    assert video["version"] == version + 1
