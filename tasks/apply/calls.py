@@ -11,13 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from connectors.errors import UnknownOutcomeError
 from connectors.models import Video
 from connectors.s3 import parse_s3_uri, presign_get, shared_s3_client
-from connectors.sources import ByteSource, open_source
-from connectors.tus import TusEndpointGoneError, TusError, TusUpload
+from connectors.sources import open_source
 from core.item import SourceKind, source_kind
 from core.operation import (
+    AttachParams,
     ChaptersParams,
     ConcatParams,
     CopyParams,
@@ -31,12 +30,16 @@ from core.operation import (
 from state.applied import UNIT_OWNER
 from state.models import Op
 from tasks.lookup import SentCreate, find_created, original_size
+from tasks.sessions import attach_files, missing_materials, send_by_tus
 
 if TYPE_CHECKING:
     from tasks.apply.context import ApplyContext
 
 #: Operations whose result is a video the service processes again before it is `done`.
 PROCESSED_KINDS = frozenset({OpKind.COPY, OpKind.CONCAT, OpKind.CUT, OpKind.REPLACE})
+#: Operations whose lost answer is looked up on the service (a listing's lag applies): the processed ones
+#: and attach (its materials are read on the video); the others are the same whatever happened: repeated.
+LOOKED_UP_KINDS = PROCESSED_KINDS | {OpKind.ATTACH}
 #: Operations that make a new video (cut may, when the service answers with another id).
 CREATE_KINDS = frozenset({OpKind.COPY, OpKind.CONCAT})
 
@@ -138,6 +141,8 @@ def call(
         return Called(video, new, "cut made a new video" if new else "cut written back to the same video")
     if isinstance(params, ReplaceParams):
         return _replace(ctx, params, video_id)
+    if isinstance(params, AttachParams):
+        return _attach(ctx, params, video_id)
     client.videos.delete(video_id)
     return Called(None, False, "deleted")
 
@@ -154,7 +159,14 @@ def _replace(ctx: ApplyContext, params: ReplaceParams, video_id: str) -> Called:
             session = ctx.client.uploads.init_replace(
                 video_id=video_id, filesize=source.size, filename=source.name
             )
-            send_by_tus(ctx, session.endpoint, source, "replace")
+            send_by_tus(
+                ctx.client,
+                session.endpoint,
+                source,
+                what="replace",
+                chunk_size=ctx.chunk_size,
+                stop=ctx.abort,
+            )
             return Called(ctx.client.videos.get(video_id), False, "replaced (resumable upload)")
         ctx.client.uploads.single(
             parent_id=parent,
@@ -180,34 +192,28 @@ def _replace(ctx: ApplyContext, params: ReplaceParams, video_id: str) -> Called:
     return Called(ctx.client.videos.get(video_id), False, "replaced")
 
 
-class UploadStopped(Exception):
-    """The run stopped between two chunks of an upload: its intent stays open (the next run settles it)."""
+def _attach(ctx: ApplyContext, params: AttachParams, video_id: str) -> Called:
+    """Each file made an additional material of video_id once (tasks/sessions.attach_files), then the
+    video's additional_materials_enabled when the operation gives it."""
+    done = attach_files(
+        ctx.client, video_id, params.sources, s3=ctx.s3, chunk_size=ctx.chunk_size, stop=ctx.abort
+    )
+    if params.enable is not None:
+        video = ctx.client.videos.update(video_id, additional_materials_enabled=params.enable)
+    else:
+        video = ctx.client.videos.get(video_id)
+    return Called(video, False, done.detail())
 
 
-def send_by_tus(ctx: ApplyContext, endpoint: str, source: ByteSource, what: str) -> None:
-    """A file to an upload session's address by tus, resumed from the server's offset after a cut.
-
-    A failure that leaves unknown whether the last byte arrived (tries given up, the address gone) is an
-    unknown outcome: the unit's lookup decides what happened, nothing is sent again blind. A refusal stays a
-    refusal. The run's stop ends it between two chunks (UploadStopped).
-    """
-
-    def on_progress(_offset: int) -> None:
-        if ctx.abort.is_set():
-            raise UploadStopped(what)
-
-    try:
-        with TusUpload.from_transport(ctx.client.transport, chunk_size=ctx.chunk_size) as tus:
-            tus.upload(endpoint, source, on_progress=on_progress)
-    except TusError as exc:
-        if not (exc.retryable or isinstance(exc, TusEndpointGoneError)):
-            raise
-        raise UnknownOutcomeError(
-            f"{what} upload: {exc.message}",
-            cause_kind="connection",
-            status=exc.status,
-            operation="tus_upload",
-        ) from None
+def _attached(ctx: ApplyContext, params: AttachParams, video_id: str) -> Called | None:
+    """An attach whose answer was lost: done when the video holds every material (and the flag), else None
+    (made again: attach_files sends only what is missing)."""
+    video = ctx.client.videos.get(video_id)
+    if missing_materials(video, params.sources):
+        return None
+    if params.enable is not None and video.additional_materials_enabled != params.enable:
+        return None
+    return Called(video, False, f"{len(params.sources)} attached (found after a lost answer)")
 
 
 def resumable(ctx: ApplyContext, params: ReplaceParams, size: int) -> bool:
@@ -228,6 +234,8 @@ def reconcile(ctx: ApplyContext, spec: OperationSpec, video_id: str, op: Op) -> 
     """What a call whose answer was lost did: Called when it took effect, None when it is not seen (believed
     once the settle time is over: tasks/exactly_once.look_up); Postponed when the lookup cannot decide.
     """
+    if isinstance(spec.params, AttachParams):
+        return _attached(ctx, spec.params, video_id)
     if spec.kind not in PROCESSED_KINDS:
         return None  # update, chapters, move, delete: the same whatever happened before; repeat
     before = dict(op.before or {})

@@ -17,11 +17,11 @@ from state.errors import LedgerError
 from state.machine import OpStatus, UnitState
 from state.models import Op
 from tasks.apply.calls import (
+    LOOKED_UP_KINDS,
     PROCESSED_KINDS,
     Called,
     CutUnnamed,
     ResultUnnamed,
-    UploadStopped,
     before_of,
     call,
     reconcile,
@@ -33,6 +33,7 @@ from tasks.apply.gap import in_place, look_up_gap
 from tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, Waits, exactly_once, failure_code, look_up
 from tasks.gap import GapListingFailed
 from tasks.lookup import Postponed
+from tasks.sessions import UploadStopped
 
 log = logging.getLogger(__name__)
 
@@ -303,9 +304,9 @@ def unit_lookup(
                 ctx.ledger.note(op.op_key or "", ctx.run_id, f"reconcile postponed: {exc}")
             raise Postponed(op.op_key or "") from None
 
-    processed = spec.kind in PROCESSED_KINDS
-    why = "the call did not take effect" if processed else "repeatable by content"
-    return Lookup(find, listing=processed, poll_every=POLL_SECONDS, absent=why)
+    looked_up = spec.kind in LOOKED_UP_KINDS
+    why = "the call did not take effect" if looked_up else "repeatable by content"
+    return Lookup(find, listing=looked_up, poll_every=POLL_SECONDS, absent=why)
 
 
 def _called_from(ctx: ApplyContext, op: Op) -> Called:

@@ -17,19 +17,11 @@ from flows.apply.options import ApplyOptions
 from flows.apply.runner import run_apply
 from state.ledger import Ledger
 from tasks import lookup
-from tests.flows.apply_fixtures import wait_done, write_ops
+from tests.flows.apply_fixtures import upload_requests, uploaded_video, wait_done, write_ops
 from tests.flows.helpers import settings_for
 
 #: The tus chunk of these tests: a 2-second clip is several chunks.
 CHUNK = 8 * 1024
-
-
-def _video(emu: Workspace, emu_control: EmulatorControl, clip: Path) -> str:
-    """One processed video uploaded directly (the video the replace acts on)."""
-    with VideoClient.from_settings(settings_for(emu)) as client:
-        result = client.uploads.single(parent_id=emu.project_id, title="Talk", source=clip.read_bytes())
-    wait_done(emu_control, emu)
-    return str(result.id)
 
 
 def _replace(
@@ -49,25 +41,10 @@ def _replace(
         return outcome.exit_code, [o.status for o in book.ops(op_key="swap")]
 
 
-def _upload_requests(emu_control: EmulatorControl, emu: Workspace, since: float) -> list[dict[str, Any]]:
-    """The upload host's requests since then (method, path kind, status, dropped), oldest first."""
-    log = emu_control.requests(emu.workspace_id, since=since)
-    return [
-        {
-            "method": r["method"],
-            "path": "endpoint" if r["path"].startswith("/upload/") else r["path"],
-            "status": r["status"],
-            "dropped": r["dropped"],
-        }
-        for r in log
-        if r["host"] == "upload"
-    ]
-
-
 def test_a_cut_replace_upload_resumes_from_the_servers_offset(
     tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory: Any
 ) -> None:
-    video_id = _video(emu, emu_control, clip_factory(1.0, name="first.mp4"))
+    video_id = uploaded_video(emu, emu_control, clip_factory(1.0, name="first.mp4"))
     version = next(v["version"] for v in emu_control.videos(emu) if v["id"] == video_id)
     longer = clip_factory(2.0, name="longer.mp4")
     size = longer.stat().st_size
@@ -79,7 +56,7 @@ def test_a_cut_replace_upload_resumes_from_the_servers_offset(
     since = time.time()
     _code, statuses = _replace(tmp_path, emu, video_id, longer, CHUNK)
     assert statuses == ["done"]  # one call, never voided or repeated
-    sent = _upload_requests(emu_control, emu, since)
+    sent = upload_requests(emu_control, emu, since)
     assert [r for r in sent if r["path"] != "endpoint"] == [
         {"method": "POST", "path": "/v2/init", "status": 200, "dropped": False}
     ]  # one session of type replace; no single-request upload, no second session
@@ -101,12 +78,12 @@ def test_a_cut_replace_upload_resumes_from_the_servers_offset(
 def test_a_small_replace_stays_one_request(
     tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory: Any
 ) -> None:
-    video_id = _video(emu, emu_control, clip_factory(1.0, name="first.mp4"))
+    video_id = uploaded_video(emu, emu_control, clip_factory(1.0, name="first.mp4"))
     longer = clip_factory(2.0, name="longer.mp4")
     since = time.time()
     _code, statuses = _replace(tmp_path, emu, video_id, longer, longer.stat().st_size + 1)
     assert statuses == ["done"]
-    sent = _upload_requests(emu_control, emu, since)
+    sent = upload_requests(emu_control, emu, since)
     assert [(r["method"], r["path"]) for r in sent] == [("POST", "/v2/video")]
     video = next(v for v in wait_done(emu_control, emu) if v["id"] == video_id)
     assert video["md5"] == hashlib.md5(longer.read_bytes()).hexdigest()
@@ -116,7 +93,7 @@ def test_a_small_replace_stays_one_request(
 def test_replace_session_under_either_name_of_its_video(
     variants: list[str], emu: Workspace, emu_control: EmulatorControl, clip_factory: Any
 ) -> None:
-    video_id = _video(emu, emu_control, clip_factory(1.0, name="first.mp4"))
+    video_id = uploaded_video(emu, emu_control, clip_factory(1.0, name="first.mp4"))
     emu_control.set_variants(emu, variants)
     data = clip_factory(2.0, name="longer.mp4").read_bytes()
     since = time.time()
@@ -124,7 +101,7 @@ def test_replace_session_under_either_name_of_its_video(
         session = client.uploads.init_replace(video_id=video_id, filesize=len(data), filename="longer.mp4")
         again = client.uploads.init_replace(video_id=video_id, filesize=len(data), filename="longer.mp4")
     assert str(session.id) == video_id == str(again.id)
-    inits = [r["status"] for r in _upload_requests(emu_control, emu, since) if r["path"] == "/v2/init"]
+    inits = [r["status"] for r in upload_requests(emu_control, emu, since) if r["path"] == "/v2/init"]
     # The other name is learned from one refusal (nothing done) and kept for the client's life.
     assert inits == ([400, 200, 200] if variants else [200, 200])
 
@@ -137,7 +114,7 @@ def test_an_upload_given_up_is_looked_up_then_sent_once_more(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(lookup, "SETTLE_SECONDS", 2.0)
-    video_id = _video(emu, emu_control, clip_factory(1.0, name="first.mp4"))
+    video_id = uploaded_video(emu, emu_control, clip_factory(1.0, name="first.mp4"))
     version = next(v["version"] for v in emu_control.videos(emu) if v["id"] == video_id)
     longer = clip_factory(2.0, name="longer.mp4")
     # Every PATCH of the first session fails until the uploader gives up (5 tries without progress): whether
@@ -147,7 +124,7 @@ def test_an_upload_given_up_is_looked_up_then_sent_once_more(
     since = time.time()
     _code, statuses = _replace(tmp_path, emu, video_id, longer, CHUNK)
     assert statuses == ["void", "done"]
-    inits = [r for r in _upload_requests(emu_control, emu, since) if r["path"] == "/v2/init"]
+    inits = [r for r in upload_requests(emu_control, emu, since) if r["path"] == "/v2/init"]
     assert len(inits) == 2  # a new session for the second call
     video = next(v for v in wait_done(emu_control, emu) if v["id"] == video_id)
     assert video["md5"] == hashlib.md5(longer.read_bytes()).hexdigest()
