@@ -636,3 +636,21 @@ def test_the_documented_examples_read_the_same_in_csv_and_yaml(tmp_path: Path) -
     ]
     good, errors = from_yaml.plan({"keynote"})
     assert errors == [] and len(good) == 9
+
+
+def test_attachments_resolve_beside_the_file_and_refuse_urls(tmp_path: Path) -> None:
+    (tmp_path / "a b.pdf").write_bytes(b"x")
+    (tmp_path / "c;d.txt").write_bytes(b"y")
+    row = {"op": "attach", "target": VIDEO, "attachments": "a b.pdf | c;d.txt|s3://bucket/k.pdf"}
+    ops = read_rows(tmp_path, row)
+    assert ops.errors == []
+    params = ops.specs[0].params
+    assert isinstance(params, AttachParams) and params.enable is None
+    assert params.sources == (str(tmp_path / "a b.pdf"), str(tmp_path / "c;d.txt"), "s3://bucket/k.pdf")
+    url = error_of(
+        tmp_path, {**row, "attachments": '["a b.pdf", "https://cdn.example.com/x.pdf?sig=SECRET"]'}
+    )
+    assert (url.row, url.field) == (1, "attachments")
+    assert "item 2" in url.reason and "SECRET" not in url.reason + url.value
+    missing = error_of(tmp_path, {"op": "attach", "target": VIDEO})
+    assert (missing.field, missing.reason.split(":")[0]) == ("attachments", "required")
