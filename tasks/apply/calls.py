@@ -2,8 +2,9 @@
 
 Creates (copy, concat, and a cut the service answers with a new video) are looked up by listing with the
 rules every create shares (tasks/lookup.py). In-place calls (a cut written back, replace) compare the video
-with the snapshot taken before the call (version, updated_at, duration, file size). Edits that are the same
-whatever the video was (update, chapters, move, delete) are simply repeated.
+with the snapshot taken before the call (version, updated_at, duration, file size). An attach is looked
+up on the video (its materials, tasks/sessions.py). Edits that are the same whatever the video was (update,
+chapters, move, delete) are simply repeated.
 """
 
 from __future__ import annotations
