@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from connectors.path_filter import PathFilter
 from connectors.sources import SourceError, file_uri_to_path
+from core.fields import FieldError, parse_string_list
 from core.redact import safe_uri
 
 #: How many skipped keys a listing's summary names.
@@ -68,6 +69,37 @@ def parse_source(value: str, base: SourceBase) -> tuple[str | None, str | None, 
             return None, None, "relative path does not name an object in the inventory's bucket", safe
         return f"s3://{base.s3_bucket}/{key}", "s3", None, safe
     return None, None, "relative path with nothing to resolve it against", safe
+
+
+#: What splits several attachments in one cell when it is not a JSON list (never part of a path we take).
+ATTACHMENT_SEPARATOR = "|"
+
+
+def parse_attachments(text: str, base: SourceBase) -> tuple[str, ...]:
+    """An attachments cell: a JSON list of local paths / s3:// URIs, or the same joined by `|` (a path
+    holding `|` goes in the JSON form). Relative paths resolve like a source's; a local file must exist.
+    Duplicates are dropped, order kept. Raises FieldError naming the item."""
+    if text.lstrip().startswith("["):
+        items = parse_string_list(text)
+    else:
+        items = [part.strip() for part in text.split(ATTACHMENT_SEPARATOR)]
+    found: list[str] = []
+    for i, item in enumerate(items, start=1):
+        if not item:
+            continue
+        source, kind, error, safe = parse_source(item, base)
+        if error or source is None:
+            raise FieldError(f"item {i} ({safe}): {error or 'unreadable'}")
+        if kind == "url":
+            raise FieldError(f"item {i} ({safe}): a local path or s3:// is needed (no URL fetch)")
+        if kind == "file" and not os.path.isfile(source):
+            raise FieldError(f"item {i} ({safe}): no such file")
+        if kind == "file" and not os.access(source, os.R_OK):
+            raise FieldError(f"item {i} ({safe}): not readable")
+        found.append(source)
+    if not found:
+        raise FieldError("no attachment given (a JSON list or paths joined by |)")
+    return tuple(dict.fromkeys(found))
 
 
 @dataclass

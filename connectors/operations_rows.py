@@ -11,7 +11,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from connectors.ids import normal_id
 from connectors.inventory_normalise import short
-from connectors.inventory_sources import SourceBase, parse_source
+from connectors.inventory_sources import SourceBase, parse_attachments, parse_source
 from core.fields import (
     FieldError,
     parse_chapter_time,
@@ -26,6 +26,7 @@ from core.operation import (
     COMMON_COLUMNS,
     KIND_COLUMNS,
     ONE_VIDEO_KINDS,
+    AttachParams,
     ChaptersParams,
     ConcatParams,
     CopyParams,
@@ -376,6 +377,13 @@ def _replace(r: _Row, base: SourceBase) -> OpParams:
     return ReplaceParams(source, r.parse("trim", parse_replace_trim))
 
 
+def _attach(r: _Row, base: SourceBase) -> OpParams:
+    if r.text("attachments") is None:
+        r.bad("attachments", "required: local paths or s3:// URIs (a JSON list, or joined by |)")
+    sources = r.parse("attachments", lambda text: parse_attachments(text, base)) or ()
+    return AttachParams(sources, r.parse("additional_materials_enabled", parse_bool))
+
+
 _PARAMS: dict[OpKind, Callable[[_Row, SourceBase], OpParams]] = {
     OpKind.UPDATE: lambda r, _: _update(r),
     OpKind.CHAPTERS: lambda r, _: _chapters(r),
@@ -384,6 +392,7 @@ _PARAMS: dict[OpKind, Callable[[_Row, SourceBase], OpParams]] = {
     OpKind.CUT: lambda r, _: _cut(r),
     OpKind.CONCAT: lambda r, _: _concat(r),
     OpKind.REPLACE: _replace,
+    OpKind.ATTACH: _attach,
     OpKind.DELETE: lambda r, _: DeleteParams(),
 }
 

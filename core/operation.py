@@ -25,6 +25,7 @@ class OpKind(StrEnum):
     CUT = "cut"
     CONCAT = "concat"
     REPLACE = "replace"
+    ATTACH = "attach"
     DELETE = "delete"
 
 
@@ -38,6 +39,7 @@ KIND_COLUMNS: Mapping[OpKind, tuple[str, ...]] = {
     OpKind.CUT: ("trim", "crop", "project_id", "folder_id", "title", "description"),
     OpKind.CONCAT: ("prepend", "append", "replace"),
     OpKind.REPLACE: ("source", "trim"),
+    OpKind.ATTACH: ("attachments", "additional_materials_enabled"),
     OpKind.DELETE: (),
 }
 ALL_COLUMNS: tuple[str, ...] = tuple(
@@ -241,13 +243,22 @@ class ReplaceParams:
 
 
 @dataclass(frozen=True)
+class AttachParams:
+    """attach: files (local paths or s3://) made additional materials of the target, each once; and the
+    video's additional_materials_enabled when given."""
+
+    sources: tuple[str, ...] = ()
+    enable: bool | None = None
+
+
+@dataclass(frozen=True)
 class DeleteParams:
     """delete: no parameters."""
 
 
 _EditParams = UpdateParams | ChaptersParams | CopyParams | MoveParams
 #: The parameters of one operation: one class per kind.
-OpParams = _EditParams | CutParams | ConcatParams | ReplaceParams | DeleteParams
+OpParams = _EditParams | CutParams | ConcatParams | ReplaceParams | AttachParams | DeleteParams
 
 
 @dataclass(frozen=True)

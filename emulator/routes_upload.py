@@ -51,6 +51,10 @@ async def init_upload(ctx: Ctx) -> Resp:
     parent_id = f.ident("parent_id")
     title = f.string("title")
     video_id = f.ident("video_id")
+    # init-replace-field: type replace names its video `replace_video_id` (the header's name), not video_id.
+    replace_field = "replace_video_id" if ctx.ws.variants.has("init-replace-field") else "video_id"
+    if kind == "replace":
+        video_id = f.ident(replace_field) if replace_field != "video_id" else video_id
     filesize = f.integer("filesize", minimum=1)
     filename = f.string("filename")
     subtitle = f.string("subtitle")
@@ -63,7 +67,7 @@ async def init_upload(ctx: Ctx) -> Resp:
         if title is None or not title.strip():
             f.add("title", "required_if", "type video")
     elif kind in ("attachment", "replace") and video_id is None:
-        f.add("video_id", "required_if", f"type {kind}")
+        f.add("video_id" if kind == "attachment" else replace_field, "required_if", f"type {kind}")
     f.check()
     assert kind is not None
     require_parent(ctx, parent_id if kind == "video" else None)

@@ -20,7 +20,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any, TypeVar
 
 # No heavy import here: the command line reads this module before it knows whether it runs anything.
-from connectors.config import POLL_RULE_SECONDS, ConfigError
+from connectors.config import DEFAULT_CHUNK_SIZE, POLL_RULE_SECONDS, ConfigError
 
 #: The ledger's file when --ledger / VIDEOFERRY_LEDGER does not say (every job's default).
 DEFAULT_LEDGER = "videoferry-ledger.db"
@@ -92,7 +92,7 @@ def ledger_option(help: str = "The ledger.") -> Any:
     given); s3:// is a remote ledger (flows/job.run_job holds it for the run)."""
     return field(
         default=DEFAULT_LEDGER,
-        metadata=about(help + LEDGER_WHERE, Cli(envvar="VIDEOFERRY_LEDGER", metavar="PATH|s3://BUCKET/KEY"))
+        metadata=about(help + LEDGER_WHERE, Cli(envvar="VIDEOFERRY_LEDGER", metavar="PATH|s3://BUCKET/KEY")),
     )
 
 
@@ -125,6 +125,14 @@ def wait_timeout_option() -> Any:
             Cli(min=0.0, metavar="S"),
             zero_is_none=True,
         ),
+    )
+
+
+def chunk_option(help: str = "tus chunk size in MiB.") -> Any:
+    """--chunk-mib MIB: the tus chunk size (DEFAULT_CHUNK_SIZE; migrate's uploads, apply's large replaces)."""
+    return field(
+        default=DEFAULT_CHUNK_SIZE,
+        metadata=about(help, Cli(name="chunk_mib", unit=MIB, min=1, metavar="MIB")),
     )
 
 

@@ -11,16 +11,19 @@ from urllib.parse import quote
 from connectors.client.answers import data_of
 from connectors.client.live_support import present
 from connectors.client.transport import BodyFactory, Transport
-from connectors.errors import UnknownOutcomeError
+from connectors.errors import UnknownOutcomeError, ValidationError
 from connectors.models import UploadResult, UploadSession
 from connectors.retry import CallKind
 from connectors.sources import ByteSource
 from connectors.titles import header_exact, header_safe_filename, header_safe_title
 
-__all__ = ["Uploads", "TrimRange", "UPLOAD_BODY_CHUNK"]
+__all__ = ["Uploads", "TrimRange", "REPLACE_FIELDS", "UPLOAD_BODY_CHUNK"]
 
 #: A trim range in seconds: (start, length); length None means "to the end" (upload trim only).
 TrimRange = tuple[float, float | None]
+
+#: The names a replace session's video may travel under in /v2/init (spec: "not shown"): ours first.
+REPLACE_FIELDS = ("video_id", "replace_video_id")
 
 #: Bytes read from a ByteSource per piece of a streamed single-request upload body.
 UPLOAD_BODY_CHUNK = 1024 * 1024
@@ -36,6 +39,8 @@ class Uploads:
 
     def __init__(self, transport: Transport) -> None:
         self._transport = transport
+        #: The name init of type replace takes the video under (REPLACE_FIELDS; learned from a refusal).
+        self._replace_field = REPLACE_FIELDS[0]
 
     def __repr__(self) -> str:
         return f"Uploads({self._transport!r})"
@@ -57,13 +62,10 @@ class Uploads:
         calls the answer a "session": a service may answer a session's id rather than the video's (the
         `init-session-id` variant); the caller checks with one GET.
         """
-        if filesize < 0:
-            raise ValueError("filesize must not be negative")
         payload: dict[str, Any] = {
             "type": "video",
             "parent_id": parent_id,
             "title": title,
-            "filesize": filesize,
             **present(
                 {
                     "filename": filename,
@@ -73,22 +75,59 @@ class Uploads:
                 }
             ),
         }
+        return self._init(payload, filesize, "init_upload")
+
+    def init_replace(self, *, video_id: str, filesize: int, filename: str | None = None) -> UploadSession:
+        """POST {upload_url}/v2/init type replace: a tus session whose finished bytes replace video_id's.
+
+        The spec does not show replace's parameters: `video_id` is sent (as for an attachment); a service
+        that refuses it naming `replace_video_id` (the header's name) gets that name instead, learned once
+        (a validation refusal did nothing, so the one resend is safe). Nothing changes until the last byte
+        arrives. An unknown outcome raises UnknownOutcomeError.
+        """
+        field = self._replace_field
+        payload: dict[str, Any] = {"type": "replace", field: video_id, **present({"filename": filename})}
+        try:
+            return self._init(payload, filesize, "init_replace")
+        except ValidationError as exc:
+            other = REPLACE_FIELDS[1] if field == REPLACE_FIELDS[0] else REPLACE_FIELDS[0]
+            if other not in {str(p.get("name")) for p in exc.invalid_params}:
+                raise
+        self._replace_field = other
+        payload[other] = payload.pop(field)
+        return self._init(payload, filesize, "init_replace")
+
+    def init_attachment(self, *, video_id: str, filesize: int, filename: str | None = None) -> UploadSession:
+        """POST {upload_url}/v2/init type attachment: a tus session whose finished file becomes one of
+        video_id's additional materials (data.id names the material or the session: not shown).
+        An unknown outcome raises UnknownOutcomeError."""
+        payload: dict[str, Any] = {
+            "type": "attachment",
+            "video_id": video_id,
+            **present({"filename": filename}),
+        }
+        return self._init(payload, filesize, "init_attachment")
+
+    def _init(self, payload: dict[str, Any], filesize: int, operation: str) -> UploadSession:
+        """One POST /v2/init with filesize (tus needs it); its answer, or UnknownOutcomeError."""
+        if filesize < 0:
+            raise ValueError("filesize must not be negative")
         body = self._transport.call(
             "POST",
             "/v2/init",
-            operation="init_upload",
+            operation=operation,
             kind=CallKind.CREATE,
             host="upload",
-            json_body=payload,
+            json_body={**payload, "filesize": filesize},
         )
         try:
-            return UploadSession.model_validate(data_of(body, "init_upload"))
+            return UploadSession.model_validate(data_of(body, operation))
         except Exception as exc:
             # 2xx but unusable: the video probably exists; the caller must reconcile.
             raise UnknownOutcomeError(
                 f"init answer malformed ({type(exc).__name__})",
                 cause_kind="bad_response",
-                operation="init_upload",
+                operation=operation,
             ) from None
 
     def single(

@@ -8,6 +8,7 @@ from prefect import flow
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.states import State
 
+from connectors.config import DEFAULT_CHUNK_SIZE
 from flows.apply.options import ApplyOptions
 from flows.apply.runner import ApplyOutcome, run_apply
 from flows.options import DEFAULT_LEDGER, DEFAULT_WAIT_TIMEOUT, options_from_params
@@ -27,6 +28,7 @@ def apply_flow(
     report_dir: str | None = None,
     poll_interval: float = 5.0,
     wait_timeout: float | None = DEFAULT_WAIT_TIMEOUT,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
     api_url: str | None = None,
     upload_url: str | None = None,
 ) -> dict[str, Any] | State[Any]:

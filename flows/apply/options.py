@@ -8,6 +8,7 @@ from flows.options import (
     Cli,
     about,
     check_least,
+    chunk_option,
     dry_run_option,
     ledger_option,
     poll_interval_option,
@@ -42,6 +43,9 @@ class ApplyOptions:
         "Seconds between two status reads of one processing video (at least 5: the service's rule)."
     )
     wait_timeout: float | None = wait_timeout_option()
+    chunk_size: int = chunk_option(
+        "tus chunk size in MiB; a replace's file of at least one chunk goes by tus, resumable."
+    )
 
     def __post_init__(self) -> None:
         check_least(self)  # --poll-interval at least the service's rule, however the options were made

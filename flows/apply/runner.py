@@ -63,6 +63,7 @@ def run_apply(opts: ApplyOptions, settings: Settings, *, s3: S3Config | None = N
             specs={},
             s3=s3,
             poll_interval=opts.poll_interval,
+            chunk_size=opts.chunk_size,
             abort=run.stop,
             gap=run.gap,
             durable=run.durable,

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from connectors.config import DEFAULT_CHUNK_SIZE, ConfigError
+from connectors.config import ConfigError
 from core.item import VIA_CHOICES
 from flows.options import (
-    MIB,
     Cli,
     about,
     check_least,
+    chunk_option,
     dry_run_option,
     ledger_option,
     poll_interval_option,
@@ -78,10 +78,7 @@ class MigrateOptions:
     )
     poll_interval: float = poll_interval_option()
     wait_timeout: float | None = wait_timeout_option()
-    chunk_size: int = field(
-        default=DEFAULT_CHUNK_SIZE,
-        metadata=about("tus chunk size in MiB.", Cli(name="chunk_mib", unit=MIB, min=1, metavar="MIB")),
-    )
+    chunk_size: int = chunk_option()
     retry_failed: bool = field(
         default=True,
         metadata=about(

@@ -2,8 +2,9 @@
 
 Creates (copy, concat, and a cut the service answers with a new video) are looked up by listing with the
 rules every create shares (tasks/lookup.py). In-place calls (a cut written back, replace) compare the video
-with the snapshot taken before the call (version, updated_at, duration, file size). Edits that are the same
-whatever the video was (update, chapters, move, delete) are simply repeated.
+with the snapshot taken before the call (version, updated_at, duration, file size). An attach is looked
+up on the video (its materials, tasks/sessions.py). Edits that are the same whatever the video was (update,
+chapters, move, delete) are simply repeated.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from connectors.s3 import parse_s3_uri, presign_get, shared_s3_client
 from connectors.sources import open_source
 from core.item import SourceKind, source_kind
 from core.operation import (
+    AttachParams,
     ChaptersParams,
     ConcatParams,
     CopyParams,
@@ -29,12 +31,16 @@ from core.operation import (
 from state.applied import UNIT_OWNER
 from state.models import Op
 from tasks.lookup import SentCreate, find_created, original_size
+from tasks.sessions import attach_files, missing_materials, send_by_tus
 
 if TYPE_CHECKING:
     from tasks.apply.context import ApplyContext
 
 #: Operations whose result is a video the service processes again before it is `done`.
 PROCESSED_KINDS = frozenset({OpKind.COPY, OpKind.CONCAT, OpKind.CUT, OpKind.REPLACE})
+#: Operations whose lost answer is looked up on the service (a listing's lag applies): the processed ones
+#: and attach (its materials are read on the video); the others are the same whatever happened: repeated.
+LOOKED_UP_KINDS = PROCESSED_KINDS | {OpKind.ATTACH}
 #: Operations that make a new video (cut may, when the service answers with another id).
 CREATE_KINDS = frozenset({OpKind.COPY, OpKind.CONCAT})
 
@@ -136,6 +142,8 @@ def call(
         return Called(video, new, "cut made a new video" if new else "cut written back to the same video")
     if isinstance(params, ReplaceParams):
         return _replace(ctx, params, video_id)
+    if isinstance(params, AttachParams):
+        return _attach(ctx, params, video_id)
     client.videos.delete(video_id)
     return Called(None, False, "deleted")
 
@@ -148,6 +156,19 @@ def _replace(ctx: ApplyContext, params: ReplaceParams, video_id: str) -> Called:
     kind = source_kind(params.source)
     if kind is SourceKind.FILE:
         source = open_source(params.source, s3=ctx.s3)
+        if resumable(ctx, params, source.size):
+            session = ctx.client.uploads.init_replace(
+                video_id=video_id, filesize=source.size, filename=source.name
+            )
+            send_by_tus(
+                ctx.client,
+                session.endpoint,
+                source,
+                what="replace",
+                chunk_size=ctx.chunk_size,
+                stop=ctx.abort,
+            )
+            return Called(ctx.client.videos.get(video_id), False, "replaced (resumable upload)")
         ctx.client.uploads.single(
             parent_id=parent,
             title=title,
@@ -172,6 +193,37 @@ def _replace(ctx: ApplyContext, params: ReplaceParams, video_id: str) -> Called:
     return Called(ctx.client.videos.get(video_id), False, "replaced")
 
 
+def _attach(ctx: ApplyContext, params: AttachParams, video_id: str) -> Called:
+    """Each file made an additional material of video_id once (tasks/sessions.attach_files), then the
+    video's additional_materials_enabled when the operation gives it."""
+    done = attach_files(
+        ctx.client, video_id, params.sources, s3=ctx.s3, chunk_size=ctx.chunk_size, stop=ctx.abort
+    )
+    if params.enable is not None:
+        video = ctx.client.videos.update(video_id, additional_materials_enabled=params.enable)
+    else:
+        video = ctx.client.videos.get(video_id)
+    return Called(video, False, done.detail())
+
+
+def _attached(ctx: ApplyContext, params: AttachParams, video_id: str) -> Called | None:
+    """An attach whose answer was lost: done when the video holds every material (and the flag), else None
+    (made again: attach_files sends only what is missing)."""
+    video = ctx.client.videos.get(video_id)
+    if missing_materials(video, params.sources):
+        return None
+    if params.enable is not None and video.additional_materials_enabled != params.enable:
+        return None
+    return Called(video, False, f"{len(params.sources)} attached (found after a lost answer)")
+
+
+def resumable(ctx: ApplyContext, params: ReplaceParams, size: int) -> bool:
+    """Whether a replace's file goes by tus (a /v2/init session of type replace, resumed from the server's
+    offset after a cut) rather than in one request: from one tus chunk up, and without a trim (only the
+    single request carries X-Video-Trim)."""
+    return params.trim is None and size >= ctx.chunk_size
+
+
 def before_of(ctx: ApplyContext, spec: OperationSpec, video_id: str) -> dict[str, Any] | None:
     """The snapshot an intent carries: in-place calls and creates (None for edits repeatable by content)."""
     if spec.kind in PROCESSED_KINDS:
@@ -183,6 +235,8 @@ def reconcile(ctx: ApplyContext, spec: OperationSpec, video_id: str, op: Op) -> 
     """What a call whose answer was lost did: Called when it took effect, None when it is not seen (believed
     once the settle time is over: tasks/exactly_once.look_up); Postponed when the lookup cannot decide.
     """
+    if isinstance(spec.params, AttachParams):
+        return _attached(ctx, spec.params, video_id)
     if spec.kind not in PROCESSED_KINDS:
         return None  # update, chapters, move, delete: the same whatever happened before; repeat
     before = dict(op.before or {})

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from connectors.config import DEFAULT_CHUNK_SIZE
 from connectors.ids import try_normal_id
 from tasks.stop import Stop
 
@@ -28,6 +29,8 @@ class ApplyContext:
     run_id: str
     specs: dict[str, OperationSpec]
     s3: S3Config | None = None
+    #: tus chunk size; a replace whose file is at least this big goes by tus (calls.resumable).
+    chunk_size: int = DEFAULT_CHUNK_SIZE
     #: --poll-interval: seconds between two status reads of one processing video (the spec: at most one per
     #: 5 s; poll_seconds() is what the run keeps).
     poll_interval: float = 5.0

@@ -16,6 +16,7 @@ from connectors.ids import same_id
 from connectors.models import Video
 from core.item import COMPLETE_STATES, RowError
 from core.operation import (
+    AttachParams,
     ChaptersParams,
     ConcatParams,
     CopyParams,
@@ -34,6 +35,7 @@ from core.operation import (
 from core.redact import safe_uri
 from state.machine import UnitState
 from tasks.apply.durations import Durations, needs_duration, past_the_end
+from tasks.sessions import material_name
 
 if TYPE_CHECKING:
     from connectors.client import VideoClient
@@ -375,6 +377,10 @@ def describe_params(params: OpParams, video_of: dict[str, str] | None = None) ->
             parts.append(f"append [{_targets(params.append, video_of)}]")
         if params.replace:
             parts.append("replace")
+    elif isinstance(params, AttachParams):
+        parts.append(f"attach [{', '.join(material_name(s) for s in params.sources)}]")
+        if params.enable is not None:
+            parts.append(f"additional_materials_enabled={str(params.enable).lower()}")
     elif isinstance(params, ReplaceParams):
         parts.append(f"source {safe_uri(params.source)}")
         if params.trim:

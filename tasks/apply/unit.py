@@ -17,6 +17,7 @@ from state.errors import LedgerError
 from state.machine import OpStatus, UnitState
 from state.models import Op
 from tasks.apply.calls import (
+    LOOKED_UP_KINDS,
     PROCESSED_KINDS,
     Called,
     CutUnnamed,
@@ -32,6 +33,7 @@ from tasks.apply.gap import in_place, look_up_gap
 from tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, Waits, exactly_once, failure_code, look_up
 from tasks.gap import GapListingFailed
 from tasks.lookup import Postponed
+from tasks.sessions import UploadStopped
 
 log = logging.getLogger(__name__)
 
@@ -187,6 +189,8 @@ def _call_once(
     except AuthError as exc:  # nothing was done; the intent stays for the next run to settle
         ctx.stop(exc)
         return UnitState.RUNNING
+    except UploadStopped:  # the run stops mid-upload: the intent stays for the next run to settle
+        return UnitState.RUNNING
     except REFUSED as exc:
         code = failure_code(exc) or "failed"
         fail_unit(ctx, key, code, str(exc), getattr(exc, "request_id", None))
@@ -300,9 +304,9 @@ def unit_lookup(
                 ctx.ledger.note(op.op_key or "", ctx.run_id, f"reconcile postponed: {exc}")
             raise Postponed(op.op_key or "") from None
 
-    processed = spec.kind in PROCESSED_KINDS
-    why = "the call did not take effect" if processed else "repeatable by content"
-    return Lookup(find, listing=processed, poll_every=POLL_SECONDS, absent=why)
+    looked_up = spec.kind in LOOKED_UP_KINDS
+    why = "the call did not take effect" if looked_up else "repeatable by content"
+    return Lookup(find, listing=looked_up, poll_every=POLL_SECONDS, absent=why)
 
 
 def _called_from(ctx: ApplyContext, op: Op) -> Called:

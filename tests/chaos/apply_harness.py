@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from collections.abc import Callable
@@ -36,6 +37,12 @@ class ApplyLibrary:
     videos: dict[str, str]  # inventory key -> video id
     project: str
     folder: str
+    replacement: Path  # a replace row's new bytes (several tus chunks of CHUNK)
+    materials: list[Path]  # an attach row's files
+
+
+#: The tus chunk of the faulted runs: a replace's clip and each material take several chunks.
+CHUNK = 8 * 1024
 
 
 def make_library(
@@ -53,7 +60,12 @@ def make_library(
     with Ledger.open(ledger, create=False) as book:
         videos = {i.spec.key: i.video_id or "" for i in sorted(book.items(), key=lambda i: i.spec.row or 0)}
     project, folder = control.create_project(ws)
-    return ApplyLibrary(ledger=ledger, videos=videos, project=project, folder=folder)
+    materials = [tmp_path / "materials" / "slides.pdf", tmp_path / "materials" / "notes.txt"]
+    materials[0].parent.mkdir(exist_ok=True)
+    for n, material in enumerate(materials):
+        material.write_bytes(random.Random(n).randbytes(3 * CHUNK + 100 * n))
+    replacement = make(CLIP_SECONDS, name="replacement.mp4")
+    return ApplyLibrary(ledger, videos, project, folder, replacement, materials)
 
 
 def chaos_operations(path: Path, lib: ApplyLibrary, seed: int) -> Path:
@@ -85,6 +97,18 @@ def chaos_operations(path: Path, lib: ApplyLibrary, seed: int) -> Path:
             }
         )
     rows.append({"op": "delete", "id": "del", "target": "op:mv2"})
+    rows.append({"op": "replace", "id": "rep", "target": f"key:{keys[9]}", "source": str(lib.replacement)})
+    attachments = json.dumps([str(m) for m in lib.materials])
+    rows.append({"op": "attach", "id": "att", "target": f"key:{keys[3]}", "attachments": attachments})
+    rows.append(
+        {
+            "op": "attach",
+            "id": "att1",
+            "target": f"key:{keys[9]}",
+            "attachments": str(lib.materials[1]),
+            "additional_materials_enabled": "true",
+        }
+    )
     rng.shuffle(rows)  # the file's order is not the run order: references decide
     return write_ops(path, rows)  # fmt: skip
 
@@ -149,6 +173,15 @@ def assert_applied_once(control: EmulatorControl, ws: Workspace, lib: ApplyLibra
         moved = videos[units[f"mv{n}"].result_id or ""]
         assert (moved["project_id"], moved["folder_id"]) == (lib.project, lib.folder)
     assert units["del"].video_id not in videos and units["mv2"].result_id not in videos
+    replaced = videos[units["rep"].video_id or ""]
+    assert replaced["version"] == 2, replaced["version"]  # replaced once (a migrated video starts at 1)
+    assert replaced["md5"] == hashlib.md5(lib.replacement.read_bytes()).hexdigest()
+    for key, files in (("att", lib.materials), ("att1", lib.materials[1:])):
+        held = videos[units[key].video_id or ""].get("additional_materials") or []
+        assert sorted((m["original_name"], m["file_size"]) for m in held) == sorted(
+            (f.name, f.stat().st_size) for f in files
+        ), key  # each material once
+    assert videos[units["att1"].video_id or ""]["additional_materials_enabled"] is True
     for video_id in lib.videos.values():
         titles = [c["title"] for c in (videos[video_id].get("chapters") or {}).get("items", [])]
         assert titles == ["Start", "End"], (video_id, titles)

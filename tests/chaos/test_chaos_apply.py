@@ -1,4 +1,5 @@
-"""Chaos for `videoferry apply`: every kind under the service's variants, faults and kill -9, exactly once."""
+"""Chaos for `videoferry apply`: every kind under the service's variants, faults and kill -9, exactly once
+(a replace and the attachments by tus in 8 KiB chunks in the faulted run, in one chunk in the killed ones)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from flows.apply.options import ApplyOptions
 from flows.apply.runner import run_apply
 from tests.chaos.apply_harness import (
     ACTION_PATHS,
+    CHUNK,
     assert_applied_once,
     assert_no_strays,
     chaos_operations,
@@ -55,7 +57,12 @@ def _faults(control: EmulatorControl, ws: Workspace, seed: int) -> FaultScript:
 
 def _options(ops: Path, ledger: Path) -> ApplyOptions:
     return ApplyOptions(
-        ops=str(ops), ledger=str(ledger), allow_delete=True, transfers=4, wait_timeout=300
+        ops=str(ops),
+        ledger=str(ledger),
+        allow_delete=True,
+        transfers=4,
+        wait_timeout=300,
+        chunk_size=CHUNK,
     )
 
 

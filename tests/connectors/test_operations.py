@@ -19,6 +19,7 @@ from connectors.s3 import S3Config, make_s3_client
 from core.fields import FieldError
 from core.item import Chapter, PrivacyType, RowError, VideoStatus
 from core.operation import (
+    AttachParams,
     ChaptersParams,
     ConcatParams,
     CopyParams,
@@ -67,6 +68,13 @@ ROWS: list[dict[str, str]] = [
         "source": "https://cdn.example.com/new.mp4?X-Amz-Signature=SECRET",
         "trim": '{"start": 2}',
     },
+    {
+        "op": "attach",
+        "id": "att1",
+        "target": "key:intro",
+        "attachments": '["s3://media/slides.pdf", "s3://media/notes.txt", "s3://media/slides.pdf"]',
+        "additional_materials_enabled": "yes",
+    },
     {"op": "delete", "id": "del1", "target": f"select:project={PROJECT};tag=old;status=error,aborted"},
 ]
 
@@ -93,7 +101,7 @@ def error_of(tmp_path: Path, row: dict[str, str]) -> RowError:
 def check_reference(ops: Operations) -> None:
     assert ops.errors == [] and ops.warnings == []
     by_id = {s.id: s for s in ops.specs}
-    assert list(by_id) == ["u1", "ch1", "cp1", "mv1", "cut1", "cat1", "rep1", "del1"]
+    assert list(by_id) == ["u1", "ch1", "cp1", "mv1", "cut1", "cat1", "rep1", "att1", "del1"]
     assert by_id["u1"].params == UpdateParams(title="New", tags=("a", "b"), privacy_type=PrivacyType.NOWHERE)
     assert by_id["ch1"].params == ChaptersParams((Chapter(90.0, "B"),))
     assert by_id["ch1"].target == Target(TargetKind.KEY, "intro")
@@ -115,6 +123,8 @@ def check_reference(ops: Operations) -> None:
     replace = by_id["rep1"].params
     assert isinstance(replace, ReplaceParams) and replace.trim == TrimRange(2.0, None)
     assert replace.source == "https://cdn.example.com/new.mp4?X-Amz-Signature=SECRET"  # kept for the upload
+    attach = by_id["att1"].params  # a duplicate dropped, order kept
+    assert attach == AttachParams(("s3://media/slides.pdf", "s3://media/notes.txt"), enable=True)
     delete = by_id["del1"]
     assert delete.params == DeleteParams() and delete.target.kind is TargetKind.SELECT
     assert delete.target.selector is not None
@@ -625,4 +635,22 @@ def test_the_documented_examples_read_the_same_in_csv_and_yaml(tmp_path: Path) -
         (s.id, s.target, s.params) for s in from_yaml.specs
     ]
     good, errors = from_yaml.plan({"keynote"})
-    assert errors == [] and len(good) == 8
+    assert errors == [] and len(good) == 9
+
+
+def test_attachments_resolve_beside_the_file_and_refuse_urls(tmp_path: Path) -> None:
+    (tmp_path / "a b.pdf").write_bytes(b"x")
+    (tmp_path / "c;d.txt").write_bytes(b"y")
+    row = {"op": "attach", "target": VIDEO, "attachments": "a b.pdf | c;d.txt|s3://bucket/k.pdf"}
+    ops = read_rows(tmp_path, row)
+    assert ops.errors == []
+    params = ops.specs[0].params
+    assert isinstance(params, AttachParams) and params.enable is None
+    assert params.sources == (str(tmp_path / "a b.pdf"), str(tmp_path / "c;d.txt"), "s3://bucket/k.pdf")
+    url = error_of(
+        tmp_path, {**row, "attachments": '["a b.pdf", "https://cdn.example.com/x.pdf?sig=SECRET"]'}
+    )
+    assert (url.row, url.field) == (1, "attachments")
+    assert "item 2" in url.reason and "SECRET" not in url.reason + url.value
+    missing = error_of(tmp_path, {"op": "attach", "target": VIDEO})
+    assert (missing.field, missing.reason.split(":")[0]) == ("attachments", "required")

@@ -61,6 +61,7 @@ def test_kinds_and_columns() -> None:
         "cut",
         "concat",
         "replace",
+        "attach",
         "delete",
     ]
     assert set(KIND_COLUMNS) == set(OpKind)

@@ -57,3 +57,26 @@ def library(tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_f
             result = client.uploads.single(parent_id=parent, title=title, source=data, filename="c.mp4")
             uploaded[title] = str(result.id)
     return {"ledger": ledger, "keys": keys, "project": project, "folder": folder, "videos": uploaded}
+
+
+def uploaded_video(emu: Workspace, emu_control: EmulatorControl, clip: Path) -> str:
+    """One processed video uploaded directly, titled Talk (a video for an operation to act on)."""
+    with VideoClient.from_settings(settings_for(emu)) as client:
+        result = client.uploads.single(parent_id=emu.project_id, title="Talk", source=clip.read_bytes())
+    wait_done(emu_control, emu)
+    return str(result.id)
+
+
+def upload_requests(emu_control: EmulatorControl, emu: Workspace, since: float) -> list[dict[str, Any]]:
+    """The upload host's requests since then (method, path kind, status, dropped), oldest first."""
+    log = emu_control.requests(emu.workspace_id, since=since)
+    return [
+        {
+            "method": r["method"],
+            "path": "endpoint" if r["path"].startswith("/upload/") else r["path"],
+            "status": r["status"],
+            "dropped": r["dropped"],
+        }
+        for r in log
+        if r["host"] == "upload"
+    ]
