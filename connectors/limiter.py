@@ -115,6 +115,9 @@ class ApiRateLimiter:
         self.backend = backend
         self.stats = LimiterStats()
         self._stats_lock = threading.Lock()
+        #: The service counts requests to upload addresses too (an uploader learned it from a 429 of one):
+        #: every uploader sharing this limiter then passes it (connectors/tus.py), not only the one that did.
+        self.uploads_counted = False
         self._windows = windows
         self._pause = pause_store
         self._closed = False

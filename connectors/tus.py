@@ -135,7 +135,7 @@ class TusUpload:
         #: The API rate limiter: tus requests pass it only once the service has shown (a 429 from an upload
         #: address) that it counts them against the rate limit; never before.
         self.limiter = limiter
-        self.counted = False
+        self._counted = False  # without a limiter; with one, the limiter holds it for every uploader
         self._counted_lock = threading.Lock()
         self._http = client or httpx.Client(
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
@@ -224,6 +224,12 @@ class TusUpload:
         self._check_status(response, "PATCH")
         return _int_header(response, "upload-offset")
 
+    @property
+    def counted(self) -> bool:
+        """Whether the service counts upload requests against the rate limit: learned from a 429 of an upload
+        address by this uploader, or by any uploader sharing its limiter (one learning serves the run)."""
+        return self.limiter.uploads_counted if self.limiter is not None else self._counted
+
     @contextmanager
     def _admitted(self) -> Iterator[None]:
         """Around one request: pass the rate limiter when the service counts upload requests (from a 429).
@@ -240,7 +246,9 @@ class TusUpload:
         """An upload address answered 429: from now on tus requests pass the limiter; wait at least 5 s."""
         with self._counted_lock:
             first = not self.counted
-            self.counted = True
+            if self.limiter is not None:
+                self.limiter.uploads_counted = True
+            self._counted = True
         if first:
             log.info("the service counts upload requests against the rate limit; they now pass the limiter")
         if self.limiter is not None:

@@ -80,10 +80,11 @@ def test_faulted_apply_then_clean_rerun(
     faulted_seconds = time.time() - started
     assert faulted.exit_code in (0, 1), faulted.reasons
     assert_no_strays(chaos_control, chaos_ws, lib.ledger)
+    runs = [started, time.time()]  # each run learns anew whether upload requests count (tus-rate-limited)
     clean = run_apply(_options(ops, lib.ledger), settings_for(chaos_ws))
     assert clean.exit_code == 0, clean.reasons + clean.refused
     assert_applied_once(chaos_control, chaos_ws, lib)
-    figures = rate_figures(chaos_control, chaos_ws, variants=variants)
+    figures = rate_figures(chaos_control, chaos_ws, variants=variants, runs=runs)
     log.warning(
         "chaos apply seed %d (variants %s): faulted run %.1f s (%s), total %.1f s, %d counted requests, "
         "max %d/s, %d/min, %d answered 429",
@@ -122,14 +123,17 @@ def test_killed_apply_runs_then_clean_rerun(
     rng = random.Random(seed * 71 + 9)
     endings = []
     started = time.time()
+    runs: list[float] = []  # when each process started: each learns anew whether upload requests count
     with _faults(chaos_control, chaos_ws, seed):
         for _ in range(3):
+            runs.append(time.time())
             endings.append(_run_and_kill(cli_argv(*args), env, lib.ledger, rng))
             assert_no_strays(chaos_control, chaos_ws, lib.ledger)
+    runs.append(time.time())
     final = run_cli(args, env, timeout=600)
     assert final.returncode == 0, final.stdout[-3000:] + final.stderr[-3000:]
     assert_applied_once(chaos_control, chaos_ws, lib)
-    figures = rate_figures(chaos_control, chaos_ws, variants=variants)
+    figures = rate_figures(chaos_control, chaos_ws, variants=variants, runs=runs)
     log.warning(
         "chaos apply kill seed %d (variants %s): %s, total %.1f s, %d counted requests, max %d/s, %d/min, "
         "%d answered 429",
