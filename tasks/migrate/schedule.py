@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 from connectors.errors import AuthError, VideoApiError
 from connectors.retry import describe_failure
 from state.machine import CREATING, DONE, FAILED, PLANNED, UPLOADING
-from state.models import Item
 from tasks.lookup import SETTLE_SECONDS
 from tasks.migrate.claims import Claims
 from tasks.migrate.context import MigrateContext
@@ -91,7 +90,7 @@ class ItemSchedule(Schedule):
             [k for k in ctx.ledger.pending_keys(TRANSFER_STATES) if k not in held], transfers
         )
         self.queue.reverse()
-        self.watched: list[Item] = []
+        self.watched = 0  # items watched (uploaded, not yet terminal): Watcher.watching()
         self.unsettled: list[str] = []
         self.rounds = 0  # rounds after a failed listing
         self.settling_since: float | None = None  # when items were first left in creating, nothing running
@@ -153,17 +152,21 @@ class ItemSchedule(Schedule):
     def poll_what_waits(self) -> None:
         """One listing of the destination when the watcher says a poll is due; else, when webhook claims wait
         and a poll interval has passed since the last listing, one listing of the videos they are about."""
-        self.watched = self.watcher.watched()
+        # A count each round; the watched items themselves are read only by a poll (and by the poll's timing
+        # once the creates are over): reading them every round cost O(run) per round while creates hold polls.
+        self.watched = self.watcher.watching()
         self.claims.take()
         uploading = not self._idle()
         count_creates = functools.partial(_creates_left, self.ctx, uploading)
-        if self.watched and self.watcher.due(self.watched, creates_left=count_creates, uploading=uploading):
+        if self.watched and self.watcher.due(
+            self.watcher.watched, creates_left=count_creates, uploading=uploading
+        ):
             if _listed(self.ctx, self.watcher.poll_once):
                 self.claims.covered(self.watcher)
-            self.watched = self.watcher.watched()
+            self.watched = self.watcher.watching()
         elif self.claims.due(self.watcher):
             _listed(self.ctx, lambda: self.claims.confirm(self.watcher))
-            self.watched = self.watcher.watched()
+            self.watched = self.watcher.watching()
 
     def finish_what_is_done(self) -> None:
         """The finish step of every item the service has finished (each tried once a run)."""
