@@ -30,6 +30,7 @@ EXPECTED = {
         "tus_connector_throughput",
         "tuspy_throughput",
         "tus_vs_raw_throughput",
+        "tus_connector_vs_raw_throughput",
         "tus_vs_tuspy_throughput",
         "tus_whole_run_vs_raw",
     ],
@@ -85,6 +86,15 @@ EXPECTED = {
         "videoferry_6_rerun_lost",
         "careful_vs_videoferry_faults",
         "baseline_cpu_seconds",
+    ],
+    "cpu_per_item": [
+        "cpu_per_item_migrate_20",
+        "cpu_per_item_apply_20",
+        "cpu_per_item_migrate_60",
+        "cpu_per_item_apply_60",
+        "cpu_per_item_growth_20_to_60_migrate",
+        "cpu_per_item_growth_20_to_60_apply",
+        "cpu_per_item_growth_20_to_60",
     ],
 }
 #: `name: number [unit] [(note)]`
