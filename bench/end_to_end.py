@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import naive
+from bench.api_calls import webhook_target
 from bench.figures import Figure
 from bench.prefect_server import PrefectServer
 from bench.ratelog import api_calls, breakdown, earliest, refusal_windows, refused
@@ -30,6 +31,7 @@ PATHS = {
     "plain": "--no-prefect",
     "prefect": "through Prefect, a Prefect server already running (PREFECT_API_URL)",
     "prefect_temporary": "through Prefect with its temporary server (the CLI default, no PREFECT_API_URL)",
+    "webhooks": "--no-prefect --webhook-listen (statuses by webhook: no list call is needed)",
 }
 
 
@@ -49,18 +51,30 @@ class Run:
         return PER_SECOND * self.scale, PER_MINUTE * self.scale
 
     def floor(self) -> float:
-        """The fewest seconds any client needs: N creates and one list per 100 videos inside the limits, the
-        last list after the last video's processing.
-        """
+        """The fewest seconds any client needs: with statuses by polling, N creates and one list per 100
+        videos inside the limits, the last list after the last video's processing (polling_floor); with
+        webhooks, N creates and the last video's processing (webhook_floor)."""
+        return self.webhook_floor() if self.path == "webhooks" else self.polling_floor()
+
+    def polling_floor(self) -> float:
         per_second, per_minute = self.limits()
         return max(
             earliest(self.items + math.ceil(self.items / 100), per_second, per_minute),
             earliest(self.items, per_second, per_minute) + PROCESSING / self.scale,
         )
 
+    def webhook_floor(self) -> float:
+        per_second, per_minute = self.limits()
+        return earliest(self.items, per_second, per_minute) + PROCESSING / self.scale
 
-FULL = (Run(300, 1, "prefect_temporary"), Run(3000, 5, "plain"), Run(3000, 5, "prefect"))
-QUICK = (Run(5, 1, "plain"),)
+
+FULL = (
+    Run(300, 1, "prefect_temporary"),
+    Run(300, 1, "webhooks"),
+    Run(3000, 5, "plain"),
+    Run(3000, 5, "prefect"),
+)
+QUICK = (Run(5, 1, "plain"), Run(5, 1, "webhooks"))
 NAIVE_ITEMS, QUICK_NAIVE_ITEMS = 6, 2
 
 
@@ -78,6 +92,7 @@ def migrate_command(
     *,
     prefect_env: dict[str, str] | None = None,
     scale: int = 1,
+    webhook_listen: str | None = None,
 ) -> tuple[list[str], dict[str, str]]:
     """`videoferry migrate` as a user runs it (default options but the ledger path) and its environment.
 
@@ -111,6 +126,8 @@ def migrate_command(
         f"{POLL:g}",  # the spec's 5 s is also the CLI's least; only the limits and processing scale
         "--prefect" if prefect else "--no-prefect",
     ]
+    if webhook_listen:
+        command += ["--webhook-listen", webhook_listen]
     return command, env
 
 
@@ -129,7 +146,7 @@ def run_command(command: list[str], env: dict[str, str]) -> float:
 
 def _measure(
     run: Run, emu: EmulatorProcess, root: Path, data: bytes, server: PrefectServer | None
-) -> tuple[float, list[Figure]]:
+) -> tuple[float, Timeline, list[Figure]]:
     """One run in a fresh workspace: its seconds, the floor ratio and the breakdown."""
     ctl = emu.ctl()
     per_second, per_minute = run.limits()
@@ -140,8 +157,10 @@ def _measure(
     ledger = root / f"{run.name}.db"
     env = server.env if server is not None and run.path == "prefect" else None
     started = time.time()
+    listen = webhook_target(ctl, ws) if run.path == "webhooks" else None
+    prefect = run.path not in ("plain", "webhooks")
     command, environment = migrate_command(
-        ws, inventory, ledger, root, run.path != "plain", prefect_env=env, scale=run.scale
+        ws, inventory, ledger, root, prefect, prefect_env=env, scale=run.scale, webhook_listen=listen
     )
     seconds = run_command(command, environment)
     entries = ctl.requests(ws.workspace_id)
@@ -153,22 +172,23 @@ def _measure(
         if run.scale > 1
         else f", poll {POLL:g} s, processing {PROCESSING:g} s"
     )
-    return seconds, [
-        Figure(
-            f"{run.name}_seconds",
-            seconds,
-            "s",
-            f"`videoferry migrate` {PATHS[run.path]}, {run.items} clips by tus, {TRANSFERS} transfers, "
-            f"limits {per_second}/s {per_minute}/min{scaled}; {len(calls)} API calls ({breakdown(calls)}), "
-            f"{refused(entries)} 429s ({refusal_windows(entries, per_second, per_minute)})",
-        ),
-        Figure(
-            f"{run.name}_vs_floor",
-            seconds / floor,
-            note=f"{seconds:.1f} s / {floor:.1f} s floor set by the limits (the clock starts with the "
-            f"command); {timeline.note()}",
-        ),
-    ]
+    kind = "the webhook" if run.path == "webhooks" else "the polling"
+    what = (
+        f"`videoferry migrate` {PATHS[run.path]}, {run.items} clips by tus, {TRANSFERS} transfers, "
+        f"limits {per_second}/s {per_minute}/min{scaled}; {len(calls)} API calls ({breakdown(calls)}), "
+        f"{refused(entries)} 429s ({refusal_windows(entries, per_second, per_minute)})"
+    )
+    floors = (
+        f"{kind} floor: polling {run.polling_floor():.1f} s (creates and a list per 100 videos), webhook "
+        f"{run.webhook_floor():.1f} s (creates only)"
+    )
+    ratio = Figure(
+        f"{run.name}_vs_floor",
+        seconds / floor,
+        note=f"{seconds:.1f} s / {floor:.1f} s floor set by the limits (the clock starts with the command); "
+        f"{timeline.note()}; {floors}",
+    )
+    return seconds, timeline, [Figure(f"{run.name}_seconds", seconds, "s", what), ratio]
 
 
 def _naive(emu: EmulatorProcess, root: Path, data: bytes, quick: bool) -> tuple[float, float, dict[str, str]]:
@@ -188,6 +208,7 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
     root = cfg.subdir("end-to-end")
     data = clip_bytes()
     seconds: dict[str, float] = {}
+    timelines: dict[str, Timeline] = {}
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)
     first = server = None
     try:
@@ -209,7 +230,7 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
             # workspace (limits are per token), instead of adding its half minute to the benchmark.
             sampled = pool.submit(_naive, emu, root, data, cfg.quick)
             for one in runs:
-                taken, figures = _measure(one, emu, root, data, server)
+                taken, timelines[one.name], figures = _measure(one, emu, root, data, server)
                 seconds[one.name] = taken
                 yield from figures
             per_item, poll, statuses = sampled.result()
@@ -234,10 +255,42 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
         naive_total / seconds[ours.name],
         note=f"naive seconds / {ours.name} seconds; above 1 = videoferry faster",
     )
+    yield from _prefect_cost(runs, timelines)
     plain, prefect = seconds.get("e2e_3000_plain"), seconds.get("e2e_3000_prefect")
     if plain and prefect:
         yield Figure(
             "e2e_3000_prefect_vs_plain",
             prefect / plain,
             note="through a running Prefect server / --no-prefect, same items and limits; 1.05 = 5 % more",
+        )
+
+
+def _prefect_cost(runs: tuple[Run, ...], timelines: dict[str, Timeline]) -> Iterator[Figure]:
+    """Prefect's fixed cost per run through it: its start (command -> first create) and its end (run closed in
+    the ledger -> process exit), beside the same seconds of a --no-prefect run of the same size."""
+    for one in runs:
+        if one.path not in ("prefect", "prefect_temporary"):
+            continue
+        line = timelines[one.name]
+        plain = next((timelines[r.name] for r in runs if r.items == one.items and r.path == "plain"), None)
+        beside = (
+            f"; --no-prefect at the same size: start {plain.first_create:.1f} s, end "
+            f"{plain.exited - plain.run_finished:.1f} s"
+            if plain is not None
+            else ""
+        )
+        what = f"{one.items} items {PATHS[one.path]}"
+        yield Figure(
+            f"prefect_start_seconds_{one.items}_{one.path}",
+            line.first_create,
+            "s",
+            f"{what}: command start -> first create (imports, the flow run's start, run opened at "
+            f"{line.run_started:.1f} s){beside}",
+        )
+        yield Figure(
+            f"prefect_end_seconds_{one.items}_{one.path}",
+            line.exited - line.run_finished,
+            "s",
+            f"{what}: run closed in the ledger -> process exit (artifacts, the flow run's end, a temporary "
+            f"server's stop){beside}",
         )

@@ -76,6 +76,8 @@ EXPECTED = {
     "end_to_end": [
         "e2e_5_plain_seconds",
         "e2e_5_plain_vs_floor",
+        "e2e_5_webhooks_seconds",
+        "e2e_5_webhooks_vs_floor",
         "e2e_5_naive_seconds",
         "e2e_naive_vs_videoferry",
     ],
