@@ -42,10 +42,15 @@ class Run:
     items: int
     scale: int
     path: str
+    #: Service variants of the run's workspace (emulator/README.md), and the calls per video any client
+    #: needs under them (tus-rate-limited: the init and the one PATCH of a small clip both count).
+    variants: tuple[str, ...] = ()
+    calls_per_video: int = 1
 
     @property
     def name(self) -> str:
-        return f"e2e_{self.items}_{self.path}"
+        suffix = "".join(f"_{v.replace('-', '_')}" for v in self.variants)
+        return f"e2e_{self.items}_{self.path}{suffix}"
 
     def limits(self) -> tuple[int, int]:
         return PER_SECOND * self.scale, PER_MINUTE * self.scale
@@ -58,23 +63,26 @@ class Run:
 
     def polling_floor(self) -> float:
         per_second, per_minute = self.limits()
+        creates = self.items * self.calls_per_video
         return max(
-            earliest(self.items + math.ceil(self.items / 100), per_second, per_minute),
-            earliest(self.items, per_second, per_minute) + PROCESSING / self.scale,
+            earliest(creates + math.ceil(self.items / 100), per_second, per_minute),
+            earliest(creates, per_second, per_minute) + PROCESSING / self.scale,
         )
 
     def webhook_floor(self) -> float:
         per_second, per_minute = self.limits()
-        return earliest(self.items, per_second, per_minute) + PROCESSING / self.scale
+        return earliest(self.items * self.calls_per_video, per_second, per_minute) + PROCESSING / self.scale
 
 
 FULL = (
     Run(300, 1, "prefect_temporary"),
     Run(300, 1, "webhooks"),
+    Run(300, 1, "plain"),
+    Run(300, 1, "plain", ("tus-rate-limited",), calls_per_video=2),
     Run(3000, 5, "plain"),
     Run(3000, 5, "prefect"),
 )
-QUICK = (Run(5, 1, "plain"), Run(5, 1, "webhooks"))
+QUICK = (Run(5, 1, "plain"), Run(5, 1, "webhooks"), Run(5, 1, "plain", ("tus-rate-limited",), 2))
 NAIVE_ITEMS, QUICK_NAIVE_ITEMS = 6, 2
 
 
@@ -152,6 +160,8 @@ def _measure(
     per_second, per_minute = run.limits()
     ws = ctl.create_workspace(processing="timed", processing_seconds=PROCESSING / run.scale)
     ctl.set_limits(ws, rate_per_second=per_second, rate_per_minute=per_minute)
+    if run.variants:
+        ctl.set_variants(ws, list(run.variants))
     clips = write_clips(root / f"clips-{run.items}", run.items, data)
     inventory = write_inventory(root / f"{run.name}.csv", [str(p) for p in clips])
     ledger = root / f"{run.name}.db"
@@ -173,8 +183,9 @@ def _measure(
         else f", poll {POLL:g} s, processing {PROCESSING:g} s"
     )
     kind = "the webhook" if run.path == "webhooks" else "the polling"
+    variants = f", variants {', '.join(run.variants)}" if run.variants else ""
     what = (
-        f"`videoferry migrate` {PATHS[run.path]}, {run.items} clips by tus, {TRANSFERS} transfers, "
+        f"`videoferry migrate` {PATHS[run.path]}{variants}, {run.items} clips by tus, {TRANSFERS} transfers, "
         f"limits {per_second}/s {per_minute}/min{scaled}; {len(calls)} API calls ({breakdown(calls)}), "
         f"{refused(entries)} 429s ({refusal_windows(entries, per_second, per_minute)})"
     )
@@ -256,6 +267,15 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
         note=f"naive seconds / {ours.name} seconds; above 1 = videoferry faster",
     )
     yield from _prefect_cost(runs, timelines)
+    for one in runs:
+        default = Run(one.items, one.scale, one.path)
+        if one.variants and default.name in seconds:
+            yield Figure(
+                f"{one.name}_vs_default",
+                seconds[one.name] / seconds[default.name],
+                note=f"{one.name} seconds / {default.name} seconds (the same run, the service's defaults); "
+                f"floors {one.polling_floor():.1f} s and {default.polling_floor():.1f} s",
+            )
     plain, prefect = seconds.get("e2e_3000_plain"), seconds.get("e2e_3000_prefect")
     if plain and prefect:
         yield Figure(

@@ -22,6 +22,7 @@ EXPECTED = {
         "api_calls_per_video_metadata",
         "api_calls_per_video_lost",
         "api_calls_per_video_tidy_lost",
+        "api_calls_per_video_tus_rate_limited",
     ],
     "rate_cap": ["rate_cap_share", "rate_cap_peak_second", "rate_cap_peak_minute", "rate_cap_429s"],
     "throughput": [
@@ -78,8 +79,11 @@ EXPECTED = {
         "e2e_5_plain_vs_floor",
         "e2e_5_webhooks_seconds",
         "e2e_5_webhooks_vs_floor",
+        "e2e_5_plain_tus_rate_limited_seconds",
+        "e2e_5_plain_tus_rate_limited_vs_floor",
         "e2e_5_naive_seconds",
         "e2e_naive_vs_videoferry",
+        "e2e_5_plain_tus_rate_limited_vs_default",
     ],
     "baseline": [
         *(f"careful_6_{n}" for n in ("seconds", "api_calls", "429s", "duplicates")),
@@ -114,8 +118,13 @@ def _found(pattern: str, note: str) -> re.Match[str]:
     return match
 
 
+#: Runs under the emulator's `tus-rate-limited` variant: its upload address answers 429 until the client's
+#: tus requests pass its limiter (waited out by design), so those runs may show a few.
+UPLOAD_429 = "tus_rate_limited"
+
+
 def _no_429(figures: Figures, *names: str) -> None:
-    for name in names:
+    for name in (n for n in names if UPLOAD_429 not in n):
         assert _found(r"\b(\d+) 429s\b", figures[name][1])[1] == "0", (name, figures[name][1])
 
 
