@@ -84,7 +84,6 @@ class ItemSchedule(Schedule):
         held = set(leftovers)
         #: The leftovers' batches: no new batch starts before they ended.
         self.first: list[Handle] = [submit(batch) for batch in make_batches(leftovers, transfers)]
-        self.handles: list[Handle] = list(self.first)
         self.running: list[Handle] = list(self.first)
         self.queue = make_batches(
             [k for k in ctx.ledger.pending_keys(TRANSFER_STATES) if k not in held], transfers
@@ -98,8 +97,8 @@ class ItemSchedule(Schedule):
         self.next_young = False
 
     def collect(self) -> None:
-        """The batches still running."""
-        self.running = [h for h in self.handles if not h.done()]
+        """The batches still running (of those running a round ago: the run's every batch would be O(run))."""
+        self.running = [h for h in self.running if not h.done()]
 
     def busy(self) -> bool:
         """Whether a batch still runs."""
@@ -146,7 +145,6 @@ class ItemSchedule(Schedule):
             return
         while self.queue and len(self.running) < self.transfers and not self.stop.is_set():
             handle = self.submit(self.queue.pop())
-            self.handles.append(handle)
             self.running.append(handle)
 
     def poll_what_waits(self) -> None:
