@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo bench lint typecheck pytest chaos clean
+.PHONY: test demo bench bench-alone bench-scale lint typecheck pytest chaos clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,8 +38,18 @@ chaos: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/videoferry demo
 
+# The benchmarks (bench/README.md). bench: all but the timing-sensitive ones, with the sleepy ones in the
+# background (under 10 minutes); bench-alone: the timing-sensitive ones in turn, nothing beside them;
+# bench-scale: CPU per item at 1k and 20k items (VIDEOFERRY_BENCH_CPU_100K=1 adds 100k). BENCH_ARGS is passed
+# on, e.g. BENCH_ARGS="--results bench/RESULTS.md" to write their sections of RESULTS.md.
 bench: $(STAMP)
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench $(BENCH_ARGS)
+
+bench-alone: $(STAMP)
+	$(BIN)/python -m bench --alone $(BENCH_ARGS)
+
+bench-scale: $(STAMP)
+	$(BIN)/python -m bench cpu_per_item $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -36,7 +36,14 @@ BENCHMARKS = (
     "backup_copy",
     "end_to_end",
     "baseline",
+    "cpu_per_item",
 )
+#: Benchmarks run only when named (long: `make bench-scale`), not by a bare `python -m bench`.
+OPT_IN = ("cpu_per_item",)
+#: Benchmarks whose figures are times or ratios of times the background benchmarks would skew: a bare
+#: `python -m bench --alone` (`make bench-alone`) runs them one after another with nothing beside them; a bare
+#: `python -m bench` (`make bench`) runs every other benchmark but the OPT_IN ones.
+TIMING = ("throughput", "plan", "end_to_end")
 #: Benchmarks that mostly sleep (threads waiting on polls): in a run with others they start first, in a
 #: background process (`python -m bench NAME` with its own work dir and emulator), and are collected last.
 BACKGROUND = ("baseline", "api_calls")
@@ -50,16 +57,28 @@ QUIET = ("throughput",)
 def _parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument(
-        "names", nargs="*", metavar="NAME", help=f"benchmarks to run (default all: {BENCHMARKS})"
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help="benchmarks to run (default: all but the timing and opt-in ones; with --alone the timing "
+        f"ones {TIMING}); any of {BENCHMARKS}",
     )
     parser.add_argument("--quick", action="store_true", help="tiny sizes (seconds; figures not meaningful)")
     parser.add_argument("--results", metavar="PATH", help="also write the figures as a RESULTS.md file")
     parser.add_argument("--workdir", metavar="DIR", help="where temporary files go (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    parser.add_argument(
+        "--alone",
+        action="store_true",
+        help="run every benchmark in turn, none in the background (for the timing-sensitive figures)",
+    )
+    parser.add_argument(
+        "--skip", nargs="+", default=[], metavar="NAME", help="leave these out (make bench: the timing ones)"
+    )
     # Written by a background benchmark's process for the run that started it.
     parser.add_argument("--figures-json", metavar="PATH", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    unknown = [n for n in args.names if n not in BENCHMARKS]
+    unknown = [n for n in [*args.names, *args.skip] if n not in BENCHMARKS]
     if unknown:
         parser.error(f"unknown benchmark {unknown[0]!r} (choose from {', '.join(BENCHMARKS)})")
     return args
@@ -100,8 +119,9 @@ class Background:
                 self.proc.kill()
                 self.proc.wait(5)
 
-    def collect(self, cfg: BenchConfig) -> tuple[list[Figure], float, bool]:
-        """Wait for it; (its figures, noted as run alongside the others; its own seconds; whether it failed).
+    def collect(self, cfg: BenchConfig) -> tuple[list[Figure], float, bool, tuple[float, float]]:
+        """Wait for it; (its figures, noted as run alongside the others; its own seconds; whether it failed;
+        the load when it started and ended).
 
         Its stderr (notes, a traceback) is shown here, after the others' output; its notes join cfg's.
         """
@@ -117,19 +137,22 @@ class Background:
         try:
             done = json.loads(self.json.read_text())
         except (OSError, ValueError):
-            done = {"figures": [], "notes": [], "seconds": 0.0, "failed": [self.name]}
+            done = {"figures": [], "notes": [], "seconds": 0.0, "failed": [self.name], "loads": {}}
         cfg.notes.extend(done["notes"])
         figures = [
             dataclasses.replace(f, note=f"{f.note}; ran alongside the other benchmarks".lstrip("; "))
             for f in (Figure(**d) for d in done["figures"])
         ]
-        return figures, float(done["seconds"]), bool(done["failed"]) or self.proc.returncode != 0
+        load = tuple(done.get("loads", {}).get(self.name, (0.0, 0.0)))
+        broken = bool(done["failed"]) or self.proc.returncode != 0
+        return figures, float(done["seconds"]), broken, (float(load[0]), float(load[1]))
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the chosen benchmarks; exit status 1 when any of them crashed."""
     args = _parse(sys.argv[1:] if argv is None else argv)
-    names = args.names or list(BENCHMARKS)
+    default = TIMING if args.alone else [n for n in BENCHMARKS if n not in OPT_IN and n not in TIMING]
+    names = [n for n in args.names or default if n not in args.skip]
     logging.basicConfig(level=logging.ERROR, format="  log: %(name)s: %(message)s")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     base = Path(args.workdir) if args.workdir else Path(tempfile.gettempdir())
@@ -139,12 +162,16 @@ def main(argv: list[str] | None = None) -> int:
     figures: list[tuple[str, Figure]] = []
     failed: list[str] = []
     timings: dict[str, float] = {}
+    loads: dict[str, tuple[float, float]] = {}
+    notes_of: dict[str, list[str]] = {}
     started = time.monotonic()
     background: list[Background] = []
 
     def run_one(name: str) -> None:
         print(f"# {name}", file=sys.stderr, flush=True)
         t0 = time.monotonic()
+        load = os.getloadavg()[0]
+        noted = len(cfg.notes)
         try:
             for figure in _runner(name)(cfg):
                 figures.append((name, figure))
@@ -154,10 +181,12 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
             print(f"{name}: FAILED (see the traceback above)", flush=True)
         timings[name] = time.monotonic() - t0
+        loads[name] = (load, os.getloadavg()[0])
+        notes_of[name] = cfg.notes[noted:]
         print(f"# {name} took {timings[name]:.1f} s", file=sys.stderr, flush=True)
 
     try:
-        if len(names) > 1:
+        if len(names) > 1 and not args.alone:
             for name in [n for n in names if n in QUIET]:
                 run_one(name)
             names = [n for n in names if n not in QUIET]
@@ -166,7 +195,9 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             run_one(name)
         for job in background:
-            found, timings[job.name], broken = job.collect(cfg)
+            noted = len(cfg.notes)
+            found, timings[job.name], broken, loads[job.name] = job.collect(cfg)
+            notes_of[job.name] = cfg.notes[noted:]
             figures += [(job.name, figure) for figure in found]
             for figure in found:
                 print(figure.line(), flush=True)
@@ -188,13 +219,32 @@ def main(argv: list[str] | None = None) -> int:
             "notes": cfg.notes,
             "seconds": total,
             "failed": failed,
+            "loads": loads,
         }
         Path(args.figures_json).write_text(json.dumps(done))
     if args.results:
-        from bench.results import write_results
+        from bench.results import command_line, section, write_results
 
-        argv_used = sys.argv[1:] if argv is None else argv
-        write_results(Path(args.results), figures, cfg.notes, timings, total, argv_used, failed)
+        command = command_line(sys.argv[1:] if argv is None else argv)
+        ran = list(timings)
+        background_names = [job.name for job in background]
+        sections = []
+        for name in ran:
+            # Background benchmarks ran beside everything else; the others beside the background ones.
+            beside = [n for n in ran if n != name] if name in background_names else background_names
+            sections.append(
+                section(
+                    name,
+                    [f for n, f in figures if n == name],
+                    notes_of.get(name, []),
+                    timings[name],
+                    loads.get(name, (0.0, 0.0)),
+                    command,
+                    [n for n in beside if n != name],
+                    name in failed,
+                )
+            )
+        write_results(Path(args.results), sections, BENCHMARKS)
     return 1 if failed else 0
 
 

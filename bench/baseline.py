@@ -112,7 +112,10 @@ def careful_run(
     with EmulatorControl(base_url, timeout=120.0) as ctl:
         with _faults(ctl, ws, faulted):
             started = time.perf_counter()
-            outcomes = careful.migrate(clips, ws.base_url, ws.upload_url, ws.token, ws.project_id, timing)
+            workers = careful.workers_for(PER_SECOND, PER_MINUTE, timing.poll)
+            outcomes = careful.migrate(
+                clips, ws.base_url, ws.upload_url, ws.token, ws.project_id, timing, workers=workers
+            )
             seconds = time.perf_counter() - started
         videos = _settled(ctl, ws)
         entries = ctl.requests(ws.workspace_id)
@@ -123,7 +126,8 @@ def careful_run(
         detail += f" (gave up: {', '.join(f'{n} x {r}' for r, n in reasons.most_common())})"
     detail += (
         f"; it sent {sum(o.posts for o in outcomes)} POSTs, {sum(o.gets for o in outcomes)} GETs, "
-        f"{sum(o.retries for o in outcomes)} retries"
+        f"{sum(o.retries for o in outcomes)} retries, {sum(o.lookups for o in outcomes)} lookups (they "
+        f"found {sum(o.found for o in outcomes)} videos a lost answer had made)"
     )
     return Run(seconds, entries, videos, [c.stem for c in clips], detail)
 
@@ -223,9 +227,11 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
         "three runs at once in their own workspaces"
     )
     script = (
-        f"bench/careful.py: {careful.WORKERS} threads, one POST /v2/video per file, "
-        f"GET every {timing.poll:g} s until it ends, 429 -> {timing.pause_429:g} s pause, "
-        f"5xx/network/timeout -> {careful.ATTEMPTS} attempts"
+        f"bench/careful.py: {careful.workers_for(PER_SECOND, PER_MINUTE, timing.poll)} threads (as many as "
+        f"the limits keep busy), one POST /v2/video per file, GET every {timing.poll:g} s until it ends, "
+        f"429 -> wait {timing.pause_429:g} s doubling, 5xx/network/timeout -> back off from "
+        f"{timing.retry_pause:g} s doubling, {careful.ATTEMPTS} attempts; a POST without an answer is looked "
+        "up by project and title before it is sent again"
     )
     faults = f"chaos seed {SEED}'s faults (tests/chaos/harness.py FaultScript: steady faults, 5xx bursts)"
     yield from _figures(f"careful_{n}", runs["clean"], f"{script}; no faults; {common}", lost=False)

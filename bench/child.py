@@ -1,9 +1,10 @@
 """The measured process: `python -m bench.child` runs one job read from stdin and prints its peak RSS.
 
-Jobs (JSON on stdin): {"job": "migrate" | "archive" | "backup", "options": {the job's options}} (settings from
-VIDEOFERRY_* in the environment, S3 endpoint from AWS_ENDPOINT_URL) or {"job": "plan", "inventory", "ledger"}.
+Jobs (JSON on stdin): {"job": "migrate" | "apply" | "archive" | "backup", "options": {the job's options}}
+(settings from VIDEOFERRY_* in the environment, S3 endpoint from AWS_ENDPOINT_URL) or {"job": "plan",
+"inventory", "ledger"}.
 The last stdout line is JSON: peak_rss and baseline_rss in bytes (baseline: after imports, before the
-job), seconds, and what the job reports.
+job), seconds, cpu_seconds (migrate, apply: the job's own CPU, imports excluded), and what the job reports.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import resource
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 
@@ -35,6 +37,12 @@ def _peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def _cpu_now() -> float:
+    """CPU seconds (user + system, every thread) this process has used so far."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _migrate(spec: dict[str, Any]) -> dict[str, Any]:
     from connectors.config import Settings
     from flows.migrate.options import MigrateOptions
@@ -43,6 +51,7 @@ def _migrate(spec: dict[str, Any]) -> dict[str, Any]:
     opts = MigrateOptions(**spec["options"])
     settings = Settings.from_env()
     baseline = _rss_now()
+    cpu = _cpu_now()
     started = time.perf_counter()
     outcome = run_migration(opts, settings)
     seconds = time.perf_counter() - started
@@ -50,9 +59,31 @@ def _migrate(spec: dict[str, Any]) -> dict[str, Any]:
     return {
         "baseline_rss": baseline,
         "seconds": seconds,
+        "cpu_seconds": _cpu_now() - cpu,
         "bytes_uploaded": int(summary.get("bytes_uploaded") or 0),
         "counts": summary.get("counts", {}),
         "reasons": outcome.reasons[:5],
+    }
+
+
+def _apply(spec: dict[str, Any]) -> dict[str, Any]:
+    from connectors.config import Settings
+    from flows.apply.options import ApplyOptions
+    from flows.apply.runner import run_apply
+
+    opts = ApplyOptions(**spec["options"])
+    settings = Settings.from_env()
+    baseline = _rss_now()
+    cpu = _cpu_now()
+    started = time.perf_counter()
+    outcome = run_apply(opts, settings)
+    return {
+        "baseline_rss": baseline,
+        "seconds": time.perf_counter() - started,
+        "cpu_seconds": _cpu_now() - cpu,
+        "exit_code": outcome.exit_code,
+        "counts": dict(outcome.counts),
+        "reasons": (outcome.reasons + outcome.refused)[:5],
     }
 
 
@@ -111,7 +142,7 @@ def _copy(spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-JOBS = {"migrate": _migrate, "plan": _plan, "archive": _copy, "backup": _copy}
+JOBS = {"migrate": _migrate, "apply": _apply, "plan": _plan, "archive": _copy, "backup": _copy}
 
 
 def measure(
@@ -147,13 +178,50 @@ def measure(
     return result
 
 
+#: When set, the job runs under py-spy (sampling every thread) and its profile goes to this file (raw format:
+#: collapsed stacks with their counts, to FILE.JOB; `python -m bench.profile FILE.JOB` sums them).
+PYSPY_ENV = "VIDEOFERRY_BENCH_PYSPY"
+
+
+def _profiled(spec: dict[str, Any]) -> dict[str, Any]:
+    """The job under `py-spy record --pid` of this process when PYSPY_ENV names an output file."""
+    import os
+    import shutil
+    import signal
+    import subprocess
+
+    out = os.environ.get(PYSPY_ENV)
+    if not out:
+        return JOBS[spec["job"]](spec)
+    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    command = [
+        spy,
+        "record",
+        "--pid",
+        str(os.getpid()),
+        "--format",
+        "raw",
+        "--rate",
+        "200",
+        "-o",
+        f"{out}.{spec['job']}",
+    ]
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)  # py-spy attaches; not a wait for state of ours
+    try:
+        return JOBS[spec["job"]](spec)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(60)
+
+
 def main() -> None:
     """Run the job from stdin and print the JSON result as the last line."""
     import logging
 
     logging.basicConfig(level=logging.ERROR)
     spec = json.loads(sys.stdin.read())
-    result = JOBS[spec["job"]](spec)
+    result = _profiled(spec)
     result["peak_rss"] = _peak_rss()
     print(json.dumps(result), flush=True)
 

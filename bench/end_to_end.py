@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import naive
+from bench.api_calls import webhook_target
 from bench.figures import Figure
 from bench.prefect_server import PrefectServer
 from bench.ratelog import api_calls, breakdown, earliest, refusal_windows, refused
@@ -30,6 +31,7 @@ PATHS = {
     "plain": "--no-prefect",
     "prefect": "through Prefect, a Prefect server already running (PREFECT_API_URL)",
     "prefect_temporary": "through Prefect with its temporary server (the CLI default, no PREFECT_API_URL)",
+    "webhooks": "--no-prefect --webhook-listen (statuses by webhook: no list call is needed)",
 }
 
 
@@ -40,27 +42,47 @@ class Run:
     items: int
     scale: int
     path: str
+    #: Service variants of the run's workspace (emulator/README.md), and the calls per video any client
+    #: needs under them (tus-rate-limited: the init and the one PATCH of a small clip both count).
+    variants: tuple[str, ...] = ()
+    calls_per_video: int = 1
 
     @property
     def name(self) -> str:
-        return f"e2e_{self.items}_{self.path}"
+        suffix = "".join(f"_{v.replace('-', '_')}" for v in self.variants)
+        return f"e2e_{self.items}_{self.path}{suffix}"
 
     def limits(self) -> tuple[int, int]:
         return PER_SECOND * self.scale, PER_MINUTE * self.scale
 
     def floor(self) -> float:
-        """The fewest seconds any client needs: N creates and one list per 100 videos inside the limits, the
-        last list after the last video's processing.
-        """
+        """The fewest seconds any client needs: with statuses by polling, N creates and one list per 100
+        videos inside the limits, the last list after the last video's processing (polling_floor); with
+        webhooks, N creates and the last video's processing (webhook_floor)."""
+        return self.webhook_floor() if self.path == "webhooks" else self.polling_floor()
+
+    def polling_floor(self) -> float:
         per_second, per_minute = self.limits()
+        creates = self.items * self.calls_per_video
         return max(
-            earliest(self.items + math.ceil(self.items / 100), per_second, per_minute),
-            earliest(self.items, per_second, per_minute) + PROCESSING / self.scale,
+            earliest(creates + math.ceil(self.items / 100), per_second, per_minute),
+            earliest(creates, per_second, per_minute) + PROCESSING / self.scale,
         )
 
+    def webhook_floor(self) -> float:
+        per_second, per_minute = self.limits()
+        return earliest(self.items * self.calls_per_video, per_second, per_minute) + PROCESSING / self.scale
 
-FULL = (Run(300, 1, "prefect_temporary"), Run(3000, 5, "plain"), Run(3000, 5, "prefect"))
-QUICK = (Run(5, 1, "plain"),)
+
+FULL = (
+    Run(300, 1, "prefect_temporary"),
+    Run(300, 1, "webhooks"),
+    Run(300, 1, "plain"),
+    Run(300, 1, "plain", ("tus-rate-limited",), calls_per_video=2),
+    Run(3000, 5, "plain"),
+    Run(3000, 5, "prefect"),
+)
+QUICK = (Run(5, 1, "plain"), Run(5, 1, "webhooks"), Run(5, 1, "plain", ("tus-rate-limited",), 2))
 NAIVE_ITEMS, QUICK_NAIVE_ITEMS = 6, 2
 
 
@@ -78,6 +100,7 @@ def migrate_command(
     *,
     prefect_env: dict[str, str] | None = None,
     scale: int = 1,
+    webhook_listen: str | None = None,
 ) -> tuple[list[str], dict[str, str]]:
     """`videoferry migrate` as a user runs it (default options but the ledger path) and its environment.
 
@@ -111,6 +134,8 @@ def migrate_command(
         f"{POLL:g}",  # the spec's 5 s is also the CLI's least; only the limits and processing scale
         "--prefect" if prefect else "--no-prefect",
     ]
+    if webhook_listen:
+        command += ["--webhook-listen", webhook_listen]
     return command, env
 
 
@@ -129,19 +154,23 @@ def run_command(command: list[str], env: dict[str, str]) -> float:
 
 def _measure(
     run: Run, emu: EmulatorProcess, root: Path, data: bytes, server: PrefectServer | None
-) -> tuple[float, list[Figure]]:
+) -> tuple[float, Timeline, list[Figure]]:
     """One run in a fresh workspace: its seconds, the floor ratio and the breakdown."""
     ctl = emu.ctl()
     per_second, per_minute = run.limits()
     ws = ctl.create_workspace(processing="timed", processing_seconds=PROCESSING / run.scale)
     ctl.set_limits(ws, rate_per_second=per_second, rate_per_minute=per_minute)
+    if run.variants:
+        ctl.set_variants(ws, list(run.variants))
     clips = write_clips(root / f"clips-{run.items}", run.items, data)
     inventory = write_inventory(root / f"{run.name}.csv", [str(p) for p in clips])
     ledger = root / f"{run.name}.db"
     env = server.env if server is not None and run.path == "prefect" else None
     started = time.time()
+    listen = webhook_target(ctl, ws) if run.path == "webhooks" else None
+    prefect = run.path not in ("plain", "webhooks")
     command, environment = migrate_command(
-        ws, inventory, ledger, root, run.path != "plain", prefect_env=env, scale=run.scale
+        ws, inventory, ledger, root, prefect, prefect_env=env, scale=run.scale, webhook_listen=listen
     )
     seconds = run_command(command, environment)
     entries = ctl.requests(ws.workspace_id)
@@ -153,22 +182,24 @@ def _measure(
         if run.scale > 1
         else f", poll {POLL:g} s, processing {PROCESSING:g} s"
     )
-    return seconds, [
-        Figure(
-            f"{run.name}_seconds",
-            seconds,
-            "s",
-            f"`videoferry migrate` {PATHS[run.path]}, {run.items} clips by tus, {TRANSFERS} transfers, "
-            f"limits {per_second}/s {per_minute}/min{scaled}; {len(calls)} API calls ({breakdown(calls)}), "
-            f"{refused(entries)} 429s ({refusal_windows(entries, per_second, per_minute)})",
-        ),
-        Figure(
-            f"{run.name}_vs_floor",
-            seconds / floor,
-            note=f"{seconds:.1f} s / {floor:.1f} s floor set by the limits (the clock starts with the "
-            f"command); {timeline.note()}",
-        ),
-    ]
+    kind = "the webhook" if run.path == "webhooks" else "the polling"
+    variants = f", variants {', '.join(run.variants)}" if run.variants else ""
+    what = (
+        f"`videoferry migrate` {PATHS[run.path]}{variants}, {run.items} clips by tus, {TRANSFERS} transfers, "
+        f"limits {per_second}/s {per_minute}/min{scaled}; {len(calls)} API calls ({breakdown(calls)}), "
+        f"{refused(entries)} 429s ({refusal_windows(entries, per_second, per_minute)})"
+    )
+    floors = (
+        f"{kind} floor: polling {run.polling_floor():.1f} s (creates and a list per 100 videos), webhook "
+        f"{run.webhook_floor():.1f} s (creates only)"
+    )
+    ratio = Figure(
+        f"{run.name}_vs_floor",
+        seconds / floor,
+        note=f"{seconds:.1f} s / {floor:.1f} s floor set by the limits (the clock starts with the command); "
+        f"{timeline.note()}; {floors}",
+    )
+    return seconds, timeline, [Figure(f"{run.name}_seconds", seconds, "s", what), ratio]
 
 
 def _naive(emu: EmulatorProcess, root: Path, data: bytes, quick: bool) -> tuple[float, float, dict[str, str]]:
@@ -188,6 +219,7 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
     root = cfg.subdir("end-to-end")
     data = clip_bytes()
     seconds: dict[str, float] = {}
+    timelines: dict[str, Timeline] = {}
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)
     first = server = None
     try:
@@ -209,7 +241,7 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
             # workspace (limits are per token), instead of adding its half minute to the benchmark.
             sampled = pool.submit(_naive, emu, root, data, cfg.quick)
             for one in runs:
-                taken, figures = _measure(one, emu, root, data, server)
+                taken, timelines[one.name], figures = _measure(one, emu, root, data, server)
                 seconds[one.name] = taken
                 yield from figures
             per_item, poll, statuses = sampled.result()
@@ -234,10 +266,51 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
         naive_total / seconds[ours.name],
         note=f"naive seconds / {ours.name} seconds; above 1 = videoferry faster",
     )
+    yield from _prefect_cost(runs, timelines)
+    for one in runs:
+        default = Run(one.items, one.scale, one.path)
+        if one.variants and default.name in seconds:
+            yield Figure(
+                f"{one.name}_vs_default",
+                seconds[one.name] / seconds[default.name],
+                note=f"{one.name} seconds / {default.name} seconds (the same run, the service's defaults); "
+                f"floors {one.polling_floor():.1f} s and {default.polling_floor():.1f} s",
+            )
     plain, prefect = seconds.get("e2e_3000_plain"), seconds.get("e2e_3000_prefect")
     if plain and prefect:
         yield Figure(
             "e2e_3000_prefect_vs_plain",
             prefect / plain,
             note="through a running Prefect server / --no-prefect, same items and limits; 1.05 = 5 % more",
+        )
+
+
+def _prefect_cost(runs: tuple[Run, ...], timelines: dict[str, Timeline]) -> Iterator[Figure]:
+    """Prefect's fixed cost per run through it: its start (command -> first create) and its end (run closed in
+    the ledger -> process exit), beside the same seconds of a --no-prefect run of the same size."""
+    for one in runs:
+        if one.path not in ("prefect", "prefect_temporary"):
+            continue
+        line = timelines[one.name]
+        plain = next((timelines[r.name] for r in runs if r.items == one.items and r.path == "plain"), None)
+        beside = (
+            f"; --no-prefect at the same size: start {plain.first_create:.1f} s, end "
+            f"{plain.exited - plain.run_finished:.1f} s"
+            if plain is not None
+            else ""
+        )
+        what = f"{one.items} items {PATHS[one.path]}"
+        yield Figure(
+            f"prefect_start_seconds_{one.items}_{one.path}",
+            line.first_create,
+            "s",
+            f"{what}: command start -> first create (imports, the flow run's start, run opened at "
+            f"{line.run_started:.1f} s){beside}",
+        )
+        yield Figure(
+            f"prefect_end_seconds_{one.items}_{one.path}",
+            line.exited - line.run_finished,
+            "s",
+            f"{what}: run closed in the ledger -> process exit (artifacts, the flow run's end, a temporary "
+            f"server's stop){beside}",
         )

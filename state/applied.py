@@ -18,6 +18,8 @@ from state.models import parse_time
 
 #: How owners() names a unit that created a video (a migrated item is named by its bare key).
 UNIT_OWNER = "unit:"
+
+
 @dataclass(frozen=True)
 class UnitPlan:
     """What planning stores for a unit: which operation, on which video (None: known when `depends` ran)."""
@@ -218,6 +220,33 @@ def units(
     sql = "SELECT * FROM units" + (f" WHERE {' AND '.join(where)}" if where else "")
     sql += " ORDER BY planned_at, row, unit_key"
     return [Unit.from_row(r) for r in fetch(conn, sql, args)]
+
+
+def last_event(conn: sqlite3.Connection) -> int:
+    """The journal's newest event id (0 when empty): where units_changed_since starts counting."""
+    rows = fetch(conn, "SELECT COALESCE(MAX(event_id), 0) AS last FROM events")
+    return int(rows[0]["last"])
+
+
+def units_changed_since(conn: sqlite3.Connection, after: int) -> tuple[list[Unit], int]:
+    """The units planned or moved (move_unit journals every move) by events after event id `after`, as they
+    are now, and the newest event id seen: a caller that keeps the units reads only what changed, not the
+    whole table. Event ids grow in commit order (one writer at a time), so no change falls between two calls.
+    """
+    events = fetch(
+        conn,
+        "SELECT event_id, key FROM events WHERE event_id > ? AND kind = 'unit' ORDER BY event_id",
+        (after,),
+    )
+    last = max([after, *(int(r["event_id"]) for r in events)])
+    keys = list(dict.fromkeys(str(r["key"]) for r in events))
+    found: list[Unit] = []
+    for start in range(0, len(keys), 500):
+        chunk = keys[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        sql = f"SELECT * FROM units WHERE unit_key IN ({marks}) ORDER BY planned_at, row, unit_key"
+        found += [Unit.from_row(r) for r in fetch(conn, sql, chunk)]
+    return found, last
 
 
 def owners(conn: sqlite3.Connection, video_ids: Sequence[str]) -> dict[str, str]:

@@ -52,6 +52,11 @@ class LedgerReader:
         with self._db.read() as db:
             return queries.counts(db)
 
+    def count(self, states: Collection[str]) -> int:
+        """Items in these states (a count: no row is read into Python)."""
+        with self._db.read() as db:
+            return queries.count(db, states)
+
     def size(self) -> tuple[int, int]:
         """(items, bytes_total) as summary() counts them, without reading the journal (cheap at any size)."""
         with self._db.read() as db:
@@ -117,6 +122,17 @@ class LedgerReader:
         """Apply units in the given states (all when None), in plan order."""
         with self._db.read() as db:
             return applied.units(db.conn, states)
+
+    def units_with_cursor(self) -> tuple[list[Unit], int]:
+        """Every apply unit, in plan order, and the newest journal event id (units_changed_since's start)."""
+        with self._db.read() as db:
+            return applied.units(db.conn, None), applied.last_event(db.conn)
+
+    def units_changed_since(self, after: int) -> tuple[list[Unit], int]:
+        """The units planned or moved after journal event `after`, as they are now, and the newest event id:
+        a schedule that keeps the units reads what changed each round, not the whole table."""
+        with self._db.read() as db:
+            return applied.units_changed_since(db.conn, after)
 
     def unit_counts(self) -> dict[str, int]:
         """How many apply units are in each state."""

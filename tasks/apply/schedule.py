@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from state.applied import Unit
 from state.machine import UNIT_END_STATES, UnitState
@@ -71,10 +71,16 @@ class UnitSchedule(Schedule):
         self.not_before: dict[str, float] = {}
         self.postponed: Counter[str] = Counter()
         self.polled: dict[str, float] = {}
+        # Every unit of the run as the ledger has it: read whole once, then only what the journal says moved
+        # (a round's cost follows what changed, not the run's size). open_units: those not in an end state,
+        # in plan order; processing: those waiting for the service.
+        every, self.cursor = ctx.ledger.units_with_cursor()
         self.units: dict[str, Unit] = {}
-        self.open_units: list[Unit] = []
+        self.open_units: dict[str, Unit] = {}
+        self.processing: dict[str, Unit] = {}
+        self._take(u for u in every if u.unit_key in keys)
         self.startable = 0
-        self.leftover = {u.unit_key for u in ctx.ledger.units([UnitState.RUNNING]) if u.unit_key in keys}
+        self.leftover = {k for k, u in self.units.items() if u.state == UnitState.RUNNING}
 
     def collect(self) -> None:
         """The units whose task ended (a call answered processing: its first status read a poll later), then
@@ -84,8 +90,22 @@ class UnitSchedule(Schedule):
                 del self.in_flight[key]
                 if self._collect(key, handle) == UnitState.PROCESSING:
                     self.polled[key] = time.monotonic()
-        self.units = {u.unit_key: u for u in self.ctx.ledger.units() if u.unit_key in self.keys}
-        self.open_units = [u for u in self.units.values() if u.state not in UNIT_END_STATES]
+        changed, self.cursor = self.ctx.ledger.units_changed_since(self.cursor)
+        self._take(u for u in changed if u.unit_key in self.keys)
+
+    def _take(self, changed: Iterable[Unit]) -> None:
+        """Keep these units' new state (an open unit keeps its place in plan order)."""
+        for unit in changed:
+            key = unit.unit_key
+            self.units[key] = unit
+            if unit.state in UNIT_END_STATES:
+                self.open_units.pop(key, None)
+            else:
+                self.open_units[key] = unit
+            if unit.state == UnitState.PROCESSING:
+                self.processing[key] = unit
+            else:
+                self.processing.pop(key, None)
 
     def _collect(self, key: str, handle: Handle) -> str | None:
         """The state a finished unit task left (None when it raised: postponed or crashed)."""
@@ -118,7 +138,9 @@ class UnitSchedule(Schedule):
         """Every unit whose references are done, the leftovers alone first, `transfers` at a time."""
         now = time.monotonic()
         self.startable = 0
-        for unit in self.open_units:
+        for unit in self.open_units.values():  # (only collect changes open_units)
+            if self.startable and len(self.in_flight) >= self.transfers:
+                break  # nothing more can start this round; the rest is looked at when there is room
             key = unit.unit_key
             if self.stop.is_set() or key in self.in_flight or unit.state == UnitState.PROCESSING:
                 continue
@@ -141,8 +163,8 @@ class UnitSchedule(Schedule):
     def poll_what_waits(self) -> None:
         """One status read of each processing unit's video a poll interval after the last one."""
         now = time.monotonic()
-        for unit in self.open_units:
-            if self.stop.is_set() or unit.state != UnitState.PROCESSING or unit.unit_key in self.in_flight:
+        for unit in list(self.processing.values()):
+            if self.stop.is_set() or unit.unit_key in self.in_flight:
                 continue
             if now - self.polled.get(unit.unit_key, 0.0) >= self.ctx.poll_seconds():
                 self.polled[unit.unit_key] = now
@@ -156,7 +178,7 @@ class UnitSchedule(Schedule):
         if not self.open_units and not self.in_flight:
             return True
         working = bool(self.in_flight or self.startable)
-        if working or any(u.state == UnitState.PROCESSING for u in self.open_units):
+        if working or self.processing:
             return False if self.bound.exceeded(working=working) else None
         return False  # what is left is postponed for good or waits for something that will not come
 

@@ -62,9 +62,13 @@ class Watcher:
         """Items whose upload is complete and whose video is not yet terminal (some without a known id)."""
         return self.ctx.ledger.items(WATCH_STATES)
 
+    def watching(self) -> int:
+        """How many items watched() holds, without reading them (every round asks; a poll reads them)."""
+        return self.ctx.ledger.count(WATCH_STATES)
+
     def due(
         self,
-        watched: list[Item],
+        watched: list[Item] | Callable[[], list[Item]],
         *,
         creates_left: Callable[[], int],
         uploading: bool,
@@ -72,6 +76,7 @@ class Watcher:
     ) -> bool:
         """Whether to poll now (`now`: time.monotonic()); never twice within the poll interval.
 
+        watched: the watched items, or how to read them (read only when the youngest upload's end decides).
         creates_left: counts the items whose create is not answered yet (asked only once the interval has
         passed: a ledger query); uploading: transfers still running. While
         creates are left, only when the poll takes no slot a create will want (see BUSY_POLL_SECONDS). After
@@ -94,7 +99,11 @@ class Watcher:
         return now - self._held_since >= self.ctx.poll_every()
 
     def _hold(
-        self, watched: list[Item], count_creates: Callable[[], int], uploading: bool, now: float
+        self,
+        watched: list[Item] | Callable[[], list[Item]],
+        count_creates: Callable[[], int],
+        uploading: bool,
+        now: float,
     ) -> bool | None:
         """None: no poll now; False: poll now; True: hold the poll for the youngest upload's video."""
         interval = self.ctx.poll_every()
@@ -116,8 +125,13 @@ class Watcher:
             uploading = True  # the last creates go now: the poll that ends the run comes after them
         if self.latency is None:
             return False
-        ended = [i.updated_at.timestamp() for i in watched if i.state == UPLOADED and i.updated_at]
-        youngest = time.time() if uploading else max(ended, default=0.0)
+        if uploading:
+            youngest = time.time()
+        else:
+            items = watched() if callable(watched) else watched
+            youngest = max(
+                (i.updated_at.timestamp() for i in items if i.state == UPLOADED and i.updated_at), default=0.0
+            )
         return youngest + self.latency > time.time()
 
     def _learn_latency(self, before: list[Item], changed: list[tuple[str, str, str]]) -> None:

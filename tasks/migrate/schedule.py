@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 from connectors.errors import AuthError, VideoApiError
 from connectors.retry import describe_failure
 from state.machine import CREATING, DONE, FAILED, PLANNED, UPLOADING
-from state.models import Item
 from tasks.lookup import SETTLE_SECONDS
 from tasks.migrate.claims import Claims
 from tasks.migrate.context import MigrateContext
@@ -85,13 +84,12 @@ class ItemSchedule(Schedule):
         held = set(leftovers)
         #: The leftovers' batches: no new batch starts before they ended.
         self.first: list[Handle] = [submit(batch) for batch in make_batches(leftovers, transfers)]
-        self.handles: list[Handle] = list(self.first)
         self.running: list[Handle] = list(self.first)
         self.queue = make_batches(
             [k for k in ctx.ledger.pending_keys(TRANSFER_STATES) if k not in held], transfers
         )
         self.queue.reverse()
-        self.watched: list[Item] = []
+        self.watched = 0  # items watched (uploaded, not yet terminal): Watcher.watching()
         self.unsettled: list[str] = []
         self.rounds = 0  # rounds after a failed listing
         self.settling_since: float | None = None  # when items were first left in creating, nothing running
@@ -99,8 +97,8 @@ class ItemSchedule(Schedule):
         self.next_young = False
 
     def collect(self) -> None:
-        """The batches still running."""
-        self.running = [h for h in self.handles if not h.done()]
+        """The batches still running (of those running a round ago: the run's every batch would be O(run))."""
+        self.running = [h for h in self.running if not h.done()]
 
     def busy(self) -> bool:
         """Whether a batch still runs."""
@@ -147,23 +145,26 @@ class ItemSchedule(Schedule):
             return
         while self.queue and len(self.running) < self.transfers and not self.stop.is_set():
             handle = self.submit(self.queue.pop())
-            self.handles.append(handle)
             self.running.append(handle)
 
     def poll_what_waits(self) -> None:
         """One listing of the destination when the watcher says a poll is due; else, when webhook claims wait
         and a poll interval has passed since the last listing, one listing of the videos they are about."""
-        self.watched = self.watcher.watched()
+        # A count each round; the watched items themselves are read only by a poll (and by the poll's timing
+        # once the creates are over): reading them every round cost O(run) per round while creates hold polls.
+        self.watched = self.watcher.watching()
         self.claims.take()
         uploading = not self._idle()
         count_creates = functools.partial(_creates_left, self.ctx, uploading)
-        if self.watched and self.watcher.due(self.watched, creates_left=count_creates, uploading=uploading):
+        if self.watched and self.watcher.due(
+            self.watcher.watched, creates_left=count_creates, uploading=uploading
+        ):
             if _listed(self.ctx, self.watcher.poll_once):
                 self.claims.covered(self.watcher)
-            self.watched = self.watcher.watched()
+            self.watched = self.watcher.watching()
         elif self.claims.due(self.watcher):
             _listed(self.ctx, lambda: self.claims.confirm(self.watcher))
-            self.watched = self.watcher.watched()
+            self.watched = self.watcher.watching()
 
     def finish_what_is_done(self) -> None:
         """The finish step of every item the service has finished (each tried once a run)."""

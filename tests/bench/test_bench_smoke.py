@@ -22,6 +22,7 @@ EXPECTED = {
         "api_calls_per_video_metadata",
         "api_calls_per_video_lost",
         "api_calls_per_video_tidy_lost",
+        "api_calls_per_video_tus_rate_limited",
     ],
     "rate_cap": ["rate_cap_share", "rate_cap_peak_second", "rate_cap_peak_minute", "rate_cap_429s"],
     "throughput": [
@@ -30,6 +31,7 @@ EXPECTED = {
         "tus_connector_throughput",
         "tuspy_throughput",
         "tus_vs_raw_throughput",
+        "tus_connector_vs_raw_throughput",
         "tus_vs_tuspy_throughput",
         "tus_whole_run_vs_raw",
     ],
@@ -75,8 +77,13 @@ EXPECTED = {
     "end_to_end": [
         "e2e_5_plain_seconds",
         "e2e_5_plain_vs_floor",
+        "e2e_5_webhooks_seconds",
+        "e2e_5_webhooks_vs_floor",
+        "e2e_5_plain_tus_rate_limited_seconds",
+        "e2e_5_plain_tus_rate_limited_vs_floor",
         "e2e_5_naive_seconds",
         "e2e_naive_vs_videoferry",
+        "e2e_5_plain_tus_rate_limited_vs_default",
     ],
     "baseline": [
         *(f"careful_6_{n}" for n in ("seconds", "api_calls", "429s", "duplicates")),
@@ -85,6 +92,15 @@ EXPECTED = {
         "videoferry_6_rerun_lost",
         "careful_vs_videoferry_faults",
         "baseline_cpu_seconds",
+    ],
+    "cpu_per_item": [
+        "cpu_per_item_migrate_20",
+        "cpu_per_item_apply_20",
+        "cpu_per_item_migrate_60",
+        "cpu_per_item_apply_60",
+        "cpu_per_item_growth_20_to_60_migrate",
+        "cpu_per_item_growth_20_to_60_apply",
+        "cpu_per_item_growth_20_to_60",
     ],
 }
 #: `name: number [unit] [(note)]`
@@ -102,8 +118,13 @@ def _found(pattern: str, note: str) -> re.Match[str]:
     return match
 
 
+#: Runs under the emulator's `tus-rate-limited` variant: its upload address answers 429 until the client's
+#: tus requests pass its limiter (waited out by design), so those runs may show a few.
+UPLOAD_429 = "tus_rate_limited"
+
+
 def _no_429(figures: Figures, *names: str) -> None:
-    for name in names:
+    for name in (n for n in names if UPLOAD_429 not in n):
         assert _found(r"\b(\d+) 429s\b", figures[name][1])[1] == "0", (name, figures[name][1])
 
 

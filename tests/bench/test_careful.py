@@ -1,11 +1,11 @@
-"""The careful baseline script's rules on the emulator: 429 waits, 5xx retried 5 times, lost answers dupe."""
+"""The careful baseline script's rules on the emulator: 429 waits, backoff, a lost answer looked up first."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from bench.careful import Outcome, Timing, migrate
+from bench.careful import Outcome, Timing, migrate, workers_for
 from emulator.control import EmulatorControl, Workspace
 from tests.fixtures.media import ClipFactory
 
@@ -57,15 +57,32 @@ def test_five_attempts_then_it_gives_up(
     assert (outcome.gets, outcome.retries) == (5, 4)
 
 
-def test_a_lost_upload_answer_is_sent_again_and_makes_a_duplicate(
+def test_a_lost_upload_answer_is_looked_up_not_sent_again(
     emu: Workspace, emu_control: EmulatorControl, clip_factory: ClipFactory
 ) -> None:
     _fault(emu_control, emu, kind="drop_after_commit", path="^/v2/video$", times=1)
     clip = clip_factory(0.5)
     (outcome,) = _run(emu, [clip])
-    assert outcome.status == "done" and outcome.posts == 2
-    videos = emu_control.videos(emu)
-    assert [v["title"] for v in videos] == [clip.stem, clip.stem]  # what such a script leaves behind
+    assert outcome.status == "done" and (outcome.posts, outcome.lookups, outcome.found) == (1, 1, 1), outcome
+    assert [v["title"] for v in emu_control.videos(emu)] == [clip.stem]  # the spec's lookup: no duplicate
+
+
+def test_a_failed_upload_the_list_does_not_show_is_sent_again(
+    emu: Workspace, emu_control: EmulatorControl, clip_factory: ClipFactory
+) -> None:
+    _fault(emu_control, emu, kind="error", status=503, path="^/v2/video$", times=1)  # refused before a commit
+    clip = clip_factory(0.5)
+    (outcome,) = _run(emu, [clip])
+    assert outcome.status == "done" and (outcome.posts, outcome.lookups, outcome.found) == (2, 1, 0), outcome
+    assert [v["title"] for v in emu_control.videos(emu)] == [clip.stem]
+
+
+def test_threads_follow_the_limits_and_backoff_doubles() -> None:
+    assert workers_for(10, 300, 5.0) == 13  # 5 calls/s sustained, 2 calls per file over 5 s
+    assert workers_for(30, 900, 5.0) == 38
+    timing = Timing(retry_pause=1.0, max_pause=30.0)
+    assert all(2 ** (n - 1) <= timing.backoff(1.0, n) <= 1.2 * 2 ** (n - 1) for n in (1, 2, 3, 4))
+    assert 30.0 <= timing.backoff(1.0, 10) <= 36.0  # capped (with its jitter)
 
 
 def test_a_4xx_is_not_retried(emu: Workspace, clip_factory: ClipFactory) -> None:
