@@ -76,7 +76,7 @@ def _timeout(items: int) -> float:
 
 def measure_pair(ctl: EmulatorControl, root: Path, data: bytes, items: int) -> tuple[Measured, Measured]:
     """Migrate `items` clips into a fresh workspace, then apply one update to each of the videos it made."""
-    ws = ctl.create_workspace(processing="timed", processing_seconds=PROCESSING)
+    ws = ctl.create_workspace(processing="timed", processing_seconds=PROCESSING, poll_rule_seconds=POLL)
     ctl.set_limits(ws, rate_per_second=PER_SECOND, rate_per_minute=PER_MINUTE)
     run = root / f"run-{items}"
     clips = write_clips(run / "clips", items, data)
@@ -86,7 +86,6 @@ def measure_pair(ctl: EmulatorControl, root: Path, data: bytes, items: int) -> t
         "parent_id": ws.project_id,
         "ledger": str(run / "migrate.db"),
         "transfers": TRANSFERS,
-        "poll_interval": POLL,
         "wait_timeout": 600.0,
     }
     got = measure({"job": "migrate", "options": options}, _env(ws), timeout=_timeout(items))
@@ -101,7 +100,6 @@ def measure_pair(ctl: EmulatorControl, root: Path, data: bytes, items: int) -> t
         "ops": str(ops),
         "ledger": str(run / "apply.db"),
         "transfers": TRANSFERS,
-        "poll_interval": POLL,
         "wait_timeout": 600.0,
     }
     got = measure({"job": "apply", "options": options}, _env(ws), timeout=_timeout(items))
