@@ -53,6 +53,7 @@ BUNDLES: dict[str, dict[str, Any]] = {
             "cut-put",
             "concat-put",
             "cut-new-video",
+            "init-replace-field",  # apply's replace sessions (tests/flows/test_apply_resumable.py)
         ],
         "via": "single",
     },
