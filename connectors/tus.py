@@ -135,7 +135,7 @@ class TusUpload:
         #: The API rate limiter: tus requests pass it only once the service has shown (a 429 from an upload
         #: address) that it counts them against the rate limit; never before.
         self.limiter = limiter
-        self._counted = False  # without a limiter; with one, the limiter holds it for every uploader
+        self._counted = False  # only without a limiter; with one, the limiter holds it for every uploader
         self._counted_lock = threading.Lock()
         self._http = client or httpx.Client(
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
@@ -248,7 +248,8 @@ class TusUpload:
             first = not self.counted
             if self.limiter is not None:
                 self.limiter.uploads_counted = True
-            self._counted = True
+            else:
+                self._counted = True
         if first:
             log.info("the service counts upload requests against the rate limit; they now pass the limiter")
         if self.limiter is not None:
