@@ -15,7 +15,8 @@ from tasks.sessions import Attached, UploadStopped, attach_files, material_name,
 #: The error code of an item one of whose attachments cannot be read.
 ATTACHMENT_UNREADABLE = "attachment"
 #: Attach calls one item makes in one finish step: a lost answer whose lookup finds a material missing is
-#: sent once more (attach_files sends only what the video does not hold), then left to the next run.
+#: sent once more (attach_files sends only what the video does not hold); after that the item fails naming
+#: the lost answer (a rerun sends what is still missing).
 ATTEMPTS = 2
 
 
@@ -29,8 +30,9 @@ def attach_materials(ctx: MigrateContext, item: Item) -> str | None:
 
     Before anything is sent, the video's additional_materials are read (tasks/sessions: name and size), so
     a material an earlier attempt left is never sent twice; an answer lost on the way is looked up the same
-    way (a GET: believed at once). A refused call or an unreadable file fails the item naming it (a rerun
-    tries again); the run's stop between two chunks leaves the intent open and the item done.
+    way (a GET: believed at once). A refused call, an unreadable file or an answer lost ATTEMPTS times fails
+    the item naming it (a rerun tries again); the run's stop between two chunks leaves the intent open and
+    the item done.
     """
     assert item.video_id is not None
     video_id, sources = item.video_id, list(item.spec.attachments)
@@ -58,11 +60,13 @@ def attach_materials(ctx: MigrateContext, item: Item) -> str | None:
             ctx.client, video_id, sources, s3=ctx.s3, chunk_size=ctx.chunk_size, stop=ctx.abort
         )
 
+    lost: NotMade | None = None
     for _ in range(ATTEMPTS):
         try:
             exactly_once(journal, call, lookup=lookup, refused=(VideoApiError, SourceError))
             return None
-        except NotMade:
+        except NotMade as exc:
+            lost = exc
             continue
         except UploadStopped:
             return DONE
@@ -75,4 +79,7 @@ def attach_materials(ctx: MigrateContext, item: Item) -> str | None:
                 return DONE
             ctx.ledger.fail(item.key, ctx.run_id, error_code(exc), f"attach: {exc}", exc.request_id)
             return FAILED
-    return DONE
+    assert lost is not None
+    message = f"attach: the answer was lost {ATTEMPTS} times, a material still missing ({lost})"
+    ctx.ledger.fail(item.key, ctx.run_id, error_code(lost.unknown), message)
+    return FAILED

@@ -81,3 +81,27 @@ def test_materials_are_attached_once_through_a_lost_answer_reported_and_checked(
     talk_line = next(line for line in checked.lines if line.title == "Talk with slides")
     assert talk_line.mark.value == "*" and talk_line.fields == ("attachments",)
     assert checked.exit_code != 0
+
+
+def test_an_answer_lost_twice_fails_the_item_and_a_rerun_attaches_what_is_missing(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory: Any
+) -> None:
+    first, second = tmp_path / "a.pdf", tmp_path / "b.txt"
+    first.write_bytes(b"%PDF" * 3000)
+    second.write_bytes(b"b" * 5000)
+    rows = [{"source": str(clip_factory(1.0, name="t.mp4")), "title": "Talk", "attachments": "a.pdf|b.txt"}]
+    inventory = write_inventory(tmp_path / "inv.csv", rows)
+    opts = options(inventory, emu, tmp_path, via="single", chunk_size=CHUNK)
+    # Both inits of the first material committed, both answers lost: the item fails naming it, nothing sent.
+    emu_control.set_faults(emu, [{"kind": "drop_after_commit", "path": "^/v2/init$", "times": 2}])
+    outcome = run_migration(opts, settings_for(emu))
+    assert outcome.exit_code == 1
+    with Ledger.open(tmp_path / "ledger.db", create=False) as book:
+        (item,) = book.items()
+        assert item.state == "failed" and "answer was lost 2 times" in (item.error_message or "")
+    assert _materials(emu_control, emu, "Talk") == []
+    emu_control.set_faults(emu, [])
+    outcome = run_migration(opts, settings_for(emu))
+    assert outcome.exit_code == 0, outcome.reasons
+    assert _materials(emu_control, emu, "Talk") == [("a.pdf", 12000), ("b.txt", 5000)]
+    assert len(emu_control.videos(emu)) == 1
