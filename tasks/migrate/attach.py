@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from connectors.errors import AuthError, VideoApiError
+from connectors.errors import VideoApiError
 from connectors.sources import SourceError
 from state.machine import DONE, FAILED
 from state.models import Item
@@ -74,11 +74,7 @@ def attach_materials(ctx: MigrateContext, item: Item) -> str | None:
             ctx.ledger.fail(item.key, ctx.run_id, ATTACHMENT_UNREADABLE, f"attachments: {exc}")
             return FAILED
         except VideoApiError as exc:
-            if isinstance(exc, AuthError):
-                ctx.stop(exc)
-                return DONE
-            ctx.ledger.fail(item.key, ctx.run_id, error_code(exc), f"attach: {exc}", exc.request_id)
-            return FAILED
+            return ctx.refused(item.key, "attach", exc)
     assert lost is not None
     message = f"attach: the answer was lost {ATTEMPTS} times, a material still missing ({lost})"
     ctx.ledger.fail(item.key, ctx.run_id, error_code(lost.unknown), message)

@@ -7,14 +7,14 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from connectors.errors import AuthError, VideoApiError
+from connectors.errors import VideoApiError
 from connectors.models import Chapters, Video
 from connectors.titles import is_placeholder
 from core.item import owed_update, owes_metadata
 from core.tidy import same_chapters, same_description, same_tags, same_title, title_cut
-from state.machine import DONE, FAILED, FINISHED
+from state.machine import FAILED, FINISHED
 from state.models import Item
-from tasks.exactly_once import OpJournal, error_code, exactly_once
+from tasks.exactly_once import OpJournal, exactly_once
 from tasks.migrate.attach import attach_materials
 from tasks.migrate.context import MigrateContext
 
@@ -71,11 +71,7 @@ def finish_item(ctx: MigrateContext, item: Item) -> str:
         try:
             answer = exactly_once(journal, call)
         except VideoApiError as exc:
-            if isinstance(exc, AuthError):
-                ctx.stop(exc)
-                return DONE
-            ctx.ledger.fail(item.key, ctx.run_id, error_code(exc), f"{kind}: {exc}", exc.request_id)
-            return FAILED
+            return ctx.refused(item.key, kind, exc)
         kept = kept_otherwise if kind == "update" else chapters_kept_otherwise
         differ = kept(params, answer)
         if differ:
