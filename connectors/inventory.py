@@ -80,9 +80,21 @@ class Inventory:
 
     def specs(self) -> Iterator[ItemSpec]:
         """Every good row as the item it specifies, in input order (validated once, here)."""
-        for key, source, parent_id, via, title, row, size, description, tags, chapters, ptype, domains in (
-            self.rows.select(_SPEC_FIELDS).iter_rows()
-        ):
+        for (
+            key,
+            source,
+            parent_id,
+            via,
+            title,
+            row,
+            size,
+            description,
+            tags,
+            chapters,
+            ptype,
+            domains,
+            attachments,
+        ) in self.rows.select(_SPEC_FIELDS).iter_rows():
             yield item_spec(
                 key=key,
                 source=source,
@@ -96,6 +108,7 @@ class Inventory:
                 chapters=chapters,
                 privacy_type=ptype,
                 privacy_domains=domains,
+                attachments=attachments,
             )
 
 
@@ -113,6 +126,7 @@ _SPEC_FIELDS = (
     "chapters",
     "privacy_type",
     "privacy_domains",
+    "attachments",
 )
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 from urllib.parse import unquote
 
 import polars as pl
 
 from connectors.ids import normal_id
-from connectors.inventory_sources import SCHEME_RE, SourceBase, parse_source
+from connectors.inventory_sources import SCHEME_RE, SourceBase, parse_attachments, parse_source
 from core.fields import FieldError, parse_chapters, parse_domains, parse_tags
 from core.item import PrivacyType, RowError, SourceKind, choose_via, derive_key
 
@@ -27,6 +28,7 @@ INPUT_COLUMNS = (
     "chapters",
     "privacy_type",
     "privacy_domains",
+    "attachments",
 )
 
 CHAPTER_DTYPE = pl.Struct({"time": pl.Float64(), "title": pl.String()})
@@ -47,6 +49,7 @@ OUTPUT_SCHEMA = pl.Schema(
         "chapters": pl.List(CHAPTER_DTYPE),
         "privacy_type": pl.String(),
         "privacy_domains": pl.List(pl.String),
+        "attachments": pl.List(pl.String),
         "via": pl.String(),
     }
 )
@@ -120,12 +123,13 @@ def normalise(
     df = _normalise_parent(df, default_parent, errors)
     df = _with_keys(df, errors)
 
-    # tags, chapters, privacy domains: per-row JSON parsing, cached on the cell text.
+    # tags, chapters, privacy domains, attachments: per-row parsing, cached on the cell text.
     parsed: dict[str, pl.Series] = {}
     for name, parser, dtype in (
         ("tags", parse_tags, pl.List(pl.String)),
         ("chapters", parse_chapters, pl.List(CHAPTER_DTYPE)),
         ("privacy_domains", parse_domains, pl.List(pl.String)),
+        ("attachments", partial(parse_attachments, base=base), pl.List(pl.String)),
     ):
         texts, bad = _parse_cells(df["row"], df[name], parser)
         parsed[name] = pl.Series(name, texts, dtype=pl.String).str.json_decode(dtype)
@@ -134,6 +138,7 @@ def normalise(
         parsed["tags"].alias("_tags"),
         parsed["chapters"].alias("_chapters"),
         parsed["privacy_domains"].alias("_domains"),
+        parsed["attachments"].alias("_attachments"),
     )
     df = _normalise_privacy(df, errors)
     df = _route(df, via, errors)
@@ -154,6 +159,7 @@ def normalise(
         pl.col("_chapters").alias("chapters"),
         pl.col("_ptype").alias("privacy_type"),
         pl.col("_domains").alias("privacy_domains"),
+        pl.col("_attachments").alias("attachments"),
         pl.col("_via").alias("via"),
     )
     rows = rows.cast(OUTPUT_SCHEMA)

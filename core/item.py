@@ -195,6 +195,8 @@ class ItemSpec:
     chapters: tuple[Chapter, ...] = ()
     privacy_type: PrivacyType | None = None
     privacy_domains: tuple[str, ...] = ()
+    #: Additional materials (local paths, s3:// URIs) attached once the video exists, each once.
+    attachments: tuple[str, ...] = ()
 
     @property
     def source_kind(self) -> SourceKind:
@@ -212,6 +214,7 @@ class ItemSpec:
         "chapters",
         "privacy_type",
         "privacy_domains",
+        "attachments",
     )
 
 
@@ -229,13 +232,14 @@ def item_spec(
     chapters: Iterable[Mapping[str, Any]] | None,
     privacy_type: str | None,
     privacy_domains: Iterable[str] | None,
+    attachments: Iterable[str] | None = None,
 ) -> ItemSpec:
     """An ItemSpec from plain values (an inventory frame's row, a stored items row, once decoded).
 
     via and privacy_type by their values (an empty privacy_type: none); tags and privacy domains as
-    strings, chapters from {time, title} mappings; a missing list is empty.
+    strings, chapters from {time, title} mappings, attachments as sources; a missing list is empty.
     """
-    # Filled in place, not through ItemSpec(...): a frozen dataclass's __init__ sets each of its 12 fields
+    # Filled in place, not through ItemSpec(...): a frozen dataclass's __init__ sets each of its 13 fields
     # with object.__setattr__, half the cost of a row (this runs once per inventory row and per stored row
     # read). The same instance: that it fills every field of ItemSpec is checked once, below.
     spec = _new(ItemSpec)
@@ -254,6 +258,7 @@ def item_spec(
     )
     values["privacy_type"] = PrivacyType(privacy_type) if privacy_type else None
     values["privacy_domains"] = tuple(map(str, privacy_domains)) if privacy_domains else ()
+    values["attachments"] = tuple(map(str, attachments)) if attachments else ()
     return spec
 
 
@@ -306,5 +311,9 @@ def owed_update(
 
 
 def owes_metadata(spec: ItemSpec, create_title: str | None, create_description: str | None) -> bool:
-    """Whether the finish step has anything to apply (an update or chapters)."""
-    return bool(spec.chapters) or bool(owed_update(spec, create_title, create_description))
+    """Whether the finish step has anything to apply (an update, chapters or attachments)."""
+    return (
+        bool(spec.chapters)
+        or bool(spec.attachments)
+        or bool(owed_update(spec, create_title, create_description))
+    )

@@ -19,6 +19,7 @@ SPEC_COLUMNS: tuple[str, ...] = (
     "chapters",
     "privacy_type",
     "privacy_domains",
+    "attachments",
     "via",
 )
 
@@ -45,7 +46,7 @@ def spec_values(spec: ItemSpec, texts: dict[tuple[Any, ...], str] | None = None)
     lists canonical JSON. ``texts`` (list value -> its JSON, filled as met; give one dict to many calls)
     saves encoding a list again when many rows share it, as an inventory's tags often do.
     """
-    tags, chapters, domains = spec.tags, spec.chapters, spec.privacy_domains
+    tags, chapters, domains, attachments = spec.tags, spec.chapters, spec.privacy_domains, spec.attachments
     cache = {} if texts is None else texts
     return (
         spec.key,
@@ -59,6 +60,7 @@ def spec_values(spec: ItemSpec, texts: dict[tuple[Any, ...], str] | None = None)
         _list_text(cache, chapters, _CHAPTERS) if chapters else None,
         _TEXT.get(spec.privacy_type) or spec.privacy_type.value if spec.privacy_type else None,
         _list_text(cache, domains) if domains else None,
+        dump(list(attachments)) if attachments else None,
         _TEXT.get(spec.via) or spec.via.value,
     )
 
@@ -108,6 +110,7 @@ def spec_from_row(row: Mapping[str, Any]) -> ItemSpec:
         chapters=_load(row["chapters"]),
         privacy_type=row["privacy_type"],
         privacy_domains=_load(row["privacy_domains"]),
+        attachments=_load(row.get("attachments")),
     )
 
 

@@ -217,7 +217,8 @@ def _seconds(start: str | None, end: str | None) -> float | None:
 
 
 def _totals(db: Database) -> dict[str, Any]:
-    """Items, their bytes (size, else source size), bytes uploaded, attempts, re-attempts and meta_pending."""
+    """Items, their bytes (size, else source size), bytes uploaded, attempts, re-attempts, meta_pending and
+    attachments (materials asked, and those of finished items: attached)."""
     return next(
         db.query(
             f"""
@@ -231,7 +232,10 @@ def _totals(db: Database) -> dict[str, Any]:
                        ELSE upload_offset END), 0) AS bytes_uploaded,
                    coalesce(sum(attempts), 0) AS attempts,
                    coalesce(sum(max(attempts - 1, 0)), 0) AS reattempts,
-                   coalesce(sum(meta_pending), 0) AS meta_pending
+                   coalesce(sum(meta_pending), 0) AS meta_pending,
+                   coalesce(sum(json_array_length(attachments)), 0) AS materials,
+                   coalesce(sum(CASE WHEN state = '{FINISHED}' THEN json_array_length(attachments) END), 0)
+                       AS materials_attached
             FROM items
             """
         )
@@ -303,6 +307,7 @@ def summary(db: Database, run_id: str | None = None) -> dict[str, Any]:
         "attempts": totals["attempts"],
         "retries": retries + totals["reattempts"],
         "meta_pending": totals["meta_pending"],
+        "attachments": {"materials": totals["materials"], "attached": totals["materials_attached"]},
         "first_event_at": span["first"],
         "last_event_at": span["last"],
         "throughput_bytes_per_second": throughput,

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 
 from state.machine import STATES, OpStatus, UnitState
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 # PRAGMA application_id stamped into the file header: b"vfry".
 APPLICATION_ID = 0x76667279
 TABLES: tuple[str, ...] = ("meta", "runs", "items", "ops", "events", "units")
@@ -91,6 +91,7 @@ DDL: tuple[str, ...] = (
         chapters TEXT,
         privacy_type TEXT,
         privacy_domains TEXT,
+        attachments TEXT,
         via TEXT CHECK ({VIA_CHECK}),
         create_title TEXT,
         create_description TEXT,
@@ -198,12 +199,18 @@ def _add_units(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _add_attachments(conn: sqlite3.Connection) -> None:
+    """4 -> 5: items.attachments (a JSON list of the materials the finish step attaches; NULL: none)."""
+    conn.execute("ALTER TABLE items ADD COLUMN attachments TEXT")
+
+
 # Upgrades from an older schema_version: version -> function run inside the upgrade transaction that brings
 # the file from that version to the next.
 MIGRATIONS: Mapping[int, Callable[[sqlite3.Connection], None]] = {
     1: _add_source_version,
     2: _add_op_targets,
     3: _add_units,
+    4: _add_attachments,
 }
 
 

@@ -116,8 +116,16 @@ def build_index(held: Mapping[str, Held], source_of: Callable[[Mapping[str, Any]
             continue  # no file (none downloadable) or no metadata yet: migrate could not restore it
         row = {column: str(metadata["row"].get(column) or "") for column in INVENTORY_COLUMNS}
         row["source"] = source_of(copied)
+        row["attachments"] = _attachments((entry.result("files") or {}).get("files", []), source_of)
         (index.deleted if entry.gone is not None else index.rows).append(row)
     return index
+
+
+def _attachments(files: list[Mapping[str, Any]], source_of: Callable[[Mapping[str, Any]], str]) -> str:
+    """The attachments cell of a video's row: its saved materials as a JSON list of sources ("" for none),
+    so `migrate inventory.csv` makes them materials of the restored video again."""
+    sources = [source_of(f) for f in files if f.get("kind") == "material"]
+    return json.dumps(sources, ensure_ascii=False) if sources else ""
 
 
 def inventory_source(dest: Destination) -> Callable[[Mapping[str, Any]], str]:

@@ -106,5 +106,6 @@ def inventory_row(video: Video, source: str) -> dict[str, str]:
         "privacy_domains": json.dumps(list(video.privacy_domains or []), ensure_ascii=False)
         if privacy == "custom"
         else "",
+        "attachments": "",  # the saved materials' sources: filled by the index (tasks/backup/index.py)
     }
     return {column: row[column] for column in INVENTORY_COLUMNS}

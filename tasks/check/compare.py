@@ -12,6 +12,7 @@ from connectors.models import Asset, Video
 from core.item import ItemSpec, VideoStatus
 from core.tidy import same_chapters, same_description, same_tags, same_title, title_cut
 from tasks.lookup import original_size
+from tasks.sessions import missing_materials
 
 #: Two durations closer than this (seconds) are the same (containers and transcodes round differently).
 DURATION_TOLERANCE = 0.5
@@ -99,7 +100,8 @@ def metadata_fields(spec: ItemSpec, video: Video) -> list[str]:
 
     Compared under core/tidy.py's rules: a field the service keeps in another form (whitespace collapsed and
     trimmed, NFC, tags lower-cased or deduplicated, chapter titles trimmed, a title cut to its cap) is not a
-    difference. A cut title is said in the line's note (title_note).
+    difference. A cut title is said in the line's note (title_note). An attachment the video holds no
+    material of (by file name: tasks/sessions.py) is a difference in "attachments".
     """
     differ: list[str] = []
     if not same_title(spec.title, video.title or ""):
@@ -117,6 +119,8 @@ def metadata_fields(spec: ItemSpec, video: Video) -> list[str]:
         want = [(_ms(c.time), c.title) for c in spec.chapters]
         if not same_chapters(want, have):
             differ.append("chapters")
+    if spec.attachments and missing_materials(video, spec.attachments):
+        differ.append("attachments")
     return differ
 
 

@@ -28,7 +28,15 @@ from tasks.check.listing import Listing, Match, match_items
 from tasks.check.source import source_facts
 
 #: Fields a comparison may need that a list answer can leave out (spec 2.1: tags are "returned by get").
-_COMPARED = ("description", "tags", "privacy_type", "privacy_domains", "chapters", "assets")
+_COMPARED = (
+    "description",
+    "tags",
+    "privacy_type",
+    "privacy_domains",
+    "chapters",
+    "additional_materials",
+    "assets",
+)
 
 
 @dataclass
@@ -80,6 +88,8 @@ def _asks(spec: ItemSpec) -> set[str]:
         asked.add("privacy_domains")
     if spec.chapters:
         asked.add("chapters")
+    if spec.attachments:
+        asked.add("additional_materials")
     return asked
 
 

@@ -7,8 +7,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from connectors.config import DEFAULT_CHUNK_SIZE
-from connectors.errors import TransportError, UnknownOutcomeError
+from connectors.errors import AuthError, TransportError, UnknownOutcomeError, VideoApiError
 from connectors.retry import describe_failure
+from state.machine import DONE, FAILED
+from tasks.exactly_once import error_code
 from tasks.stop import Outage, Stop, outage_seconds
 
 if TYPE_CHECKING:
@@ -120,6 +122,16 @@ class MigrateContext:
                 return None
             self.creates[key] = made + 1
             return made + 1
+
+    def refused(self, key: str, what: str, exc: VideoApiError) -> str:
+        """A finish-step call the service refused; the item's state after it: a refused token stops the run
+        (the item stays done for the next), anything else fails the item naming the call (a rerun sends it
+        again)."""
+        if isinstance(exc, AuthError):
+            self.stop(exc)
+            return DONE
+        self.ledger.fail(key, self.run_id, error_code(exc), f"{what}: {exc}", exc.request_id)
+        return FAILED
 
     def stop(self, cause: BaseException) -> None:
         """Ask every worker to stop taking new items because of cause (a refused token, Ctrl-C...)."""

@@ -1,5 +1,5 @@
-"""The finish step: once a video is done, apply what could not travel with the create, each call once, and
-compare what the service kept with what was asked, under core/tidy.py's rules."""
+"""The finish step: once a video is done, apply what could not travel with the create (metadata, chapters,
+attachments), each call once, and compare what the service kept with what was asked (core/tidy.py)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,15 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from connectors.errors import AuthError, VideoApiError
+from connectors.errors import VideoApiError
 from connectors.models import Chapters, Video
 from connectors.titles import is_placeholder
-from core.item import owed_update
+from core.item import owed_update, owes_metadata
 from core.tidy import same_chapters, same_description, same_tags, same_title, title_cut
-from state.machine import DONE, FAILED, FINISHED
+from state.machine import FAILED, FINISHED
 from state.models import Item
-from tasks.exactly_once import OpJournal, error_code, exactly_once
+from tasks.exactly_once import OpJournal, exactly_once
+from tasks.migrate.attach import attach_materials
 from tasks.migrate.context import MigrateContext
 
 log = logging.getLogger(__name__)
@@ -27,7 +28,7 @@ SHOWN_VALUE = 80
 
 def owes_nothing(item: Item) -> bool:
     """Whether the finish step has no call to make for this item (nothing but the move to finished)."""
-    return not item.spec.chapters and not owed_update(item.spec, item.create_title, item.create_description)
+    return not owes_metadata(item.spec, item.create_title, item.create_description)
 
 
 def _no_result(_answer: Any) -> tuple[Any, tuple[str, str] | None]:
@@ -35,8 +36,8 @@ def _no_result(_answer: Any) -> tuple[Any, tuple[str, str] | None]:
 
 
 def finish_item(ctx: MigrateContext, item: Item) -> str:
-    """Apply metadata and chapters to a done item's video, compare what the service kept, then mark it
-    finished; returns the new state.
+    """Apply metadata and chapters to a done item's video, compare what the service kept, attach its
+    materials (tasks/migrate/attach.py), then mark it finished; returns the new state.
 
     Each call is an operation through tasks/exactly_once.py (op_key finish:<key>:update|chapters); both
     are the same whatever happened before, so one an earlier run left open is simply sent again. What the
@@ -70,11 +71,7 @@ def finish_item(ctx: MigrateContext, item: Item) -> str:
         try:
             answer = exactly_once(journal, call)
         except VideoApiError as exc:
-            if isinstance(exc, AuthError):
-                ctx.stop(exc)
-                return DONE
-            ctx.ledger.fail(item.key, ctx.run_id, error_code(exc), f"{kind}: {exc}", exc.request_id)
-            return FAILED
+            return ctx.refused(item.key, kind, exc)
         kept = kept_otherwise if kind == "update" else chapters_kept_otherwise
         differ = kept(params, answer)
         if differ:
@@ -83,6 +80,10 @@ def finish_item(ctx: MigrateContext, item: Item) -> str:
             return FAILED
         if kind == "update" and isinstance(answer, Video) and "title" in params:
             warn_if_cut(ctx, item.key, str(params["title"]), answer.title)
+    if item.spec.attachments:
+        left = attach_materials(ctx, item)
+        if left is not None:
+            return left
     ctx.ledger.finished(item.key, ctx.run_id)
     return FINISHED
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import json
 from datetime import datetime
 from typing import Any
 
@@ -14,6 +15,7 @@ from state.machine import FINISHED, STATES
 from state.models import Item
 from state.reader import LedgerReader
 from tasks.report_files import html_table
+from tasks.sessions import material_name
 
 #: The states of an item that did not make it (listed wherever a person reads what went wrong).
 FAILED_STATES = ("failed", "error", "aborted")
@@ -33,7 +35,15 @@ def item_rows(ledger: LedgerReader) -> list[dict[str, Any]]:
     rows = ledger.report_rows()
     for row in rows:
         row["source"] = safe_uri(str(row.get("source") or ""))
+        row["attachments"] = attachment_names(row.get("attachments"))
     return rows
+
+
+def attachment_names(stored: str | None) -> str | None:
+    """An item's attachments as the report shows them: their material names joined by ", " (None: none)."""
+    if not stored:
+        return None
+    return ", ".join(material_name(safe_uri(str(s))) for s in json.loads(stored))
 
 
 def spec_name(spec: ItemSpec) -> str:
@@ -119,6 +129,11 @@ def items_lines(summary: dict[str, Any]) -> list[str]:
     rate = summary.get("throughput_bytes_per_second")
     if rate:
         lines.append(f"throughput: {rate / 1e6:.2f} MB/s")
+    materials = summary.get("attachments") or {}
+    if materials.get("materials"):
+        lines.append(
+            f"attachments: {materials['attached']} of {materials['materials']} materials on finished items"
+        )
     lines.append(f"retries: {summary.get('retries', 0)}")
     if summary.get("error_codes"):
         lines.append("error codes: " + ", ".join(f"{k} x{v}" for k, v in summary["error_codes"].items()))
@@ -232,6 +247,7 @@ ITEM_COLUMNS = (
     "status",
     "video_id",
     "via",
+    "attachments",
     "bytes_total",
     "error_code",
     "error_message",

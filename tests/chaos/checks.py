@@ -279,7 +279,8 @@ def assert_exactly_one_each(
     control: EmulatorControl, ws: Workspace, path: Path, rows: Sequence[dict[str, Any]]
 ) -> None:
     """After the clean rerun: every item finished, and the service holds exactly its video for each, done,
-    with the bytes of the item's own file (items mapped by source: titles are not unique)."""
+    with the bytes of the item's own file (items mapped by source: titles are not unique) and each of its
+    attachments once as a material."""
     items = ledger_items(path)
     assert len(items) == len(rows)
     not_finished = [(i.key, i.state, i.error_code, i.error_message) for i in items if i.state != "finished"]
@@ -313,3 +314,6 @@ def assert_exactly_one_each(
             assert same_tags(row["tags"].split(";"), video["tags"]), (item.key, video["tags"])
         if row["chapters"]:
             assert [c["time"] for c in video["chapters"]["items"]] == [0, 250], (item.key, video["chapters"])
+        held = sorted((m["original_name"], m["file_size"]) for m in video.get("additional_materials") or [])
+        wanted = sorted((Path(p).name, Path(p).stat().st_size) for p in row["attachments"].split("|") if p)
+        assert held == wanted, f"{item.key}: materials {held}, not each of {wanted} once"

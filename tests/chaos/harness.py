@@ -96,12 +96,15 @@ def shared_groups(rng: random.Random, n: int) -> list[list[int]]:
 
 
 def chaos_rows(make: Callable[..., Path], n: int, seed: int) -> list[dict[str, Any]]:
-    """n rows of real short clips, each file of its own size: unicode titles, chapters and tags on some.
+    """n rows of real short clips, each file of its own size: unicode titles, chapters and tags on some, and
+    on even seeds attachments.
 
     A few groups of rows share a title in the same parent (lectures all called "Introduction", GOPR0001.MP4
     from several cards, whose title is derived from the file name).
     """
     rng = random.Random(seed)
+    # Even seeds' rows carry attachments, drawn apart (the rows' other draws stay as they were).
+    materials = random.Random(seed * 7919 + 31) if seed % 2 == 0 else None
     shared = {
         i: SHARED_TITLES[g % len(SHARED_TITLES)]
         for g, group in enumerate(shared_groups(rng, n))
@@ -130,10 +133,23 @@ def chaos_rows(make: Callable[..., Path], n: int, seed: int) -> list[dict[str, A
             row["tags"] = "chaos;seed-" + str(seed)
         if rng.random() < 0.3:
             row["chapters"] = '[{"time": 0, "title": "Start"}, {"time": 0.25, "title": "Глава"}]'
+        row["attachments"] = _attachments(materials, clip.parent, i)
         rows.append(row)
     sizes = [Path(r["source"]).stat().st_size for r in rows]
     assert len(set(sizes)) == len(sizes), "every file of a chaos inventory needs a size of its own"
     return rows
+
+
+def _attachments(rng: random.Random | None, folder: Path, i: int) -> str:
+    """Some rows' attachments: one or two small files of their own (made additional materials, once each)."""
+    if rng is None or rng.random() >= 0.25:
+        return ""
+    paths = []
+    for j in range(rng.choice((1, 2))):
+        path = folder / f"c{i}-material{j}.txt"
+        path.write_bytes(f"material {i}.{j} ".encode() * rng.randint(50, 400))
+        paths.append(str(path))
+    return "|".join(paths)
 
 
 def write_rows(path: Path, rows: Sequence[dict[str, Any]]) -> Path:

@@ -8,6 +8,7 @@ import stat
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -108,6 +109,8 @@ def test_newer_schema_refused(ledger_path: Path) -> None:
 def _make_older(path: Path, version: int) -> None:
     """Turn a current ledger file into the file an older videoferry wrote (schema `version`)."""
     conn = sqlite3.connect(path)
+    if version < 5:
+        conn.execute("ALTER TABLE items DROP COLUMN attachments")
     if version < 4:
         conn.execute("DROP TABLE units")
     if version < 3:
@@ -146,7 +149,7 @@ def test_schema_1_is_upgraded_with_source_versions(ledger_path: Path) -> None:
         assert item is not None and item.source_version == "10:123"
     finally:
         ledger.close()
-    assert _stored_version(ledger_path) == str(SCHEMA_VERSION) == "4"
+    assert _stored_version(ledger_path) == str(SCHEMA_VERSION) == "5"
 
 
 def test_schema_2_is_upgraded_with_op_targets(ledger_path: Path) -> None:
@@ -186,6 +189,26 @@ def test_schema_2_is_upgraded_with_op_targets(ledger_path: Path) -> None:
     assert _stored_version(ledger_path) == str(SCHEMA_VERSION)
     with Ledger.open(ledger_path) as again:  # a current file opens as it is
         assert again.get_op(op) == made
+
+
+def test_schema_4_is_upgraded_with_attachments(ledger_path: Path) -> None:
+    ledger = Ledger.open(ledger_path)
+    run_id = ledger.start_run("test", {})
+    ledger.plan([spec("a")], run_id)
+    ledger.close()
+    _make_older(ledger_path, 4)
+    ledger = Ledger.open(ledger_path)
+    try:
+        item = ledger.get("a")
+        assert item is not None and item.spec.attachments == () and not item.meta_pending
+        run_id = ledger.start_run("test", {})
+        ledger.plan([replace(spec("a"), attachments=("/m/slides.pdf", "s3://b/notes.txt"))], run_id)
+        item = ledger.get("a")
+        assert item is not None and item.spec.attachments == ("/m/slides.pdf", "s3://b/notes.txt")
+        assert item.meta_pending  # the finish step owes the materials
+    finally:
+        ledger.close()
+    assert _stored_version(ledger_path) == str(SCHEMA_VERSION) == "5"
 
 
 def test_missing_ledger_without_create(tmp_path: Path) -> None:

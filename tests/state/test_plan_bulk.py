@@ -125,10 +125,10 @@ def test_write_births_checks_what_the_items_checks_check(ledger: Ledger, ledger_
         (ddl,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'items'").fetchone()
         # write_births checks these two itself (SQLite skips them for its rows): add a new CHECK there too.
         assert ddl.count("CHECK") == 2 and "CHECK (state IN (" in ddl and f"CHECK ({VIA_CHECK})" in ddl
-        good = ("k", 1, "/v/k.mp4", None, "K", None, None, None, None, None, None, "tus", 0)
+        good = ("k", 1, "/v/k.mp4", None, "K", None, None, None, None, None, None, None, "tus", 0)
         conn.execute("BEGIN IMMEDIATE")
         with pytest.raises(sqlite3.IntegrityError) as refused:
-            write_births(conn, "now", "run", [good, (*good[:11], "bogus", 0)], ["a", "b"])
+            write_births(conn, "now", "run", [good, (*good[:12], "bogus", 0)], ["a", "b"])
         with pytest.raises(sqlite3.IntegrityError) as by_sqlite:
             conn.execute("INSERT INTO items (key, source, state, via) VALUES ('x', 's', 'planned', 'bogus')")
         assert str(refused.value) == str(by_sqlite.value)

@@ -7,6 +7,7 @@ from typing import Any
 
 from connectors.inventory import read_inventory
 from connectors.models import Video
+from tasks.backup.held import Held
 from tasks.backup.index import Index, build_index, csv_bytes
 from tasks.backup.metadata import (
     clean,
@@ -103,3 +104,37 @@ def test_the_marks_move_with_what_they_watch_and_nothing_else() -> None:
     ) != listing_mark(video)
     moved_poster = metadata_document(Video.model_validate({**VIDEO, "poster": {"id": "q"}}))
     assert files_mark(moved_poster) != files_mark(metadata_document(video))
+
+
+def test_the_index_gives_each_row_its_saved_materials_and_migrate_reads_them_back(tmp_path: Any) -> None:
+    video = Video.model_validate(VIDEO)
+    row = inventory_row(video, "")
+    assert row["attachments"] == ""  # filled by the index from what the files step saved
+    folder = f"videos/{video.id}"
+    files = [
+        {"kind": "poster", "path": f"{folder}/poster.jpg", "object_key": "k1"},
+        {"kind": "material", "path": f"{folder}/materials/m-1.pdf", "object_key": "k2"},
+        {"kind": "material", "path": f"{folder}/materials/m-2.txt", "object_key": "k3"},
+    ]
+    held = Held(
+        video.id,
+        {
+            "copy": {"path": f"{folder}/{video.id}.mp4"},
+            "files": {"files": files},
+            "metadata": {"row": {k: v for k, v in row.items() if k != "source"}},
+        },
+    )
+    bare = Held("v-2", {"copy": {"path": "videos/v-2/v-2.mp4"}, "metadata": {"row": {"title": "no files"}}})
+    index = build_index({video.id: held, "v-2": bare}, lambda copied: str(copied.get("path")))
+    with_files = next(r for r in index.rows if r["title"] == video.title)
+    assert json.loads(with_files["attachments"]) == [f["path"] for f in files[1:]]
+    assert next(r for r in index.rows if r["title"] == "no files")["attachments"] == ""
+    for path in [f"{folder}/{video.id}.mp4", "videos/v-2/v-2.mp4", *(f["path"] for f in files[1:])]:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_bytes(b"bytes")
+    (tmp_path / "inventory.csv").write_bytes(csv_bytes(index.rows))
+    read = read_inventory(str(tmp_path / "inventory.csv"), default_parent_id=VIDEO["project_id"])
+    assert read.errors == [] and read.warnings == []
+    specs = {spec.source.rsplit("/", 1)[-1]: spec for spec in read.specs()}
+    assert specs[f"{video.id}.mp4"].attachments == tuple(str(tmp_path / f["path"]) for f in files[1:])
+    assert specs["v-2.mp4"].attachments == ()
