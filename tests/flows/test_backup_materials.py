@@ -11,6 +11,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from emulator.control import EmulatorControl, Workspace
@@ -101,7 +102,7 @@ def test_materials_are_backed_up_under_their_names_and_restored_with_the_same_by
         caplog.text + results + (dest / "manifest.json").read_text() + (dest / "inventory.csv").read_text()
     )
     shown += "".join(p.read_text() for p in (tmp_path / "report").iterdir() if p.suffix != ".parquet")
-    assert "/materials/" in results  # the saved files' paths are there, so a link would be too
+    assert "/materials/" in results  # the materials were saved (the files steps ran)
     assert "sig=" not in shown and "download_link" not in shown
 
     # Saved as materials/<material id>/<original name>, the same bytes; the inventory names those files.
@@ -138,6 +139,73 @@ def test_without_links_the_backup_notes_it_and_the_restore_has_no_materials(
     assert _files_notes(tmp_path / "backup.db") == ["materials shown without a link: 2 (not saved)"]
     other, checked = _restore(tmp_path, emu_control, dest / "inventory.csv")
     assert _materials(emu_control, other) == {"Talk with materials": {}, "Plain talk": {}}
+    assert [line.mark.value for line in checked.lines] == ["=", "="], [x.text() for x in checked.lines]
+
+
+def _old_layout(ledger: Path, dest: Path) -> list[str]:
+    """Turn the backup into one the previous layout made: each material moved to materials/<id>.<ext> and a
+    files step recorded (through the ledger's API) with those paths; the old paths."""
+    with Ledger.open(ledger) as book:
+        done = [o for o in book.ops(kind="backup", status="done") if (o.op_key or "").endswith(":files")]
+        for op in done:
+            files = []
+            for f in (op.result or {}).get("files", []):
+                if f["kind"] == "material":
+                    new = Path(f["path"])
+                    old = new.parent.with_name(f"{new.parent.name}{new.suffix}")
+                    (dest / new).rename(dest / old)
+                    (dest / new.parent).rmdir()
+                    key = Path(f["object_key"]).parent
+                    f = {**f, "path": str(old), "object_key": str(key.with_name(old.name))}
+                files.append(f)
+            params = {"video_id": op.video_id, "mark": (op.result or {}).get("mark")}
+            op_id = book.record_op_intent(None, "backup", params, video_id=op.video_id, op_key=op.op_key)
+            book.record_op_outcome(op_id, "done", {**(op.result or {}), "files": files})
+    return sorted(str(p.relative_to(dest)) for p in dest.rglob("materials/*") if p.is_file())
+
+
+def test_a_backup_in_the_old_layout_still_restores_and_moves_to_the_new_one_when_its_materials_change(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory: Any
+) -> None:
+    emu_control.set_variants(emu, ["materials-downloadable"])
+    _library(tmp_path, emu_control, emu, clip_factory)
+    talk = next(v for v in emu_control.videos(emu) if v["title"] == "Talk with materials")
+    dest, ledger = tmp_path / "backup", tmp_path / "backup.db"
+    assert backup(emu, str(dest), ledger).exit_code == 0
+    old = _old_layout(ledger, dest)
+    assert [Path(p).name for p in old] == sorted(
+        f"{m['id']}{Path(m['original_name']).suffix}" for m in talk["additional_materials"]
+    )
+
+    # A rerun with nothing changed in the service keeps the old files (the video is not read again) and
+    # the inventory names them: the restore works, the materials named by id as before.
+    again = backup(emu, str(dest), ledger)
+    assert again.exit_code == 0 and again.counts == {"unchanged": 2}
+    assert sorted(str(p.relative_to(dest)) for p in dest.rglob("materials/*") if p.is_file()) == old
+    assert all(p in (dest / "inventory.csv").read_text() for p in old)
+    other, checked = _restore(tmp_path, emu_control, dest / "inventory.csv")
+    restored = _materials(emu_control, other)["Talk with materials"]
+    assert sorted(restored) == sorted(Path(p).name for p in old)
+    assert [line.mark.value for line in checked.lines] == ["=", "="], [x.text() for x in checked.lines]
+
+    # A new material on the video: the files step saves every material under the new names and removes
+    # the files of its previous result it no longer names (the old ones).
+    extra = b"# notes\n" * 50
+    init = {"type": "attachment", "video_id": talk["id"], "filesize": len(extra), "filename": "notes.md"}
+    answer = httpx.post(f"{emu.upload_url}/v2/init", json=init, headers=emu.headers).json()["data"]
+    assert httpx.post(answer["endpoint"], content=extra).status_code == 204
+    third = backup(emu, str(dest), ledger)
+    assert third.exit_code == 0, third.reasons
+    kept = sorted(str(p.relative_to(dest)) for p in dest.rglob("materials/*/*") if p.is_file())
+    assert sorted(Path(p).name for p in kept) == ["handout.txt", "notes.md", "slides.pdf"]
+    assert not any((dest / p).exists() for p in old)
+    (tmp_path / "restore.db").unlink()
+    other, checked = _restore(tmp_path, emu_control, dest / "inventory.csv")
+    assert sorted(_materials(emu_control, other)["Talk with materials"]) == [
+        "handout.txt",
+        "notes.md",
+        "slides.pdf",
+    ]
     assert [line.mark.value for line in checked.lines] == ["=", "="], [x.text() for x in checked.lines]
 
 
