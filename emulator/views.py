@@ -1,4 +1,5 @@
-"""JSON shapes of the resources: Video (list, get and update views), Asset, AudioTrack, Poster, Chapters."""
+"""JSON shapes of the resources: Video (list, get and update views), Asset, AudioTrack, Poster, Chapters,
+AdditionalMaterial."""
 
 from __future__ import annotations
 
