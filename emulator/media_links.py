@@ -1,7 +1,9 @@
-"""Download links of stored originals: GET {base_url}/media/:video_id/:asset_id/original?sig=... (signed)."""
+"""Signed download links (no token): originals, GET {base_url}/media/:video_id/:asset_id/original?sig=...,
+and under materials-downloadable additional materials, GET {base_url}/media/:video_id/materials/:id?sig=..."""
 
 from __future__ import annotations
 
+import hmac
 import uuid
 
 from emulator.app import Ctx, Resp, Route, route
@@ -9,6 +11,7 @@ from emulator.backends.core import Emulator
 from emulator.errors import not_found
 from emulator.ids import parse_id
 from emulator.state import Workspace
+from emulator.views import material_sig
 
 
 def media_owner(emu: Emulator, raw_video_id: str) -> Workspace | None:
@@ -36,6 +39,29 @@ async def download(ctx: Ctx) -> Resp:
     return Resp(200, raw=data, headers={"content-type": "video/mp4"})
 
 
+async def download_material(ctx: Ctx) -> Resp:
+    """The stored bytes of an additional material, under materials-downloadable and the right signature."""
+    video_id, material_id = parse_id(ctx.params["video_id"]), ctx.params["material_id"]
+    sig = ctx.request.query_params.get("sig") or ""
+    if not ctx.ws.variants.has("materials-downloadable") or not hmac.compare_digest(
+        sig, material_sig(video_id, material_id)
+    ):
+        raise not_found("media")
+    with ctx.emu.lock:
+        video = ctx.ws.videos.get(video_id)
+        listed = video is not None and any(m["id"] == material_id for m in video.additional_materials)
+        stored = next(
+            (s.path for s in ctx.ws.sessions.values() if s.kind == "attachment" and s.id == material_id),
+            None,
+        )
+    if not listed or stored is None or not stored.exists():
+        raise not_found("media")
+    return Resp(200, raw=stored.read_bytes(), headers={"content-type": "application/octet-stream"})
+
+
 def media_routes() -> list[Route]:
-    """The download route on the API host (authenticated by the link's signature, not by a token)."""
-    return [route("/media/{video_id}/{asset_id}/original", {"GET": download}, auth="media")]
+    """The download routes on the API host (authenticated by the link's signature, not by a token)."""
+    return [
+        route("/media/{video_id}/{asset_id}/original", {"GET": download}, auth="media"),
+        route("/media/{video_id}/materials/{material_id}", {"GET": download_material}, auth="media"),
+    ]

@@ -47,7 +47,7 @@ async def list_videos(ctx: Ctx) -> Resp:
         created_before=variants.listed_before(),
         projects=visible_projects(ctx),
     )
-    data = [video_json(v, ctx.emu.base_url, "list") for v in rows]
+    data = [video_json(v, ctx.emu.base_url, "list", ctx.ws.variants) for v in rows]
     return Resp(200, listing(total, page, per_page, field, direction, data))
 
 
@@ -59,7 +59,7 @@ async def get_video(ctx: Ctx) -> Resp:
     """GET /v1/videos/:id."""
     require_videos(ctx, _video_id(ctx))
     video = ctx.emu.videos.get_video(ctx.ws, _video_id(ctx))
-    return Resp(200, {"data": video_json(video, ctx.emu.base_url, "get")})
+    return Resp(200, {"data": video_json(video, ctx.emu.base_url, "get", ctx.ws.variants)})
 
 
 async def update_video(ctx: Ctx) -> Resp:
@@ -93,7 +93,7 @@ async def update_video(ctx: Ctx) -> Resp:
     if effective_type == "custom" and not effective_domains:
         raise validation(Invalid("privacy_domains", "notempty_if", "privacy_type custom"))
     video = ctx.emu.videos.update_video(ctx.ws, video_id, changes)
-    return Resp(200, {"data": video_json(video, ctx.emu.base_url, "update")})
+    return Resp(200, {"data": video_json(video, ctx.emu.base_url, "update", ctx.ws.variants)})
 
 
 async def delete_video(ctx: Ctx) -> Resp:
@@ -113,7 +113,7 @@ async def copy_video(ctx: Ctx) -> Resp:
     require_videos(ctx, video_id)
     require_parent(ctx, parent_id)
     video = ctx.emu.videos.copy_video(ctx.ws, video_id, parent_id)
-    return Resp(201, {"data": video_json(video, ctx.emu.base_url, "update")})
+    return Resp(201, {"data": video_json(video, ctx.emu.base_url, "update", ctx.ws.variants)})
 
 
 async def move_video(ctx: Ctx) -> Resp:
@@ -127,7 +127,7 @@ async def move_video(ctx: Ctx) -> Resp:
     require_videos(ctx, video_id)
     require_parent(ctx, project_id)
     video = ctx.emu.videos.move_video(ctx.ws, video_id, project_id, folder_id)
-    return Resp(200, {"data": video_json(video, ctx.emu.base_url, "update")})
+    return Resp(200, {"data": video_json(video, ctx.emu.base_url, "update", ctx.ws.variants)})
 
 
 def _cut_body(f: Fields) -> tuple[list[tuple[float, float | None]], tuple[int, int, int, int] | None]:
@@ -192,7 +192,7 @@ async def cut_video(ctx: Ctx) -> Resp:
         video = commit_cut_new(emu, ctx.ws, video_id, plan, dst, info, digest)
     else:
         video = emu.videos.commit_cut(ctx.ws, video_id, plan, dst, info, digest)
-    return Resp(200, {"data": video_json(video, emu.base_url, "update")})
+    return Resp(200, {"data": video_json(video, emu.base_url, "update", ctx.ws.variants)})
 
 
 async def concat_video(ctx: Ctx) -> Resp:
@@ -220,7 +220,7 @@ async def concat_video(ctx: Ctx) -> Resp:
         dst.unlink(missing_ok=True)
         raise
     video = emu.videos.commit_concat(ctx.ws, video_id, dst, info, digest)
-    return Resp(201, {"data": video_json(video, emu.base_url, "update")})
+    return Resp(201, {"data": video_json(video, emu.base_url, "update", ctx.ws.variants)})
 
 
 async def set_chapters(ctx: Ctx) -> Resp:

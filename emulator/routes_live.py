@@ -180,7 +180,7 @@ async def recordings(ctx: Ctx) -> Resp:
         )
         data = []
         for video in page_rows(rows, page, per_page):
-            item = video_json(video, ctx.emu.base_url, "list")
+            item = video_json(video, ctx.emu.base_url, "list", ctx.ws.variants)
             item["meta"] = dict(video.meta or {})
             data.append(item)
     return Resp(200, listing(len(rows), page, per_page, field, direction, data))

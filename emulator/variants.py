@@ -50,6 +50,7 @@ VARIANTS: dict[str, str] = {
     "poll-rule-429": "a GET of a video sooner than the poll rule after the last answered one is 429",
     "delete-post": "delete takes POST on the video's path; DELETE answers 405",
     "codes-reset-share": "the first unique codes batch of an event also resets its privacy_share",
+    "materials-downloadable": "each additional material has a signed download_link serving its bytes",
 }
 #: Variants that contradict each other: at most one of each group.
 EXCLUSIVE: tuple[tuple[str, ...], ...] = (

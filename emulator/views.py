@@ -1,7 +1,9 @@
-"""JSON shapes of the resources: Video (list, get and update views), Asset, AudioTrack, Poster, Chapters."""
+"""JSON shapes of the resources: Video (list, get and update views), Asset, AudioTrack, Poster, Chapters,
+AdditionalMaterial."""
 
 from __future__ import annotations
 
+import hashlib
 import time
 import uuid
 from datetime import datetime
@@ -10,6 +12,7 @@ from typing import Any
 from emulator.errors import rfc3339
 from emulator.ids import to_base58
 from emulator.state import Video
+from emulator.variants import NONE, Variants
 
 QUALITIES = (("360p", 360), ("480p", 480), ("720p", 720), ("1080p", 1080))
 
@@ -146,21 +149,40 @@ def preview(video: Video) -> dict[str, Any] | None:
     return {**out, "length": length, "status": "done", "resolution": f"{width}x{height}"}
 
 
+def material_sig(video_id: str, material_id: str) -> str:
+    """The signature part of a material's download link (materials-downloadable)."""
+    return hashlib.sha256(f"{video_id}:{material_id}:material".encode()).hexdigest()[:16]
+
+
+def materials(video: Video, base_url: str, variants: Variants) -> list[dict[str, Any]]:
+    """The additional materials; `download_link` is "" unless the variant materials-downloadable serves
+    each one's stored bytes at a signed link."""
+    linked = variants.has("materials-downloadable")
+    base = f"{base_url}/media/{video.id}/materials"
+    return [
+        {
+            **m,
+            "created_at": _ts(m["created_at"]),
+            "download_link": f"{base}/{m['id']}?sig={material_sig(video.id, m['id'])}" if linked else "",
+        }
+        for m in video.additional_materials
+    ]
+
+
 def chapters(video: Video) -> dict[str, Any]:
     """The Chapters object {items, enabled}."""
     return {"items": [dict(c) for c in video.chapters], "enabled": video.chapters_enabled}
 
 
-def video_json(video: Video, base_url: str, view: str = "get") -> dict[str, Any]:
-    """A Video as the list ("list"), get ("get") or update and other write responses ("update") show it."""
+def video_json(video: Video, base_url: str, view: str = "get", variants: Variants = NONE) -> dict[str, Any]:
+    """A Video as the list ("list"), get ("get") or update and other write responses ("update") show it
+    (the workspace's variants decide what views show beyond the answers' rewriting: material links)."""
     b58 = to_base58(video.id)
     info = video.info
     marks = chapters(video)
     if view in ("list", "update"):
         marks["show_on_load"] = False
-    materials = [
-        {**m, "created_at": _ts(m["created_at"]), "download_link": ""} for m in video.additional_materials
-    ]
+    shown = materials(video, base_url, variants)
     data: dict[str, Any] = {
         "id": video.id,
         "project_id": video.project_id,
@@ -177,7 +199,7 @@ def video_json(video: Video, base_url: str, view: str = "get") -> dict[str, Any]
         "privacy_type": video.privacy_type,
         "privacy_domains": list(video.privacy_domains),
         "poster": poster(video, base_url),
-        "additional_materials": materials or None,
+        "additional_materials": shown or None,
         "additional_materials_enabled": video.additional_materials_enabled,
         "annotation_text_enabled": False,
         "annotation_video_enabled": False,

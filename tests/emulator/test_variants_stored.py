@@ -203,3 +203,34 @@ def test_the_first_batch_and_privacy_share(
     )
     event = api.get(f"/v2/live/events/{event_id}").json()["data"]
     assert event["privacy_share"] == {"password": "again"}  # only the first batch resets it
+
+
+# -------------------------------------------------------------------------------- material download links
+
+
+def _attach(up: httpx.Client, video_id: str, name: str, data: bytes) -> str:
+    body = {"type": "attachment", "video_id": video_id, "filesize": len(data), "filename": name}
+    answer = up.post("/v2/init", json=body).json()["data"]
+    assert httpx.post(answer["endpoint"], content=data).status_code == 204
+    return str(answer["id"])
+
+
+def test_materials_downloadable_serves_each_materials_bytes_at_a_signed_link(
+    api: httpx.Client, up: httpx.Client, ws: Workspace, emu_control: EmulatorControl, done_video: Video
+) -> None:
+    vid = done_video["id"]
+    ids = {_attach(up, vid, "slides.pdf", b"%PDF-1.4 slides"): b"%PDF-1.4 slides"}
+    ids[_attach(up, vid, "handout.txt", b"handout\n")] = b"handout\n"
+    assert {m["download_link"] for m in _get(api, vid)["additional_materials"]} == {""}  # the default
+    emu_control.set_variants(ws, ["materials-downloadable"])
+    for view in (_get(api, vid), api.get("/v1/videos").json()["data"][0]):
+        shown = {m["id"]: m["download_link"] for m in view["additional_materials"]}
+        assert set(shown) == set(ids)
+        for material_id, link in shown.items():
+            assert "sig=" in link
+            got = httpx.get(link)  # no token: the signature is the permission
+            assert got.status_code == 200 and got.content == ids[material_id]
+    link = next(iter(shown.values()))
+    assert httpx.get(link.split("?")[0] + "?sig=0000").status_code == 404  # a wrong signature
+    emu_control.set_variants(ws, [])
+    assert httpx.get(link).status_code == 404  # not served without the variant

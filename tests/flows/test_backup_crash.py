@@ -172,7 +172,7 @@ def test_a_poster_with_a_link_is_copied_beside_the_video(
         poster["kind"] == "poster" and poster["path"] == f"videos/{video.id}/poster.jpg"
     )  # no suffix in the link
     assert poster["md5"] == original.md5 == md5_of(Path(poster["object_key"]))
-    assert notes == []  # a material without a link is not a file to fetch
+    assert notes == ["materials shown without a link: 1 (not saved)"]  # not a file to fetch: noted
 
 
 @pytest.mark.flow

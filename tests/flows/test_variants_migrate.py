@@ -54,6 +54,7 @@ BUNDLES: dict[str, dict[str, Any]] = {
             "concat-put",
             "cut-new-video",
             "init-replace-field",  # apply's replace sessions (tests/flows/test_apply_resumable.py)
+            "materials-downloadable",  # rides along (tests/flows/test_backup_materials.py)
         ],
         "via": "single",
     },
