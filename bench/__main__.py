@@ -43,7 +43,7 @@ OPT_IN = ("cpu_per_item",)
 #: Benchmarks whose figures are times or ratios of times the background benchmarks would skew: a bare
 #: `python -m bench --alone` (`make bench-alone`) runs them one after another with nothing beside them; a bare
 #: `python -m bench` (`make bench`) runs every other benchmark but the OPT_IN ones.
-TIMING = ("throughput", "plan", "end_to_end")
+TIMING = ("throughput", "plan", "archive_copy", "backup_copy", "end_to_end")
 #: Benchmarks that mostly sleep (threads waiting on polls): in a run with others they start first, in a
 #: background process (`python -m bench NAME` with its own work dir and emulator), and are collected last.
 BACKGROUND = ("baseline", "api_calls")
