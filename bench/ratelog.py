@@ -18,7 +18,8 @@ def refused(entries: Iterable[dict[str, Any]]) -> int:
 
 
 def kind(entry: dict[str, Any]) -> str:
-    """A short name for an API call: init, create (POST /v2/video), list, get, update, chapters, other."""
+    """A short name for an API call: init, create (POST /v2/video), list, get, update, chapters, a tus
+    endpoint request (its path is a secret: not shown), other."""
     method, path = entry.get("method", ""), entry.get("path", "")
     if path == "/v2/init":
         return "init"
@@ -32,6 +33,8 @@ def kind(entry: dict[str, Any]) -> str:
         return "chapters"
     if path.startswith("/v1/videos/") and path.count("/") == 3 and method in ("PATCH", "PUT", "POST"):
         return "update"
+    if not path.startswith(("/v1/", "/v2/")):
+        return f"{method} (tus endpoint)"  # an upload endpoint's path names the upload: a secret, never shown
     return f"{method} {path.split('/')[2] if path.count('/') > 1 else path}"
 
 

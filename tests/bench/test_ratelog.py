@@ -64,3 +64,10 @@ def test_kind_names_the_finish_calls() -> None:
     assert kind(call("POST", "/v1/videos/abc/chapters")) == "chapters"
     assert kind(call("GET", "/v1/videos/abc")) == "get"
     assert kind(call("DELETE", "/v1/videos/abc")) == "DELETE videos"
+
+
+def test_kind_never_names_an_upload_endpoint() -> None:
+    upload = "Lc8p0tqcWz6Qp22mnZFvqPJgsDRcsmAz"
+    named = kind({"method": "HEAD", "path": f"/files/{upload}"})
+    assert upload not in named
+    assert named == "HEAD (tus endpoint)"
