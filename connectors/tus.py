@@ -300,49 +300,56 @@ class TusUpload:
         chunk_size: int | None = None,
         on_progress: ProgressCallback | None = None,
         offset: int | None = None,
+        fresh_filesize: int | None = None,
     ) -> int:
         """Send `source` to `endpoint` from the server's offset to the end; return the final offset (= size).
 
         `offset` is the caller's last known offset (e.g. from the ledger): only a hint, the server's HEAD
-        answer wins. on_progress(acknowledged_bytes) is called after the first HEAD and after every chunk.
+        answer wins. `fresh_filesize` is for an endpoint this process's own /v2/init just returned, to which
+        nothing has been sent yet: the filesize that init declared. Then no HEAD comes first: the first PATCH
+        goes at offset 0 (a server holding other bytes answers 409 without changing the upload, as tus
+        requires; the client then HEADs and continues from the server's offset). A filesize other than the
+        source's size is refused before any request. A resumed upload (an endpoint from the ledger, a rerun,
+        a retry) leaves it None and HEADs first. on_progress(acknowledged_bytes) is called once the starting
+        offset is known (HEAD, or 0 when fresh) and after every chunk.
         """
         size = source.size
         step = chunk_size or self.chunk_size
         if step < 1:
             raise ValueError("chunk_size must be positive")
-        status = self.server_status(endpoint)
-        if status.length is not None and status.length != size:
-            raise TusError(
-                f"upload endpoint expects {status.length} bytes but the source has {size}",
-                offset=status.offset,
-                retryable=False,
-            )
-        current = status.offset
-        if offset is not None and offset != current:
-            log.info(
-                "tus: server offset %d differs from the recorded %d; continuing from the server's",
-                current,
-                offset,
-            )
-        if current > size:
-            raise TusError(
-                "upload endpoint holds more bytes than the source", offset=current, retryable=False
-            )
+        if fresh_filesize is not None:
+            if fresh_filesize != size:
+                raise TusError(
+                    f"upload endpoint was opened for {fresh_filesize} bytes but the source has {size}",
+                    offset=0,
+                    retryable=False,
+                )
+            current = 0
+        else:
+            current = self._fits(self.server_status(endpoint), size)
+            if offset is not None and offset != current:
+                log.info(
+                    "tus: server offset %d differs from the recorded %d; continuing from the server's",
+                    current,
+                    offset,
+                )
         if on_progress is not None:
             on_progress(current)
+        guessed = fresh_filesize is not None  # offset 0 assumed, not asked: a 409 is an answer, not a fault
         failures = 0
         limited = 0
         need_head = False
         while True:
             try:
                 if need_head:
-                    current = self._head(endpoint).offset
+                    current = self._fits(self._head(endpoint), size)
                     need_head = False
                     if on_progress is not None:
                         on_progress(current)
                 if current >= size:
                     break
                 acknowledged = self._patch(endpoint, current, source, min(step, size - current))
+                guessed = False
                 if acknowledged is None:  # not tus-conformant; ask instead of guessing
                     acknowledged = self._head(endpoint).offset
                 if acknowledged <= current or acknowledged > size:
@@ -361,6 +368,11 @@ class TusUpload:
                     self._rate_limited()
                     need_head = True
                     continue
+                if guessed and exc.status == 409:
+                    guessed = False  # the endpoint already holds bytes: ask where it stands, at once
+                    log.info("tus: the new upload endpoint already holds bytes; asking its offset")
+                    need_head = True
+                    continue
                 failures += 1
                 if failures >= self.max_attempts:
                     raise TusError(
@@ -371,11 +383,22 @@ class TusUpload:
                 log.warning("tus: %s at offset %d; will resume from the server's offset", exc.reason, current)
                 self._backoff(failures)
                 need_head = True
-        if current > size:
-            raise TusError(
-                "upload endpoint holds more bytes than the source", offset=current, retryable=False
-            )
         return current
+
+    @staticmethod
+    def _fits(status: TusStatus, size: int) -> int:
+        """The server's offset, once its declared length and offset fit the source (else non-retryable)."""
+        if status.length is not None and status.length != size:
+            raise TusError(
+                f"upload endpoint expects {status.length} bytes but the source has {size}",
+                offset=status.offset,
+                retryable=False,
+            )
+        if status.offset > size:
+            raise TusError(
+                "upload endpoint holds more bytes than the source", offset=status.offset, retryable=False
+            )
+        return status.offset
 
     def post_whole(self, endpoint: str, source: ByteSource) -> None:
         """Plain POST of the whole file to the endpoint (no resume; a failure restarts from zero).
