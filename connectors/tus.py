@@ -75,6 +75,12 @@ class TusEndpointGoneError(TusError):
         super().__init__(message, status=status, retryable=False)
 
 
+def _maybe_offset_refusal(error: TusError) -> bool:
+    """A 4xx a server might answer a PATCH at a wrong offset with (not gone, not too long: 413)."""
+    status = error.status or 0
+    return 400 <= status < 500 and status != 413 and not isinstance(error, TusEndpointGoneError)
+
+
 def _rebuild_tus_error(
     cls: type[TusError], message: str, status: int | None, offset: int | None, retryable: bool
 ) -> TusError:
@@ -101,7 +107,7 @@ class _Retry(Exception):
 
 
 class TusUpload:
-    """A tus client over httpx: HEAD to learn the offset, PATCH chunks, resume from the server's offset.
+    """A tus client over httpx: HEAD to learn the offset (none on a fresh session), PATCH chunks, resume.
 
     The endpoint is used exactly as returned by init and needs no token. Requests to it are not API calls
     and do not pass the API rate limiter, unless the service answers one with 429 (it counts them): from
@@ -304,27 +310,18 @@ class TusUpload:
     ) -> int:
         """Send `source` to `endpoint` from the server's offset to the end; return the final offset (= size).
 
-        `offset` is the caller's last known offset (e.g. from the ledger): only a hint, the server's HEAD
-        answer wins. `fresh_filesize` is for an endpoint this process's own /v2/init just returned, to which
-        nothing has been sent yet: the filesize that init declared. Then no HEAD comes first: the first PATCH
-        goes at offset 0 (a server holding other bytes answers 409 without changing the upload, as tus
-        requires; the client then HEADs and continues from the server's offset). A filesize other than the
-        source's size is refused before any request. A resumed upload (an endpoint from the ledger, a rerun,
-        a retry) leaves it None and HEADs first. on_progress(acknowledged_bytes) is called once the starting
-        offset is known (HEAD, or 0 when fresh) and after every chunk.
+        `offset` is the caller's last known offset (e.g. from the ledger): only a hint, HEAD's answer wins.
+        `fresh_filesize`: the filesize this process's own init just declared for `endpoint`, nothing sent to
+        it yet. Then no HEAD comes first: the first PATCH goes at 0 (a server holding bytes answers 409 as
+        tus requires; then HEAD and continue). A resume (ledger, rerun, retry) leaves it None.
+        on_progress(acknowledged_bytes) once the starting offset is known, and after every chunk.
         """
         size = source.size
         step = chunk_size or self.chunk_size
         if step < 1:
             raise ValueError("chunk_size must be positive")
-        if fresh_filesize is not None:
-            if fresh_filesize != size:
-                raise TusError(
-                    f"upload endpoint was opened for {fresh_filesize} bytes but the source has {size}",
-                    offset=0,
-                    retryable=False,
-                )
-            current = 0
+        if fresh_filesize is not None:  # what init declared stands for the HEAD's Upload-Length
+            current = self._fits(TusStatus(offset=0, length=fresh_filesize), size)
         else:
             current = self._fits(self.server_status(endpoint), size)
             if offset is not None and offset != current:
@@ -336,6 +333,7 @@ class TusUpload:
         if on_progress is not None:
             on_progress(current)
         guessed = fresh_filesize is not None  # offset 0 assumed, not asked: a 409 is an answer, not a fault
+        refused: TusError | None = None  # another 4xx to the guessed PATCH, until a HEAD tells why
         failures = 0
         limited = 0
         need_head = False
@@ -343,7 +341,10 @@ class TusUpload:
             try:
                 if need_head:
                     current = self._fits(self._head(endpoint), size)
-                    need_head = False
+                    need_head = guessed = False
+                    if refused is not None and current == 0:
+                        raise refused  # the offset was right: the refusal is about something else
+                    refused = None
                     if on_progress is not None:
                         on_progress(current)
                 if current >= size:
@@ -362,6 +363,13 @@ class TusUpload:
                 failures = 0
                 if on_progress is not None:
                     on_progress(current)
+            except TusError as exc:
+                if not (guessed and _maybe_offset_refusal(exc)):
+                    raise
+                # The spec names tus, not its 409: another 4xx is believed only once HEAD shows offset 0.
+                guessed = False
+                refused = exc
+                need_head = True
             except _Retry as exc:
                 if exc.status == 429 and limited < MAX_RATE_LIMITED:
                     limited += 1  # "not now", not a failure: wait as the service asks, then go on

@@ -359,3 +359,30 @@ def test_a_wrong_fresh_size_ends_in_a_clear_error_not_a_loop(
         tus.upload(held.endpoint, source, fresh_filesize=source.size)
     assert not mismatch.value.retryable and "expects" in str(mismatch.value)
     assert tus_requests(emu_control, emu)[before:] == [("PATCH", 409), ("HEAD", 200)]
+
+
+def test_another_4xx_to_a_fresh_patch_is_believed_only_after_a_head(
+    client: VideoClient, emu: Workspace, emu_control: EmulatorControl, tus: TusUpload, big_clip: Path
+) -> None:
+    # The spec names tus without its 409: a server answering a wrong offset with another 4xx still works.
+    source = LocalFileSource(big_clip)
+    session = init(client, emu, source.size)
+    with pytest.raises(Stop):
+        tus.upload(session.endpoint, source, on_progress=stop_after(CHUNK), fresh_filesize=source.size)
+    emu_control.set_faults(emu, [{"kind": "error", "status": 400, "method": "PATCH", "times": 1}])
+    before = len(tus_requests(emu_control, emu))
+    assert tus.upload(session.endpoint, source, fresh_filesize=source.size) == source.size
+    assert tus_requests(emu_control, emu)[before : before + 3] == [
+        ("PATCH", 400),
+        ("HEAD", 200),
+        ("PATCH", 204),
+    ]
+    assert wait_status(emu_control, emu, session.id) == "done"
+    # At the offset the server holds (0), the same refusal is about something else: it ends the upload.
+    fresh = init(client, emu, source.size)
+    emu_control.set_faults(emu, [{"kind": "error", "status": 400, "method": "PATCH", "times": 1}])
+    before = len(tus_requests(emu_control, emu))
+    with pytest.raises(TusError) as info:
+        tus.upload(fresh.endpoint, source, fresh_filesize=source.size)
+    assert not info.value.retryable and info.value.status == 400
+    assert tus_requests(emu_control, emu)[before:] == [("PATCH", 400), ("HEAD", 200)]
