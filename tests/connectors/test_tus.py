@@ -64,6 +64,12 @@ def wait_status(control: EmulatorControl, emu: Workspace, video_id: str, timeout
         time.sleep(0.1)
 
 
+def holds(control: EmulatorControl, emu: Workspace, video_id: str, path: Path) -> bool:
+    """Whether the video reached done holding exactly the file's bytes."""
+    done = wait_status(control, emu, video_id) == "done"
+    return done and stored(control, emu, video_id)["md5"] == hashlib.md5(path.read_bytes()).hexdigest()
+
+
 def patches(control: EmulatorControl, emu: Workspace) -> list[dict]:
     return [r for r in control.requests(emu.workspace_id) if r["method"] == "PATCH"]
 
@@ -110,8 +116,7 @@ def test_each_chunk_is_streamed_from_the_source_in_blocks(
     assert [offset for offset, _ in source.reads] == list(range(0, source.size, CHUNK // 4))
     # On the wire nothing changed: one PATCH per chunk, and the service holds the very bytes.
     assert len(patches(emu_control, emu)) == -(-source.size // CHUNK)
-    assert wait_status(emu_control, emu, session.id) == "done"
-    assert stored(emu_control, emu, session.id)["md5"] == hashlib.md5(big_clip.read_bytes()).hexdigest()
+    assert holds(emu_control, emu, session.id, big_clip)
 
 
 def test_a_source_failing_mid_chunk_stops_the_upload_and_a_rerun_resumes(
@@ -126,8 +131,7 @@ def test_a_source_failing_mid_chunk_stops_the_upload_and_a_rerun_resumes(
     progress: list[int] = []
     assert tus.upload(session.endpoint, LocalFileSource(big_clip), on_progress=progress.append) == broken.size
     assert progress[0] >= CHUNK  # at least the first chunk stayed: not a restart from zero
-    assert wait_status(emu_control, emu, session.id) == "done"
-    assert stored(emu_control, emu, session.id)["md5"] == hashlib.md5(big_clip.read_bytes()).hexdigest()
+    assert holds(emu_control, emu, session.id, big_clip)
 
 
 def test_cut_body_is_resumed_from_the_server_offset(
@@ -281,22 +285,21 @@ def test_a_fresh_upload_sends_no_head(
     client: VideoClient, emu: Workspace, emu_control: EmulatorControl, tus: TusUpload, big_clip: Path
 ) -> None:
     source = LocalFileSource(big_clip)
-    session = init(client, emu, source.size)
+    session = session_for(client, emu, source)
     progress: list[int] = []
     done = tus.upload(session.endpoint, source, on_progress=progress.append, fresh_filesize=source.size)
     assert done == source.size
     chunks = -(-source.size // CHUNK)
     assert tus_requests(emu_control, emu) == [("PATCH", 204)] * chunks
     assert progress[0] == 0 and progress[-1] == source.size and len(progress) == 1 + chunks
-    assert wait_status(emu_control, emu, session.id) == "done"
-    assert stored(emu_control, emu, session.id)["md5"] == hashlib.md5(big_clip.read_bytes()).hexdigest()
+    assert holds(emu_control, emu, session.id, big_clip)
 
 
 def test_a_resumed_upload_still_heads_first(
     client: VideoClient, emu: Workspace, emu_control: EmulatorControl, tus: TusUpload, big_clip: Path
 ) -> None:
     source = LocalFileSource(big_clip)
-    session = init(client, emu, source.size)
+    session = session_for(client, emu, source)
     assert tus.upload(session.endpoint, source, offset=0) == source.size
     assert tus_requests(emu_control, emu)[0] == ("HEAD", 200)
 
@@ -305,7 +308,7 @@ def test_an_endpoint_holding_bytes_called_fresh_gets_409_heads_and_continues(
     client: VideoClient, emu: Workspace, emu_control: EmulatorControl, tus: TusUpload, big_clip: Path
 ) -> None:
     source = LocalFileSource(big_clip)
-    session = init(client, emu, source.size)
+    session = session_for(client, emu, source)
     with pytest.raises(Stop):
         tus.upload(session.endpoint, source, on_progress=stop_after(2 * CHUNK), fresh_filesize=source.size)
     before = len(tus_requests(emu_control, emu))
@@ -319,8 +322,7 @@ def test_an_endpoint_holding_bytes_called_fresh_gets_409_heads_and_continues(
     assert after[3:] == [("PATCH", 204)] * (len(after) - 3)
     assert len(after) - 2 == -(-(source.size - 2 * CHUNK) // CHUNK)
     assert progress[:2] == [0, 2 * CHUNK] and progress[-1] == source.size
-    assert wait_status(emu_control, emu, session.id) == "done"
-    assert stored(emu_control, emu, session.id)["md5"] == hashlib.md5(big_clip.read_bytes()).hexdigest()
+    assert holds(emu_control, emu, session.id, big_clip)
 
 
 def test_a_fresh_size_other_than_the_source_is_refused_before_any_request(
@@ -366,7 +368,7 @@ def test_another_4xx_to_a_fresh_patch_is_believed_only_after_a_head(
 ) -> None:
     # The spec names tus without its 409: a server answering a wrong offset with another 4xx still works.
     source = LocalFileSource(big_clip)
-    session = init(client, emu, source.size)
+    session = session_for(client, emu, source)
     with pytest.raises(Stop):
         tus.upload(session.endpoint, source, on_progress=stop_after(CHUNK), fresh_filesize=source.size)
     emu_control.set_faults(emu, [{"kind": "error", "status": 400, "method": "PATCH", "times": 1}])
