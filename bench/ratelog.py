@@ -18,8 +18,11 @@ def refused(entries: Iterable[dict[str, Any]]) -> int:
 
 
 def kind(entry: dict[str, Any]) -> str:
-    """A short name for an API call: init, create (POST /v2/video), list, get, update, chapters, other."""
+    """A short name for an API call: init, create (POST /v2/video), list, get, update, chapters, `upload
+    PATCH` (an upload address, a secret: never named), other."""
     method, path = entry.get("method", ""), entry.get("path", "")
+    if path.startswith("/upload/"):
+        return f"upload {method}"
     if path == "/v2/init":
         return "init"
     if path == "/v2/video":

@@ -64,3 +64,12 @@ def test_kind_names_the_finish_calls() -> None:
     assert kind(call("POST", "/v1/videos/abc/chapters")) == "chapters"
     assert kind(call("GET", "/v1/videos/abc")) == "get"
     assert kind(call("DELETE", "/v1/videos/abc")) == "DELETE videos"
+
+
+def test_kind_never_names_an_upload_address() -> None:
+    counted = [
+        {"method": m, "path": f"/upload/secret{i}", "api": True} for i, m in enumerate(["PATCH", "HEAD"])
+    ]
+    assert breakdown(counted + [{"method": "PATCH", "path": "/upload/other", "api": True}]) == (
+        "2 upload PATCH, 1 upload HEAD"
+    )
