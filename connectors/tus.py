@@ -75,6 +75,12 @@ class TusEndpointGoneError(TusError):
         super().__init__(message, status=status, retryable=False)
 
 
+def _maybe_offset_refusal(error: TusError) -> bool:
+    """A 4xx a server might answer a PATCH at a wrong offset with (not gone, not too long: 413)."""
+    status = error.status or 0
+    return 400 <= status < 500 and status != 413 and not isinstance(error, TusEndpointGoneError)
+
+
 def _rebuild_tus_error(
     cls: type[TusError], message: str, status: int | None, offset: int | None, retryable: bool
 ) -> TusError:
@@ -101,7 +107,7 @@ class _Retry(Exception):
 
 
 class TusUpload:
-    """A tus client over httpx: HEAD to learn the offset, PATCH chunks, resume from the server's offset.
+    """A tus client over httpx: HEAD to learn the offset (none on a fresh session), PATCH chunks, resume.
 
     The endpoint is used exactly as returned by init and needs no token. Requests to it are not API calls
     and do not pass the API rate limiter, unless the service answers one with 429 (it counts them): from
@@ -300,49 +306,51 @@ class TusUpload:
         chunk_size: int | None = None,
         on_progress: ProgressCallback | None = None,
         offset: int | None = None,
+        fresh_filesize: int | None = None,
     ) -> int:
         """Send `source` to `endpoint` from the server's offset to the end; return the final offset (= size).
 
-        `offset` is the caller's last known offset (e.g. from the ledger): only a hint, the server's HEAD
-        answer wins. on_progress(acknowledged_bytes) is called after the first HEAD and after every chunk.
+        `offset` is the caller's last known offset (e.g. from the ledger): only a hint, HEAD's answer wins.
+        `fresh_filesize`: the filesize this process's own init just declared for `endpoint`, nothing sent to
+        it yet. Then no HEAD comes first: the first PATCH goes at 0 (a server holding bytes answers 409 as
+        tus requires; then HEAD and continue). A resume (ledger, rerun, retry) leaves it None.
+        on_progress(acknowledged_bytes) once the starting offset is known, and after every chunk.
         """
         size = source.size
         step = chunk_size or self.chunk_size
         if step < 1:
             raise ValueError("chunk_size must be positive")
-        status = self.server_status(endpoint)
-        if status.length is not None and status.length != size:
-            raise TusError(
-                f"upload endpoint expects {status.length} bytes but the source has {size}",
-                offset=status.offset,
-                retryable=False,
-            )
-        current = status.offset
-        if offset is not None and offset != current:
-            log.info(
-                "tus: server offset %d differs from the recorded %d; continuing from the server's",
-                current,
-                offset,
-            )
-        if current > size:
-            raise TusError(
-                "upload endpoint holds more bytes than the source", offset=current, retryable=False
-            )
+        if fresh_filesize is not None:  # what init declared stands for the HEAD's Upload-Length
+            current = self._fits(TusStatus(offset=0, length=fresh_filesize), size)
+        else:
+            current = self._fits(self.server_status(endpoint), size)
+            if offset is not None and offset != current:
+                log.info(
+                    "tus: server offset %d differs from the recorded %d; continuing from the server's",
+                    current,
+                    offset,
+                )
         if on_progress is not None:
             on_progress(current)
+        guessed = fresh_filesize is not None  # offset 0 assumed, not asked: a 409 is an answer, not a fault
+        refused: TusError | None = None  # another 4xx to the guessed PATCH, until a HEAD tells why
         failures = 0
         limited = 0
         need_head = False
         while True:
             try:
                 if need_head:
-                    current = self._head(endpoint).offset
-                    need_head = False
+                    current = self._fits(self._head(endpoint), size)
+                    need_head = guessed = False
+                    if refused is not None and current == 0:
+                        raise refused  # the offset was right: the refusal is about something else
+                    refused = None
                     if on_progress is not None:
                         on_progress(current)
                 if current >= size:
                     break
                 acknowledged = self._patch(endpoint, current, source, min(step, size - current))
+                guessed = False
                 if acknowledged is None:  # not tus-conformant; ask instead of guessing
                     acknowledged = self._head(endpoint).offset
                 if acknowledged <= current or acknowledged > size:
@@ -355,10 +363,22 @@ class TusUpload:
                 failures = 0
                 if on_progress is not None:
                     on_progress(current)
+            except TusError as exc:
+                if not (guessed and _maybe_offset_refusal(exc)):
+                    raise
+                # The spec names tus, not its 409: another 4xx is believed only once HEAD shows offset 0.
+                guessed = False
+                refused = exc
+                need_head = True
             except _Retry as exc:
                 if exc.status == 429 and limited < MAX_RATE_LIMITED:
                     limited += 1  # "not now", not a failure: wait as the service asks, then go on
                     self._rate_limited()
+                    need_head = True
+                    continue
+                if guessed and exc.status == 409:
+                    guessed = False  # the endpoint already holds bytes: ask where it stands, at once
+                    log.info("tus: the new upload endpoint already holds bytes; asking its offset")
                     need_head = True
                     continue
                 failures += 1
@@ -371,11 +391,22 @@ class TusUpload:
                 log.warning("tus: %s at offset %d; will resume from the server's offset", exc.reason, current)
                 self._backoff(failures)
                 need_head = True
-        if current > size:
-            raise TusError(
-                "upload endpoint holds more bytes than the source", offset=current, retryable=False
-            )
         return current
+
+    @staticmethod
+    def _fits(status: TusStatus, size: int) -> int:
+        """The server's offset, once its declared length and offset fit the source (else non-retryable)."""
+        if status.length is not None and status.length != size:
+            raise TusError(
+                f"upload endpoint expects {status.length} bytes but the source has {size}",
+                offset=status.offset,
+                retryable=False,
+            )
+        if status.offset > size:
+            raise TusError(
+                "upload endpoint holds more bytes than the source", offset=status.offset, retryable=False
+            )
+        return status.offset
 
     def post_whole(self, endpoint: str, source: ByteSource) -> None:
         """Plain POST of the whole file to the endpoint (no resume; a failure restarts from zero).

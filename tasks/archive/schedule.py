@@ -82,6 +82,7 @@ def _manifest(ctx: ArchiveContext, event_id: str) -> str | None:
     if last and last[-1].status == OpStatus.DONE and isinstance(last[-1].result, dict):
         if last[-1].result.get("video_ids") == videos:
             return None
+
     # A crash while writing left an intent open: writing the manifest again is harmless (no lookup).
     def write() -> list[str]:
         return write_manifest(ctx.dest, event_id, rows, ctx.now())

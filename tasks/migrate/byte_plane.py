@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+
 def push_bytes(
     endpoint: str,
     source_uri: str,

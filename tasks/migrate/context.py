@@ -59,6 +59,9 @@ class MigrateContext:
     #: Creates one item may make in one run (counted in `creates` across every round of the run).
     max_create_attempts: int = 3
     creates: dict[str, int] = field(default_factory=dict)
+    #: Items whose upload endpoint this run's own init just returned, nothing sent to it yet: their first
+    #: upload skips the HEAD (upload.upload_item takes the key out; any later upload of theirs HEADs first).
+    fresh_uploads: set[str] = field(default_factory=set)
     #: parent ids the service refused on a create (400236: unknown, or another workspace's) -> the reason;
     #: later items with that parent fail at once instead of repeating the same refused call.
     refused_parents: dict[str, str] = field(default_factory=dict)

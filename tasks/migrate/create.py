@@ -204,6 +204,7 @@ def _create_tus(ctx: MigrateContext, item: Item, title: str, source: ByteSource)
     def started(session: Any) -> None:
         video_id = learn_init_ids(ctx, session.id, title)
         ctx.ledger.create_started_upload(item.key, ctx.run_id, video_id, session.endpoint, source.size)
+        ctx.fresh_uploads.add(item.key)
 
     _create(
         ctx,

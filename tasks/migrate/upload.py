@@ -43,6 +43,9 @@ def upload_item(ctx: MigrateContext, item: Item) -> None:
     if not item.upload_endpoint:
         replace_empty_video(ctx, item, "init answer lost")
         return
+    # Only the first upload right after this run's own init: a rerun, a retry or a resume HEADs first.
+    fresh = item.key in ctx.fresh_uploads and not item.upload_offset
+    ctx.fresh_uploads.discard(item.key)
     source = open_bytes(ctx, item)
     if source is None:
         return
@@ -88,6 +91,7 @@ def upload_item(ctx: MigrateContext, item: Item) -> None:
                 chunk_size=ctx.chunk_size,
                 on_progress=on_progress,
                 offset=item.upload_offset,
+                fresh_filesize=item.bytes_total if fresh else None,
             )
     except UploadStopped:
         return  # left uploading: the next run asks the server for its offset and sends the rest

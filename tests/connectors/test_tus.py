@@ -6,7 +6,7 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -64,6 +64,12 @@ def wait_status(control: EmulatorControl, emu: Workspace, video_id: str, timeout
         time.sleep(0.1)
 
 
+def holds(control: EmulatorControl, emu: Workspace, video_id: str, path: Path) -> bool:
+    """Whether the video reached done holding exactly the file's bytes."""
+    done = wait_status(control, emu, video_id) == "done"
+    return done and stored(control, emu, video_id)["md5"] == hashlib.md5(path.read_bytes()).hexdigest()
+
+
 def patches(control: EmulatorControl, emu: Workspace) -> list[dict]:
     return [r for r in control.requests(emu.workspace_id) if r["method"] == "PATCH"]
 
@@ -110,8 +116,7 @@ def test_each_chunk_is_streamed_from_the_source_in_blocks(
     assert [offset for offset, _ in source.reads] == list(range(0, source.size, CHUNK // 4))
     # On the wire nothing changed: one PATCH per chunk, and the service holds the very bytes.
     assert len(patches(emu_control, emu)) == -(-source.size // CHUNK)
-    assert wait_status(emu_control, emu, session.id) == "done"
-    assert stored(emu_control, emu, session.id)["md5"] == hashlib.md5(big_clip.read_bytes()).hexdigest()
+    assert holds(emu_control, emu, session.id, big_clip)
 
 
 def test_a_source_failing_mid_chunk_stops_the_upload_and_a_rerun_resumes(
@@ -126,8 +131,7 @@ def test_a_source_failing_mid_chunk_stops_the_upload_and_a_rerun_resumes(
     progress: list[int] = []
     assert tus.upload(session.endpoint, LocalFileSource(big_clip), on_progress=progress.append) == broken.size
     assert progress[0] >= CHUNK  # at least the first chunk stayed: not a restart from zero
-    assert wait_status(emu_control, emu, session.id) == "done"
-    assert stored(emu_control, emu, session.id)["md5"] == hashlib.md5(big_clip.read_bytes()).hexdigest()
+    assert holds(emu_control, emu, session.id, big_clip)
 
 
 def test_cut_body_is_resumed_from_the_server_offset(
@@ -247,3 +251,140 @@ def test_plain_post_of_the_whole_file(
     tus.post_whole(session.endpoint, source)
     assert wait_status(emu_control, emu, session.id) == "done"
     assert stored(emu_control, emu, session.id)["file_size"] == source.size
+
+
+# -- a fresh session (an endpoint its own init just returned): its first PATCH goes with no HEAD before it
+
+
+class Stop(Exception):
+    """Raised from on_progress: the upload stops there, as a run's stop or a crash would end it."""
+
+
+def stop_after(limit: int) -> Callable[[int], None]:
+    def check(offset: int) -> None:
+        if offset >= limit:
+            raise Stop
+
+    return check
+
+
+def init(client: VideoClient, emu: Workspace, filesize: int) -> UploadSession:
+    return client.uploads.init(parent_id=emu.project_id, title="fresh", filesize=filesize, filename="f.mp4")
+
+
+def tus_requests(control: EmulatorControl, emu: Workspace) -> list[tuple[str, int]]:
+    """(method, status) of every request to an upload address, oldest first."""
+    return [
+        (r["method"], r["status"])
+        for r in control.requests(emu.workspace_id)
+        if r["host"] == "upload" and r["method"] in ("HEAD", "PATCH")
+    ]
+
+
+def test_a_fresh_upload_sends_no_head(
+    client: VideoClient, emu: Workspace, emu_control: EmulatorControl, tus: TusUpload, big_clip: Path
+) -> None:
+    source = LocalFileSource(big_clip)
+    session = session_for(client, emu, source)
+    progress: list[int] = []
+    done = tus.upload(session.endpoint, source, on_progress=progress.append, fresh_filesize=source.size)
+    assert done == source.size
+    chunks = -(-source.size // CHUNK)
+    assert tus_requests(emu_control, emu) == [("PATCH", 204)] * chunks
+    assert progress[0] == 0 and progress[-1] == source.size and len(progress) == 1 + chunks
+    assert holds(emu_control, emu, session.id, big_clip)
+
+
+def test_a_resumed_upload_still_heads_first(
+    client: VideoClient, emu: Workspace, emu_control: EmulatorControl, tus: TusUpload, big_clip: Path
+) -> None:
+    source = LocalFileSource(big_clip)
+    session = session_for(client, emu, source)
+    assert tus.upload(session.endpoint, source, offset=0) == source.size
+    assert tus_requests(emu_control, emu)[0] == ("HEAD", 200)
+
+
+def test_an_endpoint_holding_bytes_called_fresh_gets_409_heads_and_continues(
+    client: VideoClient, emu: Workspace, emu_control: EmulatorControl, tus: TusUpload, big_clip: Path
+) -> None:
+    source = LocalFileSource(big_clip)
+    session = session_for(client, emu, source)
+    with pytest.raises(Stop):
+        tus.upload(session.endpoint, source, on_progress=stop_after(2 * CHUNK), fresh_filesize=source.size)
+    before = len(tus_requests(emu_control, emu))
+    progress: list[int] = []
+    assert tus.upload(session.endpoint, source, on_progress=progress.append, fresh_filesize=source.size) == (
+        source.size
+    )
+    after = tus_requests(emu_control, emu)[before:]
+    # The guess at offset 0 is refused without a change (tus: 409), one HEAD, then the rest from 2 chunks.
+    assert after[:3] == [("PATCH", 409), ("HEAD", 200), ("PATCH", 204)]
+    assert after[3:] == [("PATCH", 204)] * (len(after) - 3)
+    assert len(after) - 2 == -(-(source.size - 2 * CHUNK) // CHUNK)
+    assert progress[:2] == [0, 2 * CHUNK] and progress[-1] == source.size
+    assert holds(emu_control, emu, session.id, big_clip)
+
+
+def test_a_fresh_size_other_than_the_source_is_refused_before_any_request(
+    client: VideoClient, emu: Workspace, emu_control: EmulatorControl, tus: TusUpload, big_clip: Path
+) -> None:
+    source = LocalFileSource(big_clip)
+    session = init(client, emu, source.size + 10)
+    with pytest.raises(TusError) as info:
+        tus.upload(session.endpoint, source, fresh_filesize=source.size + 10)
+    assert not info.value.retryable and "source has" in str(info.value)
+    assert tus_requests(emu_control, emu) == []
+
+
+def test_a_wrong_fresh_size_ends_in_a_clear_error_not_a_loop(
+    client: VideoClient,
+    emu: Workspace,
+    emu_control: EmulatorControl,
+    tus: TusUpload,
+    big_clip: Path,
+    tmp_path: Path,
+) -> None:
+    source = LocalFileSource(big_clip)
+    # The endpoint was opened for fewer bytes than the source has (a caller that named the wrong size).
+    small = init(client, emu, source.size - CHUNK // 2)
+    with pytest.raises(TusError) as bigger:
+        tus.upload(small.endpoint, source, fresh_filesize=source.size)
+    assert not bigger.value.retryable and bigger.value.status == 413
+    # An endpoint of another size that already holds bytes: the 409's HEAD shows the length; no retry.
+    other = tmp_path / "other.bin"
+    other.write_bytes(os.urandom(3 * CHUNK))
+    held = init(client, emu, 3 * CHUNK)
+    with pytest.raises(Stop):
+        tus.upload(held.endpoint, LocalFileSource(other), on_progress=stop_after(1), fresh_filesize=3 * CHUNK)
+    before = len(tus_requests(emu_control, emu))
+    with pytest.raises(TusError) as mismatch:
+        tus.upload(held.endpoint, source, fresh_filesize=source.size)
+    assert not mismatch.value.retryable and "expects" in str(mismatch.value)
+    assert tus_requests(emu_control, emu)[before:] == [("PATCH", 409), ("HEAD", 200)]
+
+
+def test_another_4xx_to_a_fresh_patch_is_believed_only_after_a_head(
+    client: VideoClient, emu: Workspace, emu_control: EmulatorControl, tus: TusUpload, big_clip: Path
+) -> None:
+    # The spec names tus without its 409: a server answering a wrong offset with another 4xx still works.
+    source = LocalFileSource(big_clip)
+    session = session_for(client, emu, source)
+    with pytest.raises(Stop):
+        tus.upload(session.endpoint, source, on_progress=stop_after(CHUNK), fresh_filesize=source.size)
+    emu_control.set_faults(emu, [{"kind": "error", "status": 400, "method": "PATCH", "times": 1}])
+    before = len(tus_requests(emu_control, emu))
+    assert tus.upload(session.endpoint, source, fresh_filesize=source.size) == source.size
+    assert tus_requests(emu_control, emu)[before : before + 3] == [
+        ("PATCH", 400),
+        ("HEAD", 200),
+        ("PATCH", 204),
+    ]
+    assert wait_status(emu_control, emu, session.id) == "done"
+    # At the offset the server holds (0), the same refusal is about something else: it ends the upload.
+    fresh = init(client, emu, source.size)
+    emu_control.set_faults(emu, [{"kind": "error", "status": 400, "method": "PATCH", "times": 1}])
+    before = len(tus_requests(emu_control, emu))
+    with pytest.raises(TusError) as info:
+        tus.upload(fresh.endpoint, source, fresh_filesize=source.size)
+    assert not info.value.retryable and info.value.status == 400
+    assert tus_requests(emu_control, emu)[before:] == [("PATCH", 400), ("HEAD", 200)]

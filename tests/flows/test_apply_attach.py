@@ -58,8 +58,12 @@ def test_attachments_are_sent_once_through_a_lost_answer_and_a_rerun(
     # video is read after the settle time, the call is made again and sends what is missing, once each.
     emu_control.set_faults(emu, [{"kind": "drop_after_commit", "path": "^/v2/init$", "times": 1}])
     ledger = tmp_path / "ledger.db"
+    first = time.time()
     outcome = _apply(tmp_path, emu, [row], ledger)
     assert outcome.exit_code == 0, outcome.reasons
+    # Sessions just opened get their PATCHes with no HEAD before them (the lost init's was never used).
+    sent = [r["method"] for r in upload_requests(emu_control, emu, first) if r["path"] == "endpoint"]
+    assert sent and set(sent) == {"PATCH"}
     expected = sorted([("slides.pdf", slides.stat().st_size), ("notes.txt", len(b"notes " * 5000))])
     assert _materials(emu_control, emu, video_id) == expected
     assert next(v for v in emu_control.videos(emu) if v["id"] == video_id)["additional_materials_enabled"]

@@ -68,6 +68,8 @@ def test_a_cut_replace_upload_resumes_from_the_servers_offset(
     assert {r["status"] for r in after} == {204}
     assert len(after) == math.ceil((size - CHUNK // 2) / CHUNK)
     cut = next(i for i, r in enumerate(sent) if r["dropped"])
+    # The session was just opened: its first PATCH goes without a HEAD; after the cut, the server is asked.
+    assert [r["method"] for r in sent[1 : cut + 1]] == ["PATCH"]
     assert sent[cut + 1]["method"] == "HEAD"  # the server's offset asked for before anything more was sent
     video = next(v for v in wait_done(emu_control, emu) if v["id"] == video_id)
     assert video["md5"] == hashlib.md5(longer.read_bytes()).hexdigest()  # the bytes whole, none twice
