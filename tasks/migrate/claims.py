@@ -4,19 +4,23 @@ believes them (one list call covers up to 100 videos); a forged, early or stale 
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
+from collections.abc import Callable
 
 from connectors.ids import try_normal_id
 from connectors.webhook import WebhookClaim, WebhookReceiver
-from state.machine import UPLOADING
-from tasks.migrate.context import MigrateContext
-from tasks.migrate.readiness import Watcher
+from state.machine import CREATING, PLANNED, PROCESSING, UPLOADED, UPLOADING
+from tasks.migrate.context import WEBHOOK_POLL_SECONDS, MigrateContext
+from tasks.migrate.readiness import PAGE_SIZE, Watcher
 
 log = logging.getLogger(__name__)
 
 #: Claims worth a listing: an end status. Anything else ("processing"...) tells nothing the poll needs.
 CLAIMED = frozenset({"done", "error", "aborted"})
+#: Items whose video may still send a claim: those waiting for it, and those not uploaded yet.
+OWED = (PLANNED, CREATING, UPLOADING, UPLOADED, PROCESSING)
 
 
 def _normal(video_id: str) -> str:
@@ -50,35 +54,109 @@ def start_webhooks(ctx: MigrateContext, listen: str) -> WebhookReceiver:
 class Claims:
     """The claims drained from the receiver that wait for a listing to confirm them.
 
-    take() drains the receiver (the latest claim of a video wins). confirm() lists the claimed videos the run
-    watches, at most once per poll interval (the listing the poll would make, for those videos only: one call
-    while they are among the 100 newest), and the ledger takes what the listing shows, never the claim. A
-    claim about a video this ledger does not hold costs no call; one about a video still uploading waits for
-    its upload to complete; a full poll covers every claim of the videos it lists.
+    take() drains the receiver (the latest claim of a video wins; its wait counts from the first). confirm()
+    lists the claimed videos the run watches, at most once per poll interval (the listing the poll would make,
+    for those videos only: one call while they are among the 100 newest), and the ledger takes what the
+    listing shows, never the claim. due() says when: while creates are owed, for a full page of claims
+    (PAGE_SIZE) that takes no create's slot; after the creates, once the last claims are in; always once the
+    oldest claim has waited wait_bound(). A claim about a video this ledger does not hold costs no call; one
+    about a video still uploading waits for its upload to complete; a full poll covers every claim of the
+    videos it lists.
     """
 
     def __init__(self, ctx: MigrateContext) -> None:
         self.ctx = ctx
         self.pending: dict[str, WebhookClaim] = {}
+        self.since: dict[str, float] = {}  # video id -> when its first pending claim was taken (monotonic)
+        self.last_claim = 0.0  # when the last claim worth a listing was taken (monotonic)
+        self._hold_until = 0.0  # polls wait until then: no unclaimed watched video is older (hold_polls)
 
     def take(self) -> None:
         """The claims that arrived since the last take."""
         receiver = self.ctx.webhooks
         if receiver is None:
             return
+        now = time.monotonic()
         for claim in receiver.drain():
             if claim.status in CLAIMED:
-                self.pending[_normal(claim.video_id)] = claim
+                video_id = _normal(claim.video_id)
+                self.pending[video_id] = claim
+                self.since.setdefault(video_id, now)
+                self.last_claim = now
 
     def covered(self, watcher: Watcher) -> None:
         """A full poll listed every watched video: the claims about them are settled by what it showed."""
         if self.pending:
             self._settle(watcher, self._waiting())
 
-    def due(self, watcher: Watcher, now: float | None = None) -> bool:
-        """Whether claims wait and the poll interval since the last listing has passed."""
+    def wait_bound(self) -> float:
+        """The longest a claim waits for its confirmation to be due: the safety-net poll interval
+        (WEBHOOK_POLL_SECONDS, or the poll interval when longer) and one poll interval (the listing then
+        comes within one more poll interval, the service's spacing of listings, and the limiter's wait)."""
+        return self.safety() + self.ctx.poll_seconds()
+
+    def due(
+        self,
+        watcher: Watcher,
+        now: float | None = None,
+        *,
+        creates_left: Callable[[], int] | None = None,
+        quiet_from: float | None = None,
+    ) -> bool:
+        """Whether to confirm now: claims wait, a poll interval since the last listing has passed, and...
+
+        - while creates are owed (creates_left given: the creates not made yet), more than a poll interval
+          of them at the per-second limit: a full page of claims waits (PAGE_SIZE, those still uploading not
+          counted) and the list takes no slot a create of this minute window wants (the budget left is more
+          than the creates left);
+        - once the last creates will be made within a poll interval, or after them (quiet_from: when the
+          transfers ended, or now while they run): every item not ended (uploading ones included) has a
+          claim, or no claim came for a poll interval since quiet_from and the last claim (the last claims
+          are in: the listing is not spent seconds before them, which the spacing of listings would make
+          cost a poll interval);
+        - else at once;
+        - and, whatever the above, once the oldest claim has waited wait_bound().
+        """
         now = time.monotonic() if now is None else now
-        return bool(self.pending) and now - watcher.last_listing >= self.ctx.poll_seconds()
+        if not self.pending or now - watcher.last_listing < self.ctx.poll_seconds():
+            return False
+        if now - min(self.since.values()) >= self.wait_bound():
+            return True
+        creates = creates_left() if creates_left is not None else 0
+        limiter = self.ctx.client.transport.limiter
+        if creates > limiter.per_second * self.ctx.poll_seconds():
+            return self._full_page() and limiter.budget() > creates
+        if quiet_from is not None and now - max(quiet_from, self.last_claim) < self.ctx.poll_seconds():
+            self._waiting()  # claims about videos of no item of ours do not count
+            return len(self.pending) >= self.ctx.ledger.count(OWED)
+        return True
+
+    def hold_polls(self, watcher: Watcher, now: float | None = None) -> bool:
+        """Whether the watcher's polls wait while claims wait for their confirmation (its listing is near):
+        within the safety-net interval (Claims.safety()) of the last poll (or the run's start), and after it
+        while every watched video without a claim has been watched for less than that interval (no webhook of
+        it can have been lost yet). A video whose webhook was lost is listed within that interval after its
+        upload, or of the last poll."""
+        now = time.monotonic() if now is None else now
+        if not self.pending:
+            return False
+        if now - max(watcher.last_poll, watcher.started) < self.safety() or now < self._hold_until:
+            return True
+        unclaimed = [i for i in watcher.watched() if _normal(i.video_id or "") not in self.pending]
+        ages = [time.time() - i.updated_at.timestamp() if i.updated_at else math.inf for i in unclaimed]
+        if any(age >= self.safety() for age in ages):
+            return False
+        self._hold_until = now + self.safety() - max(ages, default=0.0)
+        return True
+
+    def safety(self) -> float:
+        """The safety-net poll interval (WEBHOOK_POLL_SECONDS, or the poll interval when longer)."""
+        return max(self.ctx.poll_seconds(), WEBHOOK_POLL_SECONDS)
+
+    def _full_page(self) -> bool:
+        if len(self.pending) < PAGE_SIZE:
+            return False
+        return len(self.pending) - len(self._waiting()) >= PAGE_SIZE
 
     def confirm(self, watcher: Watcher) -> list[tuple[str, str, str]]:
         """List the watched videos claims are about; the ledger takes what the listing shows."""
@@ -96,7 +174,7 @@ class Claims:
         Claims about videos this ledger does not hold are dropped here (ignored: no call is spent on them)."""
         owners = self.ctx.ledger.keys_for_videos(list(self.pending))
         for video_id in [v for v in self.pending if v not in owners]:
-            del self.pending[video_id]
+            self._pop(video_id)
             self.ctx.claims_ignored += 1
         return {v for v, key in owners.items() if v in self.pending and self._state(key) == UPLOADING}
 
@@ -109,7 +187,7 @@ class Claims:
         otherwise refuted; claims about videos it did not list and no longer watched are ignored."""
         for video_id in list(self.pending):
             if video_id in watcher.seen:
-                claim = self.pending.pop(video_id)
+                claim = self._pop(video_id)
                 if watcher.seen[video_id] == claim.status:
                     self.ctx.claims_confirmed += 1
                 else:
@@ -117,8 +195,12 @@ class Claims:
                     shown = watcher.seen[video_id]
                     log.info("webhook: %s claimed %s; the service says %s", video_id, claim.status, shown)
             elif video_id not in waiting:
-                del self.pending[video_id]  # an end state already (or gone): nothing to confirm
+                self._pop(video_id)  # an end state already (or gone): nothing to confirm
                 self.ctx.claims_ignored += 1
+
+    def _pop(self, video_id: str) -> WebhookClaim:
+        self.since.pop(video_id, None)
+        return self.pending.pop(video_id)
 
 
 __all__ = ["CLAIMED", "Claims", "start_webhooks"]

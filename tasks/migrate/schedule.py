@@ -95,6 +95,7 @@ class ItemSchedule(Schedule):
         self.settling_since: float | None = None  # when items were first left in creating, nothing running
         self.next_round: float | None = None
         self.next_young = False
+        self.transfers_ended: float | None = None  # when the last transfer ended (claims wait for the last)
 
     def collect(self) -> None:
         """The batches still running (of those running a round ago: the run's every batch would be O(run))."""
@@ -148,21 +149,32 @@ class ItemSchedule(Schedule):
             self.running.append(handle)
 
     def poll_what_waits(self) -> None:
-        """One listing of the destination when the watcher says a poll is due; else, when webhook claims wait
-        and a poll interval has passed since the last listing, one listing of the videos they are about."""
+        """One listing of the destination when the watcher says a poll is due (and no webhook claims wait for
+        theirs: Claims.hold_polls); else, when webhook claims are due (Claims.due), one listing of the videos
+        they are about."""
         # A count each round; the watched items themselves are read only by a poll (and by the poll's timing
         # once the creates are over): reading them every round cost O(run) per round while creates hold polls.
         self.watched = self.watcher.watching()
         self.claims.take()
         uploading = not self._idle()
+        if uploading:
+            self.transfers_ended = None
+        elif self.transfers_ended is None:
+            self.transfers_ended = time.monotonic()
         count_creates = functools.partial(_creates_left, self.ctx, uploading)
-        if self.watched and self.watcher.due(
-            self.watcher.watched, creates_left=count_creates, uploading=uploading
+        if (
+            self.watched
+            and not self.claims.hold_polls(self.watcher)
+            and self.watcher.due(self.watcher.watched, creates_left=count_creates, uploading=uploading)
         ):
             if _listed(self.ctx, self.watcher.poll_once):
                 self.claims.covered(self.watcher)
             self.watched = self.watcher.watching()
-        elif self.claims.due(self.watcher):
+        elif self.claims.due(
+            self.watcher,
+            creates_left=count_creates if uploading else None,
+            quiet_from=time.monotonic() if uploading else self.transfers_ended,
+        ):
             _listed(self.ctx, lambda: self.claims.confirm(self.watcher))
             self.watched = self.watcher.watching()
 

@@ -60,6 +60,31 @@ def test_webhooks_carry_readiness(
     assert len([c for c in calls if c["path"] == "/v2/init"]) == 5
 
 
+def test_claims_are_confirmed_in_batches_not_per_arrival(
+    tmp_path: Path,
+    emu: Workspace,
+    emu_control: EmulatorControl,
+    clip_factory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Twelve videos whose claims arrive one by one, a listing allowed every 0.2 s: they are confirmed
+    together (tasks/migrate/claims.Claims.due), not by a listing per arrival."""
+    listen = _hooked(emu, emu_control, monkeypatch)
+    emu_control.set_poll_rule(emu, 0.2)  # a listing allowed every 0.2 s: one per arrival would be possible
+    emu_control.set_processing(emu, "timed", 0.5)
+    inventory = write_inventory(tmp_path / "inv.csv", clip_rows(clip_factory, 12, metadata=False))
+    mark = time.time()
+    opts = options(inventory, emu, tmp_path, webhook_listen=listen, transfers=1)  # claims come one by one
+    outcome = run_migration(opts, settings_for(emu))
+    assert outcome.exit_code == 0, outcome.reasons
+    calls = api_calls(emu_control, emu, since=mark)
+    lists = [c for c in calls if c["method"] == "GET" and c["path"] == "/v1/videos"]
+    # One preflight list, at most one poll before the first claim came, one listing of all twelve claims.
+    assert len(lists) <= 3, [round(c["time"] - mark, 2) for c in lists]
+    assert len([c for c in calls if c["path"] == "/v2/init"]) == 12
+    assert outcome.summary["counts"]["finished"] == 12
+
+
 #: Every false claim the emulator can forge, and every credential it can forge it with.
 CLAIMS = ("done-processing", "done-unknown", "error-done")
 AUTHS = ("none", "wrong", "configured")

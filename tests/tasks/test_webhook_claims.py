@@ -148,3 +148,47 @@ def test_a_lost_done_webhook_costs_at_most_the_safety_net_poll_interval(
         receiver.stop()
         client.close()
         ledger.close()
+
+
+def test_a_claim_waits_for_a_full_page_while_creates_are_owed_never_past_its_bound(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory: Any
+) -> None:
+    """While many creates are owed a lone claim waits for a full page of them (a list now would take a
+    create's slot), but never past Claims.wait_bound(); once nothing is owed it is confirmed at once."""
+    emu_control.set_processing(emu, "manual")
+    ledger = Ledger.open(tmp_path / "l.db")
+    run_id = ledger.start_run("test", {})
+    client = VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=ApiRateLimiter.memory())
+    ctx = MigrateContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id, poll_interval=5.0)
+    ledger.plan([spec("a", 1, source=str(clip_factory(0.5)), title="a", parent_id=emu.project_id)], run_id)
+    receiver = start_webhooks(ctx, "127.0.0.1:0")
+    emu_control.set_webhook(emu, receiver.url)
+    try:
+        assert transfer_item(ctx, "a") == "uploaded"
+        video_id = ledger.get("a").video_id  # type: ignore[union-attr]
+        watcher, claims = Watcher(ctx), Claims(ctx)
+        emu_control.set_video_status(emu, video_id or "", "done")
+
+        def arrived() -> bool:
+            claims.take()
+            return bool(claims.pending)
+
+        poll(arrived, 10, "the service's webhook")
+        since = claims.since[video_id or ""]
+        assert claims.wait_bound() == WEBHOOK_POLL_SECONDS + 5.0
+        owed = 1000  # creates not made yet: more than a poll interval of them at the per-second limit
+
+        def due(at: float, **kw: Any) -> bool:
+            return claims.due(watcher, now=since + at, **kw)
+
+        assert not due(1.0, creates_left=lambda: owed)
+        assert not due(claims.wait_bound() - 0.01, creates_left=lambda: owed)
+        assert due(claims.wait_bound(), creates_left=lambda: owed)  # the bound, whatever is owed
+        assert due(1.0)  # nothing owed: at once
+        # After the transfers, the only item has its claim: confirmed at once; the listing says done.
+        assert due(1.0, quiet_from=since)
+        assert claims.confirm(watcher) == [("a", "uploaded", "done")] and ctx.claims_confirmed == 1
+    finally:
+        receiver.stop()
+        client.close()
+        ledger.close()
