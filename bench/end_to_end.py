@@ -31,7 +31,7 @@ PATHS = {
     "plain": "--no-prefect",
     "prefect": "through Prefect, a Prefect server already running (PREFECT_API_URL)",
     "prefect_temporary": "through Prefect with its temporary server (the CLI default, no PREFECT_API_URL)",
-    "webhooks": "--no-prefect --webhook-listen (statuses by webhook: no list call is needed)",
+    "webhooks": "--no-prefect --webhook-listen (statuses by webhook, claims confirmed by listing)",
 }
 
 
