@@ -4,7 +4,7 @@ Jobs (JSON on stdin): {"job": "migrate" | "apply" | "archive" | "backup", "optio
 (settings from VIDEOFERRY_* in the environment, S3 endpoint from AWS_ENDPOINT_URL) or {"job": "plan",
 "inventory", "ledger"}.
 The last stdout line is JSON: peak_rss and baseline_rss in bytes (baseline: after imports, before the
-job), seconds, cpu_seconds (migrate, apply: the job's own CPU, imports excluded), and what the job reports.
+job), seconds, cpu_seconds (the job's own CPU, imports excluded; not for plan), and what the job reports.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import json
 import resource
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,50 +44,6 @@ def _cpu_now() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _migrate(spec: dict[str, Any]) -> dict[str, Any]:
-    from connectors.config import Settings
-    from flows.migrate.options import MigrateOptions
-    from flows.migrate.runner import run_migration
-
-    opts = MigrateOptions(**spec["options"])
-    settings = Settings.from_env()
-    baseline = _rss_now()
-    cpu = _cpu_now()
-    started = time.perf_counter()
-    outcome = run_migration(opts, settings)
-    seconds = time.perf_counter() - started
-    summary = outcome.summary
-    return {
-        "baseline_rss": baseline,
-        "seconds": seconds,
-        "cpu_seconds": _cpu_now() - cpu,
-        "bytes_uploaded": int(summary.get("bytes_uploaded") or 0),
-        "counts": summary.get("counts", {}),
-        "reasons": outcome.reasons[:5],
-    }
-
-
-def _apply(spec: dict[str, Any]) -> dict[str, Any]:
-    from connectors.config import Settings
-    from flows.apply.options import ApplyOptions
-    from flows.apply.runner import run_apply
-
-    opts = ApplyOptions(**spec["options"])
-    settings = Settings.from_env()
-    baseline = _rss_now()
-    cpu = _cpu_now()
-    started = time.perf_counter()
-    outcome = run_apply(opts, settings)
-    return {
-        "baseline_rss": baseline,
-        "seconds": time.perf_counter() - started,
-        "cpu_seconds": _cpu_now() - cpu,
-        "exit_code": outcome.exit_code,
-        "counts": dict(outcome.counts),
-        "reasons": (outcome.reasons + outcome.refused)[:5],
-    }
-
-
 def _plan(spec: dict[str, Any]) -> dict[str, Any]:
     from state.ledger import Ledger
     from tasks.migrate.plan import read_plan, store_plan
@@ -110,15 +67,44 @@ def _plan(spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-#: The copy jobs a child can run: (their options class, their plain runner), "module:attribute".
-COPY_JOBS = {
-    "archive": ("flows.archive.options:ArchiveOptions", "flows.archive.runner:run_archive"),
-    "backup": ("flows.backup.options:BackupOptions", "flows.backup.runner:run_backup"),
+def _migrate_details(outcome: Any) -> dict[str, Any]:
+    summary = outcome.summary
+    return {
+        "bytes_uploaded": int(summary.get("bytes_uploaded") or 0),
+        "counts": summary.get("counts", {}),
+        "reasons": outcome.reasons[:5],
+    }
+
+
+def _apply_details(outcome: Any) -> dict[str, Any]:
+    return {
+        "exit_code": outcome.exit_code,
+        "counts": dict(outcome.counts),
+        "reasons": (outcome.reasons + outcome.refused)[:5],
+    }
+
+
+def _copy_details(outcome: Any) -> dict[str, Any]:
+    return {"exit_code": outcome.exit_code, "bytes": outcome.bytes, "reasons": outcome.reasons[:5]}
+
+
+#: The jobs a child runs through their plain runner: options class, runner ("module:attribute"), and what
+#: of the outcome the result carries.
+RUNNERS: dict[str, tuple[str, str, Callable[[Any], dict[str, Any]]]] = {
+    "migrate": (
+        "flows.migrate.options:MigrateOptions",
+        "flows.migrate.runner:run_migration",
+        _migrate_details,
+    ),
+    "apply": ("flows.apply.options:ApplyOptions", "flows.apply.runner:run_apply", _apply_details),
+    "archive": ("flows.archive.options:ArchiveOptions", "flows.archive.runner:run_archive", _copy_details),
+    "backup": ("flows.backup.options:BackupOptions", "flows.backup.runner:run_backup", _copy_details),
 }
 
 
-def _copy(spec: dict[str, Any]) -> dict[str, Any]:
-    """An archive or backup run (its options from the spec, settings from the environment)."""
+def _run(spec: dict[str, Any]) -> dict[str, Any]:
+    """One job's run (its options from the spec, settings from the environment): seconds and CPU from the
+    runner's call to its return, with what RUNNERS says the job reports."""
     import importlib
 
     from connectors.config import Settings
@@ -127,22 +113,22 @@ def _copy(spec: dict[str, Any]) -> dict[str, Any]:
         module, _, attribute = path.partition(":")
         return getattr(importlib.import_module(module), attribute)
 
-    declaration, runner = (load(path) for path in COPY_JOBS[spec["job"]])
-    opts = declaration(**spec["options"])
+    declaration, runner, details = RUNNERS[spec["job"]]
+    opts = load(declaration)(**spec["options"])
     settings = Settings.from_env()
     baseline = _rss_now()
+    cpu = _cpu_now()
     started = time.perf_counter()
-    outcome = runner(opts, settings)
+    outcome = load(runner)(opts, settings)
     return {
         "baseline_rss": baseline,
         "seconds": time.perf_counter() - started,
-        "exit_code": outcome.exit_code,
-        "bytes": outcome.bytes,
-        "reasons": outcome.reasons[:5],
+        "cpu_seconds": _cpu_now() - cpu,
+        **details(outcome),
     }
 
 
-JOBS = {"migrate": _migrate, "apply": _apply, "plan": _plan, "archive": _copy, "backup": _copy}
+JOBS = {"plan": _plan, **{name: _run for name in RUNNERS}}
 
 
 def measure(
