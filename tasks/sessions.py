@@ -30,18 +30,10 @@ class UploadStopped(Exception):
 
 
 def send_by_tus(
-    client: VideoClient,
-    endpoint: str,
-    source: ByteSource,
-    *,
-    filesize: int,
-    what: str,
-    chunk_size: int,
-    stop: Stop,
+    client: VideoClient, endpoint: str, source: ByteSource, *, what: str, chunk_size: int, stop: Stop
 ) -> None:
-    """A file to the address the caller's init just opened (declaring `filesize`), by tus: no HEAD first
-    (nothing was sent to it yet; a size other than the source's is refused), resumed from the server's
-    offset after a cut.
+    """A file to the address the caller's init just opened for it (declaring the source's size), by tus: no
+    HEAD first (nothing was sent to it yet), resumed from the server's offset after a cut.
 
     A failure that leaves unknown whether the last byte arrived is UnknownOutcomeError; a refusal stays a
     TusError (a VideoApiError); the run's stop ends it between two chunks (UploadStopped).
@@ -53,7 +45,7 @@ def send_by_tus(
 
     try:
         with TusUpload.from_transport(client.transport, chunk_size=chunk_size) as tus:
-            tus.upload(endpoint, source, on_progress=on_progress, fresh_filesize=filesize)
+            tus.upload(endpoint, source, on_progress=on_progress, fresh_filesize=source.size)
     except TusError as exc:
         if not (exc.retryable or isinstance(exc, TusEndpointGoneError)):
             raise
@@ -125,14 +117,6 @@ def attach_files(
             done.present.append(name)
             continue
         session = client.uploads.init_attachment(video_id=video_id, filesize=source.size, filename=name)
-        send_by_tus(
-            client,
-            session.endpoint,
-            source,
-            filesize=source.size,
-            what="attachment",
-            chunk_size=chunk_size,
-            stop=stop,
-        )
+        send_by_tus(client, session.endpoint, source, what="attachment", chunk_size=chunk_size, stop=stop)
         done.sent.append(name)
     return done

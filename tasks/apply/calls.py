@@ -164,7 +164,6 @@ def _replace(ctx: ApplyContext, params: ReplaceParams, video_id: str) -> Called:
                 ctx.client,
                 session.endpoint,
                 source,
-                filesize=source.size,
                 what="replace",
                 chunk_size=ctx.chunk_size,
                 stop=ctx.abort,
