@@ -68,7 +68,7 @@ class Watcher:
 
     def due(
         self,
-        watched: list[Item] | Callable[[], list[Item]],
+        watched: Callable[[], list[Item]],
         *,
         creates_left: Callable[[], int],
         uploading: bool,
@@ -76,7 +76,7 @@ class Watcher:
     ) -> bool:
         """Whether to poll now (`now`: time.monotonic()); never twice within the poll interval.
 
-        watched: the watched items, or how to read them (read only when the youngest upload's end decides).
+        watched: how to read the watched items (read only when the youngest upload's end decides).
         creates_left: counts the items whose create is not answered yet (asked only once the interval has
         passed: a ledger query); uploading: transfers still running. While
         creates are left, only when the poll takes no slot a create will want (see BUSY_POLL_SECONDS). After
@@ -100,7 +100,7 @@ class Watcher:
 
     def _hold(
         self,
-        watched: list[Item] | Callable[[], list[Item]],
+        watched: Callable[[], list[Item]],
         count_creates: Callable[[], int],
         uploading: bool,
         now: float,
@@ -128,10 +128,8 @@ class Watcher:
         if uploading:
             youngest = time.time()
         else:
-            items = watched() if callable(watched) else watched
-            youngest = max(
-                (i.updated_at.timestamp() for i in items if i.state == UPLOADED and i.updated_at), default=0.0
-            )
+            ended = [i.updated_at.timestamp() for i in watched() if i.state == UPLOADED and i.updated_at]
+            youngest = max(ended, default=0.0)
         return youngest + self.latency > time.time()
 
     def _learn_latency(self, before: list[Item], changed: list[tuple[str, str, str]]) -> None:

@@ -137,7 +137,7 @@ def test_a_lost_done_webhook_costs_at_most_the_safety_net_poll_interval(
         since = max(watcher.last_poll, watcher.started)
 
         def due(at: float) -> bool:
-            return watcher.due(watched, creates_left=lambda: 0, uploading=False, now=since + at)
+            return watcher.due(lambda: watched, creates_left=lambda: 0, uploading=False, now=since + at)
 
         assert not due(WEBHOOK_POLL_SECONDS - 1)  # the safety net, not a poll per interval
         assert due(WEBHOOK_POLL_SECONDS + 0.01)
