@@ -187,7 +187,9 @@ def test_qos_windows_and_errors(events: LiveEvents, ws: Workspace, emu_control: 
     minutes = events.qos(event.id, group_time=timedelta(minutes=1))
     assert 2 <= len(minutes.qos) <= 3
     samples = [r.timestamp for r in report.qos if r.timestamp is not None]
-    narrow = events.qos(event.id, from_=samples[1], to=samples[1] + timedelta(seconds=29))
+    # one 30 s bucket: its one sample lies in [start, start + 30 s), anywhere to the microsecond, and
+    # `to` goes out in whole seconds, rounded up, inclusive: start + 29 s would miss a sample at 29.x s
+    narrow = events.qos(event.id, from_=samples[1], to=samples[1] + timedelta(seconds=30, microseconds=-1))
     assert [r.timestamp for r in narrow.qos] == [samples[1]]
     today = datetime.now(UTC).date() - timedelta(days=1)  # a date is midnight UTC
     by_day = events.qos(event.id, from_=today, to=datetime.now(UTC) + timedelta(minutes=1))
