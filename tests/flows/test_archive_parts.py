@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
+import zlib
 from datetime import UTC, datetime, timedelta
 
 import boto3
@@ -37,7 +39,14 @@ def test_multipart_writer_sends_parts_while_bytes_arrive_with_bounded_memory(
     assert 1 <= peak_parts <= 2 and writer.buffers <= 3
     body = client.get_object(Bucket=s3_bucket, Key="a/big.mp4")["Body"].read()
     assert hashlib.md5(body).hexdigest() == digest.hexdigest()
-    assert client.head_object(Bucket=s3_bucket, Key="a/big.mp4")["ETag"].strip('"').endswith("-6")
+    head = client.head_object(Bucket=s3_bucket, Key="a/big.mp4", ChecksumMode="ENABLED")
+    assert head["ETag"].strip('"').endswith("-6")
+    # Each part went with its CRC32, declared at creation: S3 keeps the composite of the six (and checked
+    # each on arrival), not a full-object checksum it would compute over the whole object at completion.
+    parts = [b"".join([chunk] * 26)[i : i + MIN_PART_SIZE] for i in range(0, 26 * len(chunk), MIN_PART_SIZE)]
+    crcs = b"".join(zlib.crc32(p).to_bytes(4, "big") for p in parts)
+    composite = base64.b64encode(zlib.crc32(crcs).to_bytes(4, "big")).decode()
+    assert head["ChecksumCRC32"].removesuffix("-6") == composite  # S3 adds the part count, moto does not
     assert open_uploads(client, s3_bucket, "a/big.mp4") == []
     with pytest.raises(ValueError):
         MultipartWriter(client, s3_bucket, "x", in_flight=0)
