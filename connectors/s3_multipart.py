@@ -15,7 +15,8 @@ MIN_PART_SIZE = 5 * 1024 * 1024
 DEFAULT_PART_SIZE = 8 * 1024 * 1024
 #: Parts being sent at once by default: the bytes keep arriving while they go. boto3's transfer manager sends
 #: 10; here 10 was no faster (512 MiB from the emulator into moto, alternating rounds against boto3's threaded
-#: copy: 0.78 archive / 0.76 backup with 10, 0.81 / 0.86 with 4) and holds 6 more part buffers (issue 30).
+#: copy, before PART_CHECKSUM: 0.78 archive / 0.76 backup with 10, 0.81 / 0.86 with 4) and holds 6 more part
+#: buffers (issue 30). With PART_CHECKSUM and 4: 0.97 / 1.00 (bench/RESULTS.md).
 DEFAULT_IN_FLIGHT = 4
 #: The checksum S3 keeps of each part and checks on arrival (botocore computes it as it sends a part), declared
 #: when the upload is created, as boto3's own transfer manager does: with none declared, S3 (and moto) make a
