@@ -136,10 +136,15 @@ class Claims:
         within the safety-net interval (Claims.safety()) of the last poll (or the run's start), and after it
         while every watched video without a claim has been watched for less than that interval (no webhook of
         it can have been lost yet). A video whose webhook was lost is listed within that interval after its
-        upload, or of the last poll."""
+        upload, or of the last poll. Before the run's first claim, they wait until the first watched video
+        has waited one poll interval: none of its webhooks can be late before then (a poll sooner would
+        only learn what the webhooks are about to say; when none ever come, polling starts that much later).
+        """
         now = time.monotonic() if now is None else now
         if not self.pending:
-            return False
+            first = watcher.first_watched
+            before_any = self.ctx.webhooks is not None and self.last_claim == 0.0
+            return before_any and first is not None and now - first < self.ctx.poll_seconds()
         if now - max(watcher.last_poll, watcher.started) < self.safety() or now < self._hold_until:
             return True
         unclaimed = [i for i in watcher.watched() if _normal(i.video_id or "") not in self.pending]

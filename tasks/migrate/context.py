@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from connectors.config import DEFAULT_CHUNK_SIZE
 from connectors.errors import AuthError, TransportError, UnknownOutcomeError, VideoApiError
+from connectors.ids import same_id
 from connectors.retry import describe_failure
 from state.machine import DONE, FAILED
 from tasks.exactly_once import error_code
@@ -15,6 +16,7 @@ from tasks.stop import Outage, Stop, outage_seconds
 
 if TYPE_CHECKING:
     from connectors.client import VideoClient
+    from connectors.models import Video
     from connectors.s3 import S3Config
     from connectors.tus import TusUpload
     from connectors.webhook import WebhookReceiver
@@ -24,6 +26,15 @@ if TYPE_CHECKING:
 
 #: Poll interval once webhooks carry the news (polls remain a safety net).
 WEBHOOK_POLL_SECONDS = 60.0
+
+#: How the videos of a parent id are listed: a project's by project_id, a folder's by folder_id.
+Scope = Literal["project_id", "folder_id"]
+
+
+def scope_of(parent: str, video: Video) -> Scope:
+    """How parent is listed, told by one of its videos: folder_id when the video sits in that folder."""
+    in_folder = video.folder_id is not None and same_id(parent, video.folder_id)
+    return "folder_id" if in_folder and not same_id(parent, video.project_id) else "project_id"
 
 
 @dataclass
@@ -74,6 +85,9 @@ class MigrateContext:
     shared_titles: frozenset[tuple[str, str]] | None = None
     #: Whether init answers name the video (True) or an upload session (False); learned once per run.
     init_id_is_video: bool | None = None
+    #: parent id -> how its videos are listed (learned once per parent: from the GET that learns what init
+    #: ids name, else from one GET by the first listing: readiness.Watcher).
+    scopes: dict[str, Scope] = field(default_factory=dict)
     #: The webhook receiver when --webhook-listen is on (polls slow down only once a claim was confirmed).
     webhooks: WebhookReceiver | None = None
     #: Webhook claims a listing confirmed (the service showed the claimed status), refuted (it showed

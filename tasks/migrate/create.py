@@ -26,7 +26,7 @@ from state.machine import CREATING
 from state.models import Item
 from tasks.exactly_once import Intent, NotMade, exactly_once, settle
 from tasks.lookup import is_shared, shared_titles
-from tasks.migrate.context import MigrateContext
+from tasks.migrate.context import MigrateContext, scope_of
 from tasks.migrate.reconcile import adopt_found, api_failure, create_intent, fail_item, item_lookup, reload
 from tasks.migrate.upload import open_bytes
 
@@ -65,11 +65,13 @@ def create_title(ctx: MigrateContext, item: Item, mode: Via) -> str:
     return title
 
 
-def learn_init_ids(ctx: MigrateContext, init_id: str, sent_title: str) -> str | None:
+def learn_init_ids(ctx: MigrateContext, init_id: str, sent_title: str, parent: str) -> str | None:
     """The video id an init answer names, or None when the service's init id is an upload session's.
 
     Learned once per run with one GET of the first answer's id (spec 2.14 calls the answer a session): a 404
-    means init ids are not video ids, and every item's video is then found by listing after its upload.
+    means init ids are not video ids, and every item's video is then found by listing after its upload. The
+    video that GET shows also tells how its parent is listed (context.scope_of), which the first listing
+    would otherwise spend a GET of its own on.
     """
     with ctx.init_lock:
         if ctx.init_id_is_video is None:
@@ -77,6 +79,8 @@ def learn_init_ids(ctx: MigrateContext, init_id: str, sent_title: str) -> str | 
             try:
                 video = ctx.client.videos.get(init_id)
                 ctx.init_id_is_video = video.title is None or same_title(sent_title, video.title)
+                if ctx.init_id_is_video and parent and parent not in ctx.scopes:
+                    ctx.scopes[parent] = scope_of(parent, video)
             except NotFoundError:
                 ctx.init_id_is_video = False
             except VideoApiError as exc:
@@ -202,7 +206,7 @@ def _create(
 
 def _create_tus(ctx: MigrateContext, item: Item, title: str, source: ByteSource) -> None:
     def started(session: Any) -> None:
-        video_id = learn_init_ids(ctx, session.id, title)
+        video_id = learn_init_ids(ctx, session.id, title, item.spec.parent_id or "")
         ctx.ledger.create_started_upload(item.key, ctx.run_id, video_id, session.endpoint, source.size)
         ctx.fresh_uploads.add(item.key)
 

@@ -7,7 +7,6 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from datetime import datetime
-from typing import Literal
 
 from connectors.errors import NotFoundError
 from connectors.ids import same_id
@@ -16,7 +15,7 @@ from core.tidy import same_title
 from state.errors import LedgerError
 from state.machine import PROCESSING, UPLOADED
 from state.models import Item
-from tasks.migrate.context import MigrateContext
+from tasks.migrate.context import MigrateContext, Scope, scope_of
 from tasks.migrate.finish import warn_if_cut
 from tasks.migrate.reconcile import lower_bound
 
@@ -35,15 +34,11 @@ BUSY_POLL_SECONDS = 300.0
 LATENCY_SAMPLES = 3
 LATENCY_MARGIN = 1.25
 
-Scope = Literal["project_id", "folder_id"]
-
-
 class Watcher:
     """Polls the destination lists at most once per poll interval and records terminal statuses."""
 
     def __init__(self, ctx: MigrateContext) -> None:
         self.ctx = ctx
-        self.scopes: dict[str, Scope | None] = {}
         self.polls = 0
         self.list_calls = 0
         self.last_poll = 0.0  # the last poll of every watched video
@@ -51,6 +46,7 @@ class Watcher:
         #: What the last listing showed: video id -> status (it confirms the claims it agrees with).
         self.seen: dict[str, str] = {}
         self.started = time.monotonic()
+        self.first_watched: float | None = None  # when watching() first counted a watched item
         #: The shortest time seen from an upload's end to the poll that found its video terminal (seconds; an
         #: estimate of processing from above), None until a video was seen ending.
         self.latency: float | None = None
@@ -64,7 +60,10 @@ class Watcher:
 
     def watching(self) -> int:
         """How many items watched() holds, without reading them (every round asks; a poll reads them)."""
-        return self.ctx.ledger.count(WATCH_STATES)
+        count = self.ctx.ledger.count(WATCH_STATES)
+        if count and self.first_watched is None:
+            self.first_watched = time.monotonic()
+        return count
 
     def due(
         self,
@@ -208,10 +207,10 @@ class Watcher:
 
     def _list_parent(self, parent: str, group: list[Item], oldest: datetime | None) -> dict[str, str]:
         ids = sorted(i.video_id for i in group if i.video_id)
-        scope = self.scopes.get(parent)
+        scope = self.ctx.scopes.get(parent)
         if parent and scope is None and ids:
             scope = self._scope_of(parent, ids[0])
-            self.scopes[parent] = scope
+            self.ctx.scopes[parent] = scope
         return self._list_scope(scope if parent else None, parent, group, oldest)
 
     def _scope_of(self, parent: str, video_id: str) -> Scope:
@@ -220,7 +219,7 @@ class Watcher:
             video = self.ctx.client.videos.get(video_id)
         except NotFoundError:
             return "project_id"  # that video is gone; _get_one reports it
-        return "folder_id" if video.folder_id == parent and video.project_id != parent else "project_id"
+        return scope_of(parent, video)
 
     def _list_scope(
         self, scope: Scope | None, parent: str, group: list[Item], oldest: datetime | None

@@ -16,7 +16,7 @@ from tasks.migrate.context import MigrateContext
 from tasks.migrate.readiness import Watcher
 from tasks.migrate.transfer import transfer_item
 from tests.fixtures.emulator import fast_polls
-from tests.flows.helpers import clip_rows, options, settings_for, write_inventory
+from tests.flows.helpers import api_calls, clip_rows, options, settings_for, write_inventory
 from tests.state.helpers import spec
 
 
@@ -33,6 +33,9 @@ def test_a_folder_as_parent(
     outcome = run_migration(options(inventory, emu, tmp_path, parent_id=emu.folder_id), settings_for(emu))
     assert outcome.exit_code == 0, outcome.reasons
     assert {v["folder_id"] for v in emu_control.videos(emu)} == {emu.folder_id}
+    # The one GET that learned what init ids name told that the parent is a folder: no GET more for that
+    gets = [e for e in api_calls(emu_control, emu) if e["method"] == "GET" and e["path"].count("/") == 3]
+    assert len(gets) == 1
 
 
 def test_watched_video_behind_a_full_page_of_newer_ones(
@@ -61,7 +64,7 @@ def test_watched_video_behind_a_full_page_of_newer_ones(
         changed = watcher.poll_once()
         assert changed == [("ours", "uploaded", "done")]
         assert watcher.list_calls == 2  # the newest page, then the one holding ours
-        assert watcher.scopes == {emu.project_id: "project_id"}
+        assert ctx.scopes == {emu.project_id: "project_id"}  # learned by the GET that learned init ids
     finally:
         ledger.finish_run(run_id, "done")
         ledger.close()

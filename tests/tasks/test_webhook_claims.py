@@ -192,3 +192,37 @@ def test_a_claim_waits_for_a_full_page_while_creates_are_owed_never_past_its_bou
         receiver.stop()
         client.close()
         ledger.close()
+
+
+def test_before_the_first_claim_polls_wait_one_interval_from_the_first_watched_video(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory: Any
+) -> None:
+    """With webhooks on, a poll before the first watched video has waited one poll interval could only learn
+    what its webhook is about to say: polls wait that long, then poll as usual while no claim came; without a
+    receiver they never wait."""
+    emu_control.set_processing(emu, "manual")
+    ledger = Ledger.open(tmp_path / "l.db")
+    run_id = ledger.start_run("test", {})
+    client = VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=ApiRateLimiter.memory())
+    ctx = MigrateContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id, poll_interval=5.0)
+    ledger.plan(
+        [spec("a", 1, source=str(clip_factory(0.5)), title="a", parent_id=emu.project_id, via="tus")], run_id
+    )
+    try:
+        assert transfer_item(ctx, "a") == "uploaded"
+        watcher, claims = Watcher(ctx), Claims(ctx)
+        assert watcher.first_watched is None and watcher.watching() == 1
+        first = watcher.first_watched
+        assert first is not None
+        assert not claims.hold_polls(watcher, now=first + 1.0)  # no receiver: polls as they come
+        receiver = start_webhooks(ctx, "127.0.0.1:0")
+        try:
+            assert claims.hold_polls(watcher, now=first + 4.9)
+            assert not claims.hold_polls(watcher, now=first + 5.01)  # no webhook yet: polling takes over
+            claims.last_claim = first + 2.0  # a claim came (and was settled): the usual rules from then on
+            assert not claims.hold_polls(watcher, now=first + 3.0)
+        finally:
+            receiver.stop()
+    finally:
+        client.close()
+        ledger.close()
