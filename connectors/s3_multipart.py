@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from botocore.exceptions import ClientError
 
@@ -18,10 +18,10 @@ DEFAULT_PART_SIZE = 8 * 1024 * 1024
 #: copy, before PART_CHECKSUM: 0.78 archive / 0.76 backup with 10, 0.81 / 0.86 with 4) and holds 6 more part
 #: buffers (issue 30). With PART_CHECKSUM and 4: 0.97 / 1.00 (bench/RESULTS.md).
 DEFAULT_IN_FLIGHT = 4
-#: The checksum S3 keeps of each part and checks on arrival (botocore computes it as it sends a part), declared
-#: when the upload is created, as boto3's own transfer manager does: with none declared, S3 (and moto) make a
-#: full-object CRC64NVME of the whole object at completion (moto: over a second more per 512 MiB, issue 30).
-PART_CHECKSUM = "CRC32"
+#: The checksum S3 keeps of each part and checks on arrival (botocore computes it as it sends a part),
+#: declared when the upload is created, as boto3's own transfer manager does: with none declared, S3 (and
+#: moto) make a full-object CRC64NVME of the whole object at completion (moto: 2 s more a 512 MiB copy).
+PART_CHECKSUM: Final = "CRC32"
 
 __all__ = [
     "MultipartWriter",
