@@ -6,14 +6,15 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 from connectors.errors import NotFoundError
 from connectors.ids import same_id
-from connectors.models import Video
+from connectors.models import Video, VideoPage
 from core.tidy import same_title
 from state.errors import LedgerError
-from state.machine import PROCESSING, UPLOADED
+from state.machine import CREATING, PLANNED, PROCESSING, UPLOADED, UPLOADING
 from state.models import Item
 from tasks.migrate.context import MigrateContext, Scope, scope_of
 from tasks.migrate.finish import warn_if_cut
@@ -25,6 +26,12 @@ log = logging.getLogger(__name__)
 PAGE_SIZE = 100
 #: Items the service reports on after their upload is complete.
 WATCH_STATES = (UPLOADED, PROCESSING)
+#: Items whose video may still be made (a create to send, or an upload the service may make it from): while
+#: any is left, new videos can come on top of the newest-first listing and its pages are asked one by one.
+MAKING = (PLANNED, CREATING, UPLOADING)
+#: Pages of one listing asked at once once nothing of ours is being made: the last poll of a big run lists
+#: many pages (25 of a 3000-item run, 1.5 s one after the other: most of its tail after the last create).
+PAGES_AT_ONCE = 4
 #: While creates are still to be made, a status poll comes only when the per-minute budget left covers the
 #: creates the window will still see (those left, at most as many as the last minute sent) and the poll: in a
 #: run the limits bind, a poll then would push a create past the window (a minute at the real limits) and
@@ -33,6 +40,7 @@ BUSY_POLL_SECONDS = 300.0
 #: A poll tells the processing time once it finds this many videos ended (fewer: the poll came long after).
 LATENCY_SAMPLES = 3
 LATENCY_MARGIN = 1.25
+
 
 class Watcher:
     """Polls the destination lists at most once per poll interval and records terminal statuses."""
@@ -234,32 +242,53 @@ class Watcher:
         wanted = {i.video_id for i in group if i.video_id}
         unknown = [i for i in group if not i.video_id]
         found: dict[str, str] = {}
-        page = 1
+        filters: dict[str, str] = {scope: parent} if scope else {}
+        settled = self.ctx.ledger.count(MAKING) == 0  # no video of ours can appear above the pages now
+        page, size, pages = 1, PAGE_SIZE, None
         while True:
-            filters = {scope: parent} if scope else {}
+            # The first page alone (it tells the page size and the total); then, once nothing of ours is
+            # being made, up to PAGES_AT_ONCE at once, never more than the unseen videos fill or the total
+            # holds: pages the one-by-one walk would not ask are asked only when watched videos are missing.
+            left = len(wanted) - len(found) + len(unknown)
+            wave = 1 if page == 1 or not settled else max(1, min(PAGES_AT_ONCE, -(-left // size)))
+            if pages is not None:
+                wave = max(1, min(wave, pages - page + 1))
+            for result, answered in self._pages(filters, range(page, page + wave)):
+                self.list_calls += 1
+                for video in result.items:
+                    if video.id not in wanted and unknown:
+                        self._learn_id(unknown, video, parent)
+                    if video.id in wanted and video.status:
+                        found[video.id] = video.status
+                        self._seen_at[video.id] = answered
+                        if video.title is not None:
+                            self._titles[video.id] = video.title
+                size = result.pagination.per_page or len(result.items) or size
+                total = result.pagination.total
+                pages = -(-total // size) if total is not None and size else None
+                if len(found) == len(wanted) and not unknown:
+                    return found
+                if not result.items or len(result.items) < size or (pages is not None and page >= pages):
+                    return found
+                last = result.items[-1].created_at
+                if oldest is not None and last is not None and last < oldest:
+                    return found  # older than every create of ours: the rest are not in this listing
+                page += 1
+
+    def _pages(self, filters: dict[str, str], numbers: range) -> list[tuple[VideoPage, float]]:
+        """These pages of the newest-first listing, each with when it answered (no video a page shows
+        terminal became so later); several at once on threads of their own (the limiter paces them)."""
+
+        def one(number: int) -> tuple[VideoPage, float]:
             result = self.ctx.client.videos.list(
-                order="created_at.desc", page=page, per_page=PAGE_SIZE, **filters
+                order="created_at.desc", page=number, per_page=PAGE_SIZE, **filters
             )
-            self.list_calls += 1
-            answered = time.time()  # no video this page shows terminal became so later
-            for video in result.items:
-                if video.id not in wanted and unknown:
-                    self._learn_id(unknown, video, parent)
-                if video.id in wanted and video.status:
-                    found[video.id] = video.status
-                    self._seen_at[video.id] = answered
-                    if video.title is not None:
-                        self._titles[video.id] = video.title
-            size = result.pagination.per_page or len(result.items)
-            total = result.pagination.total
-            if len(found) == len(wanted) and not unknown:
-                return found
-            if not result.items or len(result.items) < size or (total is not None and page * size >= total):
-                return found
-            last = result.items[-1].created_at
-            if oldest is not None and last is not None and last < oldest:
-                return found  # older than every create of ours: the rest are not in this listing
-            page += 1
+            return result, time.time()
+
+        if len(numbers) == 1:
+            return [one(numbers[0])]
+        with ThreadPoolExecutor(max_workers=len(numbers), thread_name_prefix="list-page") as pool:
+            return list(pool.map(one, numbers))
 
     def _learn_id(self, unknown: list[Item], video: Video, parent: str) -> None:
         """Record the id of a video found by its item's create title (init answered a session id)."""

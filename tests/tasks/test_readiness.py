@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -67,5 +68,59 @@ def test_watched_video_behind_a_full_page_of_newer_ones(
         assert ctx.scopes == {emu.project_id: "project_id"}  # learned by the GET that learned init ids
     finally:
         ledger.finish_run(run_id, "done")
+        ledger.close()
+        client.close()
+
+
+def test_once_nothing_is_being_made_the_pages_of_a_listing_go_together_and_no_more_than_needed(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory, monkeypatch
+) -> None:
+    """25 watched videos in pages of 10 (a service that caps pages): once nothing of ours is left to be
+    made, the first page alone, then the two more the unseen videos fill, together, never a page past them;
+    while an item is still to be created (new videos may come on top) the pages go one by one."""
+    emu_control.set_limits(emu, rate_per_second=0, rate_per_minute=0)
+    emu_control.set_processing(emu, "manual")
+    emu_control.set_variants(emu, ["page-cap-10"])
+    limiter = ApiRateLimiter.memory(per_second=1000, per_minute=100000)
+    client = VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=limiter)
+    ledger = Ledger.open(tmp_path / "l.db")
+    run_id = ledger.start_run("test", {})
+    clip = clip_factory(0.5)
+    ctx = MigrateContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id)
+    asked: list[int] = []  # how many pages each ask of the listing held
+    pages = Watcher._pages
+
+    def counted(self: Watcher, filters: dict[str, str], numbers: range) -> list[Any]:
+        asked.append(len(numbers))
+        return pages(self, filters, numbers)
+
+    monkeypatch.setattr(Watcher, "_pages", counted)
+
+    def watched_batch(prefix: str, first: int) -> list[str]:
+        keys = [f"{prefix}{n:02d}" for n in range(25)]
+        made = [
+            spec(k, first + n, source=str(clip), title=k, parent_id=emu.project_id, via="tus")
+            for n, k in enumerate(keys)
+        ]
+        ledger.plan(made, run_id)
+        assert [transfer_item(ctx, k) for k in keys] == ["uploaded"] * 25
+        for key in keys:
+            emu_control.set_video_status(emu, ledger.get(key).video_id or "", "done")  # type: ignore[union-attr]
+        return keys
+
+    try:
+        watched_batch("a", 1)
+        watcher = Watcher(ctx)
+        before = len(api_calls(emu_control, emu))
+        assert len(watcher.poll_once()) == 25
+        assert asked == [1, 2] and watcher.list_calls == 3 and len(api_calls(emu_control, emu)) == before + 3
+        watched_batch("b", 26)
+        ledger.plan(
+            [spec("later", 51, source=str(clip), title="later", parent_id=emu.project_id, via="tus")], run_id
+        )
+        asked.clear()
+        assert len(watcher.poll_once()) == 25  # "later" is still to be created: one page at a time
+        assert asked == [1, 1, 1] and watcher.list_calls == 6
+    finally:
         ledger.close()
         client.close()
