@@ -12,6 +12,7 @@ from urllib.parse import urljoin
 import httpx
 
 from connectors.redact import install_httpx_redaction
+from connectors.tls import tls_context
 
 __all__ = ["DownloadError", "Downloaded", "Downloader"]
 
@@ -45,7 +46,9 @@ class Downloader:
         install_httpx_redaction()
         self._base = base_url.rstrip("/") + "/"
         self._chunk = chunk_size
-        self._http = httpx.Client(timeout=httpx.Timeout(timeout, connect=10.0), follow_redirects=True)
+        self._http = httpx.Client(
+            timeout=httpx.Timeout(timeout, connect=10.0), follow_redirects=True, verify=tls_context()
+        )
 
     def fetch(self, link: str, sink: Callable[[bytes], None]) -> Downloaded:
         """Stream the link's body into sink, chunk by chunk (flat memory); size and md5 of what came.

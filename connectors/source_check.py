@@ -13,6 +13,7 @@ from connectors.client.network import describe_network_failure
 from connectors.redact import install_httpx_redaction
 from connectors.s3 import S3Config
 from connectors.sources import SourceError, open_source
+from connectors.tls import tls_context
 
 __all__ = ["SourceCheck", "check_sources"]
 
@@ -53,7 +54,7 @@ def check_sources(
         return {}
     install_httpx_redaction()
     with (
-        httpx.Client(timeout=URL_TIMEOUT, follow_redirects=True) as http,
+        httpx.Client(timeout=URL_TIMEOUT, follow_redirects=True, verify=tls_context()) as http,
         concurrent.futures.ThreadPoolExecutor(max_workers=at_once, thread_name_prefix="check") as pool,
     ):
         checks = pool.map(lambda source: _check(source, s3, http), distinct)

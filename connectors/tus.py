@@ -19,6 +19,7 @@ from connectors.errors import RetryHint, VideoApiError
 from connectors.limiter import ApiRateLimiter
 from connectors.redact import install_httpx_redaction
 from connectors.sources import ByteSource, iter_chunks, iter_range
+from connectors.tls import tls_context
 
 if TYPE_CHECKING:
     from connectors.client.transport import Transport
@@ -147,6 +148,7 @@ class TusUpload:
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
             limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
             headers={"Tus-Resumable": TUS_VERSION, "User-Agent": "videoferry"},
+            verify=tls_context(),
         )
 
     @classmethod

@@ -11,6 +11,7 @@ from connectors.client.live_support import deleting, given_fields, read_one, red
 from connectors.client.transport import Transport
 from connectors.errors import MethodNotAllowedError, NotFoundError
 from connectors.retry import CallKind
+from connectors.tls import tls_context
 
 __all__ = ["Drm", "DrmAuth", "call_callback", "CALLBACK_TIMEOUT"]
 
@@ -25,7 +26,7 @@ def call_callback(url: str, body: dict[str, Any], username: str | None, password
     """
     auth = httpx.BasicAuth(username, password or "") if username else None
     try:
-        with httpx.Client(timeout=CALLBACK_TIMEOUT, follow_redirects=False) as http:
+        with httpx.Client(timeout=CALLBACK_TIMEOUT, follow_redirects=False, verify=tls_context()) as http:
             response = http.post(url, json=body, auth=auth or httpx.USE_CLIENT_DEFAULT)
     except httpx.HTTPError:
         return None

@@ -10,6 +10,7 @@ import httpx
 
 from connectors.client.network import describe_network_failure
 from connectors.config import ConfigError, Settings
+from connectors.tls import tls_context
 from core.redact import safe_uri
 
 __all__ = ["DEFAULT_PROBE_TIMEOUT", "ProbeAnswer", "ServiceUnreachableError", "probe_service"]
@@ -53,7 +54,9 @@ def _probe_one(
 ) -> ProbeAnswer:
     shown = safe_uri(url)
     # No token: the check must not hand the credential to an address that may be a typo.
-    with httpx.Client(timeout=timeout, transport=transport, follow_redirects=False) as http:
+    with httpx.Client(
+        timeout=timeout, transport=transport, follow_redirects=False, verify=tls_context()
+    ) as http:
         try:
             response = http.get(url)
         except httpx.TransportError as exc:

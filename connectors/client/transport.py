@@ -28,6 +28,7 @@ from connectors.limiter import ApiRateLimiter, rate_limiter
 from connectors.methods import MethodBook
 from connectors.redact import install_httpx_redaction
 from connectors.retry import CallKind, RetryPolicy, run_with_retries
+from connectors.tls import tls_context
 
 __all__ = ["Transport", "BodyFactory", "ErrorHook"]
 
@@ -86,11 +87,16 @@ class Transport:
         # The spec leaves the scheme unnamed; "Bearer <token>" unless the value already names a scheme.
         authorization = token if " " in token.strip() or not auth_scheme else f"{auth_scheme} {token}"
         headers = {"Authorization": authorization, "Accept": "application/json", "User-Agent": "videoferry"}
-        self._api = httpx.Client(
-            base_url=self.api_url, headers=headers, timeout=timeouts, limits=pool, transport=http_transport
-        )
-        self._upload = httpx.Client(
-            base_url=self.upload_url, headers=headers, timeout=timeouts, limits=pool, transport=http_transport
+        self._api, self._upload = (
+            httpx.Client(
+                base_url=url,
+                headers=headers,
+                timeout=timeouts,
+                limits=pool,
+                transport=http_transport,
+                verify=tls_context(),
+            )
+            for url in (self.api_url, self.upload_url)
         )
 
     def close(self) -> None:
