@@ -43,7 +43,8 @@ VARIANTS: dict[str, str] = {
     "endpoint-expiry": "upload addresses stop working endpoint_ttl_seconds after their init (404)",
     "tus-rate-limited": "requests to upload addresses count against the token's rate limit",
     "webhook-alt-shape": "media.update.status arrives as {type, object: {media_id, status, reason}, sent_at}",
-    "tidy-text": "title and description are stored with whitespace runs collapsed to one space, trimmed, NFC",
+    "tidy-text": "title, description and a material's file name are stored with whitespace runs collapsed to "
+    "one space, trimmed, NFC",
     "title-cap": "titles are stored cut to title_cap characters",
     "tags-tidy": "tags are stored lower-cased, without duplicates (the first one kept)",
     "chapter-titles-trimmed": "chapter titles are stored trimmed",
@@ -122,6 +123,10 @@ class Variants:
     def stored_description(self, description: str) -> str:
         """A description as this service keeps it (tidy-text)."""
         return _tidy(description) if self.has("tidy-text") else description
+
+    def stored_name(self, name: str) -> str:
+        """A material's file name as this service keeps it (tidy-text)."""
+        return _tidy(name) if self.has("tidy-text") else name
 
     def stored_tags(self, tags: list[str]) -> list[str]:
         """Tags as this service keeps them (tags-tidy: lower-cased, the first of duplicates kept)."""

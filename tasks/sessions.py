@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from connectors.errors import UnknownOutcomeError
 from connectors.sources import ByteSource, open_source
 from connectors.tus import TusEndpointGoneError, TusError, TusUpload
+from core.tidy import same_text
 
 if TYPE_CHECKING:
     from connectors.client import VideoClient
@@ -68,9 +69,12 @@ def materials_of(video: Video) -> list[dict[str, Any]]:
 
 
 def has_material(video: Video, name: str, size: int | None) -> bool:
-    """Whether the video holds a material of this name (and size, when both sides know one)."""
+    """Whether the video holds a material of this name (and size, when both sides know one); the name as a
+    plausible service keeps it (core.tidy.same_text: a file name from a Mac's disk is NFD, a service may keep
+    it NFC), or every rerun would attach it again."""
     for material in materials_of(video):
-        if material.get("original_name") != name:
+        held_name = material.get("original_name")
+        if not isinstance(held_name, str) or not same_text(name, held_name):
             continue
         held = material.get("file_size")
         if size is None or not isinstance(held, int) or held == size:

@@ -98,7 +98,7 @@ class UploadsBackend(Backend):
                 video.additional_materials.append(
                     {
                         "id": session.id,
-                        "original_name": session.filename or session.path.name,
+                        "original_name": ws.variants.stored_name(session.filename or session.path.name),
                         "file_size": session.offset,
                         "md5": md5,
                         "created_at": utcnow(),

@@ -4,16 +4,20 @@ the video exists, through a lost answer; in the report; and in check (a material
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 from typing import Any
 
 import boto3
 
+from connectors.client import VideoClient
 from emulator.control import EmulatorControl, Workspace
 from flows.check.options import CheckOptions
 from flows.check.runner import run_check
 from flows.migrate.runner import run_migration
 from state.ledger import Ledger
+from tasks.sessions import attach_files
+from tasks.stop import Stop
 from tests.flows.helpers import options, settings_for, write_inventory
 
 #: The tus chunk of these tests: each material is a few chunks.
@@ -105,3 +109,30 @@ def test_an_answer_lost_twice_fails_the_item_and_a_rerun_attaches_what_is_missin
     assert outcome.exit_code == 0, outcome.reasons
     assert _materials(emu_control, emu, "Talk") == [("a.pdf", 12000), ("b.txt", 5000)]
     assert len(emu_control.videos(emu)) == 1
+
+
+def test_a_service_that_tidies_file_names_gets_each_material_once(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory: Any
+) -> None:
+    """A file name as a Mac's disk writes it (NFD) with a double space: a service that keeps names tidied
+    (NFC, one space) holds it in another form. The material is still the one asked for: check says `=`, and
+    attaching again (a rerun after a crash before the outcome was written) sends nothing."""
+    emu_control.set_variants(emu, ["tidy-text"])
+    name = unicodedata.normalize("NFD", "Folien  Über Größen.pdf")
+    (tmp_path / name).write_bytes(b"%PDF" * 2000)
+    rows = [{"source": str(clip_factory(1.0, name="t.mp4")), "title": "Talk", "attachments": name}]
+    inventory = write_inventory(tmp_path / "inv.csv", rows)
+    outcome = run_migration(
+        options(inventory, emu, tmp_path, via="single", chunk_size=CHUNK), settings_for(emu)
+    )
+    assert outcome.exit_code == 0, outcome.reasons
+    assert _materials(emu_control, emu, "Talk") == [("Folien Über Größen.pdf", 8000)]  # kept tidied
+    checked = _check(inventory, emu, tmp_path / "ledger.db")
+    assert [line.mark.value for line in checked.lines] == ["="], [x.text() for x in checked.lines]
+    (video,) = emu_control.videos(emu)
+    with VideoClient(emu.base_url, emu.upload_url, emu.token) as client:
+        again = attach_files(
+            client, video["id"], [str(tmp_path / name)], s3=None, chunk_size=CHUNK, stop=Stop()
+        )
+    assert again.sent == [] and again.present == [name]
+    assert _materials(emu_control, emu, "Talk") == [("Folien Über Größen.pdf", 8000)]
