@@ -54,6 +54,31 @@ def test_summary(ledger: Ledger, run_id: str) -> None:
     assert ledger.summary("no-such-run")["retries"] == 0
 
 
+def test_summary_counts_the_bytes_of_upload_ends_and_single_creates_only(ledger: Ledger, run_id: str) -> None:
+    """bytes_transferred: tus uploads that ended and single-request creates; a URL import sends nothing."""
+    drive(ledger, "tus", "uploaded", run_id, size=1000)
+    for key, via, size in (("single", "single", 200), ("url", "url", 30)):
+        ledger.plan([spec(key, via=via, source_size=size)], run_id)
+        ledger.begin_create(key, run_id, f"Title {key}")
+        ledger.create_accepted(key, run_id, f"vid-{key}")
+    drive(ledger, "open", "uploading", run_id, size=5000)
+    for scope in (run_id, None):
+        assert ledger.summary(scope)["bytes_transferred"] == 1000 + 200
+
+
+def test_summary_lists_each_warning_once_oldest_first(ledger: Ledger, run_id: str) -> None:
+    drive(ledger, "b", "planned", run_id)
+    drive(ledger, "a", "planned", run_id)
+    for key, message in (("b", "title cut"), ("a", "title cut"), ("b", "title cut"), ("b", "tags tidied")):
+        ledger.note(key, run_id, message, kind="warning")
+    ledger.note("a", run_id, "not a warning")
+    assert ledger.summary()["warnings"] == [
+        {"key": "b", "message": "title cut"},
+        {"key": "a", "message": "title cut"},
+        {"key": "b", "message": "tags tidied"},
+    ]
+
+
 def test_counts_list_every_state(ledger: Ledger, run_id: str) -> None:
     drive(ledger, "k", "creating", run_id)
     counts = ledger.counts()
