@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import sqlite3
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from core.item import ItemSpec, owes_metadata
@@ -206,7 +208,22 @@ class _Planner:
 def plan(conn: sqlite3.Connection, now: str, specs: Iterable[ItemSpec], run_id: str | None) -> PlanResult:
     """Upsert specs by key inside the caller's transaction (see Ledger.plan for the rules)."""
     planner = _Planner(conn, now, run_id)
-    for batch in _batched(specs, _CHUNK):
-        planner.batch(batch)
-    planner.finish()
+    with _collector_paused():
+        for batch in _batched(specs, _CHUNK):
+            planner.batch(batch)
+        planner.finish()
     return planner.result()
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused (then as it was): a plan makes a spec and a row per item,
+    none of them in a cycle (reference counting frees them), and the collector would walk them again and
+    again as they pile up (a 100k-row plan: about 0.3 s of its CPU)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
