@@ -85,6 +85,15 @@ def pending_keys(db: Database, states: Collection[str], limit: int | None = None
     return [r["key"] for r in db.query(sql, params)]
 
 
+def keys_in(db: Database, states: Collection[str]) -> set[str]:
+    """Keys of the items in states, in no order (the items_state index; no row is read but its key)."""
+    states = list(states)
+    if not states:
+        return set()
+    sql = f"SELECT key FROM items WHERE state IN ({_marks(len(states))})"
+    return {r["key"] for r in db.query(sql, states)}
+
+
 def creating_items(db: Database) -> list[Item]:
     """Items whose create outcome is unknown: reconcile each before any new create, oldest intent first."""
     return [
