@@ -58,12 +58,12 @@ class _Planner:
         # hundred between other writes (each table then grows in long runs of pages; ~1 MB per 1000 held).
         self.births: list[tuple[Any, ...]] = []
         self.texts: dict[tuple[Any, ...], str] = {}  # list columns' JSON by value (spec_values)
-        # Every stored key's state in one query (a first plan finds none): no per-batch look-ups. A ledger too
-        # big to hold in memory (known None) is looked up batch by batch instead.
-        self.known: dict[str, str] | None = None
+        # Every stored key's state in one query, made at the first batch (a first plan finds none; a plan
+        # given no spec makes none): no per-batch look-ups. A ledger too big to hold in memory (known None)
+        # is looked up batch by batch instead.
         stored = conn.execute("SELECT count(*) FROM items").fetchone()[0]
-        if stored <= _ALL_KEYS:
-            self.known = dict(conn.execute("SELECT key, state FROM items").fetchall())
+        self.known: dict[str, str] | None = {} if stored <= _ALL_KEYS else None
+        self.known_read = stored == 0
         self.new_ledger = stored == 0
         self.written = False  # whether any new item was written yet (the first write may defer indexes)
         #: The secondary indexes this plan dropped (name -> its CREATE statement), built again by finish().
@@ -81,6 +81,9 @@ class _Planner:
             return
         # One narrow look-up of every key's state; whole rows only of the items a spec may still change.
         keys = [spec.key for spec in fresh]
+        if self.known is not None and not self.known_read:
+            self.known_read = True
+            self.known = dict(self.conn.execute("SELECT key, state FROM items").fetchall())
         if self.known is not None:
             states = {key: self.known[key] for key in keys if key in self.known}
         else:

@@ -91,7 +91,7 @@ def keys_in(db: Database, states: Collection[str]) -> set[str]:
     if not states:
         return set()
     sql = f"SELECT key FROM items WHERE state IN ({_marks(len(states))})"
-    return {r["key"] for r in db.query(sql, states)}
+    return {key for (key,) in db.execute(sql, states).fetchall()}  # tuples: no dict per row
 
 
 def creating_items(db: Database) -> list[Item]:
