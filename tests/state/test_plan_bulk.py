@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import signal
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,10 +16,9 @@ from state.columns import spec_columns
 from state.journal import Transition, write_births, write_transitions
 from state.machine import PLANNED
 from state.schema import EVENTS_INDEXES, ITEMS_INDEXES, VIA_CHECK
-from tests.state.helpers import spec
+from tests.state.helpers import sigkill_mid_transaction, spec
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
-REPO = Path(__file__).resolve().parents[2]
 #: The secondary indexes a plan into a new ledger builds after its rows.
 DEFERRED = {*ITEMS_INDEXES, *EVENTS_INDEXES}
 
@@ -225,19 +221,7 @@ ledger.plan(rows(), run)
 
 
 def test_sigkill_mid_bulk_plan_leaves_a_new_ledger_empty_with_its_indexes(ledger_path: Path) -> None:
-    child = subprocess.Popen(
-        [sys.executable, "-c", _KILL_BULK_PLAN, str(ledger_path), str(REPO)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert child.stdout is not None and child.stdout.readline().split() == ["mid-transaction", "0"]
-        child.send_signal(signal.SIGKILL)
-        assert child.wait(timeout=30) == -signal.SIGKILL
-    finally:
-        if child.poll() is None:
-            child.kill()
+    assert sigkill_mid_transaction(_KILL_BULK_PLAN, ledger_path) == "mid-transaction 0"
     with Ledger.open(ledger_path) as ledger:  # integrity checked on open
         assert sum(ledger.counts().values()) == 0 and ledger.get("k0") is None
         assert [e.kind for e in ledger.events()] == ["run"]
