@@ -257,16 +257,9 @@ def size(db: Database) -> tuple[int, int]:
     return int(totals["items"]), int(totals["bytes_total"])
 
 
-def summary(db: Database, run_id: str | None = None) -> dict[str, Any]:
-    """Counts by state, bytes, error codes, attempts and retries, first/last times and throughput.
-
-    Counts, bytes and error codes describe the ledger now. Times, retries and throughput come from the
-    journal: of one run when run_id is given, else of all runs. Bytes transferred are those of tus and
-    single uploads (a URL import is fetched by the service); throughput divides them by the time from the
-    first create intent to the last completed upload in scope.
-    """
-    by_state = counts(db)
-    totals = _totals(db)
+def ledger_now(db: Database) -> dict[str, Any]:
+    """What summary() says of the ledger now, whatever its scope: counts by state, the items' totals, error
+    codes and warnings (LedgerReader keeps it while the file does not change)."""
     error_codes = {
         str(r["error_code"]): r["n"]
         for r in db.query(
@@ -274,6 +267,20 @@ def summary(db: Database, run_id: str | None = None) -> dict[str, Any]:
             "GROUP BY error_code ORDER BY n DESC, error_code"
         )
     }
+    return {"counts": counts(db), "totals": _totals(db), "error_codes": error_codes, "warnings": warnings(db)}
+
+
+def summary(db: Database, run_id: str | None = None, now: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Counts by state, bytes, error codes, attempts and retries, first/last times and throughput.
+
+    Counts, bytes and error codes describe the ledger now (``now``: ledger_now() of the file as it is, when
+    the caller has it). Times, retries and throughput come from the journal: of one run when run_id is
+    given, else of all runs. Bytes transferred are those of tus and single uploads (a URL import is fetched
+    by the service); throughput divides them by the time from the first create intent to the last
+    completed upload in scope.
+    """
+    now = now if now is not None else ledger_now(db)
+    by_state, totals, error_codes = dict(now["counts"]), now["totals"], dict(now["error_codes"])
     scope, params = ("WHERE run_id = ?", [run_id]) if run_id is not None else ("", [])
     # One pass over the journal (in scope) for its first and last times, retries and the first create intent.
     span = next(
@@ -323,7 +330,7 @@ def summary(db: Database, run_id: str | None = None) -> dict[str, Any]:
         "first_event_at": span["first"],
         "last_event_at": span["last"],
         "throughput_bytes_per_second": throughput,
-        "warnings": warnings(db),
+        "warnings": [dict(w) for w in now["warnings"]],
     }
 
 
