@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,13 +73,19 @@ class Inventory:
     #: What an S3 prefix listing skipped (None for a file inventory); its line() is also in warnings.
     skipped: ListingSkips | None = None
 
+    def keys(self) -> list[str]:
+        """The key of every good row, in input order (no spec is made)."""
+        return list(self.rows.get_column("key").to_list())
+
     @property
     def bad_rows(self) -> list[int]:
         """Row numbers with at least one error, ascending."""
         return sorted({e.row for e in self.errors if e.row is not None})
 
-    def specs(self) -> Iterator[ItemSpec]:
-        """Every good row as the item it specifies, in input order (validated once, here)."""
+    def specs(self, skip: Collection[str] = ()) -> Iterator[ItemSpec]:
+        """Every good row as the item it specifies, in input order (validated once, here); the rows whose key
+        is in ``skip`` are left out before any is made into a spec."""
+        rows = self.rows.filter(~pl.col("key").is_in(list(skip))) if skip else self.rows
         for (
             key,
             source,
@@ -94,7 +100,7 @@ class Inventory:
             ptype,
             domains,
             attachments,
-        ) in self.rows.select(_SPEC_FIELDS).iter_rows():
+        ) in rows.select(_SPEC_FIELDS).iter_rows():
             yield item_spec(
                 key=key,
                 source=source,

@@ -44,6 +44,8 @@ class LedgerDB:
         self.clock = clock
         self.lock = threading.RLock()
         self.closed = False
+        #: Reads kept while the file is as it was (LedgerReader.summary): name -> (version(), value).
+        self.kept: dict[str, tuple[tuple[int, int], Any]] = {}
         #: Called before every intent is written (a create's, an operation's, a unit's); raising refuses it.
         #: A remote ledger's holder sets it: no call is made once its writes can no longer reach the replica.
         self.intent_guard: Callable[[], None] | None = None
@@ -130,6 +132,12 @@ class LedgerDB:
             self.conn.close()
         secure(self.path)
         return True
+
+    def version(self) -> tuple[int, int]:
+        """What changes whenever the file's content may have: the rows this connection wrote so far and
+        SQLite's data_version (it moves when another connection commits). Call under the lock."""
+        data_version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        return self.conn.total_changes, int(data_version)
 
     def now(self) -> str:
         """The clock's time as the ledger stores it."""

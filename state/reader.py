@@ -32,6 +32,11 @@ class LedgerReader:
         with self._db.read() as db:
             return queries.pending_keys(db, states, limit)
 
+    def keys_in(self, states: Collection[str]) -> set[str]:
+        """Keys of the items in these states, as a set (cheaper than pending_keys: no order)."""
+        with self._db.read() as db:
+            return queries.keys_in(db, states)
+
     def creating_items(self) -> list[Item]:
         """Items whose create outcome is unknown: the flow reconciles each before any new create."""
         with self._db.read() as db:
@@ -63,9 +68,18 @@ class LedgerReader:
             return queries.size(db)
 
     def summary(self, run_id: str | None = None) -> dict[str, Any]:
-        """Counts, bytes, error codes, attempts/retries, first/last times, throughput (queries.summary)."""
+        """Counts, bytes, error codes, attempts/retries, first/last times, throughput (queries.summary).
+
+        What it says of the ledger now (queries.ledger_now) is kept while the file does not change (no write
+        of this connection, no commit of another: LedgerDB.version), so a run's summary and the whole
+        ledger's, one after the other, read the items once."""
         with self._db.read() as db:
-            return queries.summary(db, run_id)
+            version = self._db.version()
+            kept = self._db.kept.get("ledger_now")
+            if kept is None or kept[0] != version:
+                kept = (version, queries.ledger_now(db))
+                self._db.kept["ledger_now"] = kept
+            return queries.summary(db, run_id, kept[1])
 
     def report_rows(self, states: Collection[str] | None = None) -> list[dict[str, Any]]:
         """The per-item report table; never includes the upload endpoint."""

@@ -56,6 +56,22 @@ UNITS_DDL: tuple[str, ...] = (
 )
 
 
+#: The secondary indexes of items and of events (by name; not their keys). A plan into a new ledger builds
+#: them once its rows are in (state/planning.py), inside its transaction.
+ITEMS_INDEXES: Mapping[str, str] = {
+    "items_state": "CREATE INDEX IF NOT EXISTS items_state ON items (state)",
+    "items_row": "CREATE INDEX IF NOT EXISTS items_row ON items (row)",
+    # One video belongs to at most one item: the last guard against adopting a video twice.
+    "items_video_id": (
+        "CREATE UNIQUE INDEX IF NOT EXISTS items_video_id ON items (video_id) WHERE video_id IS NOT NULL"
+    ),
+}
+EVENTS_INDEXES: Mapping[str, str] = {
+    "events_key": "CREATE INDEX IF NOT EXISTS events_key ON events (key)",
+    "events_run_id": "CREATE INDEX IF NOT EXISTS events_run_id ON events (run_id)",
+}
+
+
 # Times are RFC 3339 UTC text with microseconds ("...T12:00:00.000000Z"): they sort as text.
 DDL: tuple[str, ...] = (
     """
@@ -115,10 +131,7 @@ DDL: tuple[str, ...] = (
         meta_pending INTEGER NOT NULL DEFAULT 0
     )
     """,
-    "CREATE INDEX IF NOT EXISTS items_state ON items (state)",
-    "CREATE INDEX IF NOT EXISTS items_row ON items (row)",
-    # One video belongs to at most one item: the last guard against adopting a video twice.
-    "CREATE UNIQUE INDEX IF NOT EXISTS items_video_id ON items (video_id) WHERE video_id IS NOT NULL",
+    *ITEMS_INDEXES.values(),
     f"""
     CREATE TABLE IF NOT EXISTS ops (
         op_id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -161,8 +174,7 @@ DDL: tuple[str, ...] = (
         message TEXT
     )
     """,
-    "CREATE INDEX IF NOT EXISTS events_key ON events (key)",
-    "CREATE INDEX IF NOT EXISTS events_run_id ON events (run_id)",
+    *EVENTS_INDEXES.values(),
     # The journal is append-only.
     """
     CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE ON events

@@ -16,7 +16,6 @@ from connectors.tus import TusUpload
 from connectors.webhook import WebhookReceiver
 from core.item import parse_shard
 from flows.job import Outcome, Run, failure, run_job, stopped_exit
-from flows.ledger_report import build_report, write_report
 from flows.migrate.options import MigrateOptions
 from state.machine import COMPLETE_STATES, CREATING, WATCHED_STATES
 from tasks.migrate.byte_plane import DaskBytes
@@ -201,6 +200,9 @@ def _migrate(
             stopped_waiting = opts.wait_timeout
     outcome = _outcome(ctx, plan, opts.inventory, stopped_waiting)
     if opts.report_dir:
+        # Imported here: a run without a report directory does without the report's code (0.2-0.3 s).
+        from flows.ledger_report import build_report, write_report
+
         report = build_report(ledger, rejected=plan.rejected_rows)
         outcome.report_files = publish_report(opts.report_dir, lambda d: write_report(report, d), ctx.s3)
     return outcome

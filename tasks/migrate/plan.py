@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from connectors.inventory import Inventory, read_inventory
@@ -28,9 +28,13 @@ class Plan:
     #: (K, N): only the items whose key falls in shard K of N are planned (N coordinators, one inventory).
     shard: tuple[int, int] | None = None
 
-    def specs(self) -> Iterator[ItemSpec]:
-        """The item specs this run plans: every good row, or those of its shard."""
-        return (s for s in self.inventory.specs() if in_shard(s.key, self.shard))
+    def specs(self, skip: Collection[str] = ()) -> Iterator[ItemSpec]:
+        """The item specs this run plans: every good row, or those of its shard; none for a key in skip."""
+        return (s for s in self.inventory.specs(skip) if in_shard(s.key, self.shard))
+
+    def keys(self) -> list[str]:
+        """The keys of the rows this run plans (specs() without making any spec)."""
+        return [key for key in self.inventory.keys() if in_shard(key, self.shard)]
 
     def shared_titles(self) -> frozenset[tuple[str, str]]:
         """(parent, title_group_key) pairs several rows of the whole inventory fall in, every shard's rows
@@ -177,7 +181,13 @@ def _size(size: int | None) -> str:
 
 
 def store_plan(plan: Plan, ledger: Ledger, run_id: str) -> PlanResult:
-    """Upsert the item specs into the ledger (one transaction)."""
-    plan.result = ledger.plan(plan.specs(), run_id)
+    """Upsert the item specs into the ledger (one transaction). The rows of items already done or finished,
+    which plan() leaves untouched, are counted as already done without being made into specs (a rerun of a
+    finished 100k-item ledger: about 0.5 s less); the inventory holds each key once (its reader refuses a
+    key seen again), and this run holds the ledger's run lock, so none of them moves in between."""
+    complete = ledger.keys_in(COMPLETE_STATES)
+    result = ledger.plan(plan.specs(skip=complete), run_id)
+    skipped = sum(1 for key in plan.keys() if key in complete) if complete else 0
+    plan.result = replace(result, already_done=result.already_done + skipped)
     plan.already_done = plan.result.already_done
     return plan.result

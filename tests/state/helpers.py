@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from core.item import Chapter, ItemSpec, PrivacyType, Via
 from state import Ledger
 
 ENDPOINT = "https://upload.example.test/tus/SECRET-CAPABILITY-0123456789"
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _chapters(value: Iterable[Any]) -> tuple[Chapter, ...]:
@@ -92,3 +97,23 @@ def failed_from(ledger: Ledger, key: str, origin: str, run_id: str | None) -> No
     """Drive key to origin, then fail it there."""
     drive(ledger, key, origin, run_id)
     ledger.fail(key, run_id, 400400, f"failed while {origin}", request_id="req-fail")
+
+
+def sigkill_mid_transaction(script: str, ledger_path: Path) -> str:
+    """Run a ledger script in a child process (argv: the ledger path, the repository) until it prints a line
+    from inside its transaction and waits on stdin, then SIGKILL it there; returns that line."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, str(ledger_path), str(REPO)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        line = child.stdout.readline().strip()
+        child.send_signal(signal.SIGKILL)
+        assert child.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        if child.poll() is None:
+            child.kill()
+    return line

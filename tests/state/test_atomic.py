@@ -15,9 +15,7 @@ import pytest
 
 from core.item import ItemSpec
 from state import Ledger, LedgerError
-from tests.state.helpers import ENDPOINT, drive, spec
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.state.helpers import ENDPOINT, REPO, drive, sigkill_mid_transaction, spec
 
 
 def _poison_events(path: Path) -> None:
@@ -125,19 +123,7 @@ ledger.plan(rows(), run)
 
 
 def test_sigkill_mid_plan_leaves_a_consistent_ledger(ledger_path: Path) -> None:
-    child = subprocess.Popen(
-        [sys.executable, "-c", _KILL_MID_PLAN, str(ledger_path), str(REPO)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert child.stdout is not None and child.stdout.readline().strip() == "mid-transaction"
-        child.send_signal(signal.SIGKILL)
-        assert child.wait(timeout=30) == -signal.SIGKILL
-    finally:
-        if child.poll() is None:
-            child.kill()
+    assert sigkill_mid_transaction(_KILL_MID_PLAN, ledger_path) == "mid-transaction"
     with Ledger.open(ledger_path) as ledger:  # integrity checked on open
         assert ledger.counts()["planned"] == 1
         assert ledger.get("committed") is not None and ledger.get("k0") is None

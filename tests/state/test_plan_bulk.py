@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -14,10 +15,12 @@ from state import Ledger, planning
 from state.columns import spec_columns
 from state.journal import Transition, write_births, write_transitions
 from state.machine import PLANNED
-from state.schema import VIA_CHECK
-from tests.state.helpers import spec
+from state.schema import EVENTS_INDEXES, ITEMS_INDEXES, VIA_CHECK
+from tests.state.helpers import sigkill_mid_transaction, spec
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
+#: The secondary indexes a plan into a new ledger builds after its rows.
+DEFERRED = {*ITEMS_INDEXES, *EVENTS_INDEXES}
 
 
 def _specs() -> list[ItemSpec]:
@@ -138,3 +141,90 @@ def test_write_births_checks_what_the_items_checks_check(ledger: Ledger, ledger_
         conn.execute("ROLLBACK")
     finally:
         conn.close()
+
+
+def _indexes(where: sqlite3.Connection | Path) -> set[str]:
+    """The names of the indexes in a ledger (through an open connection, or its file)."""
+    conn = where if isinstance(where, sqlite3.Connection) else sqlite3.connect(where)
+    try:
+        return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    finally:
+        if conn is not where:
+            conn.close()
+
+
+def test_a_new_ledgers_bulk_plan_builds_its_indexes_after_its_rows(
+    ledger: Ledger, ledger_path: Path, run_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(planning, "_CHUNK", 60)
+    monkeypatch.setattr(planning, "_BIRTHS", 50)  # a bulk write: 50 new items or more at once
+    seen: list[set[str]] = []
+
+    def rows() -> Iterator[ItemSpec]:
+        for i in range(300):
+            if i == 200:  # after the first bulk write, inside the plan's transaction
+                seen.append(_indexes(ledger._db.conn))
+            yield spec(f"k{i:03d}", i, via="single" if i % 2 else "tus")
+
+    assert ledger.plan(rows(), run_id).added == 300
+    assert DEFERRED <= _indexes(ledger_path) and not DEFERRED & seen[0]
+    assert ledger.count(["planned"]) == 300 and [i.key for i in ledger.items(limit=2)] == ["k000", "k001"]
+    assert len(ledger.events(key="k150")) == 1
+    ledger.begin_create("k007", run_id, "T")
+    ledger.create_accepted("k007", run_id, "vid-7")
+    conn = sqlite3.connect(ledger_path)
+    try:  # items_video_id holds again: SQLite refuses a second item of one video
+        with pytest.raises(sqlite3.IntegrityError, match="UNIQUE"):
+            conn.execute("UPDATE items SET video_id = 'vid-7' WHERE key = 'k009'")
+    finally:
+        conn.close()
+    # A ledger that holds items keeps its indexes through a plan, however big.
+    seen.clear()
+    assert ledger.plan((spec(f"n{i:03d}", 400 + i) for i in range(300)), run_id).added == 300
+    assert DEFERRED <= _indexes(ledger_path)
+
+
+def test_a_failed_bulk_plan_leaves_a_new_ledger_its_indexes(
+    ledger: Ledger, ledger_path: Path, run_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(planning, "_BIRTHS", 50)
+
+    def rows() -> Iterator[ItemSpec]:
+        for i in range(2000):  # bulk writes happen before the failure
+            yield spec(f"k{i}", i)
+        raise RuntimeError("inventory reader crashed")
+
+    with pytest.raises(RuntimeError):
+        ledger.plan(rows(), run_id)
+    assert ledger.count(["planned"]) == 0 and DEFERRED <= _indexes(ledger_path)
+
+
+_KILL_BULK_PLAN = """
+import sys
+sys.path.insert(0, sys.argv[2])
+from core.item import ItemSpec, Via
+from state import Ledger, planning
+planning._BIRTHS = 500  # bulk writes of 500 new items
+ledger = Ledger.open(sys.argv[1])
+run = ledger.start_run("migrate", {})
+
+def rows():
+    for i in range(3000):
+        if i == 2000:  # 1800 rows written, not committed, the indexes dropped in this transaction
+            found = ledger._db.conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'items_state'")
+            print("mid-transaction", found.fetchone()[0], flush=True)
+            sys.stdin.readline()  # killed here
+        yield ItemSpec(key=f"k{i}", row=i, source=f"/v/{i}.mp4", parent_id="", via=Via.TUS, title=str(i))
+
+ledger.plan(rows(), run)
+"""
+
+
+def test_sigkill_mid_bulk_plan_leaves_a_new_ledger_empty_with_its_indexes(ledger_path: Path) -> None:
+    assert sigkill_mid_transaction(_KILL_BULK_PLAN, ledger_path) == "mid-transaction 0"
+    with Ledger.open(ledger_path) as ledger:  # integrity checked on open
+        assert sum(ledger.counts().values()) == 0 and ledger.get("k0") is None
+        assert [e.kind for e in ledger.events()] == ["run"]
+        assert DEFERRED <= _indexes(ledger._db.conn)
+        run = ledger.start_run("migrate", {})
+        assert ledger.plan([spec("k0", 1)], run).added == 1 and ledger.count(["planned"]) == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -52,6 +53,54 @@ def test_summary(ledger: Ledger, run_id: str) -> None:
     assert summary["first_event_at"] <= summary["last_event_at"]
     assert summary["throughput_bytes_per_second"] is not None and summary["throughput_bytes_per_second"] > 0
     assert ledger.summary("no-such-run")["retries"] == 0
+
+
+def test_summary_counts_the_bytes_of_upload_ends_and_single_creates_only(ledger: Ledger, run_id: str) -> None:
+    """bytes_transferred: tus uploads that ended and single-request creates; a URL import sends nothing."""
+    drive(ledger, "tus", "uploaded", run_id, size=1000)
+    for key, via, size in (("single", "single", 200), ("url", "url", 30)):
+        ledger.plan([spec(key, via=via, source_size=size)], run_id)
+        ledger.begin_create(key, run_id, f"Title {key}")
+        ledger.create_accepted(key, run_id, f"vid-{key}")
+    drive(ledger, "open", "uploading", run_id, size=5000)
+    for scope in (run_id, None):
+        assert ledger.summary(scope)["bytes_transferred"] == 1000 + 200
+
+
+def test_summary_lists_each_warning_once_oldest_first(ledger: Ledger, run_id: str) -> None:
+    drive(ledger, "b", "planned", run_id)
+    drive(ledger, "a", "planned", run_id)
+    for key, message in (("b", "title cut"), ("a", "title cut"), ("b", "title cut"), ("b", "tags tidied")):
+        ledger.note(key, run_id, message, kind="warning")
+    ledger.note("a", run_id, "not a warning")
+    assert ledger.summary()["warnings"] == [
+        {"key": "b", "message": "title cut"},
+        {"key": "a", "message": "title cut"},
+        {"key": "b", "message": "tags tidied"},
+    ]
+
+
+def test_summary_follows_every_change_of_the_file(ledger: Ledger, ledger_path: Path, run_id: str) -> None:
+    """What summary() keeps of the ledger now is read again after a write of its own or another's."""
+    drive(ledger, "a", "planned", run_id)
+    assert ledger.summary()["counts"]["planned"] == ledger.summary(run_id)["counts"]["planned"] == 1
+    ledger.begin_create("a", run_id, "Title a")  # this connection's write
+    assert ledger.summary(run_id)["counts"]["creating"] == 1 and ledger.summary()["attempts"] == 1
+    ledger.fail("a", run_id, "bad", "refused")
+    assert ledger.summary()["error_codes"] == {"bad": 1}
+    other = Ledger.open(ledger_path)  # another connection (another process would do the same)
+    try:
+        other.plan([spec("b", 2)], None)
+        other.note("b", None, "title cut", kind="warning")
+    finally:
+        other.close()
+    summary = ledger.summary()
+    assert summary["items"] == 2 and summary["counts"]["planned"] == 1
+    assert summary["warnings"] == [{"key": "b", "message": "title cut"}]
+    summary["counts"]["planned"] = 99  # a caller's copy: what is kept stays as it was
+    summary["warnings"].clear()
+    again = ledger.summary(run_id)
+    assert again["counts"]["planned"] == 1 and len(again["warnings"]) == 1
 
 
 def test_counts_list_every_state(ledger: Ledger, run_id: str) -> None:
