@@ -253,8 +253,9 @@ class Watcher:
             wave = 1 if page == 1 or not settled else max(1, min(PAGES_AT_ONCE, -(-left // size)))
             if pages is not None:
                 wave = max(1, min(wave, pages - page + 1))
-            for result, answered in self._pages(filters, range(page, page + wave)):
-                self.list_calls += 1
+            answers = self._pages(filters, range(page, page + wave))
+            self.list_calls += len(answers)  # every page asked, those after an end included
+            for result, answered in answers:
                 for video in result.items:
                     if video.id not in wanted and unknown:
                         self._learn_id(unknown, video, parent)
