@@ -17,6 +17,8 @@ from pathlib import Path
 
 import httpx
 
+from connectors.tls import tls_context
+
 log = logging.getLogger(__name__)
 
 #: What Prefect gives the temporary server it starts itself (prefect.server.api.server.SubprocessASGIServer):
@@ -105,7 +107,7 @@ class ServerWarmup:
         """The server's API URL once /health answers 200 (a new port when uvicorn found this one taken)."""
         deadline = time.monotonic() + timeout
         attempts = 1
-        with httpx.Client(timeout=2.0) as http:
+        with httpx.Client(timeout=2.0, verify=tls_context()) as http:
             while self._process is not None and time.monotonic() < deadline:
                 code = self._process.poll()
                 if code == 3 and attempts < PORT_ATTEMPTS:
