@@ -256,14 +256,7 @@ class Watcher:
             answers = self._pages(filters, range(page, page + wave))
             self.list_calls += len(answers)  # every page asked, those after an end included
             for result, answered in answers:
-                for video in result.items:
-                    if video.id not in wanted and unknown:
-                        self._learn_id(unknown, video, parent)
-                    if video.id in wanted and video.status:
-                        found[video.id] = video.status
-                        self._seen_at[video.id] = answered
-                        if video.title is not None:
-                            self._titles[video.id] = video.title
+                self._take_page(result.items, answered, wanted, unknown, found, parent)
                 size = result.pagination.per_page or len(result.items) or size
                 total = result.pagination.total
                 pages = -(-total // size) if total is not None and size else None
@@ -275,6 +268,27 @@ class Watcher:
                 if oldest is not None and last is not None and last < oldest:
                     return found  # older than every create of ours: the rest are not in this listing
                 page += 1
+
+    def _take_page(
+        self,
+        videos: list[Video],
+        answered: float,
+        wanted: set[str],
+        unknown: list[Item],
+        found: dict[str, str],
+        parent: str,
+    ) -> None:
+        """What one page shows: the statuses of the watched videos on it (into found), the ids of items whose
+        create answer gave none (recognised by their create title), and when and under which title each was
+        seen."""
+        for video in videos:
+            if video.id not in wanted and unknown:
+                self._learn_id(unknown, video, parent)
+            if video.id in wanted and video.status:
+                found[video.id] = video.status
+                self._seen_at[video.id] = answered
+                if video.title is not None:
+                    self._titles[video.id] = video.title
 
     def _pages(self, filters: dict[str, str], numbers: range) -> list[tuple[VideoPage, float]]:
         """These pages of the newest-first listing, each with when it answered (no video a page shows
