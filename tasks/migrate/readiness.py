@@ -59,6 +59,9 @@ class Watcher:
         #: estimate of processing from above), None until a video was seen ending.
         self.latency: float | None = None
         self._held_since: float | None = None  # when a due poll was first held back for the youngest video
+        self._early = False  # the pages behind the first were listed while this poll was held (list_early)
+        self._page_size = PAGE_SIZE  # the server's page size, as the last listing showed it
+        self.early_lists = 0
         self._seen_at: dict[str, float] = {}  # this poll: video id -> when the page that showed it answered
         self._titles: dict[str, str] = {}  # this poll: video id -> the title the listing showed
 
@@ -139,6 +142,30 @@ class Watcher:
             youngest = max(ended, default=0.0)
         return youngest + self.latency > time.time()
 
+    def may_list_early(self) -> bool:
+        """Whether list_early is due: the poll is held for the youngest videos' processing, statuses come by
+        polling alone (no webhook listener: claims have listings of their own), more videos are watched than
+        one page holds, nothing of ours can still be made (the pages stay put), and the pages behind the first
+        were not listed for this poll yet."""
+        if self._held_since is None or self._early or self.ctx.webhooks is not None:
+            return False
+        if self.ctx.ledger.count(WATCH_STATES) <= self._page_size:
+            return False
+        return self.ctx.ledger.count(MAKING) == 0
+
+    def list_early(self) -> list[tuple[str, str, str]]:
+        """The held poll, split: the pages behind the first, now, while the youngest videos still process.
+
+        Nothing of ours can be made any more, so the newest-first pages stay put: the first holds the youngest
+        videos, the ones behind it videos whose processing ended long ago. Listing those now moves their
+        items on while the poll waits; the poll then lists the first page, and goes on only for a video this
+        walk did not see ended. Each page is asked once either way: the same calls, one wait shorter. It
+        records what it sees, asks no single video (the poll does that) and is not timed (learn).
+        """
+        self._early = True
+        self.early_lists += 1
+        return self.listing([i for i in self.watched() if i.video_id], first_page=2)
+
     def _learn_latency(self, before: list[Item], changed: list[tuple[str, str, str]]) -> None:
         """Learn how long after its upload's end (as the ledger recorded it) a video is seen terminal.
 
@@ -171,6 +198,7 @@ class Watcher:
         self.polls += 1
         self.last_poll = time.monotonic()
         self._held_since = None
+        self._early = False
         return self.listing(items, learn=True, at=self.last_poll)
 
     def listing(
@@ -180,13 +208,17 @@ class Watcher:
         messages: dict[str, str] | None = None,
         learn: bool = False,
         at: float | None = None,
+        first_page: int = 1,
     ) -> list[tuple[str, str, str]]:
         """List each destination of these items (newest first) until every one of them is seen; record the
         statuses it shows (the service's word: a claim is only a reason to look). messages: the reason of a
-        video the listing shows in error/aborted (a webhook's); learn: time processing from this listing."""
+        video the listing shows in error/aborted (a webhook's); learn: time processing from this listing;
+        first_page > 1: the part of a held poll behind its first page (list_early): no GET for a video it
+        does not see, and the poll interval still counts from the last whole listing."""
         self._seen_at = {}
         self._titles = {}
-        self.last_listing = time.monotonic() if at is None else at
+        if first_page == 1:
+            self.last_listing = time.monotonic() if at is None else at
         by_parent: dict[str, list[Item]] = defaultdict(list)
         for item in items:
             by_parent[item.spec.parent_id or ""].append(item)
@@ -196,9 +228,10 @@ class Watcher:
             bounds = [lower_bound(self.ctx, i) for i in group]
             known = [b for b in bounds if b is not None]
             oldest = min(known) if known and len(known) == len(bounds) else None
-            found = self._list_parent(parent, group, oldest)
+            found = self._list_parent(parent, group, oldest, first_page)
             statuses.update(found)
-            missing.extend(i for i in group if i.video_id and i.video_id not in found)
+            if first_page == 1:
+                missing.extend(i for i in group if i.video_id and i.video_id not in found)
         self.seen = dict(statuses)
         reasons = failure_messages(statuses)
         reasons.update({v: m for v, m in (messages or {}).items() if v in reasons})
@@ -213,13 +246,15 @@ class Watcher:
             changed.extend(self._get_one(item))
         return changed
 
-    def _list_parent(self, parent: str, group: list[Item], oldest: datetime | None) -> dict[str, str]:
+    def _list_parent(
+        self, parent: str, group: list[Item], oldest: datetime | None, first_page: int = 1
+    ) -> dict[str, str]:
         ids = sorted(i.video_id for i in group if i.video_id)
         scope = self.ctx.scopes.get(parent)
         if parent and scope is None and ids:
             scope = self._scope_of(parent, ids[0])
             self.ctx.scopes[parent] = scope
-        return self._list_scope(scope if parent else None, parent, group, oldest)
+        return self._list_scope(scope if parent else None, parent, group, oldest, first_page)
 
     def _scope_of(self, parent: str, video_id: str) -> Scope:
         """Whether a parent id is a folder or a project, learned once from one of its videos."""
@@ -230,7 +265,12 @@ class Watcher:
         return scope_of(parent, video)
 
     def _list_scope(
-        self, scope: Scope | None, parent: str, group: list[Item], oldest: datetime | None
+        self,
+        scope: Scope | None,
+        parent: str,
+        group: list[Item],
+        oldest: datetime | None,
+        first_page: int = 1,
     ) -> dict[str, str]:
         """Page newest-first until every watched video is seen, the pages end, or they predate our creates.
 
@@ -244,13 +284,15 @@ class Watcher:
         found: dict[str, str] = {}
         filters: dict[str, str] = {scope: parent} if scope else {}
         settled = self.ctx.ledger.count(MAKING) == 0  # no video of ours can appear above the pages now
-        page, size, pages = 1, PAGE_SIZE, None
+        page_from = page = first_page
+        size, pages = self._page_size, None
         while True:
             # The first page alone (it tells the page size and the total); then, once nothing of ours is
             # being made, up to PAGES_AT_ONCE at once, never more than the unseen videos fill or the total
             # holds: pages the one-by-one walk would not ask are asked only when watched videos are missing.
-            left = len(wanted) - len(found) + len(unknown)
-            wave = 1 if page == 1 or not settled else max(1, min(PAGES_AT_ONCE, -(-left // size)))
+            ahead = size * (page_from - 1)  # the most of ours the pages before the first asked can hold
+            left = max(1, len(wanted) - ahead - len(found) + len(unknown))
+            wave = 1 if page == page_from or not settled else max(1, min(PAGES_AT_ONCE, -(-left // size)))
             if pages is not None:
                 wave = max(1, min(wave, pages - page + 1))
             answers = self._pages(filters, range(page, page + wave))
@@ -258,10 +300,11 @@ class Watcher:
             for result, answered in answers:
                 self._take_page(result.items, answered, wanted, unknown, found, parent)
                 size = result.pagination.per_page or len(result.items) or size
+                self._page_size = size
                 total = result.pagination.total
                 pages = -(-total // size) if total is not None and size else None
-                if len(found) == len(wanted) and not unknown:
-                    return found
+                if len(found) >= len(wanted) - size * (page_from - 1) and not unknown:
+                    return found  # every watched video seen (or, from a later page, all those can be)
                 if not result.items or len(result.items) < size or (pages is not None and page >= pages):
                     return found
                 last = result.items[-1].created_at

@@ -150,7 +150,8 @@ class ItemSchedule(Schedule):
 
     def poll_what_waits(self) -> None:
         """One listing of the destination when the watcher says a poll is due (and no webhook claims wait for
-        theirs: Claims.hold_polls); else, when webhook claims are due (Claims.due), one listing of the videos
+        theirs: Claims.hold_polls); while that poll is held for the youngest videos, the pages behind its
+        first (Watcher.list_early); else, when webhook claims are due (Claims.due), one listing of the videos
         they are about."""
         # A count each round; the watched items themselves are read only by a poll (and by the poll's timing
         # once the creates are over): reading them every round cost O(run) per round while creates hold polls.
@@ -169,6 +170,9 @@ class ItemSchedule(Schedule):
         ):
             if _listed(self.ctx, self.watcher.poll_once):
                 self.claims.covered(self.watcher)
+            self.watched = self.watcher.watching()
+        elif self.watched and self.watcher.may_list_early():
+            _listed(self.ctx, self.watcher.list_early)  # the pages behind the first, while the poll is held
             self.watched = self.watcher.watching()
         elif self.claims.due(
             self.watcher,

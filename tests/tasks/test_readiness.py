@@ -124,3 +124,68 @@ def test_once_nothing_is_being_made_the_pages_of_a_listing_go_together_and_no_mo
     finally:
         ledger.close()
         client.close()
+
+
+def test_a_held_poll_lists_the_pages_behind_the_first_early_and_each_page_once(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory, monkeypatch
+) -> None:
+    """The poll that ends a run waits for the youngest videos' processing; once nothing of ours can be made,
+    the pages behind the first (videos done long ago) are listed during that wait, the first page when the
+    poll comes: the same three pages one listing asks, and the older items move on before the wait ends."""
+    emu_control.set_limits(emu, rate_per_second=0, rate_per_minute=0)
+    emu_control.set_processing(emu, "manual")
+    emu_control.set_variants(emu, ["page-cap-10"])
+    limiter = ApiRateLimiter.memory(per_second=1000, per_minute=100000)
+    client = VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=limiter)
+    ledger = Ledger.open(tmp_path / "l.db")
+    run_id = ledger.start_run("test", {})
+    clip = clip_factory(0.5)
+    ctx = MigrateContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id)
+    asked: list[list[int]] = []  # the page numbers of each ask
+    pages = Watcher._pages
+
+    def counted(self: Watcher, filters: dict[str, str], numbers: range) -> list[Any]:
+        asked.append(list(numbers))
+        return pages(self, filters, numbers)
+
+    monkeypatch.setattr(Watcher, "_pages", counted)
+
+    def uploaded(prefix: str, first: int) -> list[str]:
+        keys = [f"{prefix}{n:02d}" for n in range(25)]
+        made = [
+            spec(k, first + n, source=str(clip), title=k, parent_id=emu.project_id, via="tus")
+            for n, k in enumerate(keys)
+        ]
+        ledger.plan(made, run_id)
+        assert [transfer_item(ctx, k) for k in keys] == ["uploaded"] * 25
+        return keys
+
+    def finish(keys: list[str]) -> None:
+        for key in keys:
+            emu_control.set_video_status(emu, ledger.get(key).video_id or "", "done")  # type: ignore[union-attr]
+
+    try:
+        watcher = Watcher(ctx)
+        finish(uploaded("a", 1))
+        assert len(watcher.poll_once()) == 25  # the pages are 10 long (learned)
+        keys = uploaded("b", 26)
+        finish(keys[:20])  # the 5 youngest still process
+        watcher.latency = 3600.0  # processing seems long: the poll is held for the youngest upload
+        assert not watcher.may_list_early()  # no poll held yet
+        assert not watcher.due(watcher.watched, creates_left=lambda: 0, uploading=False)
+        assert watcher.may_list_early()
+        asked.clear()
+        before = len(api_calls(emu_control, emu))
+        changed = watcher.list_early()
+        assert asked == [[2], [3]]  # the pages behind the first, up to where 15 of the 25 can be
+        assert sorted(key for key, _, _ in changed) == keys[:15]
+        assert not watcher.may_list_early()  # once per held poll
+        finish(keys[20:])
+        changed = watcher.poll_once()
+        assert asked == [[2], [3], [1]]  # the first page, and no page twice
+        assert sorted(key for key, _, _ in changed) == keys[15:]
+        assert len(api_calls(emu_control, emu)) == before + 3  # what one listing of 25 asks: no GET
+        assert ledger.count(["uploaded", "processing"]) == 0
+    finally:
+        ledger.close()
+        client.close()
