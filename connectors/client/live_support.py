@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -13,11 +13,13 @@ from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
 from connectors.client.answers import data_of
-from connectors.client.live_models import Page
 from connectors.client.transport import ErrorHook
 from connectors.errors import NotFoundError, ResponseFormatError, TransportError, VideoApiError
 from connectors.models import Pagination
 from core.redact import PLACEHOLDER, blank
+
+if TYPE_CHECKING:
+    from connectors.client.live_models import Page
 
 __all__ = [
     "REDACTED",
@@ -100,6 +102,8 @@ def read_one(body: Any, model: type[M], operation: str, *, bare: bool = False) -
 
 def read_page(body: Any, model: type[M], operation: str) -> Page[M]:
     """`{meta: {pagination, order}, data: [...]}` as a Page (a missing meta gives an empty Pagination)."""
+    from connectors.client.live_models import Page  # imported by the resources that read pages of them
+
     items = as_models(model, data_of(body, operation), operation)
     meta = meta_of(body)
     pagination = meta.get("pagination")

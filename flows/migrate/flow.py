@@ -160,7 +160,7 @@ def _artifacts(opts: MigrateOptions) -> None:
     with read_ledger(opts.ledger) as ledger:
         if ledger is None:
             return
-        report: Report = build_report(ledger)
+        report: Report = build_report(ledger, charts=False)  # the artifacts show no chart
     columns = [c for c in ("row", "source", "title", "state", "video_id", "error_code", "error_message")]
     rows = report.items.select([c for c in columns if c in report.items.columns]).head(ARTIFACT_ROWS)
     shown = [{**r, "source": safe_uri(str(r["source"]))} if "source" in r else r for r in rows.to_dicts()]
