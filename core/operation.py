@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import heapq
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -463,17 +464,19 @@ def order_operations(specs: Iterable[OperationSpec]) -> list[OperationSpec]:
     for sid, deps in waits.items():
         for dep in deps:
             dependants[dep].append(sid)
-    position = {sid: i for i, sid in enumerate(by_id)}
-    ready = sorted((sid for sid, deps in waits.items() if not deps), key=position.__getitem__)
+    ids = list(by_id)
+    # The ready operations by row position, in a heap: sorting the whole ready list after each step made
+    # ordering quadratic (about half an hour of CPU for 100k independent operations).
+    ready = [i for i, sid in enumerate(ids) if not waits[sid]]
+    position = {sid: i for i, sid in enumerate(ids)}
     ordered: list[OperationSpec] = []
     while ready:
-        sid = ready.pop(0)
+        sid = ids[heapq.heappop(ready)]
         ordered.append(by_id[sid])
         for dep in dependants[sid]:
             waits[dep].discard(sid)
             if not waits[dep]:
-                ready.append(dep)
-        ready.sort(key=position.__getitem__)
+                heapq.heappush(ready, position[dep])
     if len(ordered) < len(by_id):
         rows = sorted({s.row or 0 for s in by_id.values() if waits[s.id]})
         raise ValueError("reference cycle among rows " + ", ".join(map(str, rows)))
