@@ -72,58 +72,75 @@ def test_watched_video_behind_a_full_page_of_newer_ones(
         client.close()
 
 
+class CappedPages:
+    """25-item batches uploaded by tus into a workspace whose list pages hold 10 (page-cap-10), processing by
+    hand, no rate limit; `asked` holds the page numbers of each ask of the listing (Watcher._pages)."""
+
+    def __init__(
+        self, tmp_path: Path, emu: Workspace, control: EmulatorControl, clip_factory: Any, monkeypatch: Any
+    ) -> None:
+        control.set_limits(emu, rate_per_second=0, rate_per_minute=0)
+        control.set_processing(emu, "manual")
+        control.set_variants(emu, ["page-cap-10"])
+        self.emu, self.control = emu, control
+        limiter = ApiRateLimiter.memory(per_second=1000, per_minute=100000)
+        self.client = VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=limiter)
+        self.ledger = Ledger.open(tmp_path / "l.db")
+        self.run_id = self.ledger.start_run("test", {})
+        self.clip = clip_factory(0.5)
+        self.ctx = MigrateContext(client=self.client, tus=TusUpload(), ledger=self.ledger, run_id=self.run_id)
+        self.asked: list[list[int]] = []
+        pages = Watcher._pages
+
+        def counted(watcher: Watcher, filters: dict[str, str], numbers: range) -> list[Any]:
+            self.asked.append(list(numbers))
+            return pages(watcher, filters, numbers)
+
+        monkeypatch.setattr(Watcher, "_pages", counted)
+
+    def item(self, key: str, row: int) -> Any:
+        return spec(key, row, source=str(self.clip), title=key, parent_id=self.emu.project_id, via="tus")
+
+    def uploaded(self, prefix: str, first: int) -> list[str]:
+        keys = [f"{prefix}{n:02d}" for n in range(25)]
+        self.ledger.plan([self.item(k, first + n) for n, k in enumerate(keys)], self.run_id)
+        assert [transfer_item(self.ctx, k) for k in keys] == ["uploaded"] * 25
+        return keys
+
+    def finish(self, keys: list[str]) -> None:
+        for key in keys:
+            item = self.ledger.get(key)
+            assert item is not None and item.video_id
+            self.control.set_video_status(self.emu, item.video_id, "done")
+
+    def calls(self) -> int:
+        return len(api_calls(self.control, self.emu))
+
+    def close(self) -> None:
+        self.ledger.close()
+        self.client.close()
+
+
 def test_once_nothing_is_being_made_the_pages_of_a_listing_go_together_and_no_more_than_needed(
     tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory, monkeypatch
 ) -> None:
     """25 watched videos in pages of 10 (a service that caps pages): once nothing of ours is left to be
     made, the first page alone, then the two more the unseen videos fill, together, never a page past them;
     while an item is still to be created (new videos may come on top) the pages go one by one."""
-    emu_control.set_limits(emu, rate_per_second=0, rate_per_minute=0)
-    emu_control.set_processing(emu, "manual")
-    emu_control.set_variants(emu, ["page-cap-10"])
-    limiter = ApiRateLimiter.memory(per_second=1000, per_minute=100000)
-    client = VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=limiter)
-    ledger = Ledger.open(tmp_path / "l.db")
-    run_id = ledger.start_run("test", {})
-    clip = clip_factory(0.5)
-    ctx = MigrateContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id)
-    asked: list[int] = []  # how many pages each ask of the listing held
-    pages = Watcher._pages
-
-    def counted(self: Watcher, filters: dict[str, str], numbers: range) -> list[Any]:
-        asked.append(len(numbers))
-        return pages(self, filters, numbers)
-
-    monkeypatch.setattr(Watcher, "_pages", counted)
-
-    def watched_batch(prefix: str, first: int) -> list[str]:
-        keys = [f"{prefix}{n:02d}" for n in range(25)]
-        made = [
-            spec(k, first + n, source=str(clip), title=k, parent_id=emu.project_id, via="tus")
-            for n, k in enumerate(keys)
-        ]
-        ledger.plan(made, run_id)
-        assert [transfer_item(ctx, k) for k in keys] == ["uploaded"] * 25
-        for key in keys:
-            emu_control.set_video_status(emu, ledger.get(key).video_id or "", "done")  # type: ignore[union-attr]
-        return keys
-
+    run = CappedPages(tmp_path, emu, emu_control, clip_factory, monkeypatch)
     try:
-        watched_batch("a", 1)
-        watcher = Watcher(ctx)
-        before = len(api_calls(emu_control, emu))
+        run.finish(run.uploaded("a", 1))
+        watcher = Watcher(run.ctx)
+        before = run.calls()
         assert len(watcher.poll_once()) == 25
-        assert asked == [1, 2] and watcher.list_calls == 3 and len(api_calls(emu_control, emu)) == before + 3
-        watched_batch("b", 26)
-        ledger.plan(
-            [spec("later", 51, source=str(clip), title="later", parent_id=emu.project_id, via="tus")], run_id
-        )
-        asked.clear()
+        assert run.asked == [[1], [2, 3]] and watcher.list_calls == 3 and run.calls() == before + 3
+        run.finish(run.uploaded("b", 26))
+        run.ledger.plan([run.item("later", 51)], run.run_id)
+        run.asked.clear()
         assert len(watcher.poll_once()) == 25  # "later" is still to be created: one page at a time
-        assert asked == [1, 1, 1] and watcher.list_calls == 6
+        assert run.asked == [[1], [2], [3]] and watcher.list_calls == 6
     finally:
-        ledger.close()
-        client.close()
+        run.close()
 
 
 def test_a_held_poll_lists_the_pages_behind_the_first_early_and_each_page_once(
@@ -132,60 +149,28 @@ def test_a_held_poll_lists_the_pages_behind_the_first_early_and_each_page_once(
     """The poll that ends a run waits for the youngest videos' processing; once nothing of ours can be made,
     the pages behind the first (videos done long ago) are listed during that wait, the first page when the
     poll comes: the same three pages one listing asks, and the older items move on before the wait ends."""
-    emu_control.set_limits(emu, rate_per_second=0, rate_per_minute=0)
-    emu_control.set_processing(emu, "manual")
-    emu_control.set_variants(emu, ["page-cap-10"])
-    limiter = ApiRateLimiter.memory(per_second=1000, per_minute=100000)
-    client = VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=limiter)
-    ledger = Ledger.open(tmp_path / "l.db")
-    run_id = ledger.start_run("test", {})
-    clip = clip_factory(0.5)
-    ctx = MigrateContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id)
-    asked: list[list[int]] = []  # the page numbers of each ask
-    pages = Watcher._pages
-
-    def counted(self: Watcher, filters: dict[str, str], numbers: range) -> list[Any]:
-        asked.append(list(numbers))
-        return pages(self, filters, numbers)
-
-    monkeypatch.setattr(Watcher, "_pages", counted)
-
-    def uploaded(prefix: str, first: int) -> list[str]:
-        keys = [f"{prefix}{n:02d}" for n in range(25)]
-        made = [
-            spec(k, first + n, source=str(clip), title=k, parent_id=emu.project_id, via="tus")
-            for n, k in enumerate(keys)
-        ]
-        ledger.plan(made, run_id)
-        assert [transfer_item(ctx, k) for k in keys] == ["uploaded"] * 25
-        return keys
-
-    def finish(keys: list[str]) -> None:
-        for key in keys:
-            emu_control.set_video_status(emu, ledger.get(key).video_id or "", "done")  # type: ignore[union-attr]
-
+    run = CappedPages(tmp_path, emu, emu_control, clip_factory, monkeypatch)
     try:
-        watcher = Watcher(ctx)
-        finish(uploaded("a", 1))
+        watcher = Watcher(run.ctx)
+        run.finish(run.uploaded("a", 1))
         assert len(watcher.poll_once()) == 25  # the pages are 10 long (learned)
-        keys = uploaded("b", 26)
-        finish(keys[:20])  # the 5 youngest still process
+        keys = run.uploaded("b", 26)
+        run.finish(keys[:20])  # the 5 youngest still process
         watcher.latency = 3600.0  # processing seems long: the poll is held for the youngest upload
         assert not watcher.may_list_early()  # no poll held yet
         assert not watcher.due(watcher.watched, creates_left=lambda: 0, uploading=False)
         assert watcher.may_list_early()
-        asked.clear()
-        before = len(api_calls(emu_control, emu))
+        run.asked.clear()
+        before = run.calls()
         changed = watcher.list_early()
-        assert asked == [[2], [3]]  # the pages behind the first, up to where 15 of the 25 can be
+        assert run.asked == [[2], [3]]  # the pages behind the first, up to where 15 of the 25 can be
         assert sorted(key for key, _, _ in changed) == keys[:15]
         assert not watcher.may_list_early()  # once per held poll
-        finish(keys[20:])
+        run.finish(keys[20:])
         changed = watcher.poll_once()
-        assert asked == [[2], [3], [1]]  # the first page, and no page twice
+        assert run.asked == [[2], [3], [1]]  # the first page, and no page twice
         assert sorted(key for key, _, _ in changed) == keys[15:]
-        assert len(api_calls(emu_control, emu)) == before + 3  # what one listing of 25 asks: no GET
-        assert ledger.count(["uploaded", "processing"]) == 0
+        assert run.calls() == before + 3  # what one listing of 25 asks: no GET
+        assert run.ledger.count(["uploaded", "processing"]) == 0
     finally:
-        ledger.close()
-        client.close()
+        run.close()
