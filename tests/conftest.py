@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 
@@ -11,6 +13,9 @@ import pytest
 # Set before anything imports Prefect: Prefect reads its settings at import time.
 _PREFECT_HOME = tempfile.mkdtemp(prefix="videoferry-prefect-")
 os.environ["PREFECT_HOME"] = _PREFECT_HOME
+# Removed when the process ends (registered first: it runs after Prefect's own exit handlers, which may still
+# write there); every pytest process (xdist workers too) used to leave its 5 MB home in the temp dir.
+atexit.register(shutil.rmtree, _PREFECT_HOME, ignore_errors=True)
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 os.environ.setdefault("PREFECT_LOGGING_TO_API_ENABLED", "false")
 os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "WARNING")
