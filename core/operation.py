@@ -466,7 +466,7 @@ def order_operations(specs: Iterable[OperationSpec]) -> list[OperationSpec]:
             dependants[dep].append(sid)
     ids = list(by_id)
     # The ready operations by row position, in a heap: sorting the whole ready list after each step made
-    # ordering quadratic (about half an hour of CPU for 100k independent operations).
+    # ordering quadratic (22 minutes of a 100k-operation run; 11.5 s for 20k).
     ready = [i for i, sid in enumerate(ids) if not waits[sid]]
     position = {sid: i for i, sid in enumerate(ids)}
     ordered: list[OperationSpec] = []

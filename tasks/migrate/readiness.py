@@ -61,7 +61,6 @@ class Watcher:
         self._held_since: float | None = None  # when a due poll was first held back for the youngest video
         self._early = False  # the pages behind the first were listed while this poll was held (list_early)
         self._page_size = PAGE_SIZE  # the server's page size, as the last listing showed it
-        self.early_lists = 0
         self._seen_at: dict[str, float] = {}  # this poll: video id -> when the page that showed it answered
         self._titles: dict[str, str] = {}  # this poll: video id -> the title the listing showed
 
@@ -142,16 +141,14 @@ class Watcher:
             youngest = max(ended, default=0.0)
         return youngest + self.latency > time.time()
 
-    def may_list_early(self) -> bool:
+    def may_list_early(self, watching: int) -> bool:
         """Whether list_early is due: the poll is held for the youngest videos' processing, statuses come by
-        polling alone (no webhook listener: claims have listings of their own), more videos are watched than
-        one page holds, nothing of ours can still be made (the pages stay put), and the pages behind the first
-        were not listed for this poll yet."""
+        polling alone (no webhook listener: claims have listings of their own), more videos are watched
+        (watching(): the round's count) than one page holds, nothing of ours can still be made (the pages stay
+        put), and the pages behind the first were not listed for this poll yet."""
         if self._held_since is None or self._early or self.ctx.webhooks is not None:
             return False
-        if self.ctx.ledger.count(WATCH_STATES) <= self._page_size:
-            return False
-        return self.ctx.ledger.count(MAKING) == 0
+        return watching > self._page_size and self.ctx.ledger.count(MAKING) == 0
 
     def list_early(self) -> list[tuple[str, str, str]]:
         """The held poll, split: the pages behind the first, now, while the youngest videos still process.
@@ -163,7 +160,6 @@ class Watcher:
         records what it sees, asks no single video (the poll does that) and is not timed (learn).
         """
         self._early = True
-        self.early_lists += 1
         return self.listing([i for i in self.watched() if i.video_id], first_page=2)
 
     def _learn_latency(self, before: list[Item], changed: list[tuple[str, str, str]]) -> None:
@@ -286,12 +282,16 @@ class Watcher:
         settled = self.ctx.ledger.count(MAKING) == 0  # no video of ours can appear above the pages now
         page_from = page = first_page
         size, pages = self._page_size, None
+
+        def reachable() -> int:
+            """How many watched videos the pages from page_from can hold: all, less a page per page before."""
+            return len(wanted) - size * (page_from - 1)
+
         while True:
             # The first page alone (it tells the page size and the total); then, once nothing of ours is
             # being made, up to PAGES_AT_ONCE at once, never more than the unseen videos fill or the total
             # holds: pages the one-by-one walk would not ask are asked only when watched videos are missing.
-            ahead = size * (page_from - 1)  # the most of ours the pages before the first asked can hold
-            left = max(1, len(wanted) - ahead - len(found) + len(unknown))
+            left = max(1, reachable() - len(found) + len(unknown))
             wave = 1 if page == page_from or not settled else max(1, min(PAGES_AT_ONCE, -(-left // size)))
             if pages is not None:
                 wave = max(1, min(wave, pages - page + 1))
@@ -303,7 +303,7 @@ class Watcher:
                 self._page_size = size
                 total = result.pagination.total
                 pages = -(-total // size) if total is not None and size else None
-                if len(found) >= len(wanted) - size * (page_from - 1) and not unknown:
+                if len(found) >= reachable() and not unknown:
                     return found  # every watched video seen (or, from a later page, all those can be)
                 if not result.items or len(result.items) < size or (pages is not None and page >= pages):
                     return found

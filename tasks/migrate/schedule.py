@@ -171,7 +171,7 @@ class ItemSchedule(Schedule):
             if _listed(self.ctx, self.watcher.poll_once):
                 self.claims.covered(self.watcher)
             self.watched = self.watcher.watching()
-        elif self.watched and self.watcher.may_list_early():
+        elif self.watcher.may_list_early(self.watched):
             _listed(self.ctx, self.watcher.list_early)  # the pages behind the first, while the poll is held
             self.watched = self.watcher.watching()
         elif self.claims.due(

@@ -157,15 +157,15 @@ def test_a_held_poll_lists_the_pages_behind_the_first_early_and_each_page_once(
         keys = run.uploaded("b", 26)
         run.finish(keys[:20])  # the 5 youngest still process
         watcher.latency = 3600.0  # processing seems long: the poll is held for the youngest upload
-        assert not watcher.may_list_early()  # no poll held yet
+        assert not watcher.may_list_early(watcher.watching())  # no poll held yet
         assert not watcher.due(watcher.watched, creates_left=lambda: 0, uploading=False)
-        assert watcher.may_list_early()
+        assert watcher.may_list_early(watcher.watching())
         run.asked.clear()
         before = run.calls()
         changed = watcher.list_early()
         assert run.asked == [[2], [3]]  # the pages behind the first, up to where 15 of the 25 can be
         assert sorted(key for key, _, _ in changed) == keys[:15]
-        assert not watcher.may_list_early()  # once per held poll
+        assert not watcher.may_list_early(watcher.watching())  # once per held poll
         run.finish(keys[20:])
         changed = watcher.poll_once()
         assert run.asked == [[2], [3], [1]]  # the first page, and no page twice
