@@ -288,11 +288,13 @@ class Watcher:
             return len(wanted) - size * (page_from - 1)
 
         while True:
-            # The first page alone (it tells the page size and the total); then, once nothing of ours is
-            # being made, up to PAGES_AT_ONCE at once, never more than the unseen videos fill or the total
-            # holds: pages the one-by-one walk would not ask are asked only when watched videos are missing.
+            # The first page alone (it tells the page size and the total; the pages behind a held poll's first
+            # are walked with the size its last listing told); then, once nothing of ours is being made, up to
+            # PAGES_AT_ONCE at once, never more than the unseen videos fill or the total holds: pages the
+            # one-by-one walk would not ask are asked only when watched videos are missing.
             left = max(1, reachable() - len(found) + len(unknown))
-            wave = 1 if page == page_from or not settled else max(1, min(PAGES_AT_ONCE, -(-left // size)))
+            alone = page == 1 or not settled
+            wave = 1 if alone else max(1, min(PAGES_AT_ONCE, -(-left // size)))
             if pages is not None:
                 wave = max(1, min(wave, pages - page + 1))
             answers = self._pages(filters, range(page, page + wave))

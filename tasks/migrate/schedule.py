@@ -163,17 +163,21 @@ class ItemSchedule(Schedule):
         elif self.transfers_ended is None:
             self.transfers_ended = time.monotonic()
         count_creates = functools.partial(_creates_left, self.ctx, uploading)
-        if (
-            self.watched
-            and not self.claims.hold_polls(self.watcher)
-            and self.watcher.due(self.watcher.watched, creates_left=count_creates, uploading=uploading)
-        ):
-            if _listed(self.ctx, self.watcher.poll_once):
-                self.claims.covered(self.watcher)
-            self.watched = self.watcher.watching()
+
+        def poll_due() -> bool:
+            return bool(
+                self.watched
+                and not self.claims.hold_polls(self.watcher)
+                and self.watcher.due(self.watcher.watched, creates_left=count_creates, uploading=uploading)
+            )
+
+        if poll_due():
+            self._poll()
         elif self.watcher.may_list_early(self.watched):
             _listed(self.ctx, self.watcher.list_early)  # the pages behind the first, while the poll is held
             self.watched = self.watcher.watching()
+            if poll_due():  # the hold ended while those pages were listed: the poll goes now, not next round
+                self._poll()
         elif self.claims.due(
             self.watcher,
             creates_left=count_creates if uploading else None,
@@ -181,6 +185,11 @@ class ItemSchedule(Schedule):
         ):
             _listed(self.ctx, lambda: self.claims.confirm(self.watcher))
             self.watched = self.watcher.watching()
+
+    def _poll(self) -> None:
+        if _listed(self.ctx, self.watcher.poll_once):
+            self.claims.covered(self.watcher)
+        self.watched = self.watcher.watching()
 
     def finish_what_is_done(self) -> None:
         """The finish step of every item the service has finished (each tried once a run)."""

@@ -15,7 +15,9 @@ from flows.migrate.runner import run_migration
 from state.ledger import Ledger
 from tasks.migrate.context import MigrateContext
 from tasks.migrate.readiness import Watcher
+from tasks.migrate.schedule import ItemSchedule
 from tasks.migrate.transfer import transfer_item
+from tasks.scheduling import Handle
 from tests.fixtures.emulator import fast_polls
 from tests.flows.helpers import api_calls, clip_rows, options, settings_for, write_inventory
 from tests.state.helpers import spec
@@ -121,6 +123,42 @@ class CappedPages:
         self.client.close()
 
 
+def _no_transfer(keys: list[str]) -> Handle:
+    raise AssertionError(f"nothing is left to transfer, yet {keys} were submitted")
+
+
+def test_a_poll_whose_hold_ended_while_the_pages_behind_it_were_listed_goes_in_the_same_round(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory, monkeypatch
+) -> None:
+    """The round that lists the pages behind a held poll's first asks again whether the poll is due: when
+    the youngest videos' processing ended meanwhile, the first page is listed then, not a round (a tick of
+    sleep and a round's ledger reads) later."""
+    run = CappedPages(tmp_path, emu, emu_control, clip_factory, monkeypatch)
+    try:
+        schedule = ItemSchedule(run.ctx, _no_transfer, transfers=1, wait_timeout=None, tick=0.1, on_tick=None)
+        watcher = schedule.watcher
+        run.finish(run.uploaded("a", 1))
+        assert len(watcher.poll_once()) == 25
+        keys = run.uploaded("b", 26)
+        run.finish(keys[:20])
+        watcher.latency = 3600.0  # the youngest seem to process for long: the poll is held
+        early = watcher.list_early
+
+        def listed_while_the_youngest_ended() -> list[tuple[str, str, str]]:
+            changed = early()
+            run.finish(keys[20:])
+            watcher.latency = 0.0  # their processing is over: the hold has ended
+            return changed
+
+        monkeypatch.setattr(watcher, "list_early", listed_while_the_youngest_ended)
+        run.asked.clear()
+        schedule.poll_what_waits()  # one round: the poll held, the pages behind its first, then the first
+        assert run.asked == [[2, 3], [1]]
+        assert run.ledger.count(["uploaded", "processing"]) == 0
+    finally:
+        run.close()
+
+
 def test_once_nothing_is_being_made_the_pages_of_a_listing_go_together_and_no_more_than_needed(
     tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory, monkeypatch
 ) -> None:
@@ -163,12 +201,13 @@ def test_a_held_poll_lists_the_pages_behind_the_first_early_and_each_page_once(
         run.asked.clear()
         before = run.calls()
         changed = watcher.list_early()
-        assert run.asked == [[2], [3]]  # the pages behind the first, up to where 15 of the 25 can be
+        # the pages behind the first, up to where 15 of the 25 can be, at once (their size is known)
+        assert run.asked == [[2, 3]]
         assert sorted(key for key, _, _ in changed) == keys[:15]
         assert not watcher.may_list_early(watcher.watching())  # once per held poll
         run.finish(keys[20:])
         changed = watcher.poll_once()
-        assert run.asked == [[2], [3], [1]]  # the first page, and no page twice
+        assert run.asked == [[2, 3], [1]]  # the first page, and no page twice
         assert sorted(key for key, _, _ in changed) == keys[15:]
         assert run.calls() == before + 3  # what one listing of 25 asks: no GET
         assert run.ledger.count(["uploaded", "processing"]) == 0
