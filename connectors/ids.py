@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 
 #: The base58 alphabet (Bitcoin's): no 0, O, I or l. A leading "0" pads a 21-character value to 22.
 BASE58_ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 _B58_INDEX = {c: i for i, c in enumerate(BASE58_ALPHABET)}
-_HEX = frozenset("0123456789abcdefABCDEF")
+#: The dashed (8-4-4-4-12) and undashed (32) hex notations, either case, matched by a regular expression: a
+#: listing page holds about 1,100 ids, and checking them character by character was 60 % of parsing it.
+_DASHED = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_UNDASHED = re.compile(r"[0-9a-fA-F]{32}")
 
 
 def normal_id(value: str) -> str:
@@ -18,12 +22,11 @@ def normal_id(value: str) -> str:
     """
     text = value.strip()
     n = len(text)
-    if n == 36 and text.count("-") == 4:
-        parts = text.split("-")
-        if [len(p) for p in parts] == [8, 4, 4, 4, 12] and all(c in _HEX for c in "".join(parts)):
-            return str(uuid.UUID(text))
-    elif n == 32 and all(c in _HEX for c in text):
-        return str(uuid.UUID(hex=text))
+    if n == 36 and _DASHED.fullmatch(text):
+        return text.lower()
+    elif n == 32 and _UNDASHED.fullmatch(text):
+        hexa = text.lower()
+        return f"{hexa[:8]}-{hexa[8:12]}-{hexa[12:16]}-{hexa[16:20]}-{hexa[20:]}"
     elif n in (21, 22):
         digits = text.lstrip("0")
         if digits and all(c in _B58_INDEX for c in digits):

@@ -87,3 +87,16 @@ def test_every_id_field_comes_in_one_normal_form() -> None:
         result = UploadResult.model_validate({"id": notation, "project_id": notation})
         assert (result.id, result.project_id) == (canonical, canonical)
     assert Video.model_validate({"id": "not-an-id"}).id == "not-an-id"  # anything else stays as it came
+
+
+def test_values_shaped_almost_like_an_identifier_stay_as_answered() -> None:
+    canonical = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+    assert Video.model_validate({"id": canonical.replace("-", "").upper()}).id == canonical
+    for value in (
+        "x" * 36,
+        canonical[:-1] + "g",  # not hex
+        canonical.replace("-", "")[:-1] + "g",
+        "0f1e2d3c4-b5a-6978-8796-a5b4c3d2e1f0",  # dashes in other places
+        canonical + "0",
+    ):
+        assert Video.model_validate({"id": value}).id == value
