@@ -138,6 +138,9 @@ class WebhookReceiver:
         self._port = port
         self._credentials = (username.encode(), password.encode()) if username and password else None
         self.on_event = on_event
+        #: Called (from the request's thread, no argument) after a claim was queued: a caller waiting for
+        #: claims can look at once instead of at its next round. Set by that caller; an exception is logged.
+        self.on_claim: Callable[[], None] | None = None
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self.on_invalid = on_invalid
@@ -281,20 +284,27 @@ class WebhookReceiver:
         if parsed is None:
             return self._invalid(describe_shape(payload))
         video_id, status, message = parsed
+        queued = False
         with self._count_lock:
             self.received += 1
             self.valid_events += 1
             if parsed in self._seen:
                 self.duplicates += 1
             self._seen.add(parsed)
-            if self.on_event is None:
-                # A claim equal to one still waiting is not queued twice. One already drained is queued
-                # again: the caller may have found the first untrue (sent before the service got there, or
-                # forged) and this one may be the service's own.
-                if parsed not in self._pending:
-                    self._pending.add(parsed)
-                    self._claims.put(WebhookClaim(video_id, status, message, datetime.now(UTC)))
-                return 200, {"ok": True}
+            # A claim equal to one still waiting is not queued twice. One already drained is queued again: the
+            # caller may have found the first untrue (sent before the service got there, or forged) and this
+            # one may be the service's own.
+            if self.on_event is None and parsed not in self._pending:
+                self._pending.add(parsed)
+                self._claims.put(WebhookClaim(video_id, status, message, datetime.now(UTC)))
+                queued = True
+        if self.on_event is None:
+            if queued and self.on_claim is not None:
+                try:
+                    self.on_claim()
+                except Exception:
+                    log.exception("the claim callback failed")
+            return 200, {"ok": True}
         try:
             self.on_event(video_id, status, message)
         except Exception:

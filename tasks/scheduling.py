@@ -11,6 +11,7 @@ and ends once nothing runs.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -30,6 +31,14 @@ class Handle(Protocol):
 
     def result(self) -> Any:
         """What the work returned (raises what it raised)."""
+
+
+def when_done(handle: Handle, callback: Callable[[], None]) -> None:
+    """callback() (from any thread) once the handle's work has ended, when the handle can tell
+    (add_done_callback, as a concurrent.futures.Future's); else the rounds' tick notices it."""
+    add = getattr(handle, "add_done_callback", None)
+    if callable(add):
+        add(lambda _ended: callback())
 
 
 @dataclass
@@ -61,11 +70,19 @@ class Schedule(ABC):
         self.stop = stop
         self.tick = tick
         self.on_tick = on_tick
+        self._nudged = threading.Event()
+        stop.wakes(self._nudged)
+
+    def nudge(self) -> None:
+        """Begin the next round now, not a tick later (work ended, or news came that a round acts on); from
+        any thread. A nudge during a round ends the wait after it."""
+        self._nudged.set()
 
     def run(self) -> bool:
         """Round after round until the bound: True when every piece of work ended, False when the run stopped,
         or the wait bound (or nothing that could still end) ended it; the ledger keeps everything."""
         while True:
+            self._nudged.clear()
             self.collect()
             if self.stop.is_set():
                 if not self.busy():
@@ -80,7 +97,7 @@ class Schedule(ABC):
                     return ended
             if self.on_tick is not None:
                 self.on_tick()
-            self.stop.wait(self.tick)
+            self._nudged.wait(self.tick)  # a stop sets it too (Stop.wakes)
 
     @abstractmethod
     def collect(self) -> None:

@@ -45,13 +45,25 @@ class Stop:
         self._event = threading.Event()
         self._lock = threading.Lock()
         self.cause: BaseException | None = None
+        self._wakes: list[threading.Event] = []
+
+    def wakes(self, event: threading.Event) -> None:
+        """Set event too when the run is stopped (a wait on it then ends early, as on this one)."""
+        with self._lock:
+            self._wakes.append(event)
+            stopped = self._event.is_set()
+        if stopped:
+            event.set()
 
     def __call__(self, cause: BaseException) -> None:
         """Stop the run because of cause (the first cause is kept)."""
         with self._lock:
             if self.cause is None:
                 self.cause = cause
+            wakes = list(self._wakes)
         self._event.set()
+        for event in wakes:
+            event.set()
 
     def is_set(self) -> bool:
         """Whether the run was stopped."""

@@ -55,6 +55,13 @@ class _FutureHandle:
         """What the task run returned (raises what it raised)."""
         return self.future.result()
 
+    def add_done_callback(self, fn: Callable[[Any], None]) -> None:
+        """fn(self) once the task run has ended, when the thread pool's own future can tell (else the
+        schedule's tick notices it)."""
+        wrapped = getattr(self.future, "wrapped_future", None)
+        if isinstance(wrapped, concurrent.futures.Future):
+            wrapped.add_done_callback(lambda _ended: fn(self))
+
 
 def _submitter(settings: Settings) -> SubmitFactory:
     """Batches become task runs that receive plain values only (the run's RunRef and the keys)."""

@@ -17,7 +17,7 @@ from tasks.migrate.claims import Claims
 from tasks.migrate.context import MigrateContext
 from tasks.migrate.finish import finish_item, owes_nothing
 from tasks.migrate.readiness import Watcher
-from tasks.scheduling import Handle, Schedule, WaitBound
+from tasks.scheduling import Handle, Schedule, WaitBound, when_done
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ class ItemSchedule(Schedule):
         leftovers = ctx.ledger.pending_keys([CREATING])
         held = set(leftovers)
         #: The leftovers' batches: no new batch starts before they ended.
-        self.first: list[Handle] = [submit(batch) for batch in make_batches(leftovers, transfers)]
+        self.first: list[Handle] = [self._submit(batch) for batch in make_batches(leftovers, transfers)]
         self.running: list[Handle] = list(self.first)
         self.queue = make_batches(
             [k for k in ctx.ledger.pending_keys(TRANSFER_STATES) if k not in held], transfers
@@ -96,6 +96,21 @@ class ItemSchedule(Schedule):
         self.next_round: float | None = None
         self.next_young = False
         self.transfers_ended: float | None = None  # when the last transfer ended (claims wait for the last)
+        if ctx.webhooks is not None:
+            ctx.webhooks.on_claim = self._claim_came
+
+    def _submit(self, keys: list[str]) -> Handle:
+        """A batch sent to a transfer; the round after its end comes at once (the next batch starts, and the
+        claims that wait for the last transfer are looked at), not a tick later."""
+        handle = self.submit(keys)
+        when_done(handle, self.nudge)
+        return handle
+
+    def _claim_came(self) -> None:
+        """Once no transfer runs, a claim begins a round at once: the last claims are confirmed as soon as
+        they are in (Claims.due), not a tick later. While transfers run, the rounds' tick takes them."""
+        if self.transfers_ended is not None:
+            self.nudge()
 
     def collect(self) -> None:
         """The batches still running (of those running a round ago: the run's every batch would be O(run))."""
@@ -145,7 +160,7 @@ class ItemSchedule(Schedule):
         if not all(h.done() for h in self.first):
             return
         while self.queue and len(self.running) < self.transfers and not self.stop.is_set():
-            handle = self.submit(self.queue.pop())
+            handle = self._submit(self.queue.pop())
             self.running.append(handle)
 
     def poll_what_waits(self) -> None:

@@ -61,6 +61,37 @@ def test_duplicates_are_counted_and_queued_once() -> None:
         assert receiver.duplicates == 3
 
 
+def test_each_queued_claim_calls_on_claim_after_it_can_be_drained() -> None:
+    drained: list[list[str]] = []
+    with WebhookReceiver() as receiver:
+        receiver.on_claim = lambda: drained.append([c.status for c in receiver.drain()])
+        for status in ("done", "done", "error"):
+            assert httpx.post(receiver.url, json=emulator_shape(VIDEO, status)).status_code == 200
+    # Each claim was drainable when its call came; the second "done" came after the first was drained, so it
+    # was queued (and announced) again.
+    assert drained == [["done"], ["done"], ["error"]]
+
+
+def test_a_claim_equal_to_one_still_waiting_is_not_announced_again() -> None:
+    calls: list[int] = []
+    with WebhookReceiver() as receiver:
+        receiver.on_claim = lambda: calls.append(1)
+        for _ in range(3):
+            assert httpx.post(receiver.url, json=emulator_shape(VIDEO, "done")).status_code == 200
+        assert len(receiver.drain()) == 1
+    assert calls == [1]
+
+
+def test_a_failing_on_claim_still_answers_200_and_keeps_the_claim() -> None:
+    def broken() -> None:
+        raise RuntimeError("boom")
+
+    with WebhookReceiver() as receiver:
+        receiver.on_claim = broken
+        assert httpx.post(receiver.url, json=emulator_shape(VIDEO, "done")).status_code == 200
+        assert [c.status for c in receiver.drain()] == ["done"]
+
+
 def test_drain_waits_for_the_first_claim_and_takes_a_limit() -> None:
     with WebhookReceiver() as receiver:
         assert receiver.drain(timeout=0.05) == []
