@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 
@@ -12,8 +13,10 @@ def now_rfc3339() -> str:
     return rfc3339(datetime.now(UTC))
 
 
+@lru_cache(maxsize=1 << 16)
 def rfc3339(value: datetime) -> str:
-    """Format a UTC datetime as RFC 3339 with microseconds and a Z suffix."""
+    """Format a UTC datetime as RFC 3339 with microseconds and a Z suffix (kept once made: every listing
+    formats the same stamps of the same videos again)."""
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 

@@ -7,6 +7,7 @@ import hashlib
 import time
 import uuid
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from emulator.errors import rfc3339
@@ -22,7 +23,14 @@ def _ts(value: datetime | None) -> str | None:
 
 
 def _sub_id(video: Video, what: str) -> str:
-    return str(uuid.uuid5(uuid.UUID(video.id), f"{video.version}:{what}"))
+    return _derived_id(video.id, video.version, what)
+
+
+@lru_cache(maxsize=1 << 16)
+def _derived_id(video_id: str, version: int, what: str) -> str:
+    """A sub-resource's id, derived from its video's id and version: the same each time it is shown, so kept
+    once made (every video of a list page shows several, and the same pages are listed again and again)."""
+    return str(uuid.uuid5(uuid.UUID(video_id), f"{version}:{what}"))
 
 
 def _even(value: float) -> int:
