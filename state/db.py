@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from state import schema
+from state import integrity, schema
 from state.errors import LedgerBusyError, LedgerError
 from state.files import create_private, secure
 from state.models import format_time
@@ -115,7 +115,7 @@ class LedgerDB:
             if schema.stored_version(conn) != schema.SCHEMA_VERSION:
                 with self._transaction():
                     schema.upgrade(conn)
-            check = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+            check = integrity.verdict(conn, self.path)
             if check != "ok":
                 check = " ".join(str(check).replace("***", "").split())[:200]
                 raise LedgerError(
