@@ -60,6 +60,7 @@ class LedgerDB:
         cls, path: Path, *, create: bool, busy_timeout: float, clock: Callable[[], datetime]
     ) -> LedgerDB:
         """Open (or create, mode 0600) and check a ledger file; see Ledger.open for the errors."""
+        integrity.settle(path)  # a check begun ahead has closed its connection before the file is read here
         if path.is_dir():
             raise LedgerError(f"ledger {path} is a directory, not a ledger file")
         if not path.exists():

@@ -26,11 +26,13 @@ _Stamp = tuple[tuple[int, int] | None, ...]
 
 @dataclass(frozen=True)
 class _Ahead:
-    """A check begun ahead: the file as it was when it began, when, and the verdict to come."""
+    """A check begun ahead: the file as it was when it began, when, the verdict to come, and the end of
+    the thread (its connection closed)."""
 
     stamp: _Stamp
     began: float
     verdict: Future[str]
+    done: threading.Event
 
 
 _ahead: dict[Path, _Ahead] = {}
@@ -55,14 +57,27 @@ def quick_check(conn: sqlite3.Connection) -> str:
 
 
 def _check(path: Path, verdict: Future[str]) -> None:
+    """The check on a connection of its own, closed before the verdict is given (settle())."""
     try:
         conn = sqlite3.connect(str(path), timeout=10.0, isolation_level=None, check_same_thread=False)
         try:
-            verdict.set_result(quick_check(conn))
+            found = quick_check(conn)
         finally:
             conn.close()
+        verdict.set_result(found)
     except BaseException as exc:  # handed to the open, which then checks by itself
         verdict.set_exception(exc)
+
+
+def settle(path: Path) -> None:
+    """Wait until a check begun ahead of the file `path` has ended and closed its connection. The open calls
+    it before it touches the file: closing any descriptor of a file drops every POSIX lock this process
+    holds on it, so a header read while the check's connection was open left the process without the shared
+    lock SQLite believes it holds, and another process could then take the WAL away from under a run."""
+    with _lock:
+        ahead = _ahead.get(path.resolve())
+    if ahead is not None:
+        ahead.done.wait()
 
 
 @contextmanager
@@ -75,10 +90,17 @@ def checked_meanwhile(path: Path | None) -> Iterator[None]:
         yield
         return
     key = path.resolve()
-    ahead = _Ahead(_stamp(key), time.monotonic(), Future())
+    ahead = _Ahead(_stamp(key), time.monotonic(), Future(), threading.Event())
+
+    def check() -> None:
+        try:
+            _check(key, ahead.verdict)
+        finally:
+            ahead.done.set()
+
     with _lock:
         _ahead[key] = ahead
-    threading.Thread(target=_check, args=(key, ahead.verdict), name="ledger-check", daemon=True).start()
+    threading.Thread(target=check, name="ledger-check", daemon=True).start()
     try:
         yield
     except BaseException:
