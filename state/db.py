@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -20,6 +21,50 @@ from state.models import format_time
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
 _CACHE_KIB = -32768  # PRAGMA cache_size: negative is KiB (32 MiB, used only as pages are read or written)
+
+
+#: How many connections of this process each ledger file has (resolved path), counted from before each
+#: connects until after it closed. Closing any descriptor of a file drops every POSIX lock this process holds
+#: on it, those SQLite's connections hold too (SQLite never closes its own while locks are held): the file is
+#: created and its header read only while no connection of ours holds it, under this lock.
+_held: Counter[Path] = Counter()
+_held_lock = threading.Lock()
+
+
+def _hold(path: Path, create: bool) -> Path:
+    """Count a connection to come to the file (its resolved path): the first is preceded by the file's
+    creation (create) and the check of its header; LedgerError when it is missing or not SQLite."""
+    key = path.resolve()
+    with _held_lock:
+        if not _held[key]:
+            _create_or_check(path, create)
+        _held[key] += 1
+    return key
+
+
+def _release(key: Path) -> None:
+    with _held_lock:
+        _held[key] -= 1
+        if _held[key] <= 0:
+            del _held[key]
+
+
+def _create_or_check(path: Path, create: bool) -> None:
+    if not path.exists():
+        if not create:
+            raise LedgerError(f"ledger {path} does not exist")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            create_private(path)
+        except OSError as exc:
+            raise LedgerError(f"cannot create ledger {path}: {exc.strerror or exc}") from None
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(len(_SQLITE_HEADER))
+    except OSError as exc:
+        raise LedgerError(f"cannot read ledger {path}: {exc.strerror or exc}") from None
+    if header and header != _SQLITE_HEADER[: len(header)]:
+        raise LedgerError(f"ledger {path} is not a valid videoferry ledger: not a SQLite file")
 
 
 def utcnow() -> datetime:
@@ -63,33 +108,23 @@ class LedgerDB:
         integrity.settle(path)  # a check begun ahead has closed its connection before the file is read here
         if path.is_dir():
             raise LedgerError(f"ledger {path} is a directory, not a ledger file")
-        if not path.exists():
-            if not create:
-                raise LedgerError(f"ledger {path} does not exist")
+        key = _hold(path, create)
+        try:
+            secure(path)
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                create_private(path)
-            except OSError as exc:
-                raise LedgerError(f"cannot create ledger {path}: {exc.strerror or exc}") from None
-        try:
-            with path.open("rb") as handle:
-                header = handle.read(len(_SQLITE_HEADER))
-        except OSError as exc:
-            raise LedgerError(f"cannot read ledger {path}: {exc.strerror or exc}") from None
-        if header and header != _SQLITE_HEADER[: len(header)]:
-            raise LedgerError(f"ledger {path} is not a valid videoferry ledger: not a SQLite file")
-        secure(path)
-        try:
-            conn = sqlite3.connect(
-                str(path), timeout=busy_timeout, isolation_level=None, check_same_thread=False
-            )
-        except sqlite3.Error as exc:
-            raise LedgerError(f"cannot open ledger {path}: {exc}") from None
-        opened = cls(path, conn, clock)
-        try:
-            opened._prepare(busy_timeout, create)
+                conn = sqlite3.connect(
+                    str(path), timeout=busy_timeout, isolation_level=None, check_same_thread=False
+                )
+            except sqlite3.Error as exc:
+                raise LedgerError(f"cannot open ledger {path}: {exc}") from None
+            opened = cls(path, conn, clock)
+            try:
+                opened._prepare(busy_timeout, create)
+            except BaseException:
+                conn.close()
+                raise
         except BaseException:
-            conn.close()
+            _release(key)
             raise
         return opened
 
@@ -131,6 +166,7 @@ class LedgerDB:
                 return False
             self.closed = True
             self.conn.close()
+            _release(self.path.resolve())
         secure(self.path)
         return True
 

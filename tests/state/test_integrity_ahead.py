@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from state import Ledger, LedgerError, integrity
 from state.integrity import checked_meanwhile
-from tests.state.helpers import spec
+from tests.state.helpers import shared_lock_held, spec
 
 
 def _planned(path: Path, items: int = 3000) -> None:
@@ -78,24 +76,6 @@ def test_nothing_is_begun_for_a_missing_file_or_none(ledger_path: Path) -> None:
     assert not ledger_path.exists()
 
 
-#: A write lock on the byte range where SQLite's unix locks keep SHARED (PENDING_BYTE + 2, 510 bytes), from
-#: another process: refused while any connection of ours holds the database.
-_SHARED_PROBE = """
-import fcntl, os, sys
-fd = os.open(sys.argv[1], os.O_RDWR)
-try:
-    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 510, 0x40000002)
-    print("free")
-except OSError:
-    print("held")
-"""
-
-
-def _shared_lock(path: Path) -> str:
-    probe = [sys.executable, "-c", _SHARED_PROBE, str(path)]
-    return subprocess.run(probe, capture_output=True, text=True, check=True, timeout=60).stdout.strip()
-
-
 def test_the_open_after_a_check_ahead_keeps_this_process_shared_lock(ledger_path: Path) -> None:
     # The check's connection is open while the open begins (a ledger big enough to take a while). Had the
     # open read the file's header meanwhile, closing that descriptor would drop this process's POSIX locks:
@@ -105,4 +85,4 @@ def test_the_open_after_a_check_ahead_keeps_this_process_shared_lock(ledger_path
         pass
     with Ledger.open(ledger_path) as ledger:
         assert ledger.counts()["planned"] == 20_000
-        assert _shared_lock(ledger_path) == "held"
+        assert shared_lock_held(ledger_path)
