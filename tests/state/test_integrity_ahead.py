@@ -27,6 +27,7 @@ def test_a_file_changed_after_the_check_began_is_checked_again(ledger_path: Path
     _planned(ledger_path)
     with checked_meanwhile(ledger_path):  # begun while the file was sound
         pass
+    integrity.settle(ledger_path)  # and ended: its verdict is "ok"
     _garble_mid_file(ledger_path)  # then damaged before the open: that verdict must not stand
     with pytest.raises(LedgerError) as caught:
         Ledger.open(ledger_path)
