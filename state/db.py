@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -13,7 +12,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from state import integrity, schema
+from state import schema
 from state.errors import LedgerBusyError, LedgerError
 from state.files import create_private, secure
 from state.models import format_time
@@ -21,50 +20,6 @@ from state.models import format_time
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
 _CACHE_KIB = -32768  # PRAGMA cache_size: negative is KiB (32 MiB, used only as pages are read or written)
-
-
-#: How many connections of this process each ledger file has (resolved path), counted from before each
-#: connects until after it closed. Closing any descriptor of a file drops every POSIX lock this process holds
-#: on it, those SQLite's connections hold too (SQLite never closes its own while locks are held): the file is
-#: created and its header read only while no connection of ours holds it, under this lock.
-_held: Counter[Path] = Counter()
-_held_lock = threading.Lock()
-
-
-def _hold(path: Path, create: bool) -> Path:
-    """Count a connection to come to the file (its resolved path): the first is preceded by the file's
-    creation (create) and the check of its header; LedgerError when it is missing or not SQLite."""
-    key = path.resolve()
-    with _held_lock:
-        if not _held[key]:
-            _create_or_check(path, create)
-        _held[key] += 1
-    return key
-
-
-def _release(key: Path) -> None:
-    with _held_lock:
-        _held[key] -= 1
-        if _held[key] <= 0:
-            del _held[key]
-
-
-def _create_or_check(path: Path, create: bool) -> None:
-    if not path.exists():
-        if not create:
-            raise LedgerError(f"ledger {path} does not exist")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            create_private(path)
-        except OSError as exc:
-            raise LedgerError(f"cannot create ledger {path}: {exc.strerror or exc}") from None
-    try:
-        with path.open("rb") as handle:
-            header = handle.read(len(_SQLITE_HEADER))
-    except OSError as exc:
-        raise LedgerError(f"cannot read ledger {path}: {exc.strerror or exc}") from None
-    if header and header != _SQLITE_HEADER[: len(header)]:
-        raise LedgerError(f"ledger {path} is not a valid videoferry ledger: not a SQLite file")
 
 
 def utcnow() -> datetime:
@@ -105,26 +60,35 @@ class LedgerDB:
         cls, path: Path, *, create: bool, busy_timeout: float, clock: Callable[[], datetime]
     ) -> LedgerDB:
         """Open (or create, mode 0600) and check a ledger file; see Ledger.open for the errors."""
-        integrity.settle(path)  # a check begun ahead has closed its connection before the file is read here
         if path.is_dir():
             raise LedgerError(f"ledger {path} is a directory, not a ledger file")
-        key = _hold(path, create)
+        if not path.exists():
+            if not create:
+                raise LedgerError(f"ledger {path} does not exist")
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                create_private(path)
+            except OSError as exc:
+                raise LedgerError(f"cannot create ledger {path}: {exc.strerror or exc}") from None
         try:
-            secure(path)
-            try:
-                conn = sqlite3.connect(
-                    str(path), timeout=busy_timeout, isolation_level=None, check_same_thread=False
-                )
-            except sqlite3.Error as exc:
-                raise LedgerError(f"cannot open ledger {path}: {exc}") from None
-            opened = cls(path, conn, clock)
-            try:
-                opened._prepare(busy_timeout, create)
-            except BaseException:
-                conn.close()
-                raise
+            with path.open("rb") as handle:
+                header = handle.read(len(_SQLITE_HEADER))
+        except OSError as exc:
+            raise LedgerError(f"cannot read ledger {path}: {exc.strerror or exc}") from None
+        if header and header != _SQLITE_HEADER[: len(header)]:
+            raise LedgerError(f"ledger {path} is not a valid videoferry ledger: not a SQLite file")
+        secure(path)
+        try:
+            conn = sqlite3.connect(
+                str(path), timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise LedgerError(f"cannot open ledger {path}: {exc}") from None
+        opened = cls(path, conn, clock)
+        try:
+            opened._prepare(busy_timeout, create)
         except BaseException:
-            _release(key)
+            conn.close()
             raise
         return opened
 
@@ -151,7 +115,7 @@ class LedgerDB:
             if schema.stored_version(conn) != schema.SCHEMA_VERSION:
                 with self._transaction():
                     schema.upgrade(conn)
-            check = integrity.verdict(conn, self.path)
+            check = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
             if check != "ok":
                 check = " ".join(str(check).replace("***", "").split())[:200]
                 raise LedgerError(
@@ -166,7 +130,6 @@ class LedgerDB:
                 return False
             self.closed = True
             self.conn.close()
-            _release(self.path.resolve())
         secure(self.path)
         return True
 

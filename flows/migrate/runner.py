@@ -11,14 +11,12 @@ from typing import Any
 
 from connectors.config import ConfigError, Settings
 from connectors.errors import AuthError, VideoApiError
-from connectors.ledger_remote import is_remote_ledger
 from connectors.s3 import S3Config
 from connectors.tus import TusUpload
 from connectors.webhook import WebhookReceiver
 from core.item import parse_shard
-from flows.job import Outcome, Run, failure, ledger_path, run_job, stopped_exit
+from flows.job import Outcome, Run, failure, run_job, stopped_exit
 from flows.migrate.options import MigrateOptions
-from state.integrity import checked_meanwhile
 from state.machine import COMPLETE_STATES, CREATING, WATCHED_STATES
 from tasks.migrate.byte_plane import DaskBytes
 from tasks.migrate.claims import start_webhooks
@@ -110,9 +108,7 @@ def run_migration(
     if opts.webhook_listen:  # refused before anything runs: beyond loopback without credentials (exit 2)
         WebhookReceiver.from_listen(opts.webhook_listen)
     s3 = s3 or S3Config.from_env()
-    # An existing ledger's integrity check (it reads the whole file) goes on while the inventory is read.
-    with checked_meanwhile(None if is_remote_ledger(opts.ledger) else ledger_path(opts.ledger)):
-        plan = read_migration_plan(opts, s3)
+    plan = read_migration_plan(opts, s3)
     params = {k: v for k, v in asdict(opts).items() if k != "dry_run"}
 
     def body(run: Run) -> MigrateOutcome:
