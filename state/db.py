@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -20,6 +21,51 @@ from state.models import format_time
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
 _CACHE_KIB = -32768  # PRAGMA cache_size: negative is KiB (32 MiB, used only as pages are read or written)
+
+
+#: This process's open connections per ledger file (its resolved path). Closing any descriptor of a file
+#: drops every POSIX lock the process holds on it, those its SQLite connections hold too: the file's creation
+#: and the check of its header (each a descriptor of ours) happen only while no connection of ours holds it.
+_held: Counter[Path] = Counter()
+_held_lock = threading.Lock()
+
+
+def _hold(path: Path, create: bool) -> Path:
+    """Count a connection about to open the file: the first is preceded by its creation (create) and the check
+    of its header (LedgerError when missing or not SQLite). Returns the key to _release."""
+    key = path.resolve()
+    with _held_lock:
+        if not _held[key]:
+            _create_or_check(path, create)
+        _held[key] += 1
+    return key
+
+
+def _release(key: Path) -> None:
+    """Uncount a connection once closed (or never opened)."""
+    with _held_lock:
+        _held[key] -= 1
+        if _held[key] <= 0:
+            del _held[key]
+
+
+def _create_or_check(path: Path, create: bool) -> None:
+    """Create the file (mode 0600) when missing and create is set; check that it starts as a SQLite file."""
+    if not path.exists():
+        if not create:
+            raise LedgerError(f"ledger {path} does not exist")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            create_private(path)
+        except OSError as exc:
+            raise LedgerError(f"cannot create ledger {path}: {exc.strerror or exc}") from None
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(len(_SQLITE_HEADER))
+    except OSError as exc:
+        raise LedgerError(f"cannot read ledger {path}: {exc.strerror or exc}") from None
+    if header and header != _SQLITE_HEADER[: len(header)]:
+        raise LedgerError(f"ledger {path} is not a valid videoferry ledger: not a SQLite file")
 
 
 def utcnow() -> datetime:
@@ -49,6 +95,8 @@ class LedgerDB:
         #: Called before every intent is written (a create's, an operation's, a unit's); raising refuses it.
         #: A remote ledger's holder sets it: no call is made once its writes can no longer reach the replica.
         self.intent_guard: Callable[[], None] | None = None
+        #: The file's key among this process's counted connections (_hold), set once opened.
+        self.key: Path | None = None
 
     def guard_intent(self) -> None:
         """Run the intent guard (nothing when none is set)."""
@@ -62,34 +110,25 @@ class LedgerDB:
         """Open (or create, mode 0600) and check a ledger file; see Ledger.open for the errors."""
         if path.is_dir():
             raise LedgerError(f"ledger {path} is a directory, not a ledger file")
-        if not path.exists():
-            if not create:
-                raise LedgerError(f"ledger {path} does not exist")
+        key = _hold(path, create)
+        try:
+            secure(path)
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                create_private(path)
-            except OSError as exc:
-                raise LedgerError(f"cannot create ledger {path}: {exc.strerror or exc}") from None
-        try:
-            with path.open("rb") as handle:
-                header = handle.read(len(_SQLITE_HEADER))
-        except OSError as exc:
-            raise LedgerError(f"cannot read ledger {path}: {exc.strerror or exc}") from None
-        if header and header != _SQLITE_HEADER[: len(header)]:
-            raise LedgerError(f"ledger {path} is not a valid videoferry ledger: not a SQLite file")
-        secure(path)
-        try:
-            conn = sqlite3.connect(
-                str(path), timeout=busy_timeout, isolation_level=None, check_same_thread=False
-            )
-        except sqlite3.Error as exc:
-            raise LedgerError(f"cannot open ledger {path}: {exc}") from None
-        opened = cls(path, conn, clock)
-        try:
-            opened._prepare(busy_timeout, create)
+                conn = sqlite3.connect(
+                    str(path), timeout=busy_timeout, isolation_level=None, check_same_thread=False
+                )
+            except sqlite3.Error as exc:
+                raise LedgerError(f"cannot open ledger {path}: {exc}") from None
+            opened = cls(path, conn, clock)
+            try:
+                opened._prepare(busy_timeout, create)
+            except BaseException:
+                conn.close()
+                raise
         except BaseException:
-            conn.close()
+            _release(key)
             raise
+        opened.key = key
         return opened
 
     def _prepare(self, busy_timeout: float, create: bool) -> None:
@@ -130,6 +169,8 @@ class LedgerDB:
                 return False
             self.closed = True
             self.conn.close()
+            if self.key is not None:
+                _release(self.key)
         secure(self.path)
         return True
 

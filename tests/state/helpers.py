@@ -117,3 +117,24 @@ def sigkill_mid_transaction(script: str, ledger_path: Path) -> str:
         if child.poll() is None:
             child.kill()
     return line
+
+
+#: From another process: a write lock on the bytes where SQLite's unix locks keep SHARED (PENDING_BYTE + 2,
+#: 510 bytes). Refused while a connection of the calling process holds the database file.
+_SHARED_PROBE = """
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+try:
+    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 510, 0x40000002)
+    print("free")
+except OSError:
+    print("held")
+"""
+
+
+def shared_lock_held(path: Path) -> bool:
+    """Whether this process holds SQLite's SHARED lock on the file as the kernel sees it (another process's
+    view: the one that decides whether it may checkpoint and remove the WAL)."""
+    probe = [sys.executable, "-c", _SHARED_PROBE, str(path)]
+    answer = subprocess.run(probe, capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+    return answer == "held"

@@ -15,7 +15,7 @@ import pytest
 
 from state import Ledger, LedgerBusyError, LedgerError
 from state.schema import SCHEMA_VERSION
-from tests.state.helpers import drive, spec
+from tests.state.helpers import drive, shared_lock_held, spec
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -301,3 +301,18 @@ def test_stale_running_run_is_marked_interrupted(ledger_path: Path) -> None:
         run = ledger.start_run("migrate", {})
         assert ledger.get_run(crashed.run_id).status == "interrupted"  # type: ignore[union-attr]
         assert ledger.get_run(run).status == "running"  # type: ignore[union-attr]
+
+
+def test_a_second_open_in_this_process_keeps_the_first_ones_lock(ledger_path: Path) -> None:
+    # A second connection of the same process (the live progress display beside a run) must not close a
+    # descriptor of the file of its own (a header read): that would drop the first one's POSIX locks, and
+    # another process could then take itself for the last reader, checkpoint and remove the WAL under it.
+    with Ledger.open(ledger_path) as first:
+        first.plan([spec("k1", 1)], None)
+        assert shared_lock_held(ledger_path)
+        with Ledger.open(ledger_path, create=False) as second:
+            assert second.counts()["planned"] == 1
+            assert shared_lock_held(ledger_path)
+        assert shared_lock_held(ledger_path), "the second one's close let the first one's lock go"
+        assert first.counts()["planned"] == 1
+    assert not shared_lock_held(ledger_path)
