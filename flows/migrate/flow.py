@@ -43,13 +43,17 @@ class _FutureHandle:
     def __init__(self, future: PrefectFuture[Any]) -> None:
         self.future = future
 
+    @property
+    def _pooled(self) -> concurrent.futures.Future[Any] | None:
+        """The thread pool's own future behind the task run, when Prefect's future has one."""
+        wrapped = getattr(self.future, "wrapped_future", None)
+        return wrapped if isinstance(wrapped, concurrent.futures.Future) else None
+
     def done(self) -> bool:
         # A running future's .state reads the task run from the Prefect API: asked every tick for every
         # running batch, that is ~20 reads a second against the server. The thread pool's own future knows.
-        wrapped = getattr(self.future, "wrapped_future", None)
-        if isinstance(wrapped, concurrent.futures.Future):
-            return wrapped.done()
-        return self.future.state.is_final()
+        pooled = self._pooled
+        return pooled.done() if pooled is not None else self.future.state.is_final()
 
     def result(self) -> Any:
         """What the task run returned (raises what it raised)."""
@@ -58,9 +62,9 @@ class _FutureHandle:
     def add_done_callback(self, fn: Callable[[Any], None]) -> None:
         """fn(self) once the task run has ended, when the thread pool's own future can tell (else the
         schedule's tick notices it)."""
-        wrapped = getattr(self.future, "wrapped_future", None)
-        if isinstance(wrapped, concurrent.futures.Future):
-            wrapped.add_done_callback(lambda _ended: fn(self))
+        pooled = self._pooled
+        if pooled is not None:
+            pooled.add_done_callback(lambda _ended: fn(self))
 
 
 def _submitter(settings: Settings) -> SubmitFactory:
