@@ -42,10 +42,10 @@ class ApplyOutcome(Outcome):
 
 def preview_apply(opts: ApplyOptions, settings: Settings, *, s3: S3Config | None = None) -> ApplyPlan:
     """--dry-run: what each row would do to which video (GET calls only; no write, no ledger run)."""
-    from connectors.client import VideoClient
+    from tasks.service import preview_client
 
     operations = read_operations(opts.ops, s3=s3 or S3Config.from_env())
-    with read_ledger(opts.ledger) as book, VideoClient.from_settings(settings) as client:
+    with read_ledger(opts.ledger) as book, preview_client(settings, opts.ledger) as client:
         return resolve_plan(operations, book, client)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 from dataclasses import asdict
 
-from connectors.client import VideoClient
 from connectors.config import Settings
 from connectors.download import Downloader
 from connectors.s3 import S3Config
@@ -18,6 +17,7 @@ from tasks.archive.report import write_report
 from tasks.archive.schedule import RESULT_STATES, archive_events
 from tasks.destination import open_destination
 from tasks.report_files import publish_report
+from tasks.service import preview_client
 
 log = logging.getLogger(__name__)
 
@@ -77,10 +77,11 @@ def _step_of(reason: str) -> str:
 
 
 def preview_archive(opts: ArchiveOptions, settings: Settings) -> list[str]:
-    """--dry-run: one line per recording saying what a run would do; no write anywhere, no ledger run."""
+    """--dry-run: one line per recording saying what a run would do; no ledger run, no write but the calls
+    counted in the run's rate budget (tasks/service.preview_client)."""
     opts.check()
     lines = []
-    with read_ledger(opts.ledger) as reader, VideoClient.from_settings(settings) as client:
+    with read_ledger(opts.ledger) as reader, preview_client(settings, opts.ledger) as client:
         selection = opts.selection()
         for event in select_events(client, selection):
             for rec in event_recordings(client, event, selection.since):

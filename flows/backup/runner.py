@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from connectors.client import VideoClient
 from connectors.config import Settings
 from connectors.download import Downloader
 from connectors.s3 import S3Config
@@ -17,6 +16,7 @@ from tasks.backup.report import write_report
 from tasks.backup.schedule import RESULT_STATES, back_up
 from tasks.backup.video import BackupContext
 from tasks.destination import open_destination
+from tasks.service import preview_client
 
 __all__ = ["preview_backup", "run_backup"]
 
@@ -63,7 +63,7 @@ def preview_backup(opts: BackupOptions, settings: Settings) -> list[str]:
     dest = open_destination(opts.to, part_size=opts.part_size)
     selection = opts.selection()
     lines: list[str] = []
-    with read_ledger(opts.ledger) as reader, VideoClient.from_settings(settings) as client:
+    with read_ledger(opts.ledger) as reader, preview_client(settings, opts.ledger) as client:
         held = held_videos(reader, destination_id(dest.uri)) if reader is not None else {}
         listed = list_videos(client, selection)
         for video in listed:
