@@ -75,7 +75,10 @@ TARGETS: tuple[tuple[str, str, float, str], ...] = (
     ("backup_vs_raw_boto3", "min", 0.9, "backup's copy at least 0.9 of boto3's threaded copy (median)"),
     ("rate_cap_share", "min", 0.98, "share of what the limits admit over the whole run"),
     ("rate_cap_429s", "max", 0.0, "no 429 in the long run"),
-    ("api_calls_per_video_webhook", "max", 1.02, "API calls per video with statuses by webhook"),
+    # The design's least for 100 videos: a create each, the list that confirms their claims, and the run's two
+    # checks (the preflight list, the GET that learns what init ids name); 1.02, set before those two were
+    # added, could be met only by dropping one (bench/README.md, api_calls).
+    ("api_calls_per_video_webhook", "max", 1.03, "API calls per video with statuses by webhook (100 videos)"),
     ("plan_100k_rows_seconds", "max", 3.0, "plan 100k rows"),
     ("rerun_finished_100k_seconds", "max", 3.0, "rerun over a finished 100k ledger"),
 )
