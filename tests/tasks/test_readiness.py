@@ -127,6 +127,14 @@ def _no_transfer(keys: list[str]) -> Handle:
     raise AssertionError(f"nothing is left to transfer, yet {keys} were submitted")
 
 
+def _interval_passed(watcher: Watcher) -> None:
+    """Move the watcher's last poll and listing one poll interval back: the uploads since the last poll took
+    that long on a slow machine and far less on a fast one, and a poll within the interval is never due."""
+    interval = max(watcher.ctx.poll_seconds(), watcher.ctx.poll_every())
+    watcher.last_poll -= interval
+    watcher.last_listing -= interval
+
+
 def test_a_poll_whose_hold_ended_while_the_pages_behind_it_were_listed_goes_in_the_same_round(
     tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory, monkeypatch
 ) -> None:
@@ -141,6 +149,7 @@ def test_a_poll_whose_hold_ended_while_the_pages_behind_it_were_listed_goes_in_t
         assert len(watcher.poll_once()) == 25
         keys = run.uploaded("b", 26)
         run.finish(keys[:20])
+        _interval_passed(watcher)
         watcher.latency = 3600.0  # the youngest seem to process for long: the poll is held
         early = watcher.list_early
 
@@ -194,6 +203,7 @@ def test_a_held_poll_lists_the_pages_behind_the_first_early_and_each_page_once(
         assert len(watcher.poll_once()) == 25  # the pages are 10 long (learned)
         keys = run.uploaded("b", 26)
         run.finish(keys[:20])  # the 5 youngest still process
+        _interval_passed(watcher)
         watcher.latency = 3600.0  # processing seems long: the poll is held for the youngest upload
         assert not watcher.may_list_early(watcher.watching())  # no poll held yet
         assert not watcher.due(watcher.watched, creates_left=lambda: 0, uploading=False)
