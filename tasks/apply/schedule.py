@@ -18,7 +18,7 @@ from state.machine import UNIT_END_STATES, UnitState
 from tasks.apply.context import ApplyContext
 from tasks.apply.unit import fail_unit, poll_status, replan
 from tasks.lookup import Postponed
-from tasks.scheduling import Handle, Schedule, WaitBound
+from tasks.scheduling import Handle, Schedule, WaitBound, when_done
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +158,9 @@ class UnitSchedule(Schedule):
             if self.leftover and key not in self.leftover:
                 continue
             if len(self.in_flight) < self.transfers and now >= self.not_before.get(key, 0.0):
-                self.in_flight[key] = self.submit(unit)
+                handle = self.submit(unit)
+                self.in_flight[key] = handle
+                when_done(handle, self.nudge)  # its end begins the next round: room for the next unit
 
     def poll_what_waits(self) -> None:
         """One status read of each processing unit's video a poll interval after the last one."""
