@@ -83,7 +83,9 @@ def fetch(conn: sqlite3.Connection, sql: str, params: Iterable[Any] = ()) -> lis
 class LedgerDB:
     """One open ledger file: a single connection behind a re-entrant lock, its clock, and its error rules."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection, clock: Callable[[], datetime]) -> None:
+    def __init__(
+        self, path: Path, conn: sqlite3.Connection, clock: Callable[[], datetime], key: Path
+    ) -> None:
         self.path = path
         self.conn = conn
         self.db = Database(conn, execute_plugins=False)
@@ -95,8 +97,8 @@ class LedgerDB:
         #: Called before every intent is written (a create's, an operation's, a unit's); raising refuses it.
         #: A remote ledger's holder sets it: no call is made once its writes can no longer reach the replica.
         self.intent_guard: Callable[[], None] | None = None
-        #: The file's key among this process's counted connections (_hold), set once opened.
-        self.key: Path | None = None
+        #: The file's key among this process's counted connections (_hold), released by close().
+        self.key = key
 
     def guard_intent(self) -> None:
         """Run the intent guard (nothing when none is set)."""
@@ -119,7 +121,7 @@ class LedgerDB:
                 )
             except sqlite3.Error as exc:
                 raise LedgerError(f"cannot open ledger {path}: {exc}") from None
-            opened = cls(path, conn, clock)
+            opened = cls(path, conn, clock, key)
             try:
                 opened._prepare(busy_timeout, create)
             except BaseException:
@@ -128,7 +130,6 @@ class LedgerDB:
         except BaseException:
             _release(key)
             raise
-        opened.key = key
         return opened
 
     def _prepare(self, busy_timeout: float, create: bool) -> None:
@@ -169,8 +170,7 @@ class LedgerDB:
                 return False
             self.closed = True
             self.conn.close()
-            if self.key is not None:
-                _release(self.key)
+            _release(self.key)
         secure(self.path)
         return True
 

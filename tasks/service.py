@@ -51,10 +51,10 @@ def run_limiter(settings: Settings, ledger: str | os.PathLike[str]) -> ApiRateLi
 
 def preview_client(settings: Settings, ledger: str | os.PathLike[str]) -> VideoClient:
     """The client of a dry run on `ledger`: its calls count against the run's rate budget when there is one
-    (VIDEOFERRY_LIMITER_URL, or the store an earlier run left beside the ledger), so a dry run started while
-    or just after a run goes does not draw a 429 for both; with none it counts in this process only, and
-    writes no file."""
-    if settings.limiter_url or (limiter_folder(ledger) / LIMITER_FILE).exists():
+    (VIDEOFERRY_LIMITER_URL, which every client honours, or the store an earlier run left beside the ledger),
+    so a dry run started while or just after a run goes does not draw a 429 for both; with neither it counts
+    in this process only, and writes no file."""
+    if (limiter_folder(ledger) / LIMITER_FILE).exists():
         return run_client(settings, ledger)
     return VideoClient.from_settings(settings)
 
