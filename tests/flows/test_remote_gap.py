@@ -24,6 +24,7 @@ from tests.flows.apply_fixtures import wait_done, write_ops
 from tests.flows.helpers import cli_argv, cli_env, clip_rows, migrate_args, run_cli, write_inventory
 from tests.flows.remote_helpers import (
     kill_in_the_gap,
+    kill_run,
     local_copy,
     pause_replication,
     read_local,
@@ -229,6 +230,7 @@ def test_an_in_place_cut_is_sent_only_once_its_intent_is_in_s3_and_applied_once_
         ]
 
     copy = local_copy(url, first_dir)
+    engine = None
     try:
         wait_for(lambda: read_local(copy, lambda b: b.runs("running"), []), 60, "the run to start", proc)
         engine = pause_replication(proc)  # S3 out of reach from here on
@@ -240,7 +242,13 @@ def test_an_in_place_cut_is_sent_only_once_its_intent_is_in_s3_and_applied_once_
         assert sent[0]["time"] >= resumed
         in_s3, _ = replica(url, s3_server, open_intents)
     finally:
-        proc.kill()  # the machine is lost right after the call (its answer and outcome with it)
+        # the machine is lost right after the call (its answer and outcome with it), its Litestream too: left
+        # running, it could still write into the copy's folder while the folder is removed below
+        if engine is None:
+            proc.kill()
+        else:
+            kill_run(proc, engine)
+            engine.wait(timeout=30)
         proc.wait(timeout=30)
     assert "tr" in in_s3 or in_s3 == []  # the intent (or, if it was quick, its outcome too) is in S3
     shutil.rmtree(first_dir)
