@@ -49,8 +49,8 @@ demo: $(STAMP)
 
 # The benchmarks (bench/README.md). bench: all but the timing-sensitive ones, with the sleepy ones in the
 # background (under 10 minutes); bench-alone: the timing-sensitive ones in turn, nothing beside them;
-# bench-scale: CPU per item at 1k and 20k items (VIDEOFERRY_BENCH_CPU_100K=1 adds 100k). BENCH_ARGS is passed
-# on, e.g. BENCH_ARGS="--results bench/RESULTS.md" to write their sections of RESULTS.md.
+# bench-scale: CPU per item at 1k and 20k items in 3 rounds (VIDEOFERRY_BENCH_CPU_100K=1 adds 100k).
+# BENCH_ARGS is passed on, e.g. BENCH_ARGS="--results bench/RESULTS.md" to write their sections of RESULTS.md.
 bench: $(STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
