@@ -73,10 +73,12 @@ def pause_replication(proc: subprocess.Popen[str]) -> psutil.Process:
 
 
 def kill_run(proc: subprocess.Popen[str], engine: psutil.Process) -> None:
-    """kill -9 the run and its (paused) Litestream at once: the machine is gone."""
+    """kill -9 the run and its Litestream at once, and wait until both are gone: the machine is gone (a
+    Litestream left running, or not yet ended, could still write into a folder the caller removes next)."""
     proc.send_signal(signal.SIGKILL)
     try:
         engine.send_signal(signal.SIGKILL)
+        engine.wait(timeout=30)
     except psutil.NoSuchProcess:
         pass
     proc.wait(timeout=30)

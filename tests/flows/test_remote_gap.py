@@ -242,14 +242,12 @@ def test_an_in_place_cut_is_sent_only_once_its_intent_is_in_s3_and_applied_once_
         assert sent[0]["time"] >= resumed
         in_s3, _ = replica(url, s3_server, open_intents)
     finally:
-        # the machine is lost right after the call (its answer and outcome with it), its Litestream too: left
-        # running, it could still write into the copy's folder while the folder is removed below
+        # the machine is lost right after the call (its answer and outcome with it), its Litestream too
         if engine is None:
             proc.kill()
+            proc.wait(timeout=30)
         else:
             kill_run(proc, engine)
-            engine.wait(timeout=30)
-        proc.wait(timeout=30)
     assert "tr" in in_s3 or in_s3 == []  # the intent (or, if it was quick, its outcome too) is in S3
     shutil.rmtree(first_dir)
 
