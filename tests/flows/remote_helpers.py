@@ -72,16 +72,22 @@ def pause_replication(proc: subprocess.Popen[str]) -> psutil.Process:
     return engine
 
 
-def kill_run(proc: subprocess.Popen[str], engine: psutil.Process) -> None:
-    """kill -9 the run and its Litestream at once, and wait until both are gone: the machine is gone (a
+def lose_machine(proc: subprocess.Popen[str], engine: psutil.Process | None) -> None:
+    """kill -9 the run and its Litestream (if it has one yet) at once, and wait until both are gone (a
     Litestream left running, or not yet ended, could still write into a folder the caller removes next)."""
-    proc.send_signal(signal.SIGKILL)
-    try:
-        engine.send_signal(signal.SIGKILL)
-        engine.wait(timeout=30)
-    except psutil.NoSuchProcess:
-        pass
+    proc.send_signal(signal.SIGKILL)  # nothing when the run has already ended
+    if engine is not None:
+        try:
+            engine.send_signal(signal.SIGKILL)
+            engine.wait(timeout=30)
+        except psutil.NoSuchProcess:
+            pass
     proc.wait(timeout=30)
+
+
+def kill_run(proc: subprocess.Popen[str], engine: psutil.Process) -> None:
+    """The machine is gone while the run still ran: lose_machine, and the kill is what ended the run."""
+    lose_machine(proc, engine)
     assert proc.returncode == -signal.SIGKILL
 
 
