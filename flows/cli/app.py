@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
+from flows.cli import help as plain_help
 from flows.options import Cli, OptionsT, ServiceOptions, cli_fields, options_from_params
 
 if TYPE_CHECKING:
@@ -50,7 +51,13 @@ def _plain_names(params: list[Any]) -> list[Any]:
 
 
 class Command(TyperCommand):
-    """A command whose --help and usage line name values plainly: `migrate [OPTIONS] INVENTORY`."""
+    """A command whose --help is plain wrapped text (flows/cli/help.py) and names values plainly: `migrate
+    [OPTIONS] INVENTORY`."""
+
+    context_class = plain_help.PlainContext
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        plain_help.format_options(self, ctx, formatter)
 
     def get_params(self, ctx: Any) -> list[Any]:
         return _plain_names(super().get_params(ctx))
@@ -65,7 +72,13 @@ class Command(TyperCommand):
 
 
 class Group(TyperGroup):
-    """The app and its sub-apps (setup): plain value names in --help, as Command."""
+    """The app and its sub-apps (setup): plain wrapped --help with plain value names, as Command."""
+
+    context_class = plain_help.PlainContext
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        plain_help.format_options(self, ctx, formatter)
+        plain_help.format_commands(self, ctx, formatter)
 
     def get_params(self, ctx: Any) -> list[Any]:
         return _plain_names(super().get_params(ctx))
@@ -111,6 +124,7 @@ def new_group(name: str, help: str) -> typer.Typer:
         context_settings=CONTEXT,
         no_args_is_help=True,
         add_completion=False,
+        rich_markup_mode=None,  # plain wrapped --help, no boxes (flows/cli/help.py)
         pretty_exceptions_enable=False,
     )
 
