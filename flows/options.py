@@ -44,8 +44,9 @@ class Cli:
     name: the command line's own name (when it counts in another unit: chunk_mib); flag: its flag (--report);
     argument: positional; unit: the option's value is the command line's value times unit; min / max: the
     command line's bounds (in its unit); envvar: the environment variable the command line falls back to;
-    commas: the command line takes one comma-separated value, the option holds the list; metavar: what
-    `--help` shows for the value (`--ledger PATH`; default: the option's name in capitals; flags show none).
+    commas: a list, given comma-separated and/or repeated (`--tags a,b --tags c`), the option holds the list;
+    metavar: what `--help` shows for the value (`--ledger PATH`; default: the option's name in capitals;
+    flags show none); aliases: old names still accepted, not shown in --help (README 'Command line').
     """
 
     name: str | None = None
@@ -57,6 +58,7 @@ class Cli:
     envvar: str | None = None
     commas: bool = False
     metavar: str | None = None
+    aliases: tuple[str, ...] = ()
 
 
 def about(
@@ -147,13 +149,22 @@ MIN_PART_MIB = 5
 
 
 def destination_option() -> Any:
-    """--to s3://bucket/prefix/ | DIR: where a job's copies go (archive, backup; required)."""
+    """--to DIR | s3://bucket/prefix/: where a job's copies go (archive, backup; required)."""
     return field(
         metadata=about(
-            "Destination: s3://bucket/prefix/ or a local directory.",
-            Cli(flag="--to", metavar="s3://BUCKET/PREFIX/|DIR"),
+            "Destination: a local directory or s3://bucket/prefix/.",
+            Cli(flag="--to", metavar="DIR|s3://BUCKET/PREFIX/"),
         )
     )
+
+
+#: What every --since help ends with: the forms of its value (parse_since).
+SINCE_FORMS = ": YYYY-MM-DD, an ISO time (UTC) or a look-back such as 36h or 7d."
+
+
+def since_option(what: str) -> Any:
+    """--since WHEN: only what `what` says happened since then (parse_since's forms; archive, backup)."""
+    return field(default=None, metadata=about(what + SINCE_FORMS, Cli(metavar="WHEN")))
 
 
 def part_size_option() -> Any:

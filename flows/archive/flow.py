@@ -24,6 +24,7 @@ def archive_flow(
     since: str | None = None,
     quality: str = "best",
     move_to: str | None = None,
+    move_to_folder: str | None = None,
     tags: list[str] | None = None,
     delete_after_archive: bool = False,
     ledger: str = DEFAULT_LEDGER,

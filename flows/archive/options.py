@@ -18,6 +18,7 @@ from flows.options import (
     part_size_option,
     report_option,
     retry_backoff_option,
+    since_option,
     transfers_option,
 )
 
@@ -33,18 +34,20 @@ class ArchiveOptions:
 
     to: str = destination_option()
     events: list[str] | None = field(
-        default=None, metadata=about("Live event ids, comma separated.", Cli(commas=True, metavar="ID,ID"))
-    )
-    project: str | None = field(
-        default=None, metadata=about("Every live event under this project.", Cli(metavar="ID"))
-    )
-    since: str | None = field(
         default=None,
         metadata=about(
-            "Only events whose latest stream finished since: YYYY-MM-DD, an ISO time (UTC) or 36h / 7d ago.",
-            Cli(metavar="WHEN"),
+            "These live events (ids, comma-separated or repeated).",
+            Cli(flag="--event-ids", commas=True, metavar="ID,ID", aliases=("--events",)),
         ),
     )
+    project: str | None = field(
+        default=None,
+        metadata=about(
+            "Every live event under this project.",
+            Cli(flag="--project-id", metavar="ID", aliases=("--project",)),
+        ),
+    )
+    since: str | None = since_option("Only events whose latest stream finished since WHEN")
     quality: str = field(
         default="best",
         metadata=about("best (original, else highest), original, 1080p...", Cli(metavar="QUALITY")),
@@ -52,14 +55,23 @@ class ArchiveOptions:
     move_to: str | None = field(
         default=None,
         metadata=about(
-            "After a verified copy, move the recording to a project or a folder of it.",
-            Cli(metavar="PROJECT[/FOLDER]"),
+            "After a verified copy, move the recording to this project.",
+            # --move-to PROJECT_ID[/FOLDER_ID]: the old form, still taken (move_target()).
+            Cli(flag="--move-to-project-id", metavar="ID", aliases=("--move-to",)),
+        ),
+    )
+    move_to_folder: str | None = field(
+        default=None,
+        metadata=about(
+            "With --move-to-project-id: into this folder of that project.",
+            Cli(flag="--move-to-folder-id", metavar="ID"),
         ),
     )
     tags: list[str] | None = field(
         default=None,
         metadata=about(
-            "After a verified copy, add these tags (comma separated).", Cli(commas=True, metavar="TAG,TAG")
+            "After a verified copy, add these tags (comma-separated or repeated).",
+            Cli(commas=True, metavar="TAG,TAG"),
         ),
     )
     delete_after_archive: bool = field(
@@ -77,7 +89,13 @@ class ArchiveOptions:
         from tasks.archive.plan import QUALITY_ORDER
 
         if bool(self.events) == bool(self.project):
-            raise ConfigError("give either --events ID,ID or --project ID")
+            raise ConfigError("give either --event-ids ID,ID or --project-id ID")
+        if self.move_to_folder and not self.move_to:
+            raise ConfigError("--move-to-folder-id needs --move-to-project-id (the folder's project)")
+        if self.move_to_folder and self.move_to and "/" in self.move_to:
+            raise ConfigError(
+                f"--move-to-project-id {self.move_to!r} names a folder already (PROJECT/FOLDER)"
+            )
         if self.quality != "best" and self.quality not in QUALITY_ORDER:
             raise ConfigError(f"--quality must be best or one of {', '.join(QUALITY_ORDER)}")
         check_copies(self.to, self.part_size, self.since)
@@ -93,8 +111,9 @@ class ArchiveOptions:
         )
 
     def move_target(self) -> tuple[str, str | None] | None:
-        """--move-to PROJECT_ID or PROJECT_ID/FOLDER_ID."""
+        """Where recordings move: --move-to-project-id ID [--move-to-folder-id ID], or the old single value
+        PROJECT_ID[/FOLDER_ID] (--move-to; prefect.yaml's move_to)."""
         if not self.move_to:
             return None
         project, _, folder = self.move_to.partition("/")
-        return project, folder or None
+        return project, self.move_to_folder or folder or None

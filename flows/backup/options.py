@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from connectors.config import ConfigError
 from flows.options import (
     DEFAULT_PART_MIB,
+    Cli,
     about,
     check_copies,
     destination_option,
@@ -17,6 +18,7 @@ from flows.options import (
     part_size_option,
     report_option,
     retry_backoff_option,
+    since_option,
     transfers_option,
 )
 
@@ -30,15 +32,22 @@ if TYPE_CHECKING:
 class BackupOptions:
     """What one backup run is asked to do (the command line's options and the flow's parameters)."""
 
-    project: str = field(metadata=about("The project whose videos are backed up (any id notation)."))
+    project: str = field(
+        metadata=about(
+            "The project whose videos are backed up (any id notation).",
+            Cli(flag="--project-id", metavar="ID", aliases=("--project",)),
+        )
+    )
     to: str = destination_option()
-    folder: str | None = field(default=None, metadata=about("Only the videos of this folder of the project."))
-    since: str | None = field(
+    folder: str | None = field(
         default=None,
         metadata=about(
-            "Only read videos made or changed since: YYYY-MM-DD, an ISO time (UTC) or 36h / 7d ago "
-            "(the others keep what the backup holds)."
+            "Only the videos of this folder of the project.",
+            Cli(flag="--folder-id", metavar="ID", aliases=("--folder",)),
         ),
+    )
+    since: str | None = since_option(
+        "Only read videos made or changed since WHEN (the others keep what the backup holds)"
     )
     prune: bool = field(
         default=False,
@@ -57,7 +66,7 @@ class BackupOptions:
         """Raise ConfigError (exit status 2) for options that cannot work."""
         from connectors.ids import normal_id
 
-        for flag, value in (("--project", self.project), ("--folder", self.folder)):
+        for flag, value in (("--project-id", self.project), ("--folder-id", self.folder)):
             if value is None:
                 continue
             try:

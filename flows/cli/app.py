@@ -37,7 +37,8 @@ PREFECT_HELP = (
 
 
 def _plain_names(params: list[Any]) -> list[Any]:
-    """--help shows a value's name (`--ledger PATH`, `INVENTORY`), never a Python type (`<str>`, `<bool>`)."""
+    """--help shows a value's name (`--ledger PATH`, `INVENTORY`), never a Python type (`<str>`, `<bool>`);
+    an error names an option as --help does (its old names left out)."""
     for param in params:
         if isinstance(param, TyperArgument):
             param.metavar = param.metavar or (param.name or "").upper()
@@ -47,7 +48,14 @@ def _plain_names(params: list[Any]) -> list[Any]:
                 param.metavar = ""  # a flag takes no value
             elif param.metavar is None:
                 param.metavar = (param.name or "").upper()
+            param.get_error_hint = _error_hint(param.opts)  # type: ignore[method-assign]  # no old name
     return params
+
+
+def _error_hint(opts: list[str]) -> Callable[[], str]:
+    """How an error names an option: as --help shows it (`'--project-id'`, not its old `'--project'`)."""
+    names = " / ".join(f"'{name}'" for name in plain_help.shown_names(opts))
+    return lambda: names
 
 
 class Command(TyperCommand):
@@ -205,12 +213,12 @@ def cli_parameter(spec: dataclasses.Field[Any], annotation: Any) -> inspect.Para
     if cli.unit != 1 and isinstance(default, int):
         default //= cli.unit
     if cli.commas:
-        annotation = str | None  # one comma-separated value; the option holds the list
+        annotation = list[str] | None  # repeatable, each value comma-separated: options_from_cli splits
     info: Any
     if cli.argument:
         info = typer.Argument(default, help=help_text, metavar=cli.metavar or spec.name.upper())
     else:
-        flags = [cli.flag] if cli.flag else [f"--{spec.name.replace('_', '-')}"] if annotation is bool else []
+        flags = [cli.flag or f"--{(cli.name or spec.name).replace('_', '-')}", *cli.aliases]
         info = typer.Option(
             default,
             *flags,
@@ -255,11 +263,18 @@ def options_from_cli(
             continue
         value = values[name]
         if cli.commas:
-            value = [part.strip() for part in (value or "").split(",") if part.strip()] or None
+            value = comma_list(value)
         elif cli.unit != 1 and value is not None:
             value *= cli.unit
         given[spec.name] = value
     return options_from_params(declaration, given)
+
+
+def comma_list(values: str | list[str] | tuple[str, ...] | None) -> list[str] | None:
+    """A list option's values, each comma-separated (`--tags a,b --tags c`: a, b, c); blanks dropped; None
+    when nothing is left."""
+    given = [values] if isinstance(values, str) else list(values or ())
+    return [part.strip() for value in given for part in value.split(",") if part.strip()] or None
 
 
 def job_command(

@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from flows.cli.app import add_command, exit_on_errors, fail, say
+from flows.cli.app import add_command, comma_list, exit_on_errors, fail, say
 from flows.options import DEFAULT_LEDGER
 
 #: The report command's formats (tasks/report_files.FORMATS; not imported here: --help stays light).
@@ -91,8 +91,8 @@ def report_cmd(
         list(REPORT_FORMATS),
         "--format",
         "-f",
-        metavar="FORMAT",
-        help="csv, parquet, json or html (repeatable).",
+        metavar="FORMAT,FORMAT",
+        help="csv, parquet, json or html (comma-separated or repeated).",
     ),
     report_dir: str = typer.Option(
         DEFAULT_REPORT_DIR, "--report", metavar="DIR", help="Write the report files into this directory."
@@ -100,6 +100,7 @@ def report_cmd(
     out: str | None = typer.Option(None, "--out", hidden=True, help="The old name of --report."),
 ) -> None:
     """Write the item and operation tables and the summary of a ledger (reads the ledger only)."""
+    fmt = comma_list(fmt) or list(REPORT_FORMATS)
     bad = [f for f in fmt if f not in REPORT_FORMATS]
     if bad:
         raise fail(f"unknown format {bad[0]!r} (use {', '.join(REPORT_FORMATS)})")

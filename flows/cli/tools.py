@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from flows.cli.app import add_command
+from flows.cli.app import add_command, comma_list
 from flows.options import MAX_TRANSFERS
 
 
@@ -15,15 +15,16 @@ def emulator(
     variant: list[str] | None = typer.Option(  # noqa: B008 - typer's declaration style
         None,
         "--variant",
-        metavar="NAME",
-        help="Make another plausible choice where the spec is silent (repeatable; emulator/README.md).",
+        metavar="NAME,NAME",
+        help="Make other plausible choices where the spec is silent (comma-separated or repeated;"
+        " emulator/README.md).",
     ),
 ) -> None:
     """Run the local emulator of the video service until interrupted."""
     from emulator.server import serve_forever
 
     try:
-        serve_forever(host=host, port=port, upload_port=upload_port, variants=variant or ())
+        serve_forever(host=host, port=port, upload_port=upload_port, variants=comma_list(variant) or ())
     except ValueError as exc:
         typer.echo(f"videoferry emulator: {exc}", err=True)
         raise typer.Exit(2) from None

@@ -42,15 +42,16 @@ class MigrateOptions:
     include: list[str] | None = field(
         default=None,
         metadata=about(
-            "s3://bucket/prefix/ only: take the objects this rclone glob matches (repeatable; default: video"
-            " files only; '**' takes every object).",
+            "s3://bucket/prefix/ only: take the objects this rclone glob matches (repeated for more, not"
+            " comma-separated: commas belong to globs, {a,b}; default: video files only; '**' takes every"
+            " object).",
             Cli(metavar="GLOB"),
         ),
     )
     exclude: list[str] | None = field(
         default=None,
         metadata=about(
-            "s3://bucket/prefix/ only: leave out the objects this rclone glob matches (repeatable).",
+            "s3://bucket/prefix/ only: leave out the objects this rclone glob matches (repeated for more).",
             Cli(metavar="GLOB"),
         ),
     )

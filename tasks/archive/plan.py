@@ -100,7 +100,7 @@ def select_events(client: VideoClient, selection: Selection) -> list[LiveEvent]:
                 raise UnknownEventError(f"live event {event_id} does not exist (or is not visible)") from None
         return [e for e in events if _may_have_recordings(e, selection.since)]
     if not selection.project_id:
-        raise ValueError("give --events or --project")
+        raise ValueError("give --event-ids or --project-id")
     listed = client.live_events.iter_events(parent_id=selection.project_id)
     return [
         e for e in listed if e.parent_id == selection.project_id and _may_have_recordings(e, selection.since)

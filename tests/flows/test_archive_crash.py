@@ -96,7 +96,7 @@ def test_archive_flow_on_prefect_and_the_cli_dry_run(
             "archive",
             "--to",
             str(tmp_path / "d"),
-            "--events",
+            "--event-ids",
             ",".join(world.streams),
             "--dry-run",
             "--ledger",
@@ -106,14 +106,16 @@ def test_archive_flow_on_prefect_and_the_cli_dry_run(
     )
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout.startswith("copy ") and not (tmp_path / "d").exists()
-    both = run_cli(["archive", "--to", str(tmp_path / "d"), "--events", "a", "--project", "b"], cli_env(emu))
-    assert both.returncode == 2 and "either --events" in both.stderr
+    both = run_cli(
+        ["archive", "--to", str(tmp_path / "d"), "--event-ids", "a", "--project-id", "b"], cli_env(emu)
+    )
+    assert both.returncode == 2 and "either --event-ids ID,ID or --project-id ID" in both.stderr
     broken = run_cli(
         [
             "archive",
             "--to",
             str(tmp_path / "d"),
-            "--events",
+            "--event-ids",
             ",".join(world.streams),
             "--no-prefect",
             "--ledger",
