@@ -45,8 +45,6 @@ def demo(
     raise typer.Exit(run_demo(items=items, workdir=workdir, transfers=transfers))
 
 
-
-
 def register(app: typer.Typer) -> None:
     """Add `emulator` and `demo` to the app."""
     add_command(app, "emulator", emulator)
