@@ -13,7 +13,7 @@ from typer.main import get_command
 from typer.testing import CliRunner
 
 from flows.cli import app
-from flows.cli.help import PlainContext, wrap
+from flows.cli.plain_help import PlainContext, wrap
 
 _PROBE = (
     "import sys\n"

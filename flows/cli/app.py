@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
-from flows.cli import help as plain_help
+from flows.cli import plain_help
 from flows.options import Cli, OptionsT, ServiceOptions, cli_fields, options_from_params
 
 if TYPE_CHECKING:
@@ -59,8 +59,8 @@ def _error_hint(opts: list[str]) -> Callable[[], str]:
 
 
 class Command(TyperCommand):
-    """A command whose --help is plain wrapped text (flows/cli/help.py) and names values plainly: `migrate
-    [OPTIONS] INVENTORY`."""
+    """A command whose --help is plain wrapped text (flows/cli/plain_help.py) and names values plainly:
+    `migrate [OPTIONS] INVENTORY`."""
 
     context_class = plain_help.PlainContext
 
@@ -132,7 +132,7 @@ def new_group(name: str, help: str) -> typer.Typer:
         context_settings=CONTEXT,
         no_args_is_help=True,
         add_completion=False,
-        rich_markup_mode=None,  # plain wrapped --help, no boxes (flows/cli/help.py)
+        rich_markup_mode=None,  # plain wrapped --help, no boxes (flows/cli/plain_help.py)
         pretty_exceptions_enable=False,
     )
 
