@@ -54,6 +54,7 @@ demo: $(STAMP)
 DOCS_ENV = NO_MKDOCS_2_WARNING=1 PYTHONPATH=$(CURDIR)
 
 docs-check: $(STAMP)
+	$(DOCS_ENV) $(BIN)/python -m flows.cli.reference --check
 	$(DOCS_ENV) $(BIN)/mkdocs build --strict --quiet --site-dir $(CURDIR)/site
 
 docs: $(STAMP)

@@ -46,7 +46,7 @@ class Cli:
     command line's bounds (in its unit); envvar: the environment variable the command line falls back to;
     commas: a list, given comma-separated and/or repeated (`--tags a,b --tags c`), the option holds the list;
     metavar: what `--help` shows for the value (`--ledger PATH`; default: the option's name in capitals;
-    flags show none); aliases: old names still accepted, not shown in --help (README 'Command line').
+    flags show none); aliases: old names still accepted, not shown in --help (docs/reference/command-line.md).
     """
 
     name: str | None = None
@@ -86,7 +86,7 @@ def about(
 
 
 #: What every job's --ledger help ends with: where a ledger can live.
-LEDGER_WHERE = " A file, or s3://bucket/key: a remote ledger (locked, replicated; README 'Remote ledger')."
+LEDGER_WHERE = " A file, or s3://bucket/key: a remote ledger (locked, replicated; docs/remote-ledger.md)."
 
 
 def ledger_option(help: str = "The ledger.") -> Any:

@@ -80,7 +80,7 @@ class PlainContext(Context):
 
 def shown_names(opts: Sequence[str]) -> list[str]:
     """The names --help shows of an option's: its short names and its first long name; a later long name is
-    an old one, still accepted but no longer shown (README 'Command line')."""
+    an old one, still accepted but no longer shown (docs/reference/command-line.md)."""
     first_long = next((o for o in opts if o.startswith("--")), None)
     return [o for o in opts if not o.startswith("--") or o == first_long]
 
