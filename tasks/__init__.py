@@ -1,1 +1,1 @@
-"""Prefect tasks over batches of items, and the plain per-item functions they call."""
+"""The steps of every job: plain functions the runners call; Prefect tasks: tasks/migrate/prefect_tasks.py."""

@@ -238,10 +238,10 @@ def assert_no_duplicates(control: EmulatorControl, ws: Workspace, path: Path) ->
 def assert_settled(path: Path) -> dict[str, int]:
     """Every item is in an end state; failed ones carry an error code and message. Returns the counts.
 
-    The documented exception (README, "never a lost item"): an item whose video could not be looked up
-    because the listing kept failing stays for the next run, in `creating` (its journal ends with "reconcile
-    postponed") or, when the init named an upload session, in `uploading` ("video lookup postponed"). Any
-    other item left short of an end state fails, with its last journal lines.
+    The documented exception (docs/guarantees.md, "never a lost item"): an item whose video could not be
+    looked up because the listing kept failing stays for the next run, in `creating` (its journal ends with
+    "reconcile postponed") or, when the init named an upload session, in `uploading` ("video lookup
+    postponed"). Any other item left short of an end state fails, with its last journal lines.
     """
     counts: dict[str, int] = {}
     ledger = Ledger.open(path, create=False)

@@ -2,7 +2,8 @@
 
 RUN_BOUND_SECONDS is stated for the migrations the tests make (a dozen or two small clips, some create answers
 lost, under any variant bundle): each ends well under a minute. The product's own bounds are larger and say
-what they waited for (README, "Every wait has a bound"); this one catches a run that would only end on them.
+what they waited for (docs/how-a-migration-runs.md, "Every wait has a bound"); this one catches a run that
+would only end on them.
 """
 
 from __future__ import annotations

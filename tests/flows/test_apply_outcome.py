@@ -23,7 +23,7 @@ def test_a_trim_past_the_end_is_refused_before_any_call_in_the_dry_run_and_the_r
     ops = write_ops(
         tmp_path / "ops.csv",
         [
-            # the clip lasts 1 s (the README's example trimmed 1800 s from 8 s of a 20 s clip)
+            # the clip lasts 1 s (docs/jobs/apply.md's example trimmed 1800 s from 8 s of a 20 s clip)
             {"op": "cut", "id": "trim", "target": f"key:{k0}", "trim": '[{"start": 8, "length": 1800}]'},
             {"op": "move", "id": "mv", "target": "op:trim", "project_id": library["project"]},
         ],

@@ -52,7 +52,7 @@ SCHEDULES = {
 }
 #: Each deployment's ledger: apply reads key: targets from migrate's; a job of its own keeps its own (a run
 #: holds its ledger's lock).
-#: Remote ledgers (s3://): a worker's disk may be new for every flow run (README "Remote ledger").
+#: Remote ledgers (s3://): a worker's disk may be new for every flow run (docs/remote-ledger.md).
 LEDGERS = {
     "migrate": "s3://my-bucket/videoferry/ledger.db",
     "apply-nightly": "s3://my-bucket/videoferry/ledger.db",
