@@ -12,8 +12,10 @@ from typer._click import Context
 from typer.main import get_command
 
 from flows.cli import app
-from flows.cli.plain_help import MAX_WIDTH, PlainContext
+from flows.cli.plain_help import PlainContext
 
+#: The width of the help text: an 80-column terminal's (the page's code blocks show about 84 columns).
+WIDTH = 79
 #: The page, from the checkout's top.
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "reference" / "cli.md"
 
@@ -41,15 +43,15 @@ def _commands(
         sub = command.get_command(ctx, name)
         if sub is None or sub.hidden:
             continue
-        sub_ctx = PlainContext(sub, info_name=name, parent=ctx, terminal_width=MAX_WIDTH - 1)
+        sub_ctx = PlainContext(sub, info_name=name, parent=ctx, terminal_width=WIDTH)
         yield from _commands(sub, sub_ctx, (*path, name))
 
 
 def render() -> str:
     """The page's text: the header, then per command a heading and its --help in a text block."""
     root = get_command(app)
-    ctx = PlainContext(root, info_name="videoferry", terminal_width=MAX_WIDTH - 1)
-    parts = [HEADER.format(width=MAX_WIDTH - 1)]
+    ctx = PlainContext(root, info_name="videoferry", terminal_width=WIDTH)
+    parts = [HEADER.format(width=WIDTH + 1)]
     for path, command, command_ctx in _commands(root, ctx, ()):
         title = " ".join(("videoferry", *path))
         text = "\n".join(line.rstrip() for line in command.get_help(command_ctx).splitlines()).strip("\n")
