@@ -54,7 +54,7 @@ def test_killed_runs_then_clean_rerun(
     ledger = tmp_path / "ledger.db"
     variants, params = draw_variants(seed + 1000)
     chaos_control.set_variants(chaos_ws, variants, **params)
-    prefect = chaos_prefect(seed)  # one seed through the default path (the Prefect flow), the others plainly
+    prefect = chaos_prefect(seed)  # one seed through the Prefect flow (--prefect), the others plainly
     args = migrate_args(chaos_ws, inventory, ledger, transfers=4, wait_timeout=300, prefect=prefect)
     args += ["--via", chaos_via(seed)]
     env = cli_env(chaos_ws)
