@@ -35,6 +35,15 @@ class CheckOptions:
             "Also write the combined lines (=, -, +, *, !) here.", Cli(metavar="FILE"), flow=False
         ),
     )
+    one_way: bool = field(
+        default=False,
+        metadata=about(
+            "Only check that every inventory item is in the service as it should be; do not look for videos"
+            " only in the service (no `+` lines). By default `+` covers the parents the inventory writes to"
+            " (a project's own videos, not those in its folders; a folder's).",
+            flow=False,
+        ),
+    )
     report_dir: str | None = report_option()
     adopt: bool = field(
         default=False,

@@ -18,6 +18,7 @@ from state.ledger import Ledger
 from tasks.check.adopt import Adoption, AdoptPolicy, adopt_items, closing
 from tasks.check.compare import CheckLine, Mark
 from tasks.check.durations import inventory_durations
+from tasks.check.explain import Applied, applied_edits
 from tasks.check.items import CheckSettings, check_items
 from tasks.check.listing import list_destination
 from tasks.check.report import summarize, write_check_report, write_combined
@@ -100,6 +101,8 @@ def _check(
         s3=s3,
         durations=inventory_durations(opts.inventory, s3),
         oldest=adopting and not opts.reupload_unproven,
+        applied=applied_edits(ledger) if ledger is not None else Applied(),
+        one_way=opts.one_way,
     )
     result = check_items(client, specs, dest, ledger_ids, owners, cfg)
     adoptions: list[Adoption] = []
@@ -107,7 +110,13 @@ def _check(
         policy = AdoptPolicy(opts.reupload_unproven, opts.rewrite_differing)
         adoptions = adopt_items(ledger, run_id, result.matches, result.items, dest, policy)
     lines = [*result.items, *result.extras, *_rejected_lines(inventory.errors)]
-    summary = summarize([*result.items, *_rejected_lines(inventory.errors)], result.extras, adoptions)
+    summary = summarize(
+        [*result.items, *_rejected_lines(inventory.errors)],
+        result.extras,
+        adoptions,
+        one_way=opts.one_way,
+        outside=result.outside,
+    )
     outcome = CheckOutcome(
         exit_code=0 if summary["match"] and specs else 1,
         lines=lines,
