@@ -101,7 +101,8 @@ def _check(
         s3=s3,
         durations=inventory_durations(opts.inventory, s3),
         oldest=adopting and not opts.reupload_unproven,
-        applied=applied_edits(ledger) if ledger is not None else Applied(),
+        # --adopt decides on the differences themselves (tasks/check/adopt.py): nothing explained away
+        applied=applied_edits(ledger) if ledger is not None and not adopting else Applied(),
         one_way=opts.one_way,
     )
     result = check_items(client, specs, dest, ledger_ids, owners, cfg)

@@ -41,7 +41,7 @@ def _lines(out: str) -> list[str]:
 def test_a_library_apply_changed_on_purpose_checks_clean_and_a_change_by_hand_does_not(
     tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory
 ) -> None:
-    rows = clip_rows(clip_factory, 3)
+    rows = clip_rows(clip_factory, 4)
     inventory = write_inventory(tmp_path / "inv.csv", rows)
     ledger = tmp_path / "ledger.db"
     migrated = run_migration(options(inventory, emu, tmp_path), settings_for(emu))
@@ -56,9 +56,12 @@ def test_a_library_apply_changed_on_purpose_checks_clean_and_a_change_by_hand_do
             {"op": "update", "id": "rename", "target": f"key:{keys[1]}", "title": "Renamed by apply"},
             {"op": "copy", "id": "cp", "target": f"key:{keys[2]}", "parent_id": emu.project_id},
             {"op": "chapters", "id": "ch", "target": f"key:{keys[2]}", "chapters": json.dumps(CHAPTERS)},
+            {"op": "delete", "id": "gone", "target": f"key:{keys[3]}"},
         ],
     )  # fmt: skip
-    applied = run_apply(ApplyOptions(ops=str(ops), ledger=str(ledger), wait_timeout=120), settings_for(emu))
+    applied = run_apply(
+        ApplyOptions(ops=str(ops), ledger=str(ledger), wait_timeout=120, allow_delete=True), settings_for(emu)
+    )
     assert applied.exit_code == 0, applied.reasons + applied.refused
     with _by_hand(emu, ledger) as hand:  # another team's video, in a folder of the shared project
         hand.uploads.single(
@@ -82,11 +85,13 @@ def test_a_library_apply_changed_on_purpose_checks_clean_and_a_change_by_hand_do
     }
     for key, why in explained.items():
         assert by_video[ids[key]].startswith("~ ") and why in by_video[ids[key]], by_video[ids[key]]
+    deleted = next(line for line in lines if line.startswith(f"~ {keys[3]} "))
+    assert "deleted by this ledger's apply op gone (delete)" in deleted
     copies = [line for line in lines if "made by this ledger's apply op cp (copy)" in line]
     assert len(copies) == 1 and copies[0].startswith("~ video ")
     assert not [line for line in lines if line.startswith("+ ") or "Their clip" in line]  # out of scope
     assert "1 videos in other folders of the checked projects were not looked at" in clean.stdout
-    assert "4 explained (~)" in clean.stdout
+    assert "5 explained (~)" in clean.stdout
 
     with _by_hand(emu, ledger) as hand:  # a stray at the top of the project
         hand.uploads.single(
