@@ -50,7 +50,13 @@ def run_check(opts: CheckOptions, settings: Settings, s3: S3Config | None = None
     Raises InventoryError, LedgerError (and LedgerBusyError), AuthError, ServiceUnavailable (the listing).
     """
     s3 = s3 or S3Config.from_env()
-    inventory = read_inventory(opts.inventory, default_parent_id=opts.parent_id, via="auto", s3=s3)
+    inventory = read_inventory(
+        opts.inventory,
+        default_parent_id=opts.parent_id,
+        via="auto",
+        s3=s3,
+        parent_map=opts.parent_map or (),
+    )
     path = opts.ledger if is_remote_ledger(opts.ledger) else ledger_path(opts.ledger)
     if opts.adopt:
 

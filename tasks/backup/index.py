@@ -209,6 +209,7 @@ def write_index(
         "deleted_inventory": DELETED if index.deleted else None,
         "videos": len(index.rows),
         "deleted_videos": len(index.deleted),
+        "folders": sorted({r["parent_id"] for r in index.rows + index.deleted if r["parent_id"]}),
         "objects": objects,
     }
     text = json.dumps(document, ensure_ascii=False, indent=2).encode("utf-8")

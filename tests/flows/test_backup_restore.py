@@ -88,3 +88,28 @@ def test_a_poster_link_that_fails_is_said_in_the_summary_and_the_report(
     notes = {v["video_id"]: v["notes"] for v in report["videos"]}
     assert all("poster poster.jpg not saved" in notes[video_id] for video_id in ids)
     assert "sig=" not in out and emu.token not in out
+
+
+def test_a_restore_into_another_workspace_maps_the_folders_it_lacks(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory
+) -> None:
+    where = _library(tmp_path, emu, emu_control, clip_factory)
+    dest = tmp_path / "backup"
+    code, out = _backup(emu, dest, tmp_path)
+    assert code == 0, out
+    assert json.loads((dest / "manifest.json").read_text())["folders"] == [emu.folder_id]
+    other = emu_control.create_workspace()
+    emu_control.set_limits(other, **FAST)
+    inventory = str(dest / "inventory.csv")
+    into = ["--parent-id", other.project_id, "--ledger", str(tmp_path / "restore.db")]
+    mapped = [*into, "--parent-map", f"{emu.folder_id}={other.folder_id}"]
+    done = run_cli(["migrate", inventory, *mapped, "--no-prefect", "--wait-timeout", "120"], cli_env(other))
+    assert done.returncode == 0, done.stdout + done.stderr
+    restored = {v["title"]: v for v in emu_control.videos(other)}
+    assert set(restored) == set(where)
+    for title, folder in where.items():
+        video = restored[title]
+        assert same_id(video["folder_id"], other.folder_id) if folder else not video["folder_id"], video
+    checked = run_cli(["check", inventory, *mapped], cli_env(other))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert other.token not in done.stdout + done.stderr + checked.stdout + checked.stderr
