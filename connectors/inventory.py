@@ -160,6 +160,7 @@ def read_inventory(
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     ignore_case: bool = False,
+    parent_map: Sequence[str] = (),
 ) -> Inventory:
     """Read and normalise an inventory: a CSV/TSV, Parquet or JSON Lines file (path, file:// or s3://),
     or ``s3://bucket/prefix/`` (trailing slash, or a bare bucket) to list the objects under it.
@@ -168,8 +169,10 @@ def read_inventory(
     option) routes every row; a source that cannot travel that way is a bad row. A listing takes video files
     only, or what rclone's ``include`` / ``exclude`` globs say (connectors/path_filter.py; ``ignore_case``
     is rclone's --ignore-case); what it skipped is in ``.skipped`` and one line of ``.warnings``.
+    ``parent_map`` (the --parent-map option: ``OLD=NEW`` pairs, several per value joined by ``,``) puts the
+    rows whose parent_id is OLD under NEW (a backup restored into another workspace: its folders' ids).
     Raises InventoryError when the inventory cannot be read at all (or a filter is given for a file, or a
-    pattern cannot be read); bad rows go to ``.errors``.
+    pattern or a pair cannot be read); bad rows go to ``.errors``.
     """
     default_parent = None
     if default_parent_id is not None and default_parent_id.strip():
@@ -182,7 +185,7 @@ def read_inventory(
     except FilterError as exc:
         raise InventoryError(f"--include/--exclude {exc}") from None
     loaded = _load(uri, s3=s3, format=format, path_filter=path_filter)
-    rows, errors = normalise(loaded.frame, loaded.base, default_parent, via)
+    rows, errors = normalise(loaded.frame, loaded.base, default_parent, via, parse_parent_map(parent_map))
     errors = sorted(
         (
             RowError(e.row, e.field, scrub_urls(e.value), scrub_urls(e.reason))
@@ -207,6 +210,31 @@ def read_inventory(
         warnings=warnings,
         skipped=loaded.skipped,
     )
+
+
+def parse_parent_map(values: Sequence[str]) -> dict[str, str]:
+    """--parent-map's pairs, ``OLD=NEW`` (several per value joined by ``,``; any id notation), as normal ids.
+
+    Raises InventoryError naming a pair that is not two identifiers, or an OLD given two NEWs.
+    """
+    found: dict[str, str] = {}
+    for value in values:
+        for pair in (p.strip() for p in value.split(",")):
+            if not pair:
+                continue
+            old, sep, new = (part.strip() for part in pair.partition("="))
+            try:
+                if not sep:
+                    raise ValueError("not OLD=NEW")
+                key, target = normal_id(old), normal_id(new)
+            except ValueError as exc:
+                raise InventoryError(
+                    f"--parent-map {pair[:120]!r}: {exc} (expected OLD=NEW, two ids)"
+                ) from None
+            if found.get(key, target) != target:
+                raise InventoryError(f"--parent-map names two new parents for {old}")
+            found[key] = target
+    return found
 
 
 # ---------------------------------------------------------------------------------------------- loading

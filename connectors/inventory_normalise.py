@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 from urllib.parse import unquote
@@ -99,9 +99,14 @@ class _Errors:
 
 
 def normalise(
-    df: pl.DataFrame, base: SourceBase, default_parent: str | None, via: str = "auto"
+    df: pl.DataFrame,
+    base: SourceBase,
+    default_parent: str | None,
+    via: str = "auto",
+    parent_map: Mapping[str, str] | None = None,
 ) -> tuple[pl.DataFrame, list[RowError]]:
-    """Every good row of a raw frame in OUTPUT_SCHEMA, and every rejected cell (routing under `via` too)."""
+    """Every good row of a raw frame in OUTPUT_SCHEMA, and every rejected cell (routing under `via` too);
+    parent_map (normal ids) puts the rows of one parent_id under another."""
     if df.height == 0:
         return empty_rows(), []
     errors = _Errors()
@@ -120,7 +125,7 @@ def normalise(
     )
 
     df = _with_filenames(df)
-    df = _normalise_parent(df, default_parent, errors)
+    df = _normalise_parent(df, default_parent, errors, parent_map or {})
     df = _with_keys(df, errors)
 
     # tags, chapters, privacy domains, attachments: per-row parsing, cached on the cell text.
@@ -238,9 +243,12 @@ def _with_filenames(df: pl.DataFrame) -> pl.DataFrame:
     return df.with_columns(pl.coalesce(pl.col("title"), stem).alias("_title"))
 
 
-def _normalise_parent(df: pl.DataFrame, default_parent: str | None, errors: _Errors) -> pl.DataFrame:
+def _normalise_parent(
+    df: pl.DataFrame, default_parent: str | None, errors: _Errors, parent_map: Mapping[str, str]
+) -> pl.DataFrame:
     """Add _parent: the row's parent_id in normal form (ids.normal_id: any notation of spec convention 5 ->
-    lowercase dashed UUID), else the default; null when invalid. Each distinct cell is converted once.
+    lowercase dashed UUID), mapped by parent_map (normal ids), else the default; null when invalid. Each
+    distinct cell is converted once.
     """
     given = pl.col("parent_id").is_not_null()
     if default_parent is None:
@@ -251,7 +259,7 @@ def _normalise_parent(df: pl.DataFrame, default_parent: str | None, errors: _Err
     reasons: dict[str, str] = {}
     for value in df["parent_id"].drop_nulls().unique().to_list():
         try:
-            normal[value] = normal_id(value)
+            normal[value] = parent_map.get(normal_id(value), normal_id(value))
         except ValueError as exc:
             normal[value] = None
             reasons[value] = str(exc)

@@ -1,5 +1,6 @@
-"""Signed download links (no token): originals, GET {base_url}/media/:video_id/:asset_id/original?sig=...,
-and under materials-downloadable additional materials, GET {base_url}/media/:video_id/materials/:id?sig=..."""
+"""Download links (no token): originals, GET {base_url}/media/:video_id/:asset_id/original?sig=...; under
+materials-downloadable additional materials, GET {base_url}/media/:video_id/materials/:id?sig=...; a done
+video's poster images, GET {base_url}/media/:video_id/posters/:poster_id/<size>.jpg."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from emulator.app import Ctx, Resp, Route, route
 from emulator.backends.core import Emulator
 from emulator.errors import not_found
 from emulator.ids import parse_id
+from emulator.media.poster import WIDTHS, poster_jpeg
 from emulator.state import Workspace
-from emulator.views import material_sig
+from emulator.views import material_sig, poster
 
 
 def media_owner(emu: Emulator, raw_video_id: str) -> Workspace | None:
@@ -59,9 +61,23 @@ async def download_material(ctx: Ctx) -> Resp:
     return Resp(200, raw=stored.read_bytes(), headers={"content-type": "application/octet-stream"})
 
 
+async def download_poster(ctx: Ctx) -> Resp:
+    """A poster image of a done video (spec 2.4: original, md, sm, xs), its first picture as a JPEG; the
+    poster id of another version of the video is 404."""
+    video = ctx.ws.videos.get(parse_id(ctx.params["video_id"]))
+    size, _, ext = ctx.params["image"].partition(".")
+    shown = poster(video, "") if video is not None else None
+    if video is None or video.path is None or shown is None or ctx.params["poster_id"] != shown["id"]:
+        raise not_found("media")
+    if ext != "jpg" or (size != "original" and size not in WIDTHS):
+        raise not_found("media")
+    return Resp(200, raw=poster_jpeg(video.path, size), headers={"content-type": "image/jpeg"})
+
+
 def media_routes() -> list[Route]:
     """The download routes on the API host (authenticated by the link's signature, not by a token)."""
     return [
         route("/media/{video_id}/{asset_id}/original", {"GET": download}, auth="media"),
         route("/media/{video_id}/materials/{material_id}", {"GET": download_material}, auth="media"),
+        route("/media/{video_id}/posters/{poster_id}/{image}", {"GET": download_poster}, auth="media"),
     ]

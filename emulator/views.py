@@ -103,7 +103,7 @@ def poster(video: Video, base_url: str) -> dict[str, Any] | None:
     if video.status != "done":
         return None
     poster_id = _sub_id(video, "poster")
-    base = f"{base_url}/posters/{poster_id}"
+    base = f"{base_url}/media/{video.id}/posters/{poster_id}"  # served: emulator/media_links.py
     return {
         "id": poster_id,
         "type": "image",

@@ -162,10 +162,16 @@ class Outcome:
 @dataclass
 class CopyOutcome(Outcome):
     """How a run of a copying job (archive, backup) ended: exit status, failure lines, counts by state,
-    bytes copied, report files."""
+    bytes copied, report files; warnings: what was not saved without failing (a poster link that gives
+    nothing), said after the failures."""
 
     counts: dict[str, int] = field(default_factory=dict)
     bytes: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    def log_lines(self) -> list[str]:
+        """The failures, then the warnings."""
+        return [*self.reasons, *self.warnings]
 
 
 @dataclass(frozen=True)

@@ -150,6 +150,39 @@ def flow_params(flow: Any, opts: Any, settings: Settings) -> dict[str, Any]:
     return {name: values[name] for name in inspect.signature(flow.fn).parameters if name in values}
 
 
+#: What Prefect's engine logs with the flow run's page (prefect.flow_engine).
+_LINK_LINE = "View at "
+#: What replaces that line when the run is kept by a temporary server: its page is gone with the command.
+TEMPORARY_SERVER = (
+    "Prefect keeps this run on a temporary local server that stops when the command returns (no page to"
+    " view); set PREFECT_API_URL to a Prefect server to keep runs and their links"
+)
+
+
+class _NoDeadLink(logging.Filter):
+    """Says the run's server is temporary instead of logging a link to a page that is gone (or never was:
+    the temporary server has no UI) when the command returns."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str) and record.msg.startswith(_LINK_LINE):
+            record.msg, record.args = TEMPORARY_SERVER, ()
+        return True
+
+
 def run_flow(flow: Callable[..., Any], params: Mapping[str, Any], outcome: type[OutcomeT]) -> OutcomeT:
-    """Run a job's flow in this process, as a deployment's worker runs it, and read its outcome back."""
-    return outcome_of(flow(**params, return_state=True), outcome)
+    """Run a job's flow in this process, as a deployment's worker runs it, and read its outcome back. On a
+    temporary server (flows/warmup.is_temporary) the run's "View at" link is replaced by TEMPORARY_SERVER;
+    a server PREFECT_API_URL names keeps its link."""
+    from prefect.settings import PREFECT_API_URL
+
+    from flows.warmup import is_temporary
+
+    engine = logging.getLogger("prefect.flow_runs")
+    note = _NoDeadLink() if is_temporary(PREFECT_API_URL.value()) else None
+    if note is not None:
+        engine.addFilter(note)
+    try:
+        return outcome_of(flow(**params, return_state=True), outcome)
+    finally:
+        if note is not None:
+            engine.removeFilter(note)

@@ -21,6 +21,16 @@ from connectors.tls import tls_context
 
 log = logging.getLogger(__name__)
 
+#: The API URLs of the temporary servers this process started (gone when the command returns).
+_STARTED: set[str] = set()
+
+
+def is_temporary(api_url: str | None) -> bool:
+    """Whether a flow run on this API URL is kept by a temporary server: one this process started, or none
+    named (Prefect then starts its own); either stops when the command returns."""
+    return not api_url or api_url in _STARTED
+
+
 #: What Prefect gives the temporary server it starts itself (prefect.server.api.server.SubprocessASGIServer):
 #: no UI, the ephemeral server's settings.
 SERVER_ENV = {"PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
@@ -100,6 +110,7 @@ class ServerWarmup:
         from prefect.context import refresh_global_settings_context
 
         os.environ["PREFECT_API_URL"] = url
+        _STARTED.add(url)
         refresh_global_settings_context()  # Prefect read its settings when imported: read them again
         self.api_url = url
 

@@ -44,11 +44,15 @@ def run_backup(opts: BackupOptions, settings: Settings, *, s3: S3Config | None =
         counts = {s: n for s in RESULT_STATES if (n := sum(1 for r in results if r.state == s))}
         reasons = [f"{r.video_id}: {r.reason}" for r in results if r.state == "failed"]
         reasons += [f"index: {index_error}"] if index_error else []
+        noted = [r for r in results if r.notes]
+        warnings = [f"warning: {r.video_id}: {note}" for r in noted for note in r.notes]
+        warnings += [f"{len(noted)} video(s) backed up without some of their files (above)"] if noted else []
         outcome = CopyOutcome(
             exit_code=1 if reasons else 0,
             reasons=reasons,
             counts=counts,
             bytes=sum(r.bytes for r in results),
+            warnings=warnings,
         )
         if opts.report_dir:
             outcome.report_files = [str(p) for p in write_report(results, opts.report_dir, counts)]

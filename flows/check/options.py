@@ -25,6 +25,15 @@ class CheckOptions:
         default=None,
         metadata=about("Project or folder of rows without parent_id.", Cli(metavar="ID"), flow=False),
     )
+    parent_map: list[str] | None = field(
+        default=None,
+        metadata=about(
+            "Rows whose parent_id is OLD are checked under NEW (repeatable, or pairs joined by ','): as the"
+            " restore's migrate --parent-map put them.",
+            Cli(metavar="OLD=NEW"),
+            flow=False,
+        ),
+    )
     download_md5: bool = field(
         default=False,
         metadata=about("Hash the original's download when the service gives no md5.", flow=False),
@@ -33,6 +42,15 @@ class CheckOptions:
         default=None,
         metadata=about(
             "Also write the combined lines (=, -, +, *, !) here.", Cli(metavar="FILE"), flow=False
+        ),
+    )
+    one_way: bool = field(
+        default=False,
+        metadata=about(
+            "Only check that every inventory item is in the service as it should be; do not look for videos"
+            " only in the service (no `+` lines). By default `+` covers the parents the inventory writes to"
+            " (a project's own videos, not those in its folders; a folder's).",
+            flow=False,
         ),
     )
     report_dir: str | None = report_option()

@@ -18,6 +18,7 @@ from state.ledger import Ledger
 from tasks.check.adopt import Adoption, AdoptPolicy, adopt_items, closing
 from tasks.check.compare import CheckLine, Mark
 from tasks.check.durations import inventory_durations
+from tasks.check.explain import Applied, applied_edits
 from tasks.check.items import CheckSettings, check_items
 from tasks.check.listing import list_destination
 from tasks.check.report import summarize, write_check_report, write_combined
@@ -49,7 +50,13 @@ def run_check(opts: CheckOptions, settings: Settings, s3: S3Config | None = None
     Raises InventoryError, LedgerError (and LedgerBusyError), AuthError, ServiceUnavailable (the listing).
     """
     s3 = s3 or S3Config.from_env()
-    inventory = read_inventory(opts.inventory, default_parent_id=opts.parent_id, via="auto", s3=s3)
+    inventory = read_inventory(
+        opts.inventory,
+        default_parent_id=opts.parent_id,
+        via="auto",
+        s3=s3,
+        parent_map=opts.parent_map or (),
+    )
     path = opts.ledger if is_remote_ledger(opts.ledger) else ledger_path(opts.ledger)
     if opts.adopt:
 
@@ -100,6 +107,9 @@ def _check(
         s3=s3,
         durations=inventory_durations(opts.inventory, s3),
         oldest=adopting and not opts.reupload_unproven,
+        # --adopt decides on the differences themselves (tasks/check/adopt.py): nothing explained away
+        applied=applied_edits(ledger) if ledger is not None and not adopting else Applied(),
+        one_way=opts.one_way,
     )
     result = check_items(client, specs, dest, ledger_ids, owners, cfg)
     adoptions: list[Adoption] = []
@@ -107,7 +117,13 @@ def _check(
         policy = AdoptPolicy(opts.reupload_unproven, opts.rewrite_differing)
         adoptions = adopt_items(ledger, run_id, result.matches, result.items, dest, policy)
     lines = [*result.items, *result.extras, *_rejected_lines(inventory.errors)]
-    summary = summarize([*result.items, *_rejected_lines(inventory.errors)], result.extras, adoptions)
+    summary = summarize(
+        [*result.items, *_rejected_lines(inventory.errors)],
+        result.extras,
+        adoptions,
+        one_way=opts.one_way,
+        outside=result.outside,
+    )
     outcome = CheckOutcome(
         exit_code=0 if summary["match"] and specs else 1,
         lines=lines,

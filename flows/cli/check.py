@@ -12,9 +12,10 @@ from flows.options import ServiceOptions
 def _check(opts: CheckOptions, service: ServiceOptions, prefect: bool) -> None:
     """Compare the library in the service with an inventory and its ledger, like `rclone check`.
 
-    One line per item (= same, - missing in the service, * differs, with the fields named, ! not checked) and
-    per video no item accounts for (+). Exit status 0 only when everything matches, 1 otherwise, 2 for
-    configuration to fix. Only reads the service; --adopt writes the ledger.
+    One line per item (= same, - missing in the service, * differs, with the fields named, ! not checked,
+    and ~ differs as this ledger's own apply left it) and per video no item accounts for in the parents the
+    inventory writes to (+, or ~ when apply made it; none with --one-way). Exit status 0 when every line is
+    = or ~, 1 otherwise, 2 for configuration to fix. Only reads the service; --adopt writes the ledger.
     """
     from flows.check import CHECK
     from tasks.check.report import summary_lines

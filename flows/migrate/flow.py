@@ -85,6 +85,7 @@ def _submitter(settings: Settings) -> SubmitFactory:
 def migrate_flow(
     inventory: str,
     parent_id: str | None = None,
+    parent_map: list[str] | None = None,
     include: list[str] | None = None,
     exclude: list[str] | None = None,
     ignore_case: bool = False,

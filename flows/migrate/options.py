@@ -39,6 +39,14 @@ class MigrateOptions:
     parent_id: str | None = field(
         default=None, metadata=about("Project or folder for rows without parent_id.", Cli(metavar="ID"))
     )
+    parent_map: list[str] | None = field(
+        default=None,
+        metadata=about(
+            "Put the rows whose parent_id is OLD under NEW instead (repeatable, or pairs joined by ','): a"
+            " backup restored into another workspace, whose folders have other ids.",
+            Cli(metavar="OLD=NEW"),
+        ),
+    )
     include: list[str] | None = field(
         default=None,
         metadata=about(

@@ -82,6 +82,7 @@ def read_migration_plan(opts: MigrateOptions, s3: S3Config | None) -> Plan:
     return read_plan(
         opts.inventory,
         parent_id=opts.parent_id,
+        parent_map=opts.parent_map or (),
         via=opts.via,
         s3=s3,
         shard=_shard(opts),

@@ -30,6 +30,7 @@ from tasks.apply.calls import (
 )
 from tasks.apply.context import ApplyContext
 from tasks.apply.gap import in_place, look_up_gap
+from tasks.apply.values import SETS, values_of
 from tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, Waits, exactly_once, failure_code, look_up
 from tasks.gap import GapListingFailed
 from tasks.lookup import Postponed
@@ -240,7 +241,8 @@ class UnitJournal(OpJournal[Called]):
             }
             return stored, ("video", video.id) if called.created and video is not None else None
 
-        params: dict[str, Any] = {"video_id": video_id, **others}
+        # What the call sets, by value (tasks/apply/values.py): check explains a difference with it.
+        params: dict[str, Any] = {"video_id": video_id, **others, SETS: values_of(spec)}
         super().__init__(
             ctx.ledger, ctx.run_id, key, spec.kind.value, params, video_id=video_id, outcome=outcome
         )

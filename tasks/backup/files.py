@@ -145,7 +145,7 @@ def save_files(ctx: BackupContext, video: Video) -> tuple[list[dict[str, Any]], 
         except DownloadError as exc:
             if exc.status not in NOT_DOWNLOADABLE:
                 raise
-            notes.append(f"{extra.kind} {extra.name}: not downloadable (HTTP {exc.status})")
+            notes.append(f"{extra.kind} {extra.name} not saved: its link answered HTTP {exc.status}")
             continue
         saved.append(
             {

@@ -15,6 +15,7 @@ from typing import Any
 
 import polars as pl
 
+from connectors.ids import same_id
 from tasks.backup.held import Held
 from tasks.backup.metadata import INVENTORY_COLUMNS, digest
 from tasks.destination import Destination, LocalDestination
@@ -28,6 +29,7 @@ __all__ = [
     "build_index",
     "csv_bytes",
     "inventory_source",
+    "parent_of",
     "write_index",
 ]
 
@@ -101,9 +103,22 @@ def _objects(held: Held) -> list[dict[str, Any]]:
     return [{name: row.get(name) for name in MANIFEST_COLUMNS} for row in found]
 
 
-def build_index(held: Mapping[str, Held], source_of: Callable[[Mapping[str, Any]], str]) -> Index:
+def parent_of(metadata: Mapping[str, Any], root_folder: str | None) -> str:
+    """A row's parent_id: the folder the video lives in (the metadata step's `folder_id`), so a restore puts
+    it back there; "" for a video at the top of the backed-up project, or in the backed-up folder itself
+    (`--folder`): the restore's `--parent-id` says where those go."""
+    folder = metadata.get("folder_id")
+    if not isinstance(folder, str) or not folder or (root_folder and same_id(folder, root_folder)):
+        return ""
+    return folder
+
+
+def build_index(
+    held: Mapping[str, Held], source_of: Callable[[Mapping[str, Any]], str], root_folder: str | None = None
+) -> Index:
     """The index of every video the backup holds (the ledger's latest done steps), in the order the videos
-    were made; source_of(copy result) names a file as the inventory's source column does."""
+    were made; source_of(copy result) names a file as the inventory's source column does; each row's
+    parent_id is the video's folder (parent_of; root_folder: the backup's --folder)."""
 
     def order(entry: Held) -> tuple[str, str]:
         return (str((entry.result("metadata") or {}).get("created_at") or ""), entry.video_id)
@@ -116,6 +131,7 @@ def build_index(held: Mapping[str, Held], source_of: Callable[[Mapping[str, Any]
             continue  # no file (none downloadable) or no metadata yet: migrate could not restore it
         row = {column: str(metadata["row"].get(column) or "") for column in INVENTORY_COLUMNS}
         row["source"] = source_of(copied)
+        row["parent_id"] = parent_of(metadata, root_folder)
         row["attachments"] = _attachments((entry.result("files") or {}).get("files", []), source_of)
         (index.deleted if entry.gone is not None else index.rows).append(row)
     return index
@@ -193,6 +209,7 @@ def write_index(
         "deleted_inventory": DELETED if index.deleted else None,
         "videos": len(index.rows),
         "deleted_videos": len(index.deleted),
+        "folders": sorted({r["parent_id"] for r in index.rows + index.deleted if r["parent_id"]}),
         "objects": objects,
     }
     text = json.dumps(document, ensure_ascii=False, indent=2).encode("utf-8")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,7 +26,8 @@ __all__ = [
 ]
 
 #: Fields holding a signed link or a share capability: never kept (spec 2.2 `url`, `download_link`; a
-#: privacy_share's `link` / `link_hash`). Secret-named fields (password, token, ...) go too (core/redact).
+#: privacy_share's `link` / `link_hash`); every `*_link` and every URL value go too (clean). Secret-named
+#: fields (password, token, ...) go too (core/redact).
 LINK_KEYS = frozenset({"url", "download_link", "link", "link_hash"})
 #: inventory.csv's columns: exactly what `videoferry migrate` reads (connectors/INVENTORY.md), in its order.
 INVENTORY_COLUMNS: tuple[str, ...] = INPUT_COLUMNS
@@ -33,11 +35,23 @@ INVENTORY_COLUMNS: tuple[str, ...] = INPUT_COLUMNS
 VOLATILE = frozenset({"progress"})
 
 
+#: A value that is a URL (and nothing else): `scheme://...`.
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://\S*$")
+
+
+def _is_link(key: str, value: Any) -> bool:
+    """A field holding a link: named so (LINK_KEYS, `*_link`: play, embed, hls), or whose value is a URL (a
+    poster's image links)."""
+    return key in LINK_KEYS or key.endswith("_link") or (isinstance(value, str) and bool(_URL.match(value)))
+
+
 def clean(value: Any) -> Any:
-    """A copy of a service document without links, secrets or query strings: link fields and secret-named
-    fields dropped at any depth, every other URL cut to its scheme, host and path."""
+    """A copy of a service document without links, secrets or query strings: link fields (LINK_KEYS, the
+    player's `play_link`, `embed_link`, `hls_link`, any `*_link`), fields whose value is a URL (a poster's
+    image links) and secret-named fields dropped at any depth; a URL inside free text cut to its scheme,
+    host and path."""
     if isinstance(value, Mapping):
-        return {str(k): clean(v) for k, v in sanitize(value).items() if str(k) not in LINK_KEYS}
+        return {str(k): clean(v) for k, v in sanitize(value).items() if not _is_link(str(k), v)}
     if isinstance(value, list | tuple):
         return [clean(v) for v in value]
     if isinstance(value, str) and "://" in value:
@@ -74,7 +88,7 @@ def content_mark(video: Video, asset: Asset) -> str:
 
 def files_mark(document: Mapping[str, Any]) -> str:
     """What decides that a video's other files changed: its poster, subtitles and additional materials as the
-    cleaned document shows them (ids, sizes, link paths; never a signature)."""
+    cleaned document shows them (ids, sizes, names; no link)."""
     return digest({k: document.get(k) for k in ("poster", "subtitles", "additional_materials")})
 
 
@@ -85,9 +99,9 @@ def _seconds(milliseconds: int) -> int | float:
 
 def inventory_row(video: Video, source: str) -> dict[str, str]:
     """The video's row of inventory.csv: every field migrate can set, as migrate reads it (JSON lists for
-    tags, chapters and domains; chapter times in seconds). parent_id and key stay empty: `--parent-id` of the
-    restore says where, and migrate derives each key from source and parent (restores into two projects from
-    one ledger stay apart)."""
+    tags, chapters and domains; chapter times in seconds). parent_id and key stay empty here: the index fills
+    parent_id with the folder the video lives in (build_index), and migrate derives each key from source and
+    parent (restores into two projects from one ledger stay apart)."""
     chapters = video.chapters.items if video.chapters is not None else []
     privacy = video.privacy_type or ""
     row = {

@@ -30,6 +30,7 @@ RUN_COLUMNS: dict[str, type[pl.DataType]] = {
     "md5": pl.String,
     "path": pl.String,
     "steps": pl.String,
+    "notes": pl.String,
 }
 #: The ledger report's backup table: one row per video a destination holds (its latest verified copy).
 BACKUP_COLUMNS: dict[str, type[pl.DataType]] = {
@@ -139,7 +140,7 @@ def backup_html(frame: pl.DataFrame) -> str:
 
 def write_report(results: Sequence[VideoResult], folder: str | Path, counts: dict[str, int]) -> list[Path]:
     """backup.csv, backup.parquet, backup.json and backup.html: one row per video the run saw."""
-    rows = [{**asdict(r), "steps": ",".join(r.steps)} for r in results]
+    rows = [{**asdict(r), "steps": ",".join(r.steps), "notes": "; ".join(r.notes)} for r in results]
     frame = pl.DataFrame(rows, schema=RUN_COLUMNS)
     summary = ", ".join(f"{n} {s}" for s, n in counts.items()) or "no videos"
 

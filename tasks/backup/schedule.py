@@ -95,7 +95,8 @@ def _prune(ctx: BackupContext, held: Held) -> VideoResult:
 def _index(ctx: BackupContext, selection: Selection) -> str | None:
     """Rewrite the root's index when what it says changed (op backup:<destination id>:index); the error."""
     key = op_key(ctx.dest_id, None, INDEX_STEP)
-    index = build_index(held_videos(ctx.ledger, ctx.dest_id), inventory_source(ctx.dest))
+    held = held_videos(ctx.ledger, ctx.dest_id)
+    index = build_index(held, inventory_source(ctx.dest), selection.folder_id)
     done = ctx.ledger.ops(op_key=key, status=OpStatus.DONE)
     last = done[-1].result if done and isinstance(done[-1].result, dict) else {}
     if last.get("hash") == index.digest:

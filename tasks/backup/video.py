@@ -60,6 +60,8 @@ class VideoResult:
     md5: str = ""
     path: str = ""  #: its file's path under the backup's root
     steps: list[str] = field(default_factory=list)
+    #: what the run could not save of the video without failing it (a poster link that gives nothing, ...)
+    notes: list[str] = field(default_factory=list)
 
 
 def step(
@@ -191,6 +193,7 @@ def _files(
         return str(out)
     if out["files"] or before is not None:
         result.steps.append("files")
+    result.notes += out.get("notes") or []
     return None
 
 

@@ -21,13 +21,14 @@ NO_ORIGINAL = "bytes not compared: the service keeps no original of this video (
 
 
 class Mark(StrEnum):
-    """The symbols of rclone's combined output."""
+    """The symbols of rclone's combined output, and `~` (ours): a difference this ledger's apply explains."""
 
     SAME = "="
     MISSING = "-"  #: in the inventory, not in the service
     EXTRA = "+"  #: in the service, no item accounts for it
     DIFFERS = "*"
     ERROR = "!"  #: could not be checked
+    EXPLAINED = "~"  #: differs, or is only in the service, as this ledger's own apply left it (not counted)
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,16 @@ def original_asset(video: Video) -> Asset | None:
 def in_parent(video: Video, parent_id: str) -> bool:
     """Whether the video is in the project or folder (any id notation); an empty parent holds everything."""
     return not parent_id or same_id(parent_id, video.project_id) or same_id(parent_id, video.folder_id)
+
+
+def directly_in(video: Video, parent_id: str) -> bool:
+    """Whether the video lives right in the project or folder: in the folder, or in the project outside its
+    folders (the scope of check's `+` lines: a project's folders are other parents)."""
+    if not parent_id:
+        return True
+    if video.folder_id:
+        return same_id(parent_id, video.folder_id)
+    return same_id(parent_id, video.project_id)
 
 
 def _ms(seconds: float) -> int:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from connectors.client import VideoClient
 from connectors.errors import NotFoundError, VideoApiError
+from connectors.ids import try_normal_id
 from connectors.media_probe import file_duration
 from connectors.models import Video
 from connectors.retry import describe_failure
@@ -16,14 +17,17 @@ from connectors.s3 import S3Config
 from core.item import ItemSpec, SourceKind
 from tasks.check.compare import (
     CheckLine,
+    Mark,
     SourceFacts,
     compare_item,
+    directly_in,
     error_line,
     extra_line,
     missing_line,
     needs_md5,
     original_asset,
 )
+from tasks.check.explain import Applied, explained_line
 from tasks.check.listing import Listing, Match, match_items
 from tasks.check.source import source_facts
 
@@ -48,6 +52,9 @@ class CheckSettings:
     durations: Mapping[int, float] = field(default_factory=dict)
     workers: int = 4
     oldest: bool = False  #: several videos fit an item alone with its title: take the oldest (--adopt)
+    #: what this ledger's apply did (differences it explains are `~`, not counted)
+    applied: Applied = field(default_factory=Applied)
+    one_way: bool = False  #: --one-way: no `+` lines (videos only in the service are not looked for)
 
 
 @dataclass
@@ -58,6 +65,7 @@ class CheckResult:
     extras: list[CheckLine]
     matches: list[Match]
     get_calls: int = 0
+    outside: int = 0  #: listed videos out of the `+` scope (another folder of a checked project)
 
 
 class _Sizes:
@@ -104,11 +112,17 @@ def _full(client: VideoClient, spec: ItemSpec, video: Video) -> tuple[Video | No
         return None, 1
 
 
-def _item_line(client: VideoClient, match: Match, cfg: CheckSettings) -> tuple[CheckLine, int]:
+def _item_line(
+    client: VideoClient, match: Match, cfg: CheckSettings, ledger_id: str | None
+) -> tuple[CheckLine, int]:
     spec = match.spec
     if match.video is None:
         if match.ambiguous or match.error:
             return error_line(spec, match.problem), 0
+        deleted = cfg.applied.deleted.get(try_normal_id(ledger_id) or ledger_id) if ledger_id else None
+        if deleted is not None:
+            note = f"{match.problem}: deleted by this ledger's {deleted.says()}"
+            return CheckLine(Mark.EXPLAINED, spec.key, spec.row, spec.title, ledger_id, (), note), 0
         return missing_line(spec, match.problem), 0
     try:
         video, gets = _full(client, spec, match.video)
@@ -134,6 +148,7 @@ def _item_line(client: VideoClient, match: Match, cfg: CheckSettings) -> tuple[C
     line = compare_item(
         spec, video, facts, downloaded_md5=downloaded, download_error=failed, duration=duration
     )
+    line = explained_line(line, video, cfg.applied)
     if match.how != "ledger":
         line = CheckLine(
             line.mark, line.key, line.row, line.title, line.video_id, line.fields,
@@ -157,14 +172,40 @@ def check_items(
     """Match every item to its video and compare them (sources read and hashed by cfg.workers threads)."""
     matches = match_items(client, specs, dest, ledger_ids, owners, _Sizes(cfg.s3), oldest=cfg.oldest)
     with concurrent.futures.ThreadPoolExecutor(max_workers=cfg.workers, thread_name_prefix="check") as pool:
-        done = list(pool.map(lambda m: _item_line(client, m, cfg), matches))
+        done = list(pool.map(lambda m: _item_line(client, m, cfg, ledger_ids.get(m.spec.key)), matches))
+    extras, outside = ([], 0) if cfg.one_way else _extras(matches, dest, owners, cfg.applied, specs)
+    result = CheckResult([line for line, _ in done], extras, matches, sum(gets for _, gets in done))
+    result.outside = outside
+    return result
+
+
+def _extras(
+    matches: list[Match],
+    dest: Listing,
+    owners: Mapping[str, str],
+    applied: Applied,
+    specs: list[ItemSpec],
+) -> tuple[list[CheckLine], int]:
+    """The `+` lines: videos directly in a parent the inventory writes to that no item accounts for (`~`
+    when this ledger's apply made them); and how many listed videos were out of that scope (in another
+    folder of a checked project)."""
     accounted = {m.video.id for m in matches if m.video is not None}
     accounted.update(vid for m in matches for vid in m.ambiguous)
-    extras = []
+    parents = {s.parent_id for s in specs}
+    extras: list[CheckLine] = []
+    outside = 0
     for vid, video in dest.videos.items():
         if vid in accounted:
+            continue
+        if not any(directly_in(video, parent) for parent in parents):
+            outside += 1
+            continue
+        made = applied.made.get(vid)
+        if made is not None:
+            note = f"made by this ledger's {made.says()}"
+            extras.append(CheckLine(Mark.EXPLAINED, None, None, video.title, video.id, (), note))
             continue
         owner = owners.get(vid)
         note = f"the ledger's {owner}, not in this inventory" if owner else "no item accounts for it"
         extras.append(extra_line(video, note))
-    return CheckResult([line for line, _ in done], extras, matches, sum(gets for _, gets in done))
+    return extras, outside

@@ -56,7 +56,11 @@ class Listing:
 def _walk(client: VideoClient, parent: str, scope: str | None) -> list[Video]:
     filters = {scope: parent} if scope else {}
     listed = client.videos.iter(order="created_at.desc", per_page=PAGE_SIZE, **filters)
-    return [v for v in listed if v.deleted_at is None and in_parent(v, parent)]
+    found = [v for v in listed if v.deleted_at is None and in_parent(v, parent)]
+    # The list answers videos (spec 4.1); a record that is a project or folder (its id the parent's, or a
+    # listed video's folder_id) is not one, whatever a service lists.
+    containers = {try_normal_id(i) or i for i in (parent, *(v.folder_id for v in found)) if i}
+    return [v for v in found if (try_normal_id(v.id) or v.id) not in containers]
 
 
 def list_destination(client: VideoClient, parents: Iterable[str]) -> Listing:

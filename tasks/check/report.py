@@ -29,17 +29,27 @@ CHECK_SCHEMA = pl.Schema(
 )
 #: Warnings the printed summary lists (the report has every one).
 SHOWN_WARNINGS = 20
-_WORDS = {"=": "same", "-": "missing", "+": "only in the service", "*": "differ", "!": "not checked"}
+_WORDS = {
+    "=": "same", "-": "missing", "+": "only in the service", "*": "differ", "!": "not checked",
+    "~": "explained",
+}  # fmt: skip
 
 
 def summarize(
-    items: Sequence[CheckLine], extras: Sequence[CheckLine], adoptions: Sequence[Adoption]
+    items: Sequence[CheckLine],
+    extras: Sequence[CheckLine],
+    adoptions: Sequence[Adoption],
+    *,
+    one_way: bool = False,
+    outside: int = 0,
 ) -> dict[str, Any]:
-    """Counts by mark, how the bytes were compared, the fields that differ, and the adoptions."""
+    """Counts by mark, how the bytes were compared, the fields that differ, and the adoptions; one_way (no
+    `+` looked for) and outside (listed videos out of the `+` scope) as given. `match`: every line `=` or
+    `~` (what the exit status follows)."""
     every = [*items, *extras]
     bytes_by: dict[str, int] = {}
     for line in items:
-        if line.video_id is not None and line.mark in (Mark.SAME, Mark.DIFFERS):
+        if line.video_id is not None and line.mark in (Mark.SAME, Mark.DIFFERS, Mark.EXPLAINED):
             by = line.bytes_by or "not compared"
             bytes_by[by] = bytes_by.get(by, 0) + 1
     fields: dict[str, int] = {}
@@ -52,8 +62,10 @@ def summarize(
         "bytes_compared_by": bytes_by,
         "no_original": sum(1 for line in items if NO_ORIGINAL in line.note),
         "fields_differing": dict(sorted(fields.items(), key=lambda kv: (-kv[1], kv[0]))),
-        "match": all(line.mark is Mark.SAME for line in every),
+        "match": all(line.mark in (Mark.SAME, Mark.EXPLAINED) for line in every),
         "warnings": [f"{line.key}: {TITLE_CUT}" for line in items if TITLE_CUT in line.note],
+        "one_way": one_way,
+        "outside": outside,
     }
     if adoptions:
         summary["adopted"] = sum(1 for a in adoptions if a.adopted)
@@ -71,6 +83,17 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
         + ", ".join(f"{marks.get(m, 0)} {_WORDS[m]} ({m})" for m in ("=", "*", "-", "!"))
         + f"; {marks.get('+', 0)} {_WORDS['+']} (+)"
     ]
+    if marks.get("~"):
+        lines.append(
+            f"{marks['~']} explained (~): as this ledger's own apply operations left them (not differences)"
+        )
+    if summary.get("one_way"):
+        lines.append("one-way (--one-way): videos only in the service were not looked for")
+    elif summary.get("outside"):
+        lines.append(
+            f"{summary['outside']} videos in other folders of the checked projects were not looked at"
+            " (`+` covers the parents the inventory writes to)"
+        )
     if summary["bytes_compared_by"]:
         lines.append(
             "bytes compared by: " + ", ".join(f"{k} {v}" for k, v in summary["bytes_compared_by"].items())

@@ -55,6 +55,7 @@ def read_plan(
     via: str,
     s3: S3Config | None,
     shard: tuple[int, int] | None = None,
+    parent_map: Sequence[str] = (),
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     ignore_case: bool = False,
@@ -64,6 +65,7 @@ def read_plan(
     inventory = read_inventory(
         inventory_uri,
         default_parent_id=parent_id,
+        parent_map=parent_map,
         via=via,
         s3=s3,
         include=include,

@@ -522,3 +522,14 @@ def test_item_specs_are_the_dataclass_made_with_the_same_values(tmp_path: Path) 
     with pytest.raises(dataclasses.FrozenInstanceError):
         specs[0].title = "changed"  # type: ignore[misc]
     assert dataclasses.replace(specs[2], title="T") == dataclasses.replace(made[2], title="T")
+
+
+def test_parent_map_puts_one_parents_rows_under_another_and_names_a_bad_pair(tmp_path: Path) -> None:
+    old, new, top = (f"6f1c2a9e-0000-4000-8000-00000000000{n}" for n in (1, 2, 3))
+    path = tmp_path / "inv.csv"
+    path.write_text(f"source,parent_id\nhttps://h/a.mp4,{old.replace('-', '').upper()}\nhttps://h/b.mp4,\n")
+    read = read_inventory(str(path), default_parent_id=top, parent_map=[f"{old}={new}"])
+    assert read.errors == [] and [s.parent_id for s in read.specs()] == [new, top]
+    for bad in ("nonsense", f"{old}=x", f"{old}={new},{old}={top}"):
+        with pytest.raises(InventoryError, match="--parent-map"):
+            read_inventory(str(path), default_parent_id=top, parent_map=[bad])

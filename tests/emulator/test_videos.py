@@ -110,6 +110,17 @@ def test_done_video_fields(done_video: dict, ws: Workspace) -> None:
     assert v["chapters"]["items"] == []
 
 
+def test_the_poster_links_serve_the_first_picture_as_jpeg(done_video: dict, ws: Workspace) -> None:
+    poster = done_video["poster"]
+    with httpx.Client() as anyone:  # image links, like download links, need no token
+        for size in ("original", "md", "sm", "xs"):
+            image = anyone.get(poster[size])
+            assert image.status_code == 200 and image.headers["content-type"] == "image/jpeg"
+            assert image.content[:3] == b"\xff\xd8\xff" and image.content[-2:] == b"\xff\xd9"
+        other = anyone.get(poster["original"].replace(poster["id"], str(uuid.uuid4())))
+        assert other.status_code == 404  # another version's poster (or none) is not served
+
+
 def test_hd_video_gets_every_quality_up_to_its_height(
     api: httpx.Client, up: httpx.Client, ws: Workspace, clip_factory: Callable[..., Path]
 ) -> None:

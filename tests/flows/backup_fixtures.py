@@ -25,7 +25,8 @@ FAST = {"rate_per_second": 200, "rate_per_minute": 12000}
 #: Titles in several scripts; descriptions with line breaks, quotes, commas and semicolons.
 TITLES = ("Лекция {n}", "第{n}回 東京", "Café {n} 🎬", "Ελληνικά {n}", "محاضرة {n}", 'Plain, "quoted"; {n}')
 DESCRIPTIONS = ("", "Zeile eins\nZeile zwei, mit Komma", 'He said "hi"; then left.', "  leading spaces kept")
-_MEDIA = re.compile(r"^/media/([^/]+)/")
+#: A download of a video's own file (its original's signed link), not of its poster or materials.
+_MEDIA = re.compile(r"^/media/([^/]+)/[^/]+/original$")
 
 
 @dataclass

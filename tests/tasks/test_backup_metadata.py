@@ -8,7 +8,7 @@ from typing import Any
 from connectors.inventory import read_inventory
 from connectors.models import Video
 from tasks.backup.held import Held
-from tasks.backup.index import Index, build_index, csv_bytes
+from tasks.backup.index import Index, build_index, csv_bytes, parent_of
 from tasks.backup.metadata import (
     clean,
     content_mark,
@@ -59,7 +59,7 @@ def test_the_document_keeps_what_the_service_sent_but_no_link_secret_or_signatur
     text = json.dumps(document)
     for gone in ("sig=", "hunter2", "abc123", "download_link", "token=t"):
         assert gone not in text, gone
-    assert document["poster"]["original"] == "https://cdn/p/original.jpg"  # the path stays, not the query
+    assert document["poster"] == {"id": "p"}  # its image links go too: the document keeps no link
     assert document["some_new_field"] == {"kept": True} and document["privacy_share"] == {"sso": False}
     assert document["assets"][0]["md5"] == "ABCDEF" and "subtitle" not in document  # only what was sent
     assert clean({"Authorization": "x", "list": [{"url": "u", "n": 1}]}) == {"list": [{"n": 1}]}
@@ -138,3 +138,10 @@ def test_the_index_gives_each_row_its_saved_materials_and_migrate_reads_them_bac
     specs = {spec.source.rsplit("/", 1)[-1]: spec for spec in read.specs()}
     assert specs[f"{video.id}.mp4"].attachments == tuple(str(tmp_path / f["path"]) for f in files[1:])
     assert specs["v-2.mp4"].attachments == ()
+
+
+def test_a_row_names_the_folder_its_video_lives_in_and_leaves_the_root_to_the_restore() -> None:
+    folder = "6f1c2a9e-0000-4000-8000-0000000000ff"
+    assert parent_of({"project_id": "p", "folder_id": folder}, None) == folder
+    assert parent_of({"project_id": "p", "folder_id": None}, None) == ""  # the top of the project
+    assert parent_of({"project_id": "p", "folder_id": folder}, folder.replace("-", "")) == ""  # --folder
