@@ -28,9 +28,9 @@ class CheckOptions:
     parent_map: list[str] | None = field(
         default=None,
         metadata=about(
-            "Rows whose parent_id is OLD are checked under NEW (repeatable, or pairs joined by ','): as the"
+            "Rows whose parent_id is OLD are checked under NEW (comma-separated or repeated): as the"
             " restore's migrate --parent-map put them.",
-            Cli(metavar="OLD=NEW"),
+            Cli(metavar="OLD=NEW,OLD=NEW"),
             flow=False,
         ),
     )

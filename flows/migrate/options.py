@@ -42,9 +42,9 @@ class MigrateOptions:
     parent_map: list[str] | None = field(
         default=None,
         metadata=about(
-            "Put the rows whose parent_id is OLD under NEW instead (repeatable, or pairs joined by ','): a"
+            "Put the rows whose parent_id is OLD under NEW instead (comma-separated or repeated): a"
             " backup restored into another workspace, whose folders have other ids.",
-            Cli(metavar="OLD=NEW"),
+            Cli(metavar="OLD=NEW,OLD=NEW"),
         ),
     )
     include: list[str] | None = field(
