@@ -100,7 +100,7 @@ def run_apply(opts: ApplyOptions, settings: Settings, *, s3: S3Config | None = N
             outcome.report_files = publish_report(opts.report_dir, lambda d: write_report(report, d), s3)
         return outcome
 
-    return run_job("apply", asdict(opts), opts.ledger, settings, body)
+    return run_job("apply", asdict(opts), opts.ledger, settings, body, token_check=True)
 
 
 def _rejected(r: Refusal) -> dict[str, Any]:

@@ -10,7 +10,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from connectors.config import ConfigError, Settings
-from connectors.errors import AuthError, VideoApiError
 from connectors.s3 import S3Config
 from connectors.tus import TusUpload
 from connectors.webhook import WebhookReceiver
@@ -28,7 +27,6 @@ from tasks.migrate.reconcile import retry_service_errors
 from tasks.migrate.report import FAILED_STATES, failed_item_line, spec_name
 from tasks.migrate.schedule import SETTLE_BOUND_SECONDS, Submit, advance_items
 from tasks.migrate.transfer import transfer_batch
-from tasks.preflight import checked_recently, read_one
 from tasks.report_files import publish_report
 from tasks.scheduling import Handle
 
@@ -115,7 +113,7 @@ def run_migration(
         ctx = _context(run, opts, plan, s3)
         return _migrate(run, ctx, opts, plan, submit_factory, on_start, on_tick)
 
-    return run_job("migrate", params, opts.ledger, settings, body)
+    return run_job("migrate", params, opts.ledger, settings, body, token_check=True)
 
 
 def _context(run: Run, opts: MigrateOptions, plan: Plan, s3: S3Config) -> MigrateContext:
@@ -169,7 +167,6 @@ def _migrate(
     store_plan(plan, ledger, run.run_id)
     if opts.retry_failed:
         ledger.requeue_failed(run.run_id)
-    _preflight(ctx, run.settings)
     if ctx.gap is not None and not ctx.abort.is_set():
         sweep_gap(ctx)  # the restored ledger may be behind: every unsettled item looked up before any create
     if opts.retry_errors and not ctx.abort.is_set():
@@ -210,20 +207,6 @@ def _migrate(
 
 def _shard(opts: MigrateOptions) -> tuple[int, int] | None:
     return parse_shard(opts.shard) if opts.shard else None
-
-
-def _preflight(ctx: MigrateContext, settings: Settings) -> None:
-    """One cheap read so a bad token stops the run before any item is touched (tasks/preflight.py); none
-    when this process passed it a moment ago (the CLI checks the token while Prefect's server starts).
-    """
-    if checked_recently(settings):
-        return
-    try:
-        read_one(ctx.client)
-    except AuthError as exc:
-        ctx.stop(exc)
-    except VideoApiError as exc:
-        log.warning("preflight list failed (%s); going on", exc.code or exc.status)
 
 
 def _outcome(

@@ -1,0 +1,97 @@
+"""The first hour of a new user (issue 44): a base URL with /v1 appended, a wrong token, a rerun, the reports
+and a prefix listed with --include '**', each as a person's command line meets it against the emulator."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from emulator.control import EmulatorControl, Workspace
+from tests.flows.helpers import cli_env, clip_rows, run_cli, write_inventory
+
+
+def _commands(tmp: Path, ws: Workspace, inventory: Path) -> dict[str, list[str]]:
+    """Every command that talks to the service, with the least a person gives it (each its own ledger)."""
+    ops = tmp / "ops.csv"
+    ops.write_text("op,video,title\nupdate,00000000-0000-0000-0000-000000000001,x\n")
+    desired = tmp / "desired.yaml"
+    desired.write_text("events: []\n")
+    out = tmp / "out"
+
+    def ledger(name: str) -> list[str]:
+        return ["--ledger", str(tmp / f"{name}.db")]
+
+    return {
+        "migrate": ["migrate", str(inventory), "--parent-id", ws.project_id, *ledger("migrate")],
+        "migrate --dry-run": ["migrate", str(inventory), "--parent-id", ws.project_id, "--dry-run"],
+        "apply": ["apply", str(ops), *ledger("apply")],
+        "apply --dry-run": ["apply", str(ops), "--dry-run", *ledger("apply-dry")],
+        "archive": ["archive", "--project", ws.project_id, "--to", str(out / "archive"), *ledger("archive")],
+        "backup": ["backup", "--project", ws.project_id, "--to", str(out / "backup"), *ledger("backup")],
+        "check": ["check", str(inventory), *ledger("check")],
+        "setup plan": ["setup", "plan", str(desired), *ledger("setup-plan")],
+        "setup up": ["setup", "up", str(desired), *ledger("setup-up")],
+        "setup drift": ["setup", "drift", str(desired), *ledger("setup-drift")],
+    }
+
+
+def _run_all(
+    commands: dict[str, list[str]], env: dict[str, str]
+) -> dict[str, subprocess.CompletedProcess[str]]:
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {name: pool.submit(run_cli, args, env, None, 120) for name, args in commands.items()}
+        return {name: future.result() for name, future in futures.items()}
+
+
+@pytest.mark.parametrize(
+    ("variable", "tail", "route"),
+    [("VIDEOFERRY_API_URL", "/v1", "/v1/videos"), ("VIDEOFERRY_UPLOAD_URL", "/v2", "/v2/init")],
+)
+def test_an_address_with_a_version_appended_stops_every_command_naming_it(
+    tmp_path: Path,
+    emu: Workspace,
+    emu_control: EmulatorControl,
+    clip_factory,
+    variable: str,
+    tail: str,
+    route: str,
+) -> None:
+    inventory = write_inventory(tmp_path / "inv.csv", clip_rows(clip_factory, 2, metadata=False))
+    base = emu.base_url if variable == "VIDEOFERRY_API_URL" else emu.upload_url
+    env = cli_env(emu, **{variable: base + tail})
+    mark = time.time()
+    results = _run_all(_commands(tmp_path, emu, inventory), env)
+    for name, result in results.items():
+        said = result.stdout + result.stderr
+        assert result.returncode == 2, f"{name}: {said}"
+        # one line, naming the address, the route, the fix and the variable (a dry run shows its plan first)
+        assert "dry-run" in name or said.strip().count("\n") == 0, f"{name}: {said}"
+        assert f"{base}{tail} has no route {route}" in said, f"{name}: {said}"
+        assert f"give the base URL, without {tail} ({base})" in said, f"{name}: {said}"
+        assert variable in said, f"{name}: {said}"
+        assert emu.token not in said
+    # nothing reached the workspace (the probes carry no token), no video, no ledger
+    assert emu_control.requests(emu.workspace_id, since=mark) == []
+    assert emu_control.videos(emu) == []
+    assert not [p.name for p in tmp_path.glob("*.db")]
+
+
+def test_a_wrong_token_is_one_line_and_plans_nothing(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory
+) -> None:
+    inventory = write_inventory(tmp_path / "inv.csv", clip_rows(clip_factory, 9, metadata=False))
+    ledger = tmp_path / "ledger.db"
+    bad = "vf-wrong-0123456789abcdef"
+    args = ["migrate", str(inventory), "--parent-id", emu.project_id, "--ledger", str(ledger)]
+    result = run_cli(args, cli_env(emu, VIDEOFERRY_TOKEN=bad), timeout=120)
+    said = result.stdout + result.stderr
+    assert result.returncode == 2, said
+    assert said.strip().count("\n") == 0, said
+    assert "the service refused the token (VIDEOFERRY_TOKEN)" in said, said
+    assert "planned" not in said and bad not in said
+    assert not ledger.exists()  # nothing planned: the rerun with the right token starts clean
+    assert emu_control.videos(emu) == []
