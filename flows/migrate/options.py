@@ -42,8 +42,8 @@ class MigrateOptions:
     include: list[str] | None = field(
         default=None,
         metadata=about(
-            "s3://bucket/prefix/ only: take the objects this rclone glob matches (repeatable; default: video"
-            " files only; '**' takes every object).",
+            "s3://bucket/prefix/ only: take the video files this rclone glob matches (repeatable; default:"
+            " every video file; other files are refused, whatever the glob).",
             Cli(metavar="GLOB"),
         ),
     )

@@ -17,7 +17,7 @@ from tests.flows.helpers import cli_env, clip_rows, run_cli, write_inventory
 def _commands(tmp: Path, ws: Workspace, inventory: Path) -> dict[str, list[str]]:
     """Every command that talks to the service, with the least a person gives it (each its own ledger)."""
     ops = tmp / "ops.csv"
-    ops.write_text("op,video,title\nupdate,00000000-0000-0000-0000-000000000001,x\n")
+    ops.write_text("op,target,title\nupdate,00000000-0000-0000-0000-000000000001,x\n")
     desired = tmp / "desired.yaml"
     desired.write_text("events: []\n")
     out = tmp / "out"
@@ -95,3 +95,34 @@ def test_a_wrong_token_is_one_line_and_plans_nothing(
     assert "planned" not in said and bad not in said
     assert not ledger.exists()  # nothing planned: the rerun with the right token starts clean
     assert emu_control.videos(emu) == []
+
+
+def test_include_everything_on_a_prefix_refuses_what_is_not_a_video_before_creating_anything(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory, s3_bucket: str
+) -> None:
+    from connectors.s3 import shared_s3_client
+
+    s3 = shared_s3_client()
+    for i in range(2):
+        s3.upload_file(str(clip_factory(1.0, name=f"talk-{i}.mp4")), s3_bucket, f"event/talk-{i}.mp4")
+    s3.put_object(Bucket=s3_bucket, Key="event/notes.txt", Body=b"speaker notes\n")
+    s3.put_object(Bucket=s3_bucket, Key="event/day1/cover.jpg", Body=b"\xff\xd8\xff\xe0 not a video")
+    uri = f"s3://{s3_bucket}/event/"
+    args = [
+        "migrate",
+        uri,
+        "--include",
+        "**",
+        "--parent-id",
+        emu.project_id,
+        "--ledger",
+        str(tmp_path / "l.db"),
+    ]
+    result = run_cli([*args, "--wait-timeout", "120"], cli_env(emu), timeout=240)
+    said = result.stdout + result.stderr
+    assert result.returncode == 0, said
+    assert "2 not video files though --include took them, refused" in said, said
+    assert "day1/cover.jpg" in said and "notes.txt" in said
+    videos = emu_control.videos(emu)
+    assert sorted(v["title"] for v in videos) == ["talk-0", "talk-1"]  # nothing was made of the others
+    assert {v["status"] for v in videos} == {"done"}
