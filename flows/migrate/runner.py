@@ -14,7 +14,7 @@ from connectors.s3 import S3Config
 from connectors.tus import TusUpload
 from connectors.webhook import WebhookReceiver
 from core.item import parse_shard
-from flows.job import Outcome, Run, failure, run_job, stopped_exit
+from flows.job import Outcome, Run, failure, run_job, run_status, stopped_exit
 from flows.migrate.options import MigrateOptions
 from state.machine import COMPLETE_STATES, CREATING, WATCHED_STATES
 from tasks.migrate.byte_plane import DaskBytes
@@ -198,9 +198,14 @@ def _migrate(
     outcome = _outcome(ctx, plan, opts.inventory, stopped_waiting)
     if opts.report_dir:
         # Imported here: a run without a report directory does without the report's code (0.2-0.3 s).
-        from flows.ledger_report import build_report, write_report
+        from flows.ledger_report import RunReport, build_report, write_report
+        from tasks.migrate.report import run_lines
 
-        report = build_report(ledger, rejected=plan.rejected_rows)
+        this_run = outcome.summary["this_run"]
+        ending = RunReport(
+            "migrate", run.run_id, run_status(outcome.exit_code), this_run, run_lines(this_run)
+        )
+        report = build_report(ledger, rejected=plan.rejected_rows, run=ending)
         outcome.report_files = publish_report(opts.report_dir, lambda d: write_report(report, d), ctx.s3)
     return outcome
 
@@ -209,10 +214,22 @@ def _shard(opts: MigrateOptions) -> tuple[int, int] | None:
     return parse_shard(opts.shard) if opts.shard else None
 
 
+def _this_run(ctx: MigrateContext) -> dict[str, Any]:
+    """What this run did to the items (state/activity.py), with the bytes its uploads sent and their rate."""
+    scoped = ctx.ledger.summary(ctx.run_id)  # times, bytes and throughput of this run's journal only
+    return {
+        "run_id": ctx.run_id,
+        **ctx.ledger.item_activity(ctx.run_id),
+        "bytes": scoped["bytes_transferred"],
+        "throughput_bytes_per_second": scoped["throughput_bytes_per_second"],
+    }
+
+
 def _outcome(
     ctx: MigrateContext, plan: Plan, inventory: str, stopped_waiting: float | None = None
 ) -> MigrateOutcome:
     summary = ctx.ledger.summary()
+    summary["this_run"] = _this_run(ctx)
     rejected = plan.rejected_rows
     if rejected:
         summary["rejected_rows"] = len(rejected)

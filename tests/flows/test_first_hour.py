@@ -4,9 +4,12 @@ and a prefix listed with --include '**', each as a person's command line meets i
 from __future__ import annotations
 
 import concurrent.futures
+import json
+import re
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -126,3 +129,45 @@ def test_include_everything_on_a_prefix_refuses_what_is_not_a_video_before_creat
     videos = emu_control.videos(emu)
     assert sorted(v["title"] for v in videos) == ["talk-0", "talk-1"]  # nothing was made of the others
     assert {v["status"] for v in videos} == {"done"}
+
+
+def _report(folder: Path) -> tuple[str, dict[str, Any]]:
+    return (folder / "report.html").read_text(), json.loads((folder / "report.json").read_text())
+
+
+def test_a_rerun_says_what_this_run_did_and_each_report_is_of_its_own_finished_run(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory
+) -> None:
+    inventory = write_inventory(tmp_path / "inv.csv", clip_rows(clip_factory, 2, metadata=False))
+    ledger = str(tmp_path / "l.db")
+    migrate = ["migrate", str(inventory), "--parent-id", emu.project_id, "--ledger", ledger]
+    first = run_cli([*migrate, "--report", str(tmp_path / "m1")], cli_env(emu), timeout=240)
+    again = run_cli([*migrate, "--report", str(tmp_path / "m2")], cli_env(emu), timeout=240)
+    assert first.returncode == 0 and again.returncode == 0, first.stdout + again.stdout + again.stderr
+    assert "this run: 2 created, 2 completed, 0 failed; 0 items already done (skipped)" in first.stdout
+    assert "this run: nothing sent; 2 items already done (skipped)" in again.stdout, again.stdout
+    assert "this run: 0 B sent" in again.stdout, again.stdout
+    assert len(emu_control.videos(emu)) == 2
+
+    video = emu_control.videos(emu)[0]["id"]
+    ops = tmp_path / "ops.csv"
+    ops.write_text(f"op,target,title\nupdate,{video},Renamed\n")
+    apply = ["apply", str(ops), "--ledger", ledger]
+    applied = run_cli([*apply, "--report", str(tmp_path / "a1")], cli_env(emu), timeout=240)
+    reapplied = run_cli([*apply, "--report", str(tmp_path / "a2")], cli_env(emu), timeout=240)
+    assert applied.returncode == 0 and reapplied.returncode == 0, applied.stdout + reapplied.stdout
+    assert "this run: 1 acted on (1 done, 0 failed); 0 already done (skipped)" in applied.stdout
+    assert "this run: nothing sent; 1 already done (skipped)" in reapplied.stdout, reapplied.stdout
+
+    for folder, job, title in [
+        ("m1", "migrate", "videoferry migration report"),
+        ("m2", "migrate", "videoferry migration report"),
+        ("a1", "apply", "videoferry operations report"),  # on a ledger that holds items too
+        ("a2", "apply", "videoferry operations report"),
+    ]:
+        page, document = _report(tmp_path / folder)
+        assert f"<title>{title}</title>" in page, folder
+        assert "running" not in page, folder  # the run that wrote it is finished right after, done
+        assert re.search(rf"this run: {job} \S+, started [^<]*, done", page), folder
+        assert document["this_run"]["job"] == job and document["this_run"]["status"] == "done", folder
+    assert "this run: nothing sent; 2 items already done (skipped)" in _report(tmp_path / "m2")[0]
