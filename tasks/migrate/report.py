@@ -122,7 +122,8 @@ def run_lines(this_run: dict[str, Any]) -> list[str]:
     """What one run did to the items (a summary's `this_run`: state/activity.item_activity, with the bytes
     its uploads sent and their rate), apart from what the ledger holds from earlier runs."""
     done = this_run.get("already_done", 0)
-    if not this_run.get("worked"):
+    moved = ("created", "completed", "failed", "bytes")
+    if not any(this_run.get(name) for name in moved):
         lines = [f"this run: nothing sent; {done} items already done (skipped)"]
     else:
         retried = this_run.get("retried", 0)
