@@ -10,13 +10,7 @@ import threading
 import time
 
 from connectors.client import VideoClient
-from connectors.client.probe import (
-    ProbeAnswer,
-    ServiceAddressError,
-    ServiceRouteError,
-    probe_service,
-    route_missing,
-)
+from connectors.client.probe import ProbeAnswer, ServiceRouteError, probe_service, route_missing
 from connectors.config import Settings
 from connectors.errors import AuthError, VideoApiError
 from core.redact import safe_uri
@@ -82,7 +76,7 @@ def check_token(settings: Settings, ledger: str | os.PathLike[str]) -> None:
     with run_client(settings, ledger) as client:
         try:
             check_service(client, settings)
-        except (AuthError, ServiceAddressError):
+        except AuthError:
             raise
         except VideoApiError as exc:
             log.warning("preflight list failed (%s); going on", exc.code or exc.status)
