@@ -246,6 +246,17 @@ def _outcome(
     if not_done:
         reasons.append("not done: " + ", ".join(f"{n} {s}" for s, n in not_done.items()))
         reasons += [f"  {line}" for line in _not_done_lines(ctx, stopped_waiting)]
+    left = sum(counts.get(s, 0) for s in SERVICE_FAILED)
+    if left:
+        ids = [i.video_id for i in ctx.ledger.items(list(SERVICE_FAILED), limit=NAMED_ITEMS) if i.video_id]
+        more = f" and {left - len(ids)} more (videoferry report lists them)" if left > len(ids) else ""
+        reasons.append(
+            f"{left} videos the service could not process stay in it (status error or aborted): a rerun with"
+            " --retry-errors deletes each and migrates it again; to remove them, `videoferry apply FILE"
+            " --allow-delete` with a row `delete,<video id>` each (columns op,target): "
+            + ", ".join(ids)
+            + more
+        )
     if rejected:
         reasons.append(f"{len(rejected)} inventory rows rejected")
         reasons += [f"  row {r['row']}, field {r['field']}: {r['reason']}" for r in rejected[:20]]
@@ -261,6 +272,9 @@ def _outcome(
     outcome.failed = _failed(ctx, rejected) if not_done or rejected else []
     return outcome
 
+
+#: The end states of items whose video the service failed: the video stays in the library.
+SERVICE_FAILED = ("error", "aborted")
 
 #: The most failed items an outcome names (the report has them all).
 FAILED_NAMED = 200

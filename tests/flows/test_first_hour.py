@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from emulator.control import EmulatorControl, Workspace
+from state.ledger import Ledger
 from tests.flows.helpers import cli_env, clip_rows, run_cli, write_inventory
 
 
@@ -171,3 +172,34 @@ def test_a_rerun_says_what_this_run_did_and_each_report_is_of_its_own_finished_r
         assert re.search(rf"this run: {job} \S+, started [^<]*, done", page), folder
         assert document["this_run"]["job"] == job and document["this_run"]["status"] == "done", folder
     assert "this run: nothing sent; 2 items already done (skipped)" in _report(tmp_path / "m2")[0]
+
+
+def test_a_video_the_service_could_not_process_is_said_to_stay_and_the_way_to_remove_it_works(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("speaker notes, not a video\n")
+    rows = [*clip_rows(clip_factory, 1, metadata=False), {"source": str(notes), "title": "Notes"}]
+    inventory = write_inventory(tmp_path / "inv.csv", rows)
+    ledger = tmp_path / "l.db"
+    args = ["migrate", str(inventory), "--parent-id", emu.project_id, "--ledger", str(ledger)]
+    result = run_cli([*args, "--wait-timeout", "120"], cli_env(emu), timeout=240)
+    said = result.stdout + result.stderr
+    assert result.returncode == 1, said
+    assert "1 videos the service could not process stay in it (status error or aborted)" in said, said
+    assert "--retry-errors" in said and "a row `delete,<video id>` each (columns op,target)" in said
+    book = Ledger.open(ledger, create=False)
+    try:
+        (failed,) = book.items(["error"])
+    finally:
+        book.close()
+    assert [v["status"] for v in emu_control.videos(emu) if v["id"] == failed.video_id] == ["error"]
+    assert f"(columns op,target): {failed.video_id}" in said
+    # the way the line gives removes it
+    ops = tmp_path / "remove.csv"
+    ops.write_text(f"op,target\ndelete,{failed.video_id}\n")
+    removed = run_cli(
+        ["apply", str(ops), "--allow-delete", "--ledger", str(ledger)], cli_env(emu), timeout=240
+    )
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    assert failed.video_id not in [v["id"] for v in emu_control.videos(emu)]
