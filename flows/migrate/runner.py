@@ -251,7 +251,7 @@ def _outcome(
         ids = [i.video_id for i in ctx.ledger.items(list(SERVICE_FAILED), limit=NAMED_ITEMS) if i.video_id]
         more = f" and {left - len(ids)} more (videoferry report lists them)" if left > len(ids) else ""
         reasons.append(
-            f"{left} videos the service could not process stay in it (status error or aborted): a rerun with"
+            f"videos the service could not process stay in it ({left}, status error or aborted): a rerun with"
             " --retry-errors deletes each and migrates it again; to remove them, `videoferry apply FILE"
             " --allow-delete` with a row `delete,<video id>` each (columns op,target): "
             + ", ".join(ids)

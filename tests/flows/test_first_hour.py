@@ -186,7 +186,7 @@ def test_a_video_the_service_could_not_process_is_said_to_stay_and_the_way_to_re
     result = run_cli([*args, "--wait-timeout", "120"], cli_env(emu), timeout=240)
     said = result.stdout + result.stderr
     assert result.returncode == 1, said
-    assert "1 videos the service could not process stay in it (status error or aborted)" in said, said
+    assert "videos the service could not process stay in it (1, status error or aborted)" in said, said
     assert "--retry-errors" in said and "a row `delete,<video id>` each (columns op,target)" in said
     book = Ledger.open(ledger, create=False)
     try:
