@@ -104,19 +104,21 @@ def parse_attachments(text: str, base: SourceBase) -> tuple[str, ...]:
 
 @dataclass
 class ListingSkips:
-    """What an S3 prefix listing did not take: folder markers, objects a rule excluded, non-video files."""
+    """What an S3 prefix listing did not take: folder markers, objects a rule excluded, non-video files (no
+    rule named them: not_media; a rule included them: refused)."""
 
     listed: int = 0
     markers: int = 0
     excluded: int = 0
     not_media: int = 0
+    refused: int = 0
     #: The first few skipped keys (relative to the prefix), markers left out.
     examples: list[str] = field(default_factory=list)
 
     @property
     def skipped(self) -> int:
-        """Objects skipped by a rule or by the video-files default (folder markers not counted)."""
-        return self.excluded + self.not_media
+        """Objects skipped by a rule or because they are not video files (folder markers not counted)."""
+        return self.excluded + self.not_media + self.refused
 
     def line(self, uri: str) -> str | None:
         """The one line a job prints about what was skipped (None when nothing was)."""
@@ -124,7 +126,13 @@ class ListingSkips:
             return None
         why = []
         if self.not_media:
-            why.append(f"{self.not_media} not video files (--include '**' takes every object)")
+            why.append(f"{self.not_media} not video files")
+        if self.refused:
+            why.append(
+                f"{self.refused} not video files though --include took them, refused: the service would"
+                " make each a video that ends in error and stays (an inventory file can name one to send it"
+                " anyway)"
+            )
         if self.excluded:
             why.append(f"{self.excluded} left out by --include/--exclude")
         names = ", ".join(self.examples) + (", ..." if self.skipped > len(self.examples) else "")
@@ -138,7 +146,9 @@ def filter_listing(
     """(key, size) of the listed objects the filter takes, and what it skipped.
 
     Rules see each key relative to `prefix` (the listing's root, as rclone sees a remote's root); keys
-    ending in "/" (console folder markers) are never objects.
+    ending in "/" (console folder markers) are never objects. Only video files (by extension: is_media) are
+    taken, whatever the rules: one a rule included is refused (ListingSkips.refused), before anything is
+    created for it (the service makes a video of any file it is sent; one it cannot play stays, in error).
     """
     taken: list[tuple[str, int]] = []
     skips = ListingSkips()
@@ -148,12 +158,14 @@ def filter_listing(
             skips.markers += 1
             continue
         relative = key[len(prefix) :] if key.startswith(prefix) else key
-        verdict = path_filter.verdict(relative)
-        if verdict in ("included", "default"):
+        if path_filter.takes(relative):
             taken.append((key, size))
             continue
+        verdict = path_filter.verdict(relative)
         if verdict == "excluded":
             skips.excluded += 1
+        elif verdict == "included":
+            skips.refused += 1
         else:
             skips.not_media += 1
         if len(skips.examples) < SKIPPED_EXAMPLES:

@@ -142,10 +142,11 @@ class PathFilter:
 
     Order as rclone's: every --include in the order given, then every --exclude; the first rule that matches
     decides. With any --include, rclone's implied ``- **`` closes the list (nothing else is taken). Without
-    one, rclone takes what no rule matched; here only video files (MEDIA_EXTENSIONS, any case) are, so
-    ``--include '**'`` takes every object. A pattern ending in ``/`` is a directory rule: ``--exclude dir/``
-    means ``dir/**`` (as in rclone), ``--include dir/`` alone matches no object. Case-sensitive unless
-    `ignore_case` (rclone's --ignore-case). Raises FilterError for a pattern it cannot read.
+    one, rclone takes what no rule matched; here only video files (MEDIA_EXTENSIONS, any case) are, and
+    takes() refuses what a rule included that is not one. A pattern ending in ``/`` is a directory rule:
+    ``--exclude dir/`` means ``dir/**`` (as in rclone), ``--include dir/`` alone matches no object.
+    Case-sensitive unless `ignore_case` (rclone's --ignore-case). Raises FilterError for a pattern it cannot
+    read.
     """
 
     include: Sequence[str] = ()
@@ -180,5 +181,7 @@ class PathFilter:
         return "default" if is_media(path) else "not media"
 
     def takes(self, path: str) -> bool:
-        """Whether the object at `path` (relative to the listed prefix) becomes an inventory row."""
-        return self.verdict(path) in ("included", "default")
+        """Whether the object at `path` (relative to the listed prefix) becomes an inventory row: a video file
+        the rules take (one they include that is not a video file is refused)."""
+        verdict = self.verdict(path)
+        return verdict == "default" or (verdict == "included" and is_media(path))

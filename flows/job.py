@@ -286,10 +286,13 @@ def run_job(
     ledger: str | Path,
     settings: Settings,
     body: Callable[[Run], OutcomeT],
+    *,
+    token_check: bool = False,
 ) -> OutcomeT:
-    """Run body as one run of the job `name` on its ledger: the service's addresses checked (they answer at
-    all), open, start (params recorded, secrets dropped), client, body, finish with the status its outcome's
-    exit status tells, close.
+    """Run body as one run of the job `name` on its ledger: the service's addresses checked (they answer,
+    with the service's routes under them), with token_check the token too (one list call: a job that plans
+    into its ledger plans nothing for a token or an address the service refuses), open, start (params
+    recorded, secrets dropped), client, body, finish with the status its outcome's exit status tells, close.
 
     A remote ledger (s3://) is held for the whole run (connectors/ledger_remote.py): its lock taken (another
     run holding it: RemoteLedgerBusyError naming it, exit status 2), the replica restored into the working
@@ -303,11 +306,13 @@ def run_job(
     status of its exit status; any other ends it failed.
     """
     from connectors.ledger_remote import is_remote_ledger
-    from tasks.preflight import check_reachable
+    from tasks.preflight import check_reachable, check_token
 
     if FREEZE_ON_START:
         gc.freeze()
     check_reachable(settings)  # a typo'd address: exit status 2 within seconds, before the ledger is touched
+    if token_check:
+        check_token(settings, ledger)  # a refused token: exit status 2, nothing in the ledger
     if not is_remote_ledger(ledger):
         return _run_on(name, params, ledger, None, settings, body)
     with _hold_remote(str(ledger), name) as home:  # settled after the run's ledger is closed

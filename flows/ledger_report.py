@@ -54,6 +54,30 @@ class Report:
     last_run: str = ""
     #: The failed items by their source, state and error (at most ARTIFACT_FAILED): what a person reads first.
     failed: list[str] = field(default_factory=list)
+    #: The run that writes the report, when one does (--report of migrate and apply); None: `report`.
+    run: RunReport | None = None
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """The run that writes a report (--report): its job and id, the status it ends with (its outcome is
+    known; the ledger says `running` until the run is finished, right after), and what it did, as figures
+    (report.json's `this_run`) and lines (the page's head)."""
+
+    job: str
+    run_id: str
+    status: str
+    figures: dict[str, Any] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)
+
+
+#: A report's title by the job of the run it is about (a ledger may hold items and operations both).
+TITLES = {
+    "migrate": "videoferry migration report",
+    "apply": "videoferry operations report",
+    "archive": "videoferry archive report",
+    "backup": "videoferry backup report",
+}
 
 
 def ledger_summary(ledger: LedgerReader) -> dict[str, Any]:
@@ -85,11 +109,15 @@ def everything_done(summary: dict[str, Any]) -> bool:
 
 
 def build_report(
-    ledger: LedgerReader, *, rejected: list[dict[str, Any]] | None = None, charts: bool = True
+    ledger: LedgerReader,
+    *,
+    rejected: list[dict[str, Any]] | None = None,
+    charts: bool = True,
+    run: RunReport | None = None,
 ) -> Report:
     """Read the ledger into a Report (never the upload endpoint: report rows do not carry it). charts=False
     leaves the completion timeline empty: it reads every event of the ledger (about a second at 3000 items),
-    and the Prefect artifacts do not show it."""
+    and the Prefect artifacts do not show it. run: the run writing it (its status and what it did)."""
     rows = item_rows(ledger)
     summary = ledger_summary(ledger)
     if rejected:
@@ -102,8 +130,9 @@ def build_report(
         operations=operations_frame(ledger.units()),
         archive=archive_frame(ledger),
         backup=backup_frame(ledger),
-        last_run=last_run_line(ledger),
+        last_run=last_run_line(ledger, run),
         failed=[failed_item_line(i) for i in ledger.items(FAILED_STATES, limit=ARTIFACT_FAILED)],
+        run=run,
     )
 
 
@@ -111,13 +140,17 @@ def build_report(
 DESTINATIONS = (("parent_id", "project/folder"), ("to", "archive"))
 
 
-def last_run_line(ledger: LedgerReader) -> str:
-    """`last run: migrate 3f2a... started 2026-11-26 00:55 UTC, done; destination: project/folder P1`."""
+def last_run_line(ledger: LedgerReader, writing: RunReport | None = None) -> str:
+    """`last run: migrate 3f2a... started 2026-11-26 00:55 UTC, done; destination: project/folder P1`; for
+    the run writing the report, `this run: ...` with the status it ends with (the ledger's is `running`)."""
     runs = ledger.runs()
     if not runs:
         return ""
     run = runs[-1]
-    line = f"last run: {run.command} {run.run_id}, started {run.started_at:%Y-%m-%d %H:%M} UTC, {run.status}"
+    which, status = "last run", run.status
+    if writing is not None and writing.run_id == run.run_id:
+        which, status = "this run", writing.status
+    line = f"{which}: {run.command} {run.run_id}, started {run.started_at:%Y-%m-%d %H:%M} UTC, {status}"
     where = [f"{label} {run.params[name]}" for name, label in DESTINATIONS if run.params.get(name)]
     return line + (f"; destination: {', '.join(where)}" if where else "")
 
@@ -147,6 +180,8 @@ def markdown(report: Report) -> str:
     out = ["# videoferry migration", ""]
     if report.last_run:
         out += [report.last_run, ""]
+    if report.run is not None and report.run.lines:
+        out += [*report.run.lines, ""]
     out += [f"- {line}" for line in summary_lines(report.summary)]
     if report.rejected:
         out += ["", "## Rejected rows", ""]
@@ -192,8 +227,12 @@ def render_html(report: Report) -> str:
     else:
         title, head = "videoferry migration report", items_headline(summary)
         items = items_html(summary, report.timeline, report.items, rejected)
+    if report.run is not None:
+        title = TITLES.get(report.run.job, title)
     if report.last_run:
         head += f"\n<p>{html.escape(report.last_run)}</p>"
+    if report.run is not None:
+        head += "".join(f"\n<p>{html.escape(line)}</p>" for line in report.run.lines)
     sections = operations_html(report.operations) + archive_html(report.archive) + backup_html(report.backup)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
@@ -216,7 +255,7 @@ def write_report(report: Report, out_dir: Path, formats: tuple[str, ...] = FORMA
     tables = [("items", report.items), ("summary", summary_frame(report.summary))]
     optional = [("operations", report.operations), ("archive", report.archive), ("backup", report.backup)]
     tables += [(name, frame) for name, frame in optional if not frame.is_empty()]
-    document = {
+    document: dict[str, Any] = {
         "summary": report.summary,
         "rejected": report.rejected,
         "items": report.items.to_dicts(),
@@ -224,6 +263,13 @@ def write_report(report: Report, out_dir: Path, formats: tuple[str, ...] = FORMA
         "archive": report.archive.to_dicts(),
         "backup": report.backup.to_dicts(),
     }
+    if report.run is not None:
+        document["this_run"] = {
+            "job": report.run.job,
+            "run_id": report.run.run_id,
+            "status": report.run.status,
+            **report.run.figures,
+        }
     return write_report_files(
         out_dir, tables, document=document, page=lambda: render_html(report), formats=formats
     )

@@ -1,4 +1,5 @@
-"""The live progress display of a migration (rich): items, bytes, rate, ETA, API calls per minute."""
+"""The live progress display of a migration (rich): items done, bytes sent, what waits for processing, rate,
+ETA, API calls per minute."""
 
 from __future__ import annotations
 
@@ -29,12 +30,12 @@ class LiveDisplay:
         self.api_counter = api_counter
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._samples: deque[tuple[float, int, int]] = deque(maxlen=240)
+        self._samples: deque[tuple[float, int, int, int]] = deque(maxlen=240)  # (time, bytes, calls, done)
         self._bar = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), TaskProgressColumn(), console=console
         )
-        self._items = self._bar.add_task("items", total=None)
-        self._bytes = self._bar.add_task("bytes", total=None)
+        self._items = self._bar.add_task("items done", total=None)
+        self._bytes = self._bar.add_task("bytes sent", total=None)
         self._line = Text("")
 
     def __enter__(self) -> LiveDisplay:
@@ -75,7 +76,7 @@ class LiveDisplay:
         sent = int(summary.get("bytes_uploaded") or 0)  # type: ignore[call-overload]
         total_bytes = int(summary.get("bytes_total") or 0)  # type: ignore[call-overload]
         now = time.monotonic()
-        self._samples.append((now, sent, self._api_calls()))
+        self._samples.append((now, sent, self._api_calls(), complete))
         self._bar.update(self._items, completed=complete, total=total_items or None)
         self._bar.update(self._bytes, completed=sent, total=total_bytes or None)
         first = self._samples[0]
@@ -83,9 +84,23 @@ class LiveDisplay:
         rate = (sent - first[1]) / span
         minute_ago = next((s for s in self._samples if s[0] >= now - 60), first)
         calls = self._samples[-1][2] - minute_ago[2]
-        eta = (total_bytes - sent) / rate if rate > 0 and total_bytes > sent else None
         states = ", ".join(f"{k} {v}" for k, v in counts.items() if v)
+        waiting = sum(int(counts.get(s, 0)) for s in ("uploaded", "processing"))
+        wait = f" | {waiting} sent, waiting for processing" if waiting else ""
+        eta = _eta(
+            (total_bytes - sent, rate),  # the bytes still to send
+            (total_items - complete, (complete - first[3]) / span),  # the items still to finish
+        )
         self._line.plain = (
-            f"{states} | {size_text(rate)}/s | ETA {'-' if eta is None else f'{eta:.0f} s'}"
+            f"{states}{wait} | {size_text(rate)}/s | ETA {'-' if eta is None else f'{eta:.0f} s'}"
             f" | API calls in the last minute: {calls}"
         )
+
+
+def _eta(*remaining: tuple[float, float]) -> float | None:
+    """Seconds until the last of these ends, each (what is left, how fast it goes now): the slowest one
+    known; None while something is left and nothing has moved yet (no rate to tell by)."""
+    left = [(amount, rate) for amount, rate in remaining if amount > 0]
+    if not left or any(rate <= 0 for _amount, rate in left):
+        return None if left else 0.0
+    return max(amount / rate for amount, rate in left)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from state import applied, queries
+from state import activity, applied, queries
 from state.applied import Unit
 from state.db import LedgerDB
 from state.machine import OpStatus
@@ -165,3 +165,15 @@ class LedgerReader:
         """Which ledger entry owns each video: an item's key, or the unit whose operation created it."""
         with self._db.read() as db:
             return applied.owners(db.conn, list(video_ids))
+
+    # ------------------------------------------------------------------ one run
+
+    def item_activity(self, run_id: str) -> dict[str, int]:
+        """What the run did to the items (state/activity.py: created, retried, completed, skipped...)."""
+        with self._db.read() as db:
+            return activity.item_activity(db, run_id)
+
+    def unit_activity(self, run_id: str, unit_keys: set[str]) -> dict[str, int]:
+        """What the run did to these apply units (state/activity.py: done, retried, failed, skipped...)."""
+        with self._db.read() as db:
+            return activity.unit_activity(db, run_id, unit_keys)

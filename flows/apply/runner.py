@@ -13,8 +13,8 @@ from connectors.operations import read_operations
 from connectors.retry import describe_failure
 from connectors.s3 import S3Config
 from flows.apply.options import ApplyOptions
-from flows.job import Outcome, Run, failure, read_ledger, run_job, stopped_exit
-from flows.ledger_report import build_report, write_report
+from flows.job import Outcome, Run, failure, read_ledger, run_job, run_status, stopped_exit
+from flows.ledger_report import RunReport, build_report, write_report
 from state.applied import Unit
 from state.machine import UNIT_END_STATES, UnitState
 from tasks.apply.context import ApplyContext
@@ -34,10 +34,31 @@ class ApplyOutcome(Outcome):
 
     counts: dict[str, int] = field(default_factory=dict)
     refused: list[str] = field(default_factory=list)
+    #: What this run did to the file's units (state/activity.unit_activity); empty when it did not start.
+    this_run: dict[str, int] = field(default_factory=dict)
 
     def log_lines(self) -> list[str]:
         """The refused rows, then the reasons."""
         return [*self.refused, *self.reasons]
+
+    def totals(self) -> str:
+        """The line a run ends with: the file's operations by state, refused rows, and what this run did."""
+        counts = ", ".join(f"{n} {s}" for s, n in self.counts.items()) or "none"
+        line = f"operations: {sum(self.counts.values())} ({counts}), {len(self.refused)} rows refused"
+        return f"{line}; {run_line(self.this_run)}" if self.this_run else line
+
+
+def run_line(this_run: dict[str, int]) -> str:
+    """What one apply run did to its file's units: the calls it settled, or that it had nothing to do."""
+    done = this_run.get("already_done", 0)
+    if not this_run.get("worked"):
+        return f"this run: nothing sent; {done} already done (skipped)"
+    retried = this_run.get("retried", 0)
+    return (
+        f"this run: {this_run['worked']} acted on ({this_run.get('done', 0)} done,"
+        f" {this_run.get('failed', 0)} failed{f', {retried} retried after failing' if retried else ''});"
+        f" {done} already done (skipped)"
+    )
 
 
 def preview_apply(opts: ApplyOptions, settings: Settings, *, s3: S3Config | None = None) -> ApplyPlan:
@@ -96,11 +117,15 @@ def run_apply(opts: ApplyOptions, settings: Settings, *, s3: S3Config | None = N
         )
         outcome = _outcome(ctx, keys, refused, None if settled or ctx.abort.is_set() else opts.wait_timeout)
         if opts.report_dir:
-            report = build_report(run.ledger, rejected=[_rejected(r) for r in refused])
+            this_run = outcome.this_run
+            ending = RunReport(
+                "apply", run.run_id, run_status(outcome.exit_code), this_run, [run_line(this_run)]
+            )
+            report = build_report(run.ledger, rejected=[_rejected(r) for r in refused], run=ending)
             outcome.report_files = publish_report(opts.report_dir, lambda d: write_report(report, d), s3)
         return outcome
 
-    return run_job("apply", asdict(opts), opts.ledger, settings, body)
+    return run_job("apply", asdict(opts), opts.ledger, settings, body, token_check=True)
 
 
 def _rejected(r: Refusal) -> dict[str, Any]:
@@ -137,7 +162,10 @@ def _outcome(
         for u in not_done
     ]
     failed += [failure(f"row {r.row}", "refused", f"field {r.field}: {r.reason}") for r in errors]
-    return ApplyOutcome(exit_code=code, reasons=reasons, counts=counts, refused=lines, failed=failed)
+    this_run = ctx.ledger.unit_activity(ctx.run_id, keys)
+    return ApplyOutcome(
+        exit_code=code, reasons=reasons, counts=counts, refused=lines, failed=failed, this_run=this_run
+    )
 
 
 def _why_not_done(ctx: ApplyContext, u: Unit, units: dict[str, Unit], stopped_waiting: float | None) -> str:

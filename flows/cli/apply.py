@@ -29,10 +29,7 @@ def _apply(opts: ApplyOptions, service: ServiceOptions, prefect: bool) -> None:
                 typer.echo(line)
             raise typer.Exit(plan.exit_code)
         outcome = run_command(APPLY, opts, settings, prefect=prefect)
-    counts = ", ".join(f"{n} {s}" for s, n in outcome.counts.items()) or "none"
-    show_outcome(
-        outcome, f"operations: {sum(outcome.counts.values())} ({counts}), {len(outcome.refused)} rows refused"
-    )
+    show_outcome(outcome, outcome.totals())
 
 
 def register(app: typer.Typer) -> None:

@@ -50,9 +50,9 @@ class MigrateOptions:
     include: list[str] | None = field(
         default=None,
         metadata=about(
-            "s3://bucket/prefix/ only: take the objects this rclone glob matches (repeated for more, not"
-            " comma-separated: commas belong to globs, {a,b}; default: video files only; '**' takes every"
-            " object).",
+            "s3://bucket/prefix/ only: take the video files this rclone glob matches (repeated for more, not"
+            " comma-separated: commas belong to globs, {a,b}; default: every video file; other files are"
+            " refused, whatever the glob).",
             Cli(metavar="GLOB"),
         ),
     )

@@ -10,12 +10,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from connectors.config import ConfigError, Settings
-from connectors.errors import AuthError, VideoApiError
 from connectors.s3 import S3Config
 from connectors.tus import TusUpload
 from connectors.webhook import WebhookReceiver
 from core.item import parse_shard
-from flows.job import Outcome, Run, failure, run_job, stopped_exit
+from flows.job import Outcome, Run, failure, run_job, run_status, stopped_exit
 from flows.migrate.options import MigrateOptions
 from state.machine import COMPLETE_STATES, CREATING, WATCHED_STATES
 from tasks.migrate.byte_plane import DaskBytes
@@ -28,7 +27,6 @@ from tasks.migrate.reconcile import retry_service_errors
 from tasks.migrate.report import FAILED_STATES, failed_item_line, spec_name
 from tasks.migrate.schedule import SETTLE_BOUND_SECONDS, Submit, advance_items
 from tasks.migrate.transfer import transfer_batch
-from tasks.preflight import checked_recently, read_one
 from tasks.report_files import publish_report
 from tasks.scheduling import Handle
 
@@ -116,7 +114,7 @@ def run_migration(
         ctx = _context(run, opts, plan, s3)
         return _migrate(run, ctx, opts, plan, submit_factory, on_start, on_tick)
 
-    return run_job("migrate", params, opts.ledger, settings, body)
+    return run_job("migrate", params, opts.ledger, settings, body, token_check=True)
 
 
 def _context(run: Run, opts: MigrateOptions, plan: Plan, s3: S3Config) -> MigrateContext:
@@ -170,7 +168,6 @@ def _migrate(
     store_plan(plan, ledger, run.run_id)
     if opts.retry_failed:
         ledger.requeue_failed(run.run_id)
-    _preflight(ctx, run.settings)
     if ctx.gap is not None and not ctx.abort.is_set():
         sweep_gap(ctx)  # the restored ledger may be behind: every unsettled item looked up before any create
     if opts.retry_errors and not ctx.abort.is_set():
@@ -202,9 +199,14 @@ def _migrate(
     outcome = _outcome(ctx, plan, opts.inventory, stopped_waiting)
     if opts.report_dir:
         # Imported here: a run without a report directory does without the report's code (0.2-0.3 s).
-        from flows.ledger_report import build_report, write_report
+        from flows.ledger_report import RunReport, build_report, write_report
+        from tasks.migrate.report import run_lines
 
-        report = build_report(ledger, rejected=plan.rejected_rows)
+        this_run = outcome.summary["this_run"]
+        ending = RunReport(
+            "migrate", run.run_id, run_status(outcome.exit_code), this_run, run_lines(this_run)
+        )
+        report = build_report(ledger, rejected=plan.rejected_rows, run=ending)
         outcome.report_files = publish_report(opts.report_dir, lambda d: write_report(report, d), ctx.s3)
     return outcome
 
@@ -213,24 +215,22 @@ def _shard(opts: MigrateOptions) -> tuple[int, int] | None:
     return parse_shard(opts.shard) if opts.shard else None
 
 
-def _preflight(ctx: MigrateContext, settings: Settings) -> None:
-    """One cheap read so a bad token stops the run before any item is touched (tasks/preflight.py); none
-    when this process passed it a moment ago (the CLI checks the token while Prefect's server starts).
-    """
-    if checked_recently(settings):
-        return
-    try:
-        read_one(ctx.client)
-    except AuthError as exc:
-        ctx.stop(exc)
-    except VideoApiError as exc:
-        log.warning("preflight list failed (%s); going on", exc.code or exc.status)
+def _this_run(ctx: MigrateContext) -> dict[str, Any]:
+    """What this run did to the items (state/activity.py), with the bytes its uploads sent and their rate."""
+    scoped = ctx.ledger.summary(ctx.run_id)  # times, bytes and throughput of this run's journal only
+    return {
+        "run_id": ctx.run_id,
+        **ctx.ledger.item_activity(ctx.run_id),
+        "bytes": scoped["bytes_transferred"],
+        "throughput_bytes_per_second": scoped["throughput_bytes_per_second"],
+    }
 
 
 def _outcome(
     ctx: MigrateContext, plan: Plan, inventory: str, stopped_waiting: float | None = None
 ) -> MigrateOutcome:
     summary = ctx.ledger.summary()
+    summary["this_run"] = _this_run(ctx)
     rejected = plan.rejected_rows
     if rejected:
         summary["rejected_rows"] = len(rejected)
@@ -247,6 +247,17 @@ def _outcome(
     if not_done:
         reasons.append("not done: " + ", ".join(f"{n} {s}" for s, n in not_done.items()))
         reasons += [f"  {line}" for line in _not_done_lines(ctx, stopped_waiting)]
+    left = sum(counts.get(s, 0) for s in SERVICE_FAILED)
+    if left:
+        ids = [i.video_id for i in ctx.ledger.items(list(SERVICE_FAILED), limit=NAMED_ITEMS) if i.video_id]
+        more = f" and {left - len(ids)} more (videoferry report lists them)" if left > len(ids) else ""
+        reasons.append(
+            f"videos the service could not process stay in it ({left}, status error or aborted): a rerun with"
+            " --retry-errors deletes each and migrates it again; to remove them, `videoferry apply FILE"
+            " --allow-delete` with a row `delete,<video id>` each (columns op,target): "
+            + ", ".join(ids)
+            + more
+        )
     if rejected:
         reasons.append(f"{len(rejected)} inventory rows rejected")
         reasons += [f"  row {r['row']}, field {r['field']}: {r['reason']}" for r in rejected[:20]]
@@ -262,6 +273,9 @@ def _outcome(
     outcome.failed = _failed(ctx, rejected) if not_done or rejected else []
     return outcome
 
+
+#: The end states of items whose video the service failed: the video stays in the library.
+SERVICE_FAILED = ("error", "aborted")
 
 #: The most failed items an outcome names (the report has them all).
 FAILED_NAMED = 200

@@ -118,23 +118,49 @@ def timeline(ledger: LedgerReader, rows: list[dict[str, Any]]) -> pl.DataFrame:
     return per_bucket.with_columns(pl.col("done").cum_sum(), pl.col("bytes").cum_sum())
 
 
+def run_lines(this_run: dict[str, Any]) -> list[str]:
+    """What one run did to the items (a summary's `this_run`: state/activity.item_activity, with the bytes
+    its uploads sent and their rate), apart from what the ledger holds from earlier runs."""
+    done = this_run.get("already_done", 0)
+    moved = ("created", "completed", "failed", "bytes")
+    if not any(this_run.get(name) for name in moved):
+        lines = [f"this run: nothing sent; {done} items already done (skipped)"]
+    else:
+        retried = this_run.get("retried", 0)
+        lines = [
+            f"this run: {this_run.get('created', 0)} created"
+            + (f" ({retried} of them failed before: retried)" if retried else "")
+            + f", {this_run.get('completed', 0)} completed, {this_run.get('failed', 0)} failed;"
+            f" {done} items already done (skipped)"
+        ]
+    sent = int(this_run.get("bytes") or 0)
+    rate = this_run.get("throughput_bytes_per_second")
+    at = f" at {rate / 1e6:.2f} MB/s" if rate else ""
+    lines.append(f"this run: {size_text(sent)} sent{at}; calls retried: {this_run.get('call_retries', 0)}")
+    return lines
+
+
 def items_lines(summary: dict[str, Any]) -> list[str]:
-    """The item counts, bytes, throughput, retries, error codes and rejected rows of a ledger summary."""
+    """The item counts, bytes, throughput, retries, error codes and rejected rows of a ledger summary (what
+    one run did first, when the summary has `this_run`; the ledger's figures cover all its runs)."""
     counts = {k: v for k, v in summary.get("counts", {}).items() if v}
-    lines = [
+    this_run = summary.get("this_run")
+    lines = run_lines(this_run) if this_run else []
+    lines += [
         f"items: {summary.get('items', 0)} ({', '.join(f'{k} {v}' for k, v in counts.items()) or 'none'})",
         f"complete: {summary.get('complete', 0)}",
         f"bytes uploaded: {summary.get('bytes_uploaded', 0)} of {summary.get('bytes_total', 0)}",
     ]
+    every = " (all runs of this ledger)"
     rate = summary.get("throughput_bytes_per_second")
     if rate:
-        lines.append(f"throughput: {rate / 1e6:.2f} MB/s")
+        lines.append(f"throughput{every}: {rate / 1e6:.2f} MB/s")
     materials = summary.get("attachments") or {}
     if materials.get("materials"):
         lines.append(
             f"attachments: {materials['attached']} of {materials['materials']} materials on finished items"
         )
-    lines.append(f"retries: {summary.get('retries', 0)}")
+    lines.append(f"retries{every}: {summary.get('retries', 0)}")
     if summary.get("error_codes"):
         lines.append("error codes: " + ", ".join(f"{k} x{v}" for k, v in summary["error_codes"].items()))
     if summary.get("rejected_rows"):

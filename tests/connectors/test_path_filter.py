@@ -83,7 +83,9 @@ def test_without_include_only_video_files_fall_through() -> None:
     assert f.verdict("notes.txt") == "not media"
     assert PathFilter().verdict("cover.jpg") == "not media"
     assert not PathFilter().given and f.given
-    assert PathFilter(include=["**"]).takes("notes.txt"), "--include '**' takes every object"
+    every = PathFilter(include=["**"])
+    assert every.verdict("notes.txt") == "included" and not every.takes("notes.txt"), "refused: not a video"
+    assert every.takes("day1/a.MP4")
 
 
 def test_directory_rules() -> None:
