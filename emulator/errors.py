@@ -121,6 +121,26 @@ def too_many_requests() -> ApiError:
     return ApiError(429, 100106, "too many requests")
 
 
+#: The codes spec 7 marks as the workspace's own state, as the refusal variants answer them: code -> message.
+WORKSPACE_STATES: dict[int, str] = {
+    400207: "not enough money",
+    400208: "no billing account",
+    400209: "no payment method",
+    400212: "subscription not paid",
+    400213: "email not confirmed",
+}
+
+
+def workspace_state(code: int) -> ApiError:
+    """400 with one of WORKSPACE_STATES: the workspace's balance, billing or e-mail refuses a create."""
+    return ApiError(400, code, WORKSPACE_STATES[code])
+
+
+def quota_reached(status: int) -> ApiError:
+    """100106 (LIMIT_REACHED) as a per-workspace quota, with the status the variant states (spec 7: "-")."""
+    return ApiError(status, 100106, "limit reached")
+
+
 def injected_fault(status: int) -> ApiError:
     """A fault rule's error answer: 500500 for 5xx, 400400 below."""
     return ApiError(status, 500500 if status >= 500 else 400400, "injected fault")
