@@ -1,0 +1,180 @@
+"""A workspace that refuses everything (issue 43): at the first answer that is the workspace's state (a quota,
+the balance, the subscription, the e-mail) a run stops, sends nothing further, leaves what it did not attempt
+as it was (not failed) and says the code and what to do; the rerun resumes once it is fixed. Every job that
+creates meets the emulator's refusal variants: migrate, apply, setup."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from connectors.error_table import CODE_CLASSES, error_class_for
+from connectors.errors import stops_run
+from emulator.control import EmulatorControl, Workspace
+from flows.apply.options import ApplyOptions
+from flows.apply.runner import run_apply
+from flows.job import Exit, exit_for
+from flows.migrate.runner import run_migration
+from flows.setup.options import SetupOptions
+from flows.setup.runner import run_up
+from state.ledger import Ledger
+from tests.flows.apply_fixtures import wait_done, write_ops
+from tests.flows.helpers import (
+    cli_env,
+    clip_rows,
+    creates,
+    migrate_args,
+    options,
+    run_cli,
+    settings_for,
+    write_inventory,
+)
+
+#: Each refusal variant, the parameters that let two creates through, and the code and name the run says.
+REFUSALS: dict[str, tuple[dict[str, int], int, str]] = {
+    "video-quota": ({"video_quota": 2}, 100106, "LIMIT_REACHED"),
+    "balance-empty": ({"refuse_after": 2}, 400207, "NOT_ENOUGH_MONEY"),
+    "no-billing-account": ({"refuse_after": 2}, 400208, "NO_BILLING_ACCOUNT"),
+    "no-payment-method": ({"refuse_after": 2}, 400209, "NO_PAYMENT_METHOD"),
+    "subscription-unpaid": ({"refuse_after": 2}, 400212, "SUBSCRIPTION_NOT_PAID"),
+    "email-unconfirmed": ({"refuse_after": 2}, 400213, "EMAIL_NOT_CONFIRMED"),
+}
+
+
+def _states(ledger: Path) -> dict[str, int]:
+    with Ledger.open(ledger, create=False) as book:
+        return {state: n for state, n in book.counts().items() if n}
+
+
+def _stopped_line(lines: list[str], code: int, name: str) -> str:
+    said = [line for line in lines if line.startswith("stopped: the workspace refused")]
+    assert len(said) == 1, lines
+    assert f"{code} {name}" in said[0] and said[0].endswith("rerun the same command to resume"), said[0]
+    return said[0]
+
+
+@pytest.mark.parametrize("variant", sorted(REFUSALS))
+def test_migrate_stops_at_the_refusal_leaves_the_rest_planned_and_resumes(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory: Any, variant: str
+) -> None:
+    params, code, name = REFUSALS[variant]
+    emu_control.set_variants(emu, [variant], **params)
+    inventory = write_inventory(tmp_path / "inv.csv", clip_rows(clip_factory, 5, metadata=False))
+    opts = options(inventory, emu, tmp_path, transfers=1)
+    mark = time.time()
+    outcome = run_migration(opts, settings_for(emu))
+    assert outcome.exit_code == 1, outcome.reasons
+    _stopped_line(outcome.reasons, code, name)
+    sent = creates(emu_control, emu, since=mark)
+    assert [r["status"] < 300 for r in sent] == [True, True, False]  # nothing sent after the refusal
+    # the refused item and the two never attempted are planned, not failed; the first two are left where the
+    # stop found them (uploaded, or further), for the rerun
+    states = _states(tmp_path / "ledger.db")
+    assert states["planned"] == 3 and "failed" not in states and sum(states.values()) == 5, states
+
+    emu_control.set_variants(emu, [])  # topped up, paid, confirmed, quota raised
+    mark = time.time()
+    again = run_migration(opts, settings_for(emu))
+    assert again.exit_code == 0, again.reasons
+    assert len(creates(emu_control, emu, since=mark)) == 3  # only what was not made
+    titles = [v["title"] for v in emu_control.videos(emu)]
+    assert len(titles) == len(set(titles)) == 5
+    assert _states(tmp_path / "ledger.db") == {"finished": 5}
+
+
+def test_the_command_ends_with_exit_1_and_one_line_saying_what_to_do(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory: Any
+) -> None:
+    emu_control.set_variants(emu, ["balance-empty"], refuse_after=1)
+    inventory = write_inventory(tmp_path / "inv.csv", clip_rows(clip_factory, 3, metadata=False))
+    args = migrate_args(emu, inventory, tmp_path / "ledger.db", transfers=1, wait_timeout=60)
+    done = run_cli(args, cli_env(emu))
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    line = _stopped_line([line.strip() for line in output.splitlines()], 400207, "NOT_ENOUGH_MONEY")
+    assert "top it up" in line
+    assert "failed" not in _states(tmp_path / "ledger.db")
+    assert emu.token not in output
+
+
+@pytest.mark.parametrize("variant", ["video-quota", "subscription-unpaid"])
+def test_apply_stops_at_the_refusal_leaves_the_units_planned_and_resumes(
+    tmp_path: Path,
+    emu: Workspace,
+    emu_control: EmulatorControl,
+    library: dict[str, Any],
+    variant: str,
+) -> None:
+    wait_done(emu_control, emu)
+    held = len(emu_control.videos(emu))  # the library's five
+    # one more create is let through: the second copy is refused, the third is never sent
+    emu_control.set_variants(emu, [variant], video_quota=held + 1, refuse_after=1)
+    keys = sorted(library["keys"])
+    rows = [{"op": "copy", "id": f"cp{n}", "target": f"key:{keys[n % 2]}"} for n in range(3)]
+    ops = write_ops(tmp_path / "ops.csv", rows)
+    opts = ApplyOptions(ops=str(ops), ledger=str(library["ledger"]), transfers=1, wait_timeout=60)
+    outcome = run_apply(opts, settings_for(emu))
+    assert outcome.exit_code == 1, outcome.reasons + outcome.refused
+    _, code, name = REFUSALS[variant]
+    _stopped_line(outcome.reasons, code, name)
+    with Ledger.open(library["ledger"], create=False) as book:
+        states = sorted(u.state for u in book.units())
+    assert states == ["done", "planned", "planned"], states
+    assert any("not made: the workspace refused its call" in line for line in outcome.reasons), (
+        outcome.reasons
+    )
+    assert len(emu_control.videos(emu)) == held + 1
+
+    emu_control.set_variants(emu, [])
+    again = run_apply(opts, settings_for(emu))
+    assert again.exit_code == 0, again.reasons + again.refused
+    assert len(wait_done(emu_control, emu)) == held + 3  # each copy made once
+
+
+def test_setup_stops_at_the_refusal_and_resumes(tmp_path: Path, emu_control: EmulatorControl) -> None:
+    ws = emu_control.create_workspace(rate_per_second=500, rate_per_minute=30000)
+    events = [{"name": f"Room {n}", "type": "recurring"} for n in range(4)]
+    file = tmp_path / "conf.yaml"
+    file.write_text(yaml.safe_dump({"parent_id": ws.project_id, "events": events}), encoding="utf-8")
+    emu_control.set_variants(ws, ["email-unconfirmed"], refuse_after=2)
+    opts = SetupOptions(file=str(file), ledger=str(tmp_path / "ledger.db"), outputs=str(tmp_path / "out"))
+    up = run_up(opts, settings_for(ws))
+    assert up.exit_code == 1, up.lines
+    assert _stopped_line(up.lines, 400213, "EMAIL_NOT_CONFIRMED") == up.lines[-1]
+    assert "not attempted: 2 change(s), left for the rerun" in up.lines
+    assert not any(line.startswith("failed:") for line in up.lines), up.lines
+    made = [r for r in emu_control.requests(ws.workspace_id) if r["method"] == "POST"]
+    assert [r["status"] for r in made] == [201, 201, 400]  # nothing after the refusal
+
+    emu_control.set_variants(ws, [])
+    again = run_up(opts, settings_for(ws))
+    assert again.exit_code == 0, again.lines
+    assert sorted(e["name"] for e in _events(ws)) == [f"Room {n}" for n in range(4)]  # each made once
+
+
+def _events(ws: Workspace) -> list[dict[str, Any]]:
+    with httpx.Client(base_url=ws.base_url, headers=ws.headers) as client:
+        return list(client.get("/v2/live/events", params={"per_page": 100}).json()["data"])
+
+
+def test_every_workspace_code_of_the_spec_stops_a_run() -> None:
+    refusing = {code for code, cls in CODE_CLASSES.items() if stops_run(cls("x", code=code, status=400))}
+    assert {100106, 400207, 400212, 400213} <= refusing
+    assert refusing - {100101, 100102, 100103, 100107} == {100106, 400207, 400208, 400209, 400212, 400213}
+
+
+def test_the_stop_line_names_the_code_and_what_to_do_and_exits_1() -> None:
+    exc = error_class_for(400207, 400)("balance", status=400, code=400207, request_id="r-1", operation="init")
+    assert str(exc) == (
+        "the workspace refused init: 400207 NOT_ENOUGH_MONEY (request r-1): the workspace's balance is"
+        " insufficient: top it up; nothing further was sent: rerun the same command to resume"
+    )
+    assert exit_for(exc) == (Exit.INCOMPLETE, str(exc))
+    for status in (400, 402, 403):  # spec 7 gives the quota no status: any but 429 is the quota
+        assert stops_run(error_class_for(100106, status)("limit", status=status, code=100106))
+    assert not stops_run(error_class_for(100106, 429)("too many", status=429, code=100106))  # the rate limit
