@@ -386,13 +386,22 @@ def _run_on(
         raise
     finally:
         try:
-            book.finish_run(run_id, status, run.summary())
+            book.finish_run(run_id, status, _finished_summary(run))
         finally:
             try:
                 run._closing.close()
             finally:
                 run.client.close()
                 book.close()
+
+
+def _finished_summary(run: Run) -> dict[str, Any]:
+    """What the run is finished with: its job's summary, and what stopped it when something did (`status` and
+    `report` say it beside the last run)."""
+    summary = dict(run.summary())
+    if run.stop.cause is not None and not isinstance(run.stop.cause, KeyboardInterrupt):
+        summary["stopped"] = run.stop.reason
+    return summary
 
 
 # -- Ctrl-C (the process's handling: flows/interrupts.py) ---------------------------------------------------

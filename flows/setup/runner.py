@@ -110,6 +110,7 @@ def run_up(opts: SetupOptions, settings: Settings) -> SetupOutcome:
         if written:
             lines.append(_outputs_line(opts.outputs, len(written)))
         if result.stopped is not None:
+            run.stop(result.stopped)  # recorded with the run (status and report say it)
             lines.append(f"not attempted: {result.not_attempted} change(s), left for the rerun")
             lines.append(f"stopped: {result.stopped}")
         code = Exit.INCOMPLETE if result.failed or result.skipped or result.stopped else Exit.DONE

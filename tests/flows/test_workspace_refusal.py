@@ -100,6 +100,9 @@ def test_the_command_ends_with_exit_1_and_one_line_saying_what_to_do(
     assert "top it up" in line
     assert "failed" not in _states(tmp_path / "ledger.db")
     assert emu.token not in output
+    status = run_cli(["status", "--ledger", str(tmp_path / "ledger.db")], cli_env(emu))
+    last = [line for line in status.stdout.splitlines() if line.startswith("last run:")]
+    assert len(last) == 1 and "incomplete; stopped: the workspace refused" in last[0], status.stdout
 
 
 @pytest.mark.parametrize("variant", ["video-quota", "subscription-unpaid"])
@@ -148,6 +151,8 @@ def test_setup_stops_at_the_refusal_and_resumes(tmp_path: Path, emu_control: Emu
     assert _stopped_line(up.lines, 400213, "EMAIL_NOT_CONFIRMED") == up.lines[-1]
     assert "not attempted: 2 change(s), left for the rerun" in up.lines
     assert not any(line.startswith("failed:") for line in up.lines), up.lines
+    with Ledger.open(tmp_path / "ledger.db", create=False) as book:
+        assert "400213" in str((book.runs()[-1].summary or {}).get("stopped")), book.runs()[-1]
     made = [r for r in emu_control.requests(ws.workspace_id) if r["method"] == "POST"]
     assert [r["status"] for r in made] == [201, 201, 400]  # nothing after the refusal
 
