@@ -202,8 +202,8 @@ def _measure(
     ws = ctl.create_workspace(processing="timed", processing_seconds=PROCESSING / run.scale)
     ctl.set_limits(ws, rate_per_second=per_second, rate_per_minute=per_minute)
     if run.variants:
-        queue = {"processing_concurrency": run.slots} if run.queued() else {}
-        ctl.set_variants(ws, list(run.variants), **queue)
+        slots = {"processing_concurrency": run.slots} if run.queued() else {}
+        ctl.set_variants(ws, list(run.variants), **slots)
     clips = write_clips(root / f"clips-{run.items}", run.items, data)
     inventory = write_inventory(root / f"{run.name}.csv", [str(p) for p in clips])
     ledger = root / f"{run.name}.db"
@@ -232,9 +232,9 @@ def _measure(
         f"limits {per_second}/s {per_minute}/min{scaled}; {len(calls)} API calls ({breakdown(calls)}), "
         f"{refused(entries)} 429s ({refusal_windows(entries, per_second, per_minute)})"
     )
-    queue = ", the queue's last video done" if run.queued() else ""
+    queued = ", the queue's last video done" if run.queued() else ""
     floors = (
-        f"the floor: {floor:.1f} s (creates and a list per 100 videos{queue}: with webhooks, the lists that "
+        f"the floor: {floor:.1f} s (creates and a list per 100 videos{queued}: with webhooks, the lists that "
         f"confirm the claims); a client that took webhooks on trust: {run.blind_floor():.1f} s (creates only)"
     )
     ratio = Figure(
