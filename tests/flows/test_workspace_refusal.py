@@ -183,3 +183,27 @@ def test_the_stop_line_names_the_code_and_what_to_do_and_exits_1() -> None:
     for status in (400, 402, 403):  # spec 7 gives the quota no status: any but 429 is the quota
         assert stops_run(error_class_for(100106, status)("limit", status=status, code=100106))
     assert not stops_run(error_class_for(100106, 429)("too many", status=429, code=100106))  # the rate limit
+
+
+def test_a_refused_material_stops_migrate_and_the_rerun_attaches_it_once(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory: Any
+) -> None:
+    slides = tmp_path / "slides.pdf"
+    slides.write_bytes(b"%PDF" + bytes(range(256)) * 40)
+    source = str(clip_factory(1.0, name="talk.mp4"))
+    inventory = write_inventory(
+        tmp_path / "inv.csv", [{"source": source, "title": "Talk", "attachments": "slides.pdf"}]
+    )
+    emu_control.set_variants(emu, ["subscription-unpaid"], refuse_after=1)  # the video, not its material
+    opts = options(inventory, emu, tmp_path, via="single")
+    outcome = run_migration(opts, settings_for(emu))
+    assert outcome.exit_code == 1, outcome.reasons
+    _stopped_line(outcome.reasons, 400212, "SUBSCRIPTION_NOT_PAID")
+    assert "failed" not in _states(tmp_path / "ledger.db")
+    assert [v.get("additional_materials") for v in emu_control.videos(emu)] == [None]
+
+    emu_control.set_variants(emu, [])
+    again = run_migration(opts, settings_for(emu))
+    assert again.exit_code == 0, again.reasons
+    (video,) = emu_control.videos(emu)
+    assert [m["original_name"] for m in video["additional_materials"]] == ["slides.pdf"]
