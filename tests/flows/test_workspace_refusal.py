@@ -1,7 +1,8 @@
 """A workspace that refuses everything (issue 43): at the first answer that is the workspace's state (a quota,
 the balance, the subscription, the e-mail) a run stops, sends nothing further, leaves what it did not attempt
 as it was (not failed) and says the code and what to do; the rerun resumes once it is fixed. Every job that
-creates meets the emulator's refusal variants: migrate, apply, setup."""
+creates meets the emulator's refusal variants: migrate, apply, setup; backup and archive, which create
+nothing, run on under them."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from flows.setup.options import SetupOptions
 from flows.setup.runner import run_up
 from state.ledger import Ledger
 from tests.flows.apply_fixtures import wait_done, write_ops
+from tests.flows.backup_fixtures import backup, make_library
 from tests.flows.helpers import (
     cli_env,
     clip_rows,
@@ -34,6 +36,8 @@ from tests.flows.helpers import (
     settings_for,
     write_inventory,
 )
+from tests.flows.test_archive import broadcast_world
+from tests.flows.test_archive import run as run_archive
 
 #: Each refusal variant, the parameters that let two creates through, and the code and name the run says.
 REFUSALS: dict[str, tuple[dict[str, int], int, str]] = {
@@ -207,3 +211,25 @@ def test_a_refused_material_stops_migrate_and_the_rerun_attaches_it_once(
     assert again.exit_code == 0, again.reasons
     (video,) = emu_control.videos(emu)
     assert [m["original_name"] for m in video["additional_materials"]] == ["slides.pdf"]
+
+
+def test_backup_reads_only_so_a_refusing_workspace_does_not_stop_it(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory: Any
+) -> None:
+    make_library(tmp_path, emu_control, emu, clip_factory, n=3)
+    emu_control.set_variants(emu, ["video-quota", "balance-empty"], video_quota=0)  # every create refused
+    outcome = backup(emu, str(tmp_path / "backup"), tmp_path / "backup.db")
+    assert outcome.exit_code == 0, outcome.reasons
+    assert outcome.counts == {"copied": 3}
+
+
+def test_archive_moves_and_tags_so_a_refusing_workspace_does_not_stop_it(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl
+) -> None:
+    broadcast_world(emu_control, emu, {"Show": 2}, chat=1)
+    project, _folder = emu_control.create_project(emu)
+    emu_control.set_variants(emu, ["video-quota", "subscription-unpaid"], video_quota=0)  # no create passes
+    outcome = run_archive(emu, tmp_path, to=str(tmp_path / "archive"), move_to=project, tags=["archived"])
+    assert outcome.exit_code == 0, outcome.reasons
+    assert outcome.counts == {"archived": 2}
+    assert {v["project_id"] for v in emu_control.videos(emu)} == {project}
