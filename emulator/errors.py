@@ -121,13 +121,16 @@ def too_many_requests() -> ApiError:
     return ApiError(429, 100106, "too many requests")
 
 
-#: The codes spec 7 marks as the workspace's own state, as the refusal variants answer them: code -> message.
+#: The codes spec 7 marks as the workspace's billing or e-mail state (the refusal variants answer them).
+NOT_ENOUGH_MONEY, NO_BILLING_ACCOUNT, NO_PAYMENT_METHOD = 400207, 400208, 400209
+SUBSCRIPTION_NOT_PAID, EMAIL_NOT_CONFIRMED = 400212, 400213
+#: Their messages.
 WORKSPACE_STATES: dict[int, str] = {
-    400207: "not enough money",
-    400208: "no billing account",
-    400209: "no payment method",
-    400212: "subscription not paid",
-    400213: "email not confirmed",
+    NOT_ENOUGH_MONEY: "not enough money",
+    NO_BILLING_ACCOUNT: "no billing account",
+    NO_PAYMENT_METHOD: "no payment method",
+    SUBSCRIPTION_NOT_PAID: "subscription not paid",
+    EMAIL_NOT_CONFIRMED: "email not confirmed",
 }
 
 

@@ -10,6 +10,13 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
 
+from emulator.errors import (
+    EMAIL_NOT_CONFIRMED,
+    NO_BILLING_ACCOUNT,
+    NO_PAYMENT_METHOD,
+    NOT_ENOUGH_MONEY,
+    SUBSCRIPTION_NOT_PAID,
+)
 from emulator.ids import to_base58, to_hex
 
 #: name -> what the service does differently (emulator/README.md has the table with the defaults).
@@ -65,11 +72,11 @@ VARIANTS: dict[str, str] = {
 }
 #: The variants of a workspace whose own state refuses creates (emulator/refusals.py) -> the code it answers.
 REFUSING: dict[str, int] = {
-    "balance-empty": 400207,
-    "no-billing-account": 400208,
-    "no-payment-method": 400209,
-    "subscription-unpaid": 400212,
-    "email-unconfirmed": 400213,
+    "balance-empty": NOT_ENOUGH_MONEY,
+    "no-billing-account": NO_BILLING_ACCOUNT,
+    "no-payment-method": NO_PAYMENT_METHOD,
+    "subscription-unpaid": SUBSCRIPTION_NOT_PAID,
+    "email-unconfirmed": EMAIL_NOT_CONFIRMED,
 }
 #: Variants that contradict each other: at most one of each group.
 EXCLUSIVE: tuple[tuple[str, ...], ...] = (
