@@ -141,9 +141,9 @@ class MigrateContext:
             return made + 1
 
     def refused(self, key: str, what: str, exc: VideoApiError) -> str:
-        """A finish-step call the service refused; the item's state after it: a refused token stops the run
-        (the item stays done for the next), anything else fails the item naming the call (a rerun sends it
-        again); so does the workspace's state (quota, balance...)."""
+        """A finish-step call the service refused; the item's state after it: a refused token or the
+        workspace's state (quota, balance...: errors.stops_run) stops the run (the item stays done for the
+        next), anything else fails the item naming the call (a rerun sends it again)."""
         if stops_run(exc):
             self.stop(exc)
             return DONE
