@@ -62,12 +62,21 @@ def _stopped_line(lines: list[str], code: int, name: str) -> str:
     return said[0]
 
 
-@pytest.mark.parametrize("variant", sorted(REFUSALS))
+@pytest.mark.parametrize(
+    ("variant", "status"),
+    [*((v, None) for v in sorted(REFUSALS)), ("video-quota", 402), ("video-quota", 403)],
+)
 def test_migrate_stops_at_the_refusal_leaves_the_rest_planned_and_resumes(
-    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory: Any, variant: str
+    tmp_path: Path,
+    emu: Workspace,
+    emu_control: EmulatorControl,
+    clip_factory: Any,
+    variant: str,
+    status: int | None,
 ) -> None:
     params, code, name = REFUSALS[variant]
-    emu_control.set_variants(emu, [variant], **params)
+    quota = {} if status is None else {"quota_status": status}  # spec 7 gives the quota no HTTP status
+    emu_control.set_variants(emu, [variant], **params, **quota)
     inventory = write_inventory(tmp_path / "inv.csv", clip_rows(clip_factory, 5, metadata=False))
     opts = options(inventory, emu, tmp_path, transfers=1)
     mark = time.time()
