@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import heapq
 import math
 import os
 import subprocess
@@ -16,9 +17,9 @@ from bench import naive
 from bench.api_calls import webhook_target
 from bench.figures import Figure
 from bench.prefect_server import PrefectServer
-from bench.ratelog import api_calls, breakdown, earliest, refusal_windows, refused
+from bench.ratelog import api_calls, breakdown, earliest, kind, refusal_windows, refused
 from bench.services import REPO, EmulatorProcess
-from bench.timeline import Timeline
+from bench.timeline import CREATES, Timeline
 from bench.workload import BenchConfig, clip_bytes, write_clips, write_inventory
 from emulator.control import Workspace
 
@@ -46,6 +47,8 @@ class Run:
     #: needs under them (tus-rate-limited: the init and the one PATCH of a small clip both count).
     variants: tuple[str, ...] = ()
     calls_per_video: int = 1
+    #: processing-queue's processing_concurrency (only with that variant): videos processed at once.
+    slots: int = 0
 
     @property
     def name(self) -> str:
@@ -59,8 +62,37 @@ class Run:
         """The fewest seconds any client that believes only the service needs: N creates and one list per
         100 videos inside the limits, the last list after the last video's processing. With statuses by
         polling the lists read the statuses; with webhooks they confirm the claims (a webhook is a claim
-        until the service confirms it), so both paths have this one floor (polling_floor)."""
+        until the service confirms it), so both paths have this one floor (polling_floor). Under the
+        processing queue the last video is done no sooner than the queue lets it (queue_done)."""
+        if self.queued():
+            per_second, per_minute = self.limits()
+            lists = earliest(
+                self.items * self.calls_per_video + math.ceil(self.items / 100), per_second, per_minute
+            )
+            return max(lists, self.queue_done())
         return self.polling_floor()
+
+    def queued(self) -> bool:
+        """Whether the run's workspace processes through the processing-queue variant."""
+        return "processing-queue" in self.variants
+
+    def queue_done(self, creates: list[float] | None = None) -> float:
+        """When the queue's last video is done at the earliest: each video enters it at its create (at
+        `creates`, seconds; else as early as the limits allow) and takes a free slot in turn for the
+        processing time."""
+        per_second, per_minute = self.limits()
+        if creates is None:
+            creates = [
+                earliest(n * self.calls_per_video, per_second, per_minute) for n in range(1, self.items + 1)
+            ]
+        processing = PROCESSING / self.scale
+        free = [0.0] * max(1, self.slots)
+        done = 0.0
+        for arrives in sorted(creates):
+            start = max(arrives, heapq.heappop(free))
+            heapq.heappush(free, start + processing)
+            done = max(done, start + processing)
+        return done
 
     def polling_floor(self) -> float:
         per_second, per_minute = self.limits()
@@ -84,8 +116,14 @@ FULL = (
     Run(300, 1, "plain", ("tus-rate-limited",), calls_per_video=2),
     Run(3000, 5, "plain"),
     Run(3000, 5, "prefect"),
+    Run(300, 1, "plain", ("processing-queue",), slots=4),
 )
-QUICK = (Run(5, 1, "plain"), Run(5, 1, "webhooks"), Run(5, 1, "plain", ("tus-rate-limited",), 2))
+QUICK = (
+    Run(5, 1, "plain"),
+    Run(5, 1, "webhooks"),
+    Run(5, 1, "plain", ("tus-rate-limited",), 2),
+    Run(5, 1, "plain", ("processing-queue",), slots=2),
+)
 NAIVE_ITEMS, QUICK_NAIVE_ITEMS = 6, 2
 
 
@@ -164,7 +202,8 @@ def _measure(
     ws = ctl.create_workspace(processing="timed", processing_seconds=PROCESSING / run.scale)
     ctl.set_limits(ws, rate_per_second=per_second, rate_per_minute=per_minute)
     if run.variants:
-        ctl.set_variants(ws, list(run.variants))
+        slots = {"processing_concurrency": run.slots} if run.queued() else {}
+        ctl.set_variants(ws, list(run.variants), **slots)
     clips = write_clips(root / f"clips-{run.items}", run.items, data)
     inventory = write_inventory(root / f"{run.name}.csv", [str(p) for p in clips])
     ledger = root / f"{run.name}.db"
@@ -186,14 +225,17 @@ def _measure(
         else f", poll {POLL:g} s, processing {PROCESSING:g} s"
     )
     variants = f", variants {', '.join(run.variants)}" if run.variants else ""
+    if run.queued():
+        variants += f" ({run.slots} processed at once)"
     what = (
         f"`videoferry migrate` {PATHS[run.path]}{variants}, {run.items} clips by tus, {TRANSFERS} transfers, "
         f"limits {per_second}/s {per_minute}/min{scaled}; {len(calls)} API calls ({breakdown(calls)}), "
         f"{refused(entries)} 429s ({refusal_windows(entries, per_second, per_minute)})"
     )
+    queued = ", the queue's last video done" if run.queued() else ""
     floors = (
-        f"the floor: {floor:.1f} s (creates and a list per 100 videos: with webhooks, the lists that confirm "
-        f"the claims); a client that took webhooks on trust: {run.blind_floor():.1f} s (creates only)"
+        f"the floor: {floor:.1f} s (creates and a list per 100 videos{queued}: with webhooks, the lists that "
+        f"confirm the claims); a client that took webhooks on trust: {run.blind_floor():.1f} s (creates only)"
     )
     ratio = Figure(
         f"{run.name}_vs_floor",
@@ -201,7 +243,21 @@ def _measure(
         note=f"{seconds:.1f} s / {floor:.1f} s floor set by the limits (the clock starts with the command); "
         f"{timeline.note()}; {floors}",
     )
-    return seconds, timeline, [Figure(f"{run.name}_seconds", seconds, "s", what), ratio]
+    figures = [Figure(f"{run.name}_seconds", seconds, "s", what), ratio]
+    if run.queued():  # the tail against the queue's own floor, given when the creates actually went
+        creates = [float(e["time"]) - started for e in calls if kind(e) in CREATES]
+        tail = timeline.run_finished - timeline.last_create
+        least = run.queue_done(creates) - timeline.last_create
+        figures.append(
+            Figure(
+                f"{run.name}_tail_vs_queue_floor",
+                tail / least,
+                note=f"{tail:.1f} s from the last create to the run's end (closed in the ledger) / "
+                f"{least:.1f} s the queue's own floor ({run.items} videos, {run.slots} at once, "
+                f"{PROCESSING / run.scale:g} s each, entering it at their creates)",
+            )
+        )
+    return seconds, timeline, figures
 
 
 def _naive(emu: EmulatorProcess, root: Path, data: bytes, quick: bool) -> tuple[float, float, dict[str, str]]:
@@ -276,7 +332,7 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
                 f"{one.name}_vs_default",
                 seconds[one.name] / seconds[default.name],
                 note=f"{one.name} seconds / {default.name} seconds (the same run, the service's defaults); "
-                f"floors {one.polling_floor():.1f} s and {default.polling_floor():.1f} s",
+                f"floors {one.floor():.1f} s and {default.floor():.1f} s",
             )
     plain, prefect = seconds.get("e2e_3000_plain"), seconds.get("e2e_3000_prefect")
     if plain and prefect:

@@ -23,6 +23,8 @@ __all__ = [
     "InvalidCredentialsError",
     "InvalidConfirmationTokenError",
     "LimitReachedError",
+    "WorkspaceRefusedError",
+    "stops_run",
     "JsonSyntaxError",
     "JsonTypeError",
     "AlreadyTakenError",
@@ -214,6 +216,26 @@ class InvalidRequestError(ClientError):
     """The request could not be formed (illegal URL or header value); nothing reached the server."""
 
 
+class WorkspaceRefusedError(ClientError):
+    """The workspace's own state (quota, balance, subscription, e-mail) refused the call: no further create
+    can succeed, so the run stops at the first one (nothing was made; a rerun resumes once it is fixed)."""
+
+    retry_hint = RetryHint.LATER
+    #: The code's name as spec section 7 writes it (shown in the run's last line).
+    code_name: ClassVar[str] = ""
+
+    def _render(self) -> str:
+        """One line: the code and its name, the call and request id, what to do, and that a rerun resumes."""
+        call = f" {self.operation}" if self.operation else ""
+        request = f" (request {self.request_id})" if self.request_id else ""
+        hint = self.hint[:1].lower() + self.hint[1:] if self.hint else "see the workspace's account"
+        name = self.code_name or type(self).__name__
+        return (
+            f"the workspace refused{call}: {self.code} {name}{request}: {hint}; nothing further was sent:"
+            " rerun the same command to resume"
+        )
+
+
 class IoError(ClientError):
     """1: body unreadable, empty or truncated."""
 
@@ -226,10 +248,11 @@ class InvalidConfirmationTokenError(ClientError):
     """100105: e-mail confirmation token unknown or expired."""
 
 
-class LimitReachedError(ClientError):
-    """100106: per-workspace quota reached."""
+class LimitReachedError(WorkspaceRefusedError):
+    """100106 (with any HTTP status but 429, which is the rate limit): per-workspace quota reached."""
 
-    retry_hint = RetryHint.LATER
+    code_name = "LIMIT_REACHED"
+    hint = "The workspace's quota is reached: raise it (plan) or free room in the workspace"
 
 
 class JsonSyntaxError(ClientError):
@@ -268,18 +291,27 @@ class BillingError(ClientError):
     """Plan, balance or payment problems."""
 
 
-class NotEnoughMoneyError(BillingError):
+class NotEnoughMoneyError(BillingError, WorkspaceRefusedError):
     """400207: balance insufficient."""
 
-    retry_hint = RetryHint.LATER
+    code_name = "NOT_ENOUGH_MONEY"
+    hint = "The workspace's balance is insufficient: top it up"
 
 
-class NoBillingAccountError(BillingError):
+class NoBillingAccountError(BillingError, WorkspaceRefusedError):
     """400208: no billing account."""
 
+    retry_hint = RetryHint.NO
+    code_name = "NO_BILLING_ACCOUNT"
+    hint = "The workspace has no billing account: attach one"
 
-class NoPaymentMethodError(BillingError):
+
+class NoPaymentMethodError(BillingError, WorkspaceRefusedError):
     """400209: no payment method."""
+
+    retry_hint = RetryHint.NO
+    code_name = "NO_PAYMENT_METHOD"
+    hint = "The workspace has no payment method: add one"
 
 
 class NotEnoughRequiredProductsError(BillingError):
@@ -290,20 +322,22 @@ class TrialAddonNotAllowedError(BillingError):
     """400211: add-ons not allowed on a trial plan."""
 
 
-class SubscriptionNotPaidError(BillingError):
+class SubscriptionNotPaidError(BillingError, WorkspaceRefusedError):
     """400212: unpaid invoices."""
 
-    retry_hint = RetryHint.LATER
+    code_name = "SUBSCRIPTION_NOT_PAID"
+    hint = "The workspace has unpaid invoices: pay them"
 
 
 class PaymentRequiredError(BillingError):
     """HTTP 402 without a known code: plan or balance does not cover the operation."""
 
 
-class EmailNotConfirmedError(ClientError):
+class EmailNotConfirmedError(WorkspaceRefusedError):
     """400213: e-mail not confirmed."""
 
-    retry_hint = RetryHint.LATER
+    code_name = "EMAIL_NOT_CONFIRMED"
+    hint = "The workspace owner's e-mail is not confirmed: confirm it"
 
 
 class EmailNotFoundError(ClientError):
@@ -376,3 +410,9 @@ class ServerError(VideoApiError):
 
 class InternalServerError(ServerError):
     """500500: internal error (observed for a videos list with page 0)."""
+
+
+def stops_run(exc: BaseException) -> bool:
+    """Whether a refusal is the token's or the workspace's, not the item's: it would refuse every further
+    call alike, so the run stops at the first (AuthError, WorkspaceRefusedError)."""
+    return isinstance(exc, AuthError | WorkspaceRefusedError)

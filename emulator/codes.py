@@ -13,6 +13,7 @@ from emulator.ids import new_id, parse_id
 from emulator.listing import listing, page_rows, paging
 from emulator.live import event_child, get_event
 from emulator.live_state import Batch, Event, store, ts
+from emulator.refusals import admit_create
 from emulator.state import utcnow
 from emulator.validation import Fields, read_json
 
@@ -102,6 +103,7 @@ async def create_batch(ctx: Ctx) -> Resp:
             raise validation(
                 Invalid("codes_amount", "max", f"at most {MAX_CODES - active} more codes for this event")
             )
+        admit_create(ctx.ws)
         taken = {c for b in event.batches.values() for c in b.codes}
         batch = Batch(
             id=new_id(),

@@ -121,6 +121,29 @@ def too_many_requests() -> ApiError:
     return ApiError(429, 100106, "too many requests")
 
 
+#: The codes spec 7 marks as the workspace's billing or e-mail state (the refusal variants answer them).
+NOT_ENOUGH_MONEY, NO_BILLING_ACCOUNT, NO_PAYMENT_METHOD = 400207, 400208, 400209
+SUBSCRIPTION_NOT_PAID, EMAIL_NOT_CONFIRMED = 400212, 400213
+#: Their messages.
+WORKSPACE_STATES: dict[int, str] = {
+    NOT_ENOUGH_MONEY: "not enough money",
+    NO_BILLING_ACCOUNT: "no billing account",
+    NO_PAYMENT_METHOD: "no payment method",
+    SUBSCRIPTION_NOT_PAID: "subscription not paid",
+    EMAIL_NOT_CONFIRMED: "email not confirmed",
+}
+
+
+def workspace_state(code: int) -> ApiError:
+    """400 with one of WORKSPACE_STATES: the workspace's balance, billing or e-mail refuses a create."""
+    return ApiError(400, code, WORKSPACE_STATES[code])
+
+
+def quota_reached(status: int) -> ApiError:
+    """100106 (LIMIT_REACHED) as a per-workspace quota, with the status the variant states (spec 7: "-")."""
+    return ApiError(status, 100106, "limit reached")
+
+
 def injected_fault(status: int) -> ApiError:
     """A fault rule's error answer: 500500 for 5xx, 400400 below."""
     return ApiError(status, 500500 if status >= 500 else 400400, "injected fault")

@@ -21,6 +21,7 @@ from emulator.live_state import (
     store,
     ts,
 )
+from emulator.refusals import admit_create
 from emulator.scopes import require_project
 from emulator.state import PRIVACY_TYPES
 from emulator.validation import Fields
@@ -227,6 +228,7 @@ def create_event(ctx: Ctx, fields: dict[str, Any]) -> Event:
     """A new event in draft with one pending stream."""
     with ctx.emu.lock:
         parent_id, project_id = place(ctx, fields.get("parent_id"), "parent_id")
+        admit_create(ctx.ws)
         live = store(ctx.ws)
         event = Event(
             id=new_id(),
@@ -376,6 +378,7 @@ def schedule_stream(ctx: Ctx, event: Event, started_at: datetime, new: bool) -> 
     if event.type == "one-time":
         one_stream = "a recurring event (a one-time event has one stream: PUT .../stream moves it)"
         raise validation(Invalid("event_id", "one-time", one_stream))
+    admit_create(ctx.ws)
     stream = Stream(id=new_id(), event_id=event.id, started_at=started_at)
     event.streams.append(stream)
     return stream

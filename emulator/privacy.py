@@ -10,6 +10,7 @@ from emulator.errors import Invalid, domain_taken, not_found, validation
 from emulator.ids import new_id, parse_id
 from emulator.listing import by_update, order_of, query_int
 from emulator.live_state import Domain, store, ts
+from emulator.refusals import admit_create
 from emulator.state import Workspace, utcnow
 from emulator.validation import Fields, read_json
 
@@ -69,6 +70,7 @@ async def create_domain(ctx: Ctx) -> Resp:
     assert domain is not None
     with ctx.emu.lock:
         _taken(ctx.ws, domain, None)
+        admit_create(ctx.ws)
         item = Domain(id=new_id(), domain=domain)
         store(ctx.ws).domains[item.id] = item
         return Resp(201, {"data": domain_json(ctx.ws, item)})

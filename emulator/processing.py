@@ -16,6 +16,7 @@ from emulator.backends.core import Emulator
 from emulator.files import md5_file
 from emulator.media.edit import cut
 from emulator.media.probe import MediaInfo, probe
+from emulator.queue import ProcessingQueues
 from emulator.state import Workspace
 from emulator.webhooks import WebhookSender
 
@@ -38,6 +39,7 @@ class Processor:
         self.tasks: set[asyncio.Future[Any]] = set()
         self.http: httpx.AsyncClient | None = None
         self.webhooks = WebhookSender(emu, loop, self.spawn)
+        self.queues = ProcessingQueues()  # processing-queue: each workspace's slots
         self._sender: asyncio.Task[None] | None = None
         emu.on_status = self.webhooks.notify
         emu.on_process = self.submit
@@ -109,7 +111,9 @@ class Processor:
             started = emu.lifecycle.processing_started(ws, video_id, generation, info)
             if started is None or started[0] == "manual":
                 return
-            if started[0] == "timed":
+            if ws.variants.has("processing-queue"):
+                await self._queued(ws, video_id, generation, started)
+            elif started[0] == "timed":
                 await asyncio.sleep(started[1])
             emu.lifecycle.processing_finished(ws, video_id, generation, "done")
         except asyncio.CancelledError:
@@ -119,6 +123,16 @@ class Processor:
             emu.lifecycle.processing_finished(
                 ws, video_id, generation, "error", f"processing failed: {type(exc).__name__}"
             )
+
+    async def _queued(
+        self, ws: Workspace, video_id: str, generation: int, started: tuple[str, float]
+    ) -> None:
+        """processing-queue: wait for one of the workspace's processing_concurrency slots (in the order videos
+        entered processing), then process for the timed mode's seconds (queue_seconds in immediate mode)."""
+        seconds = started[1] if started[0] == "timed" else ws.variants.queue_seconds
+        async with self.queues.slot(ws.id, ws.variants.processing_concurrency):
+            if self.emu.lifecycle.processing_turn(ws, video_id, generation, seconds):
+                await asyncio.sleep(seconds)
 
     # ------------------------------------------------------------------ URL import
 
@@ -164,6 +178,7 @@ class Processor:
             )
             return
         self.emu.uploads.single_received(ws, video_id, generation, path, size, digest.hexdigest(), name)
+
 
 class _FetchError(Exception):
     """The URL answered with an error status or with a web page."""

@@ -26,6 +26,7 @@ from emulator.live import (
     stream_json,
 )
 from emulator.live_state import Event, Restream, resolve_parent, store
+from emulator.refusals import admit_create
 from emulator.scopes import require_filter, visible_projects
 from emulator.state import apply_changes, utcnow
 from emulator.validation import Fields, read_json
@@ -201,6 +202,7 @@ async def create_restream(ctx: Ctx) -> Resp:
     f.check()
     with ctx.emu.lock:
         event = get_event(ctx, event_id)
+        admit_create(ctx.ws)
         target = Restream(id=new_id(), event_id=event.id, **fields)
         event.restreams[target.id] = target
         return Resp(201, {"data": restream_json(target)})

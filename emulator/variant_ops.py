@@ -6,7 +6,7 @@ from pathlib import Path
 
 from emulator.backends.core import Emulator
 from emulator.backends.videos import CutPlan
-from emulator.errors import not_found, video_changed
+from emulator.errors import ApiError, not_found, video_changed
 from emulator.media.probe import MediaInfo
 from emulator.state import Video, Workspace
 
@@ -26,7 +26,11 @@ def commit_cut_new(
             if src is None:
                 raise not_found("video")
             raise video_changed()
-        copy = emu.videos.copy_video(ws, source_id, None)
+        try:
+            copy = emu.videos.copy_video(ws, source_id, None)
+        except ApiError:  # refused by the workspace's quota or billing state: the cut's file goes
+            dst.unlink(missing_ok=True)
+            raise
         video = emu.videos.commit_cut(ws, copy.id, plan, dst, info, md5)
         video.version = 1
         video.updated_at = None

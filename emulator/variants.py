@@ -10,6 +10,13 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
 
+from emulator.errors import (
+    EMAIL_NOT_CONFIRMED,
+    NO_BILLING_ACCOUNT,
+    NO_PAYMENT_METHOD,
+    NOT_ENOUGH_MONEY,
+    SUBSCRIPTION_NOT_PAID,
+)
 from emulator.ids import to_base58, to_hex
 
 #: name -> what the service does differently (emulator/README.md has the table with the defaults).
@@ -52,6 +59,24 @@ VARIANTS: dict[str, str] = {
     "delete-post": "delete takes POST on the video's path; DELETE answers 405",
     "codes-reset-share": "the first unique codes batch of an event also resets its privacy_share",
     "materials-downloadable": "each additional material has a signed download_link serving its bytes",
+    "video-quota": "the workspace holds at most video_quota videos: a create beyond is refused with 100106 "
+    "LIMIT_REACHED (HTTP quota_status)",
+    "balance-empty": "after refuse_after more creates, every create is refused with 400207 NOT_ENOUGH_MONEY",
+    "no-billing-account": "after refuse_after more creates, every create is refused with 400208",
+    "no-payment-method": "after refuse_after more creates, every create is refused with 400209",
+    "subscription-unpaid": "after refuse_after more creates, every create is refused with 400212",
+    "email-unconfirmed": "after refuse_after more creates, every create is refused with 400213",
+    "processing-queue": "at most processing_concurrency videos are processed at once (each for the timed "
+    "mode's seconds, queue_seconds in immediate mode); the others wait their turn in order (status "
+    "processing)",
+}
+#: The variants of a workspace whose own state refuses creates (emulator/refusals.py) -> the code it answers.
+REFUSING: dict[str, int] = {
+    "balance-empty": NOT_ENOUGH_MONEY,
+    "no-billing-account": NO_BILLING_ACCOUNT,
+    "no-payment-method": NO_PAYMENT_METHOD,
+    "subscription-unpaid": SUBSCRIPTION_NOT_PAID,
+    "email-unconfirmed": EMAIL_NOT_CONFIRMED,
 }
 #: Variants that contradict each other: at most one of each group.
 EXCLUSIVE: tuple[tuple[str, ...], ...] = (
@@ -59,6 +84,7 @@ EXCLUSIVE: tuple[tuple[str, ...], ...] = (
     ("ids-undashed", "ids-upper", "ids-base58"),
     ("page-cap-25", "page-cap-10"),
     ("empty-bodies", "id-only-bodies"),
+    tuple(REFUSING),
 )
 #: variant -> (operation, our default method, the other plausible one).
 METHOD_SWAPS: dict[str, tuple[str, str, str]] = {
@@ -83,7 +109,16 @@ PARAMS: dict[str, float] = {
     "list_lag_seconds": 3.0,
     "endpoint_ttl_seconds": 60.0,
     "title_cap": 128,
+    "video_quota": 10,
+    "refuse_after": 0,
+    "quota_status": 400,
+    "processing_concurrency": 2,
+    "queue_seconds": 1.0,
 }
+#: The HTTP statuses a quota's 100106 may plausibly come with (spec 7 shows none; 429 is the rate limit's).
+QUOTA_STATUSES = (400, 402, 403)
+#: Parameters that are whole numbers (the others are seconds).
+_WHOLE = ("title_cap", "video_quota", "refuse_after", "quota_status", "processing_concurrency")
 
 
 @dataclass(frozen=True)
@@ -95,6 +130,11 @@ class Variants:
     list_lag_seconds: float = 3.0
     endpoint_ttl_seconds: float = 60.0
     title_cap: int = 128
+    video_quota: int = 10
+    refuse_after: int = 0
+    quota_status: int = 400
+    processing_concurrency: int = 2
+    queue_seconds: float = 1.0
 
     def has(self, name: str) -> bool:
         """Whether the variant is on."""
@@ -108,7 +148,19 @@ class Variants:
             "list_lag_seconds": self.list_lag_seconds,
             "endpoint_ttl_seconds": self.endpoint_ttl_seconds,
             "title_cap": self.title_cap,
+            "video_quota": self.video_quota,
+            "refuse_after": self.refuse_after,
+            "quota_status": self.quota_status,
+            "processing_concurrency": self.processing_concurrency,
+            "queue_seconds": self.queue_seconds,
         }
+
+    def refusal_code(self) -> int | None:
+        """The code every create gets once refuse_after creates were accepted (REFUSING), or None."""
+        for name, code in REFUSING.items():
+            if name in self.names:
+                return code
+        return None
 
     # -- stored forms -----------------------------------------------------------------------------------
 
@@ -287,12 +339,24 @@ def make_variants(names: Iterable[str], **params: Any) -> Variants:
             if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"{name} must be a number >= 0")
             numbers[name] = float(value)
-    if numbers["title_cap"] < 1 or numbers["title_cap"] != int(numbers["title_cap"]):
+    for name in _WHOLE:
+        if numbers[name] != int(numbers[name]):
+            raise ValueError(f"{name} must be a whole number")
+    if numbers["title_cap"] < 1:
         raise ValueError("title_cap must be a whole number >= 1")
+    if numbers["processing_concurrency"] < 1:
+        raise ValueError("processing_concurrency must be a whole number >= 1")
+    if numbers["quota_status"] not in QUOTA_STATUSES:
+        raise ValueError(f"quota_status must be one of {', '.join(map(str, QUOTA_STATUSES))}")
     return Variants(
         names=chosen,
         clock_offset_seconds=numbers["clock_offset_seconds"],
         list_lag_seconds=numbers["list_lag_seconds"],
         endpoint_ttl_seconds=numbers["endpoint_ttl_seconds"],
         title_cap=int(numbers["title_cap"]),
+        video_quota=int(numbers["video_quota"]),
+        refuse_after=int(numbers["refuse_after"]),
+        quota_status=int(numbers["quota_status"]),
+        processing_concurrency=int(numbers["processing_concurrency"]),
+        queue_seconds=numbers["queue_seconds"],
     )

@@ -75,9 +75,10 @@ def exit_for(exc: BaseException) -> tuple[Exit, str] | None:
     ConfigError is the root of every configuration error (connectors.config: missing variables; each job's
     option checks, the desired-state file's rules); a refused token, an unreadable input file and a ledger
     that cannot be used are configuration to fix first too (a remote ledger another run holds: exit 2 naming
-    the holder; one this run lost mid-way: exit 1, rerun).
+    the holder; one this run lost mid-way: exit 1, rerun). A refusal of the workspace's state (quota, balance,
+    subscription, e-mail: connectors.errors.WorkspaceRefusedError) is exit 1 with its one line.
     """
-    from connectors.errors import AuthError, VideoApiError
+    from connectors.errors import AuthError, VideoApiError, WorkspaceRefusedError
     from connectors.input_files import InputFileError
     from connectors.ledger_errors import RemoteLedgerError, RemoteLedgerLostError
     from state.errors import LedgerError
@@ -95,6 +96,8 @@ def exit_for(exc: BaseException) -> tuple[Exit, str] | None:
         return Exit.CONFIG, str(exc)
     if isinstance(exc, ServiceUnavailable | GapListingFailed):
         return Exit.INCOMPLETE, str(exc)
+    if isinstance(exc, WorkspaceRefusedError):
+        return Exit.INCOMPLETE, str(exc)  # the code, its name, what to do, and that a rerun resumes
     if isinstance(exc, VideoApiError):
         return Exit.INCOMPLETE, f"the service answered {type(exc).__name__} (code {exc.code})"
     return None
@@ -394,13 +397,22 @@ def _run_on(
         raise
     finally:
         try:
-            book.finish_run(run_id, status, run.summary())
+            book.finish_run(run_id, status, _finished_summary(run))
         finally:
             try:
                 run._closing.close()
             finally:
                 run.client.close()
                 book.close()
+
+
+def _finished_summary(run: Run) -> dict[str, Any]:
+    """What the run is finished with: its job's summary, and what stopped it when something did (`status` and
+    `report` say it beside the last run)."""
+    summary = dict(run.summary())
+    if run.stop.cause is not None and not isinstance(run.stop.cause, KeyboardInterrupt):
+        summary["stopped"] = run.stop.reason
+    return summary
 
 
 # -- Ctrl-C (the process's handling: flows/interrupts.py) ---------------------------------------------------

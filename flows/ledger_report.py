@@ -152,7 +152,12 @@ def last_run_line(ledger: LedgerReader, writing: RunReport | None = None) -> str
         which, status = "this run", writing.status
     line = f"{which}: {run.command} {run.run_id}, started {run.started_at:%Y-%m-%d %H:%M} UTC, {status}"
     where = [f"{label} {run.params[name]}" for name, label in DESTINATIONS if run.params.get(name)]
-    return line + (f"; destination: {', '.join(where)}" if where else "")
+    stopped = (run.summary or {}).get("stopped")
+    return (
+        line
+        + (f"; destination: {', '.join(where)}" if where else "")
+        + (f"; stopped: {stopped}" if stopped else "")
+    )
 
 
 def _operations_only(summary: dict[str, Any]) -> bool:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from connectors.errors import UnknownOutcomeError, VideoApiError
+from connectors.errors import UnknownOutcomeError, VideoApiError, WorkspaceRefusedError
 from state.machine import OpStatus
 from tasks.lookup import LOOKUP_WAIT_SECONDS, Postponed, settle_remaining_at
 
@@ -31,6 +31,8 @@ R_contra = TypeVar("R_contra", contravariant=True)
 
 #: Why an open intent of a repeatable call (no lookup: the same whatever it did) becomes void.
 REPEATABLE = "outcome unknown; repeatable (the same whatever happened): sent again"
+#: How the void reason of a call the workspace's state refused begins (errors.WorkspaceRefusedError).
+WORKSPACE_REFUSED = "the workspace refused it"
 
 
 @dataclass(frozen=True)
@@ -179,7 +181,9 @@ def exactly_once(
 
     1. An intent an earlier attempt left open is settled first (settle()): what it did is returned and
        nothing is sent. 2. The intent is written. 3. The call, under hold() until its outcome is written.
-    4. Its outcome: done with the answer; failed with a refusal (an exception of `refused`, raised again);
+    4. Its outcome: done with the answer; a refusal of the workspace's state (WorkspaceRefusedError: quota,
+       balance...) is a definite "not made": void, raised again (the run stops; a later run sends it again);
+       failed with any other refusal (an exception of `refused`, raised again);
        a lost answer is looked up: found, done with it; provably nothing, void and NotMade (the caller may
        send it again); cannot tell yet, Postponed (the intent stays open for a later round or run). A call
        without a lookup is repeatable: its lost answer is written failed and raised. Any other exception
@@ -202,6 +206,11 @@ def exactly_once(
             if found is None:
                 raise NotMade(exc) from exc
             return found
+        except WorkspaceRefusedError as exc:
+            journal.write_void(
+                intent, f"{WORKSPACE_REFUSED} ({error_code(exc)}): nothing was made; a rerun sends it"
+            )
+            raise
         except refused as exc:
             journal.write_failed(intent, exc)
             raise

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from emulator.errors import folder_missing, not_found
 from emulator.ids import new_id
 from emulator.media.probe import MediaInfo
+from emulator.refusals import admit_video
 from emulator.state import Video, Workspace, utcnow
 
 if TYPE_CHECKING:
@@ -51,8 +52,14 @@ class Backend:
             return
         path.unlink(missing_ok=True)
 
-    def new_video(self, ws: Workspace, project_id: str, folder_id: str | None, title: str) -> Video:
-        """A new video record in status pending (the title in the form the workspace's service keeps)."""
+    def new_video(
+        self, ws: Workspace, project_id: str, folder_id: str | None, title: str, *, admit: bool = True
+    ) -> Video:
+        """A new video record in status pending (the title in the form the workspace's service keeps); first
+        admitted by the workspace's quota and billing state (emulator/refusals.py) unless admit is False (a
+        broadcast's recording, which no request of the client made)."""
+        if admit:
+            admit_video(ws)
         seq = next(self.core.seq)
         video = Video(
             id=new_id(),

@@ -47,10 +47,22 @@ class LifecycleBackend(Backend):
             video.info = info
             mode = ws.processing
             video.processing_seconds = ws.processing_seconds
-            video.processing_since = time.monotonic()
+            # processing-queue: progress stays 0 while it waits its turn (processing_turn starts the clock)
+            video.processing_since = None if ws.variants.has("processing-queue") else time.monotonic()
             video.progress = 100.0 if mode == "manual" else 0.0
             self.core.set_status(ws, video, "processing")
             return mode, video.processing_seconds
+
+    def processing_turn(self, ws: Workspace, video_id: str, generation: int, seconds: float) -> bool:
+        """processing-queue: the video's turn came; its processing (and progress) runs from now for seconds.
+        False when stale (deleted or replaced while it waited: nothing to process)."""
+        with self.lock:
+            video = self.current(ws, video_id, generation)
+            if video is None:
+                return False
+            video.processing_seconds = seconds
+            video.processing_since = time.monotonic()
+            return True
 
     def processing_finished(
         self, ws: Workspace, video_id: str, generation: int, status: str, message: str | None = None

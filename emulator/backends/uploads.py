@@ -9,6 +9,7 @@ from typing import Any
 from emulator.backends.base import Backend
 from emulator.errors import not_exists
 from emulator.ids import new_id
+from emulator.refusals import admit_create
 from emulator.state import UploadSession, Video, Workspace, utcnow
 
 
@@ -45,6 +46,7 @@ class UploadsBackend(Backend):
                 assert video_id is not None
                 if video_id not in ws.videos:
                     raise not_exists("video_id", "existing video id")
+                admit_create(ws)
                 target_id = video_id
                 session_id = video_id if kind == "replace" else new_id()
             session = UploadSession(
@@ -133,6 +135,7 @@ class UploadsBackend(Backend):
                 video = ws.videos.get(replace_id)
                 if video is None:
                     raise not_exists("X-Replace-Video-ID", "existing video id")
+                admit_create(ws)
                 video.title = ws.variants.stored_title(title)
                 if description is not None:
                     video.description = ws.variants.stored_description(description)
@@ -192,7 +195,7 @@ class UploadsBackend(Backend):
     ) -> Video:
         """A broadcast's recording as a whole file: a new video with meta, processed like an upload."""
         with self.lock:
-            video = self.new_video(ws, parent[0], parent[1], title)
+            video = self.new_video(ws, parent[0], parent[1], title, admit=False)
             self.store_file(video, path, path.stat().st_size, md5, f"{title}.mp4")
             video.meta = meta
             self.core.set_status(ws, video, "uploading")

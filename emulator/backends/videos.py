@@ -10,6 +10,7 @@ from typing import Any
 
 from emulator.backends.base import Backend
 from emulator.errors import (
+    ApiError,
     Invalid,
     folder_missing,
     not_exists,
@@ -284,7 +285,11 @@ class VideosBackend(Backend):
             if src is None:
                 dst.unlink(missing_ok=True)
                 raise not_found("video")
-            video = self.new_video(ws, src.project_id, src.folder_id, src.title)
+            try:
+                video = self.new_video(ws, src.project_id, src.folder_id, src.title)
+            except ApiError:  # refused by the workspace's quota or billing state: the joined file goes
+                dst.unlink(missing_ok=True)
+                raise
             video.description = ws.variants.stored_description(src.description)
             self.store_file(video, dst, dst.stat().st_size, md5, f"{src.title}.mp4")
             video.info = info

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from connectors.config import ConfigError, Settings
-from connectors.errors import AuthError
+from connectors.errors import AuthError, WorkspaceRefusedError
 from connectors.operations import read_operations
 from connectors.retry import describe_failure
 from connectors.s3 import S3Config
@@ -16,12 +16,13 @@ from flows.apply.options import ApplyOptions
 from flows.job import Outcome, Run, failure, read_ledger, run_job, run_status, stopped_exit
 from flows.ledger_report import RunReport, build_report, write_report
 from state.applied import Unit
-from state.machine import UNIT_END_STATES, UnitState
+from state.machine import UNIT_END_STATES, OpStatus, UnitState
 from tasks.apply.context import ApplyContext
 from tasks.apply.plan import ApplyPlan, Refusal, resolve_plan
 from tasks.apply.schedule import advance_units, prepare
 from tasks.apply.unit import run_unit
 from tasks.apply.units import refuse_deletes, unit_plans
+from tasks.exactly_once import WORKSPACE_REFUSED
 from tasks.gap import GapListingFailed
 from tasks.report_files import publish_report
 
@@ -168,6 +169,17 @@ def _outcome(
     )
 
 
+def _refused(ctx: ApplyContext, u: Unit) -> bool:
+    """Whether the unit's last call is the one the workspace refused (its intent void: nothing was made)."""
+    ops = ctx.ledger.ops(op_key=u.unit_key)
+    last = ops[-1] if ops else None
+    return (
+        last is not None
+        and last.status == OpStatus.VOID
+        and (last.error_message or "").startswith(WORKSPACE_REFUSED)
+    )
+
+
 def _why_not_done(ctx: ApplyContext, u: Unit, units: dict[str, Unit], stopped_waiting: float | None) -> str:
     """The true reason a unit is not done, and what a rerun does about it."""
     if u.state in UNIT_END_STATES:
@@ -176,6 +188,8 @@ def _why_not_done(ctx: ApplyContext, u: Unit, units: dict[str, Unit], stopped_wa
         after = f" when the run stopped waiting after {stopped_waiting:g} s" if stopped_waiting else ""
         return f"its call is done; the video was still processing{after}; a rerun waits on"
     cause = ctx.abort.cause
+    if u.state == UnitState.PLANNED and isinstance(cause, WorkspaceRefusedError) and _refused(ctx, u):
+        return f"not made: the workspace refused its call ({cause.code}); a rerun makes it once that is fixed"
     if u.state == UnitState.RUNNING:
         if isinstance(cause, AuthError):
             return (

@@ -75,7 +75,11 @@ def status(
     for line in summary_lines(summary):
         say(line)
     if last is not None:
-        say(f"last run: {last.run_id} ({last.command}) {last.status}")
+        stopped = (last.summary or {}).get("stopped")  # what stopped it, when something did (flows/job.py)
+        say(
+            f"last run: {last.run_id} ({last.command}) {last.status}"
+            + (f"; stopped: {stopped}" if stopped else "")
+        )
     if bad:
         typer.echo("failed items:")
     for item in bad:

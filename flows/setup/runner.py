@@ -109,13 +109,19 @@ def run_up(opts: SetupOptions, settings: Settings) -> SetupOutcome:
         )
         if written:
             lines.append(_outputs_line(opts.outputs, len(written)))
-        code = Exit.INCOMPLETE if result.failed or result.skipped else Exit.DONE
+        if result.stopped is not None:
+            run.stop(result.stopped)  # recorded with the run (status and report say it)
+            lines.append(f"not attempted: {result.not_attempted} change(s), left for the rerun")
+            lines.append(f"stopped: {result.stopped}")
+        code = Exit.INCOMPLETE if result.failed or result.skipped or result.stopped else Exit.DONE
         lines = [blank(line, state.secrets) for line in lines]
         rows = [dict(r) for r in as_rows(plan)]
         failed = [failure(blank(f, state.secrets), "failed", blank(f, state.secrets)) for f in result.failed]
         failed += [
             failure(blank(s, state.secrets), "skipped", blank(s, state.secrets)) for s in result.skipped
         ]
+        if result.stopped is not None:
+            failed.append(failure(opts.file, result.stopped.code, str(result.stopped)))
         return SetupOutcome(
             code, lines=lines, counts=plan.counts(), rows=rows, outputs=written, failed=failed
         )

@@ -7,7 +7,7 @@ from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
 from typing import Any
 
-from connectors.errors import AuthError, NotFoundError, VideoApiError
+from connectors.errors import AuthError, NotFoundError, VideoApiError, WorkspaceRefusedError, stops_run
 from connectors.sources import SourceError
 from core.item import COMPLETE_STATES
 from core.operation import ConcatParams, OperationSpec, OpKind, Target, TargetKind
@@ -190,6 +190,12 @@ def _call_once(
     except AuthError as exc:  # nothing was done; the intent stays for the next run to settle
         ctx.stop(exc)
         return UnitState.RUNNING
+    except WorkspaceRefusedError as exc:  # nothing was made (the intent is void): planned for the rerun
+        ctx.ledger.move_unit(
+            key, UnitState.PLANNED, ctx.run_id, f"not made: {exc.code} (the workspace refused)"
+        )
+        ctx.stop(exc)
+        return UnitState.PLANNED
     except UploadStopped:  # the run stops mid-upload: the intent stays for the next run to settle
         return UnitState.RUNNING
     except REFUSED as exc:
@@ -300,7 +306,7 @@ def unit_lookup(
         except VideoApiError as exc:
             if not postpone_errors:
                 raise
-            if isinstance(exc, AuthError):
+            if stops_run(exc):
                 ctx.stop(exc)
             else:
                 ctx.ledger.note(op.op_key or "", ctx.run_id, f"reconcile postponed: {exc}")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from connectors.config import DEFAULT_CHUNK_SIZE
-from connectors.errors import AuthError, TransportError, UnknownOutcomeError, VideoApiError
+from connectors.errors import TransportError, UnknownOutcomeError, VideoApiError, stops_run
 from connectors.ids import same_id
 from connectors.retry import describe_failure
 from state.machine import DONE, FAILED
@@ -141,10 +141,10 @@ class MigrateContext:
             return made + 1
 
     def refused(self, key: str, what: str, exc: VideoApiError) -> str:
-        """A finish-step call the service refused; the item's state after it: a refused token stops the run
-        (the item stays done for the next), anything else fails the item naming the call (a rerun sends it
-        again)."""
-        if isinstance(exc, AuthError):
+        """A finish-step call the service refused; the item's state after it: a refused token or the
+        workspace's state (quota, balance...: errors.stops_run) stops the run (the item stays done for the
+        next), anything else fails the item naming the call (a rerun sends it again)."""
+        if stops_run(exc):
             self.stop(exc)
             return DONE
         self.ledger.fail(key, self.run_id, error_code(exc), f"{what}: {exc}", exc.request_id)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from connectors.errors import AuthError, VideoApiError
+from connectors.errors import VideoApiError, stops_run
 from connectors.models import Video
 from connectors.titles import header_safe_title, placeholder_title
 from state.errors import LedgerError
@@ -93,7 +93,9 @@ def sweep_gap(ctx: MigrateContext) -> int:
     except GapListingFailed as exc:
         ctx.stop(exc)
         return 0
-    except AuthError as exc:
+    except VideoApiError as exc:
+        if not stops_run(exc):
+            raise
         ctx.stop(exc)
         return 0
     found = 0

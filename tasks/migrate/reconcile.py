@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from connectors.errors import AuthError, NotFoundError, VideoApiError
+from connectors.errors import NotFoundError, VideoApiError, stops_run
 from connectors.models import Video
 from connectors.retry import describe_failure
 from core.item import FAILED_STATUSES, ItemState, Via
@@ -50,7 +50,7 @@ def item_lookup(ctx: MigrateContext, key: str, what: str = "reconcile") -> Looku
         try:
             return locate(ctx, item)
         except VideoApiError as exc:
-            if isinstance(exc, AuthError):
+            if stops_run(exc):
                 ctx.stop(exc)
             else:
                 why = describe_failure(exc)
@@ -95,7 +95,7 @@ def delete_video(ctx: MigrateContext, item: Item, video_id: str) -> bool:
     except NotFoundError:
         pass
     except VideoApiError as exc:
-        if isinstance(exc, AuthError):
+        if stops_run(exc):
             ctx.stop(exc)
         else:
             if reload(ctx, item.key).video_id is None:
@@ -187,8 +187,10 @@ def fail_item(
 
 
 def api_failure(ctx: MigrateContext, item: Item, exc: VideoApiError) -> None:
-    """Record a definitive API refusal; an auth error stops the whole run (it would fail every item)."""
-    if isinstance(exc, AuthError):
+    """Record a definitive API refusal; a refusal of the token or of the workspace's state (quota, balance...)
+    stops the whole run instead (it would fail every item): the item stays as it is (planned, when its create
+    was refused) for the rerun."""
+    if stops_run(exc):
         ctx.stop(exc)
         return
     ctx.no_answer(exc)  # a service gone mid-run stops the run within tasks/stop.OUTAGE_SECONDS

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from connectors.errors import AuthError, VideoApiError
+from connectors.errors import VideoApiError, stops_run
 from connectors.retry import describe_failure
 from state.machine import CREATING, DONE, FAILED, PLANNED, UPLOADING
 from tasks.lookup import SETTLE_SECONDS
@@ -260,10 +260,10 @@ def _listed(ctx: MigrateContext, listing: Callable[[], object]) -> bool:
     """Run one listing (a poll, or claims confirmed); False when it failed (tried again a round later)."""
     try:
         listing()
-    except AuthError as exc:
-        ctx.stop(exc)
-        return False
     except VideoApiError as exc:
+        if stops_run(exc):
+            ctx.stop(exc)
+            return False
         log.warning("status poll failed (%s); trying again next round", describe_failure(exc))
         ctx.no_answer(exc)
         return False

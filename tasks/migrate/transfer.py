@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from connectors.errors import (
-    AuthError,
-    VideoApiError,
-)
+from connectors.errors import AuthError, VideoApiError, WorkspaceRefusedError
 from state.errors import LedgerError
 from state.machine import CREATING, FAILED, PLANNED, UPLOADING
 from tasks.gap import GapListingFailed
@@ -62,7 +59,7 @@ def transfer_batch(ctx: MigrateContext, keys: list[str]) -> dict[str, int]:
             state = transfer_item(ctx, key)
         except Postponed:
             state = CREATING
-        except (AuthError, GapListingFailed) as exc:
+        except (AuthError, WorkspaceRefusedError, GapListingFailed) as exc:
             ctx.stop(exc)
             break
         except Exception as exc:  # a surprise in one item is recorded on it; the batch goes on

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from connectors.client.live_models import LiveEvent, RestreamTarget
 from connectors.desired_state import BatchSpec, EventSpec, RestreamSpec
-from connectors.errors import VideoApiError
+from connectors.errors import VideoApiError, WorkspaceRefusedError
 from connectors.ids import same_id
 from connectors.retry import describe_failure
 from core.redact import blank
@@ -41,6 +41,9 @@ class UpResult:
     events: dict[tuple[str, str], LiveEvent] = field(default_factory=dict, repr=False)
     batches: dict[tuple[str, str], str] = field(default_factory=dict)  #: (event id, name) -> batch id
     writes: int = 0
+    #: The workspace's refusal that stopped the run (quota, balance...): the changes after it were not sent.
+    stopped: WorkspaceRefusedError | None = None
+    not_attempted: int = 0
 
 
 class SetupWriter(WorkspaceWrites):
@@ -149,7 +152,7 @@ class SetupWriter(WorkspaceWrites):
         """Every change of the plan that writes; blocked and conflicting ones are reported, not sent."""
         result = UpResult(events=dict(plan.found), batches=dict(plan.batches))
         created: dict[tuple[str, str], LiveEvent] = {}
-        for change in plan.changes:
+        for index, change in enumerate(plan.changes):
             if change.action in (BLOCKED, CONFLICT):
                 result.skipped.append(f"{change.kind} {change.label}: {change.reason or change.action}")
                 continue
@@ -170,6 +173,13 @@ class SetupWriter(WorkspaceWrites):
                     " the intent stays open and the next run settles it before anything is sent"
                 )
                 continue
+            except WorkspaceRefusedError as exc:  # every further create would be refused alike: stop here
+                result.stopped = exc
+                result.not_attempted = sum(c.action in (CREATE, UPDATE, DELETE) for c in plan.changes[index:])
+                log.warning(
+                    "setup: %s %s refused by the workspace (%s)", change.action, change.kind, exc.code
+                )
+                break
             except VideoApiError as exc:
                 result.failed.append(f"{change.action} {change.kind} {change.label}: {describe_failure(exc)}")
                 log.warning("setup: %s %s failed (%s)", change.action, change.kind, describe_failure(exc))

@@ -81,9 +81,13 @@ EXPECTED = {
         "e2e_5_webhooks_vs_floor",
         "e2e_5_plain_tus_rate_limited_seconds",
         "e2e_5_plain_tus_rate_limited_vs_floor",
+        "e2e_5_plain_processing_queue_seconds",
+        "e2e_5_plain_processing_queue_vs_floor",
+        "e2e_5_plain_processing_queue_tail_vs_queue_floor",
         "e2e_5_naive_seconds",
         "e2e_naive_vs_videoferry",
         "e2e_5_plain_tus_rate_limited_vs_default",
+        "e2e_5_plain_processing_queue_vs_default",
     ],
     "baseline": [
         *(f"careful_6_{n}" for n in ("seconds", "api_calls", "429s", "duplicates")),
@@ -170,6 +174,13 @@ def _end_to_end(figures: Figures) -> None:
         parts = [float(x) for x in re.findall(r"(?:startup|creates|tail|finish|exit) (-?\d+\.\d+) s", note)]
         assert len(parts) == 5 and all(p >= 0 for p in parts), (name, note)
         assert abs(sum(parts) - wall) < 0.5, (name, note)
+    # Under the processing queue the tail is never shorter than the queue's own floor for those creates.
+    for name in (n for n in figures if n.endswith("_tail_vs_queue_floor")):
+        value, note = figures[name]
+        tail, least = (
+            float(x) for x in _found(r"^(\d+\.\d+) s from .* / (\d+\.\d+) s the queue", note).groups()
+        )
+        assert value >= 1.0 and tail >= least, (name, note)
 
 
 def _apply_ops(figures: Figures) -> None:

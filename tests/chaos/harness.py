@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from emulator.control import EmulatorControl, WebhookFaultKind, Workspace
-from emulator.variants import EXCLUSIVE, VARIANTS
+from emulator.variants import EXCLUSIVE, REFUSING, VARIANTS
 from tests.flows.helpers import write_inventory
 
 
@@ -164,18 +164,22 @@ def write_rows(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
 #: readings by tests/flows/test_setup_share.py. codes-reset-share: a first code batch resets the event's
 #: privacy_share (setup writes it again after the first batch).
 SETUP_ONLY: frozenset[str] = frozenset({"codes-reset-share"})
+#: Variants of a workspace that refuses creates (quota, billing): every run under one stops by design, so
+#: they are out of every draw; tests/flows/test_workspace_refusal.py runs each job under them.
+REFUSALS: frozenset[str] = frozenset({"video-quota", *REFUSING})
 
 
 def draw_variants(seed: int) -> tuple[list[str], dict[str, float]]:
     """A seeded combination of the emulator's variants (about a third of them, at most one of each exclusive
-    group) and their parameters: upload addresses that expire within seconds, lists a few seconds late.
+    group) and their parameters: upload addresses that expire within seconds, lists a few seconds late, a
+    processing queue of a few slots.
 
-    Every variant is in the draw but those SETUP_ONLY, also those of operations a migration does not
-    make (copy, move, cut, concat) and webhook-alt-shape (webhooks only in chaos_webhooks seeds): a migration
-    must not care.
+    Every variant is in the draw but those SETUP_ONLY and REFUSALS, also those of operations a migration does
+    not make (copy, move, cut, concat) and webhook-alt-shape (webhooks only in chaos_webhooks seeds): a
+    migration must not care.
     """
     rng = random.Random(seed * 104729 + 7)
-    chosen = [name for name in sorted(set(VARIANTS) - SETUP_ONLY) if rng.random() < 0.35]
+    chosen = [name for name in sorted(set(VARIANTS) - SETUP_ONLY - REFUSALS) if rng.random() < 0.35]
     for group in EXCLUSIVE:
         present = [n for n in chosen if n in group]
         for extra in rng.sample(present, len(present))[1:]:
@@ -184,6 +188,8 @@ def draw_variants(seed: int) -> tuple[list[str], dict[str, float]]:
         "endpoint_ttl_seconds": rng.choice((2.5, 3.5, 5.0)),
         "list_lag_seconds": rng.choice((1.0, 3.0)),
         "clock_offset_seconds": rng.choice((90.0, 600.0, 3600.0)),
+        "processing_concurrency": rng.choice((1, 2, 4)),
+        "queue_seconds": rng.choice((0.1, 0.25)),  # 200 items at 1 a time: 50 s at most, inside every bound
     }
     return chosen, params
 
@@ -198,6 +204,7 @@ def describe_variants(variants: Sequence[str], params: dict[str, float]) -> str:
         "list-lag": f"lag {params['list_lag_seconds']:g} s",
         "clock-ahead": f"{params['clock_offset_seconds']:g} s",
         "clock-behind": f"{params['clock_offset_seconds']:g} s",
+        "processing-queue": f"{params['processing_concurrency']:g} at once, {params['queue_seconds']:g} s",
     }
     return ",".join(f"{v} ({extra[v]})" if v in extra else v for v in shown)
 

@@ -18,6 +18,7 @@ from connectors.client import VideoClient
 from connectors.inventory import read_inventory
 from emulator.control import EmulatorControl, Workspace
 from flows.migrate.runner import run_migration
+from tasks.service import run_limiter
 from tests.chaos.checks import rate_figures_of
 from tests.chaos.harness import (
     FaultScript,
@@ -70,10 +71,13 @@ def _library(tmp: Path, control: EmulatorControl, ws: Workspace, make: Any) -> d
     return {v["id"]: v for v in control.videos(ws)}
 
 
-def _listed_all(ws: Workspace, count: int) -> None:
-    """Wait (bounded) until the list shows every video (the list-lag variant shows new ones late)."""
+def _listed_all(ws: Workspace, count: int, ledger: Path) -> None:
+    """Wait (bounded) until the list shows every video (the list-lag variant shows new ones late); its calls
+    count against the migration's budget (the limiter file beside its ledger), so the two together keep to
+    the limits the test checks even when the migration's last calls were a moment ago."""
     deadline = time.monotonic() + 30
-    with VideoClient.from_settings(settings_for(ws)) as client:
+    settings = settings_for(ws)
+    with VideoClient.from_settings(settings, limiter=run_limiter(settings, str(ledger))) as client:
         while len(list(client.videos.scan(project_id=ws.project_id))) < count:
             assert time.monotonic() < deadline, "the list never showed every video"
             time.sleep(0.5)
@@ -116,7 +120,7 @@ def test_killed_backups_under_faults_then_a_clean_run_keep_every_object_once(
     variants, params = draw_variants(seed + 4000)
     variants = [v for v in variants if v not in NOT_DRAWN]
     chaos_control.set_variants(chaos_ws, variants, **params)
-    _listed_all(chaos_ws, VIDEOS)
+    _listed_all(chaos_ws, VIDEOS, tmp_path / "migrate.db")
     bucket = request.getfixturevalue("s3_bucket") if seed % 2 == 0 else None
     to = f"s3://{bucket}/chaos/" if bucket else str(tmp_path / "backup")
     store = _Store(to, bucket)

@@ -22,7 +22,7 @@ from tests.chaos.checks import (
     max_in_window,
     rate_figures_of,
 )
-from tests.chaos.harness import SETUP_ONLY, draw_variants, shared_groups
+from tests.chaos.harness import REFUSALS, SETUP_ONLY, draw_variants, shared_groups
 from tests.state.helpers import spec
 
 
@@ -111,7 +111,7 @@ def test_variant_draws_keep_the_exclusions_and_shared_groups_their_sizes() -> No
         assert all(len(set(chosen) & set(group)) <= 1 for group in EXCLUSIVE), chosen
         assert 2.0 <= params["endpoint_ttl_seconds"] <= 5.0
     drawn = {name for seed in range(1, 60) for name in draw_variants(seed)[0]}
-    assert drawn == set(VARIANTS) - SETUP_ONLY
+    assert drawn == set(VARIANTS) - SETUP_ONLY - REFUSALS
     groups = shared_groups(random.Random(3), 50)
     assert len(groups) >= 2 and all(2 <= len(g) <= 4 for g in groups)
     assert len({i for g in groups for i in g}) == sum(len(g) for g in groups)

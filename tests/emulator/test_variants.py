@@ -61,6 +61,11 @@ def test_set_get_and_replace(emu_control: EmulatorControl, ws: Workspace) -> Non
         "list_lag_seconds": 5.0,
         "endpoint_ttl_seconds": 60.0,
         "title_cap": 128,
+        "video_quota": 10,
+        "refuse_after": 0,
+        "quota_status": 400,
+        "processing_concurrency": 2,
+        "queue_seconds": 1.0,
     }
     assert emu_control.set_variants(ws, ["ids-upper"])["variants"] == ["ids-upper"]  # replaces
     assert Variants(frozenset({"ids-upper"})).has("ids-upper") and not Variants().has("ids-upper")
