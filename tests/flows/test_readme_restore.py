@@ -1,5 +1,5 @@
-"""The backup page of the documentation (docs/jobs/backup.md) as a new user runs it: a backup to S3, then the restore into a second emulator
-workspace and its check, each command copied from that page and run by bash."""
+"""The documentation's backup page (docs/jobs/backup.md) as a new user runs it: a backup to S3, then the
+restore into a second emulator workspace and its check, each command copied from that page and run by bash."""
 
 from __future__ import annotations
 
