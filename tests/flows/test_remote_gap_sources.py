@@ -1,6 +1,7 @@
 """The replication gap with results that look like their sources (issue 43): videos migrated with another
-ledger, then copies, concats and cuts on a remote ledger whose run is lost in the gap; the rerun must adopt
-only what the lost run made (created after its gap mark), never an original with the same title and place.
+ledger, then copies, concats and cuts (or the same rows migrated again) on a remote ledger whose run is lost
+in the gap; the rerun must adopt only what the lost run made (created after its gap mark), never an original
+with the same title and place.
 
 Before the gap mark, a rerun took each original for the copy it was looking for: it said every operation was
 done while the service held fewer results than operations.
@@ -148,3 +149,43 @@ def test_concat_and_cut_results_that_look_like_their_sources_across_the_gap(
     )
     assert set(states.values()) == {"done"} and why == ""
     assert len(made) == 5 and not made & {v["id"] for v in originals}
+
+
+def test_a_migrate_lost_in_the_gap_never_adopts_a_video_another_ledger_made_from_the_same_row(
+    tmp_path: Path,
+    emu: Workspace,
+    emu_control: EmulatorControl,
+    clip_factory: Any,
+    s3_server: str,
+    s3_bucket: str,
+) -> None:
+    # the same rows (titles, files, sizes) migrated into the same project with a ledger of its own first
+    rows = clip_rows(clip_factory, 6, metadata=False)
+    inventory = write_inventory(tmp_path / "inv.csv", rows)
+    first = migrate_args(emu, inventory, tmp_path / "other-ledger.db", transfers=2, wait_timeout=120)
+    done = run_cli(first, cli_env(emu), timeout=240)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    originals = {v["id"] for v in wait_done(emu_control, emu)}
+    assert len(originals) == len(rows)
+
+    url = f"s3://{s3_bucket}/ledgers/library.db"
+    args = migrate_args(emu, inventory, Path("unused"), transfers=2, wait_timeout=120)
+    args[args.index("--ledger") + 1] = url
+    emu_control.set_faults(emu, [{"kind": "bandwidth", "bytes_per_second": 60_000}], seed=3)
+    first_dir = tmp_path / "machine-a"
+
+    def with_video(book: Ledger) -> int:
+        return sum(1 for i in book.items() if i.video_id)
+
+    kill_in_the_gap(cli_argv(*args), remote_env(cli_env(emu), first_dir), url, first_dir, with_video, "video")
+    known, _ = replica(url, s3_server, lambda book: {i.video_id for i in book.items() if i.video_id})
+    assert {v["id"] for v in emu_control.videos(emu)} - originals - known, "the test made no gap"
+    emu_control.clear_faults(emu)
+    env = remote_env(cli_env(emu), tmp_path / "machine-b")
+    rerun, refused = rerun_until_free(lambda: run_cli(args, env, timeout=300), 60)
+    assert refused and rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-3000:]
+
+    videos = wait_done(emu_control, emu)
+    assert Counter(v["title"] for v in videos) == Counter(r["title"] for r in rows + rows)
+    mine, why = replica(url, s3_server, lambda book: {i.video_id for i in book.items()})
+    assert why == "" and len(mine) == len(rows) and not mine & originals  # its own videos, one per row
