@@ -34,7 +34,6 @@ from connectors.models import Video
 from core.item import ItemState
 from core.operation import OpKind
 from state.machine import OpStatus, UnitState
-from tasks.gap_mark import CREATED_PRECISION
 from tasks.lookup import Postponed, SentCreate, besides, choose_created
 
 if TYPE_CHECKING:
@@ -72,11 +71,11 @@ class Gap:
 
     @property
     def bound(self) -> datetime | None:
-        """The earliest created_at a lost run's video can have (service clock): just past the mark plus the
-        precision a service may keep created_at with; None when no mark is known (nothing can be told)."""
+        """The earliest created_at a lost run's video can have (service clock): just past the mark; None when
+        no mark is known (nothing can be told)."""
         if self.taken is None:
             return None
-        return self.taken + CREATED_PRECISION + timedelta(microseconds=1)
+        return self.taken + timedelta(microseconds=1)
 
     def listing(self, client: VideoClient) -> list[Video]:
         """Every live video created after the gap mark, newest first: listed once for the run (on the first

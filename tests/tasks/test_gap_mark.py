@@ -6,6 +6,7 @@ precision of its created_at; no mark known: nothing is taken; the mark survives 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from connectors.limiter import ApiRateLimiter
 from emulator.control import EmulatorControl, Workspace
 from state.ledger import Ledger
 from tasks.gap import Gap
-from tasks.gap_mark import GapMark, keep_mark, restored_mark, take_mark
+from tasks.gap_mark import GapMark, keep_mark, precision_of, restored_mark, take_mark
 from tasks.lookup import SentCreate
 
 TITLE = "Same title"
@@ -83,3 +84,17 @@ def test_the_mark_is_kept_in_the_ledger_to_the_microsecond(
         assert restored_mark(book) is None
     finally:
         book.close()
+
+
+@pytest.mark.parametrize(
+    ("stamp", "step"),
+    [
+        ("2026-11-29T00:00:01Z", timedelta(seconds=1)),
+        ("2026-11-29T00:00:01.250Z", timedelta(milliseconds=10)),
+        ("2026-11-29T00:00:01.123Z", timedelta(milliseconds=1)),
+        ("2026-11-29T00:00:01.123457Z", timedelta(microseconds=1)),
+    ],
+)
+def test_the_precision_of_created_at_is_told_by_its_last_digit(stamp: str, step: timedelta) -> None:
+    assert precision_of(datetime.fromisoformat(stamp)) == step
+    assert precision_of(None) == timedelta(seconds=1)
