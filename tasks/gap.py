@@ -13,12 +13,13 @@ video that existed before (an original migrated with another ledger, a copy's ow
 place) is never taken for the result it looks like. No mark known: the lookup cannot tell, adopts nothing,
 and the run does what the ledger does not show done (said once as a warning).
 
-What each job looks up before its create (the subject key it records): migrate, an item in planned /
-creating / failed without a video (its key), under every title its create can have been sent with; apply, a
-copy / concat unit that is not done (its unit key; cuts and replaces write their intent durably first
-instead, so they are never in the gap); archive, a recording's copy not done (its op key: the destination
-object adopted by size and md5). complete() says when every subject was looked up, and only then may the
-home be marked reconciled: a run that touched part of the ledger leaves the gap open for the next.
+What each job looks up before its create (the subject key it records): migrate, an item in planned / creating
+/ failed without a video (its key), under every title its create can have been sent with; apply, a copy /
+concat unit that is not done (its unit key; cuts and replaces write their intent durably first instead, so
+they are never in the gap); archive, a recording's copy not done (its op key: the destination object at its
+own key adopted by size and md5: the same bytes, whenever written, so no mark bounds it). complete() says when
+every subject was looked up, and only then may the home be marked reconciled: a run that touched part of the
+ledger leaves the gap open for the next.
 """
 
 from __future__ import annotations

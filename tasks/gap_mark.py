@@ -5,11 +5,12 @@ remote ledger lists one video right after it took the lock: the answer's Date he
 bounds the service's time then, and the video's created_at tells the precision the service keeps it with
 (whole seconds: 1 s; the spec's fractional seconds: their last digit). The mark is an upper bound of the
 service's time at a moment the run already held the ledger (our time then, plus the clock's offset and its
-uncertainty) plus that precision: every video that existed before the run took the ledger has a created_at
-at most the mark. The run then creates nothing until the service's clock is provably past the mark by that
-precision (hold(): a wait of about a second at most, spent only when the first create comes that early), so
-every video it creates has a created_at after the mark. A video is therefore taken as a lost run's only when
-its created_at is after the mark (Gap.bound): the two sets never meet, whatever the two clocks say.
+uncertainty) plus that precision: every video that existed before the run took the ledger has a created_at at
+most the mark. The run then creates nothing until the service's clock is provably past the mark by that
+precision (hold(): about a second, up to 3 s when the precision cannot be told; spent only by a first create
+that comes that early), so every video it creates has a created_at after the mark. A video is therefore taken
+as a lost run's only when its created_at is after the mark (Gap.bound): the two sets never meet, whatever the
+two clocks say.
 
 The ledger keeps one mark (meta key GAP_MARK_KEY): the mark of the earliest run whose writes may be missing
 from a copy restored later. A run whose restored copy is complete (nothing behind) keeps its own; a run whose
