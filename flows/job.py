@@ -27,12 +27,15 @@ from tasks.stop import ServiceUnavailable, Stop
 # Light at import (the command line reads this module for every command, --help included): the ledger,
 # the client and the error classes are imported where they are used.
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from connectors.client import VideoClient
     from connectors.config import Settings
     from connectors.ledger_remote import RemoteLedger
     from state.ledger import Ledger
     from state.machine import RunStatus
     from tasks.gap import Gap
+    from tasks.gap_mark import GapMark
 
 log = logging.getLogger(__name__)
 
@@ -350,34 +353,28 @@ def _run_on(
     settings: Settings,
     body: Callable[[Run], OutcomeT],
 ) -> OutcomeT:
-    from connectors.ledger_errors import RemoteLedgerLostError
     from state.ledger import Ledger
     from state.machine import RunStatus
-    from tasks.gap import Gap
+    from tasks.gap_mark import open_mark
     from tasks.service import run_client
 
     book = Ledger.open(home.path if home is not None else ledger_path(ledger))
+    client = run_client(settings, ledger)
+    held: tuple[GapMark, datetime | None] | None = None
     try:
         if home is not None:
             book.guard_intents(home.check)  # no intent (so no call) once the lock is lost
+            held = open_mark(book, client, behind=home.may_be_behind, push=home.sync)
         run_id = book.start_run(name, params)
     except BaseException:  # e.g. another run holds the ledger: give the connection back before saying so
+        client.close()
         book.close()
         raise
-    run = Run(name, book, run_id, settings, run_client(settings, ledger))
-    if home is not None:
-        home.on_lost = lambda why: run.stop(RemoteLedgerLostError(why))
-        run.durable = lambda: None if home.sync() is None else None
-        if home.may_be_behind:
-            run.gap = Gap(home.behind_reason, home.behind_since)
-            log.warning(
-                "ledger %s: the restored copy may be behind (%s); whatever it does not show settled is looked"
-                " up before anything is created for it",
-                home.url,
-                home.behind_reason,
-            )
+    run = Run(name, book, run_id, settings, client)
     status = RunStatus.FAILED
     try:
+        if home is not None and held is not None:
+            _hold_on(run, home, *held)
         with run._ending:
             try:
                 outcome = body(run)
@@ -385,8 +382,8 @@ def _run_on(
                 run.stop(KeyboardInterrupt("interrupted by the user"))  # the workers take no new work
                 raise
         status = run_status(outcome.exit_code)
-        if home is not None and run.gap is not None:
-            _close_gap(home, run.gap, book)
+        if home is not None and run.gap is not None and held is not None:
+            _close_gap(home, run.gap, book, held[0])
         return outcome
     except KeyboardInterrupt:
         status = RunStatus.INTERRUPTED
@@ -433,10 +430,37 @@ def _interrupted(run: Run) -> str:
     )
 
 
-def _close_gap(home: RemoteLedger, gap: Gap, book: Ledger) -> None:
+def _hold_on(run: Run, home: RemoteLedger, mark: GapMark, taken: datetime | None) -> None:
+    """Stopped when the ledger is lost; no intent before the gap mark is past (tasks/gap_mark.py) nor once
+    the lock is lost; run.gap (bounded by the mark the ledger kept) when the restored copy may be behind."""
+    from connectors.ledger_errors import RemoteLedgerLostError
+    from tasks.gap import Gap
+
+    home.on_lost = lambda why: run.stop(RemoteLedgerLostError(why))
+    run.durable = lambda: None if home.sync() is None else None
+
+    def guard() -> None:  # mark.hold() waits a few seconds at most, for the first create only
+        mark.hold()
+        home.check()
+
+    run.ledger.guard_intents(guard)
+    if home.may_be_behind:
+        run.gap = Gap(home.behind_reason, home.behind_since, taken)
+        log.warning(
+            "ledger %s: the restored copy may be behind (%s); whatever it does not show settled is looked"
+            " up before anything is created for it",
+            home.url,
+            home.behind_reason,
+        )
+
+
+def _close_gap(home: RemoteLedger, gap: Gap, book: Ledger, mark: GapMark) -> None:
     """Mark the remote ledger reconciled when this run looked up everything its copy did not show settled."""
+    from tasks.gap_mark import keep_mark
+
     left = gap.unsettled(book)
     if gap.complete(book):
+        keep_mark(book, mark)  # everything before this run is in the ledger now
         home.mark_reconciled()
         log.info("ledger %s: every unsettled entry was looked up; the gap is closed", home.url)
     else:

@@ -122,6 +122,11 @@ class Ledger(LedgerReader, LedgerBatches):
                 self._run_id = None
                 self._run_lock.release()
 
+    def keep_setting(self, key: str, value: str) -> None:
+        """Keep value under key for later runs (read back with setting(); e.g. tasks/gap_mark.py's mark)."""
+        with self._db.write() as conn:
+            runs.keep_setting(conn, key, value)
+
     @property
     def run_id(self) -> str | None:
         """The run this object started and has not finished (None when none)."""

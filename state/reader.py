@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from state import activity, applied, queries
+from state import activity, applied, queries, runs
 from state.applied import Unit
 from state.db import LedgerDB
 from state.machine import OpStatus
@@ -16,6 +16,11 @@ class LedgerReader:
     """Reads of one open ledger file; they need no run and no run lock (WAL: other processes may write)."""
 
     _db: LedgerDB
+
+    def setting(self, key: str) -> str | None:
+        """The value a run kept under key for later runs (Ledger.keep_setting), or None."""
+        with self._db.read() as db:
+            return runs.setting(db, key)
 
     def get(self, key: str) -> Item | None:
         """The item with this key, or None."""

@@ -1,4 +1,4 @@
-"""Runs: recording a run's start (stale runs marked interrupted) and its end, and naming a lock's holder."""
+"""Runs: a run's start (stale runs marked interrupted) and end, its holder, and what it keeps for later."""
 
 from __future__ import annotations
 
@@ -79,3 +79,14 @@ def holder(db: Database) -> str:
         return ""
     last = running[-1]
     return f" (run {last['run_id']}, pid {last['pid']}, started {last['started_at']})"
+
+
+def setting(db: Database, key: str) -> str | None:
+    """The value a run kept under key in the meta table (None when none)."""
+    rows = list(db.query("SELECT value FROM meta WHERE key = ?", [key]))
+    return str(rows[0]["value"]) if rows else None
+
+
+def keep_setting(conn: sqlite3.Connection, key: str, value: str) -> None:
+    """Keep value under key in the meta table for later runs (replacing what was there)."""
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))

@@ -4,25 +4,29 @@ of tasks/lookup.py), and says when it has looked everything up.
 
 A remote ledger (connectors/ledger_remote.py) is replicated asynchronously: a run killed between a create
 and the replication of its outcome leaves a replica that does not know the video. The next run restores a
-copy that "may be behind" (`home.behind_reason`) and learns since when writes can be missing
-(`home.behind_since`: the start of the holder whose writes may be missing, translated to this machine's clock
-through the lock's S3 times). That moment bounds the one listing every lookup of the run reads: the
-workspace, newest first, down to it (one call per 100 videos created since), taken before this run creates
-anything.
+copy that "may be behind" (`home.behind_reason`). What the lost run can have made is bounded by the gap mark
+the ledger keeps (tasks/gap_mark.py): on the service's own clock, a moment by which the earliest run whose
+writes may be missing held the ledger. The one listing every lookup of the run reads is the workspace,
+newest first, down to just past it (one call per 100 videos created since), taken before this run creates
+anything; a video is a lost run's only when its created_at is provably after the mark (Gap.bound), so a
+video that existed before (an original migrated with another ledger, a copy's own source, same title, same
+place) is never taken for the result it looks like. No mark known: the lookup cannot tell, adopts nothing,
+and the run does what the ledger does not show done (said once as a warning).
 
-What each job looks up before its create (the subject key it records): migrate, an item in planned /
-creating / failed without a video (its key), under every title its create can have been sent with; apply, a
-copy / concat unit that is not done (its unit key; cuts and replaces write their intent durably first
-instead, so they are never in the gap); archive, a recording's copy not done (its op key: the destination
-object adopted by size and md5). complete() says when every subject was looked up, and only then may the
-home be marked reconciled: a run that touched part of the ledger leaves the gap open for the next.
+What each job looks up before its create (the subject key it records): migrate, an item in planned / creating
+/ failed without a video (its key), under every title its create can have been sent with; apply, a copy /
+concat unit that is not done (its unit key; cuts and replaces write their intent durably first instead, so
+they are never in the gap); archive, a recording's copy not done (its op key: the destination object at its
+own key adopted by size and md5: the same bytes, whenever written, so no mark bounds it). complete() says when
+every subject was looked up, and only then may the home be marked reconciled: a run that touched part of the
+ledger leaves the gap open for the next.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -31,7 +35,7 @@ from connectors.models import Video
 from core.item import ItemState
 from core.operation import OpKind
 from state.machine import OpStatus, UnitState
-from tasks.lookup import Postponed, SentCreate, choose_created, service_bound
+from tasks.lookup import Postponed, SentCreate, besides, choose_created
 
 if TYPE_CHECKING:
     from connectors.client import VideoClient
@@ -39,9 +43,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Taken off `since` before it bounds the listing: the two clock translations (holder -> S3 -> this machine)
-#: are each good to a second or two, and a create's video is stamped a little after its call was sent.
-SINCE_MARGIN = timedelta(seconds=60)
 #: Apply kinds whose lost result a gap lookup finds by listing (cut and replace: durable intents instead).
 GAP_UNIT_KINDS = frozenset({OpKind.COPY.value, OpKind.CONCAT.value})
 #: Items in these states may hide a create the copy does not know (with `failed` only when it has no video).
@@ -60,40 +61,48 @@ class Gap:
     """One run's view of the replication gap: why, since when, the one listing, and what was looked up."""
 
     reason: str
-    since: datetime | None  #: this machine's clock; None: unknown (then only a single match is taken)
+    since: datetime | None  #: this machine's clock: when the lost run started, as the lock tells (or None)
+    taken: datetime | None = None  #: the gap mark (service clock, tasks/gap_mark.py); None: cannot tell
     looked: set[str] = field(default_factory=set)
     unresolved: dict[str, str] = field(default_factory=dict)  #: subject -> why it could not be told
     listed_calls: int = 0
     _videos: list[Video] | None = field(default=None, repr=False)
-    _bound: datetime | None = field(default=None, repr=False)
-    _clock_known: bool = field(default=False, repr=False)
     _failed: str = field(default="", repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
+    @property
+    def bound(self) -> datetime | None:
+        """The earliest created_at a lost run's video can have (service clock): just past the mark; None when
+        no mark is known (nothing can be told)."""
+        if self.taken is None:
+            return None
+        return self.taken + timedelta(microseconds=1)
+
     def listing(self, client: VideoClient) -> list[Video]:
-        """Every live video created since the gap opened, newest first: listed once for the run (on the first
-        call), one list call per 100 videos. GapListingFailed when the service would not list."""
+        """Every live video created after the gap mark, newest first: listed once for the run (on the first
+        call), one list call per 100 videos; none without a mark. GapListingFailed when the service would
+        not list."""
         from connectors.errors import AuthError, VideoApiError
 
         with self._lock:
             if self._failed:
                 raise GapListingFailed(self._failed)
+            if self._videos is None and self.bound is None:
+                log.warning(
+                    "replication gap: the ledger keeps no gap mark, so no video can be told as the lost"
+                    " run's: what the ledger does not show done is done again"
+                )
+                self._videos = []
             if self._videos is None:
                 try:
-                    if client.clock.offset() is None:  # the bound is on the service's clock: learn it first
-                        client.videos.list(page=1, per_page=1)
-                    since = self.since - SINCE_MARGIN if self.since is not None else None
-                    self._bound, self._clock_known = (
-                        service_bound(client, since) if since is not None else (None, False)
-                    )
-                    self._videos = [v for v in client.videos.scan(newer_than=self._bound)]
+                    self._videos = list(client.videos.scan(newer_than=self.bound))
                 except AuthError:
                     raise
                 except VideoApiError as exc:
                     self._failed = f"the destination could not be listed for the gap ({exc.code}): {exc}"
                     raise GapListingFailed(self._failed) from None
                 self.listed_calls = max(1, -(-len(self._videos) // 100))
-                log.info("replication gap: %d video(s) created since it opened", len(self._videos))
+                log.info("replication gap: %d video(s) created since its mark", len(self._videos))
             return self._videos
 
     def find(
@@ -102,15 +111,18 @@ class Gap:
         subject: str,
         sents: Sequence[SentCreate],
         owners: Callable[[Sequence[str]], dict[str, str]],
+        sources: Collection[str] = (),
     ) -> Video | None:
         """The video one of `sents` (the ways the subject's create can have been sent) made during the gap,
-        never one another ledger entry owns (tasks/lookup.choose_created over the run's one listing). The
-        subject counts as looked up; Postponed (recorded as unresolved) when several videos could be it and
-        the clock cannot tell them apart."""
+        never one another ledger entry owns nor one of `sources` (the ids the call was made on: they existed
+        before it); tasks/lookup.choose_created over the run's one listing, bounded by the mark. The subject
+        counts as looked up; Postponed (recorded as unresolved) when several videos could be it and cannot be
+        told apart."""
         videos = self.listing(client)
+        held = besides(owners, sources)
         try:
             for sent in sents:
-                found = choose_created(videos, sent, owners, bound=self._bound, clock_known=self._clock_known)
+                found = choose_created(videos, sent, held, bound=self.bound, clock_known=True)
                 if found is not None:
                     return found
         except Postponed:

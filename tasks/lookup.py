@@ -21,7 +21,7 @@ a lookup can only find its own create.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, TypeVar
@@ -112,6 +112,19 @@ def find_created(
     bound, clock_known = service_bound(client, sent.intent_at)
     listed = listed_created(client, sent, bound)
     return choose_created(listed, sent, owners, bound=bound, clock_known=clock_known)
+
+
+def besides(
+    owners: Callable[[Sequence[str]], dict[str, str]], sources: Collection[str]
+) -> Callable[[Sequence[str]], dict[str, str]]:
+    """owners, with the sources of a call (the videos it was made on, which existed before it) held as well:
+    a result that looks like its source (same title, same place) is never taken for the source."""
+    held = frozenset(sources)
+
+    def owned(ids: Sequence[str]) -> dict[str, str]:
+        return {**owners(ids), **{i: "source" for i in ids if i in held}}
+
+    return owned
 
 
 def choose_created(

@@ -30,7 +30,7 @@ from core.operation import (
 )
 from state.applied import UNIT_OWNER
 from state.models import Op
-from tasks.lookup import SentCreate, find_created, original_size
+from tasks.lookup import SentCreate, besides, find_created, original_size
 from tasks.sessions import attach_files, missing_materials, send_by_tus
 
 if TYPE_CHECKING:
@@ -253,7 +253,7 @@ def reconcile(ctx: ApplyContext, spec: OperationSpec, video_id: str, op: Op) -> 
             return Called(video, False, f"{what} (found after a lost answer)")
         if spec.kind is OpKind.REPLACE:
             return None
-    found = find_created(ctx.client, sent, ctx.ledger.video_owners)
+    found = find_created(ctx.client, sent, besides(ctx.ledger.video_owners, [video_id]))
     if found is not None:
         what = "cut made a new video" if spec.kind is OpKind.CUT else f"{spec.kind.value} made a video"
         return Called(found, True, f"{what} (found by listing after a lost answer)")

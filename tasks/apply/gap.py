@@ -3,11 +3,12 @@ the run's one listing (tasks/gap.py) before it is made; calls that change a vide
 intent durable (in S3) before the call, so the gap never hides them.
 
 A copy / concat result is a new video with the source's title in the copy's destination (or the source's
-place): the same SentCreate the lookup after a lost answer uses (tasks/apply/calls.reconcile), bounded by
-the gap's moment instead of an intent. Found, the unit's op is written as done with it (intent, then found)
+place): the same SentCreate the lookup after a lost answer uses (tasks/apply/calls.reconcile), bounded by the
+gap mark (tasks/gap_mark.py) instead of an intent, and never one of the call's own sources (a result looks
+like its source: same title, same place). Found, the unit's op is written as done with it (intent, then found)
 and the unit moves on as after its call. A cut, a replace and a concat into the same video (replace) are
-recognised only by the video's snapshot, which a lost intent would take with it: their intent is pushed to
-S3 before the call (Run.durable) and a rerun settles them as any open intent.
+recognised only by the video's snapshot, which a lost intent would take with it: their intent is pushed to S3
+before the call (Run.durable) and a rerun settles them as any open intent.
 """
 
 from __future__ import annotations
@@ -41,10 +42,12 @@ def look_up_gap(
     key: str,
     spec: OperationSpec,
     video_id: str,
+    others: dict[str, str],
     journal: Journal[Called],
 ) -> Called | None:
     """The result of this unit's call made in the gap, if the service shows it (then recorded as the call's
-    outcome); None when the unit is no gap subject or nothing is there (it may be called). Run under the
+    outcome); None when the unit is no gap subject or nothing is there (it may be called). others: the
+    prepend / append sources (their ids), never taken for the result, nor video_id. Run under the
     result's (parent, title) lock: a lookup and its record are one step against other units' lookups."""
     gap = ctx.gap
     if gap is None or not gap.pending(key):
@@ -60,7 +63,8 @@ def look_up_gap(
         intent_at=gap.since,
     )
     with ctx.create_lock(sent.parent_id, sent.title):
-        found = gap.find(ctx.client, key, [sent], ctx.ledger.video_owners)
+        sources = {video_id, *others.values()}
+        found = gap.find(ctx.client, key, [sent], ctx.ledger.video_owners, sources)
         if found is None:
             return None
         called = Called(found, True, f"{spec.kind.value} made a video (found across the replication gap)")

@@ -152,7 +152,7 @@ def _call_once(
     lookup = unit_lookup(ctx, spec, video_id)
     if ctx.gap is not None and journal.open_intent() is None:
         try:  # the restored ledger may have missed this call: its result looked up before it is made
-            found = look_up_gap(ctx, key, spec, video_id, journal)
+            found = look_up_gap(ctx, key, spec, video_id, others, journal)
         except Postponed:
             why = "the ledger may have missed this call (replication gap); several videos could be its result"
             fail_unit(ctx, key, "gap_ambiguous", f"{why}: check them by hand, then rerun")

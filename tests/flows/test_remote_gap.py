@@ -14,6 +14,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import boto3
 
@@ -24,8 +25,8 @@ from tests.flows.apply_fixtures import wait_done, write_ops
 from tests.flows.helpers import cli_argv, cli_env, clip_rows, migrate_args, run_cli, write_inventory
 from tests.flows.remote_helpers import (
     kill_in_the_gap,
+    kill_run,
     local_copy,
-    lose_machine,
     pause_replication,
     read_local,
     remote_env,
@@ -230,23 +231,33 @@ def test_an_in_place_cut_is_sent_only_once_its_intent_is_in_s3_and_applied_once_
         ]
 
     copy = local_copy(url, first_dir)
-    engine = None
     try:
         wait_for(lambda: read_local(copy, lambda b: b.runs("running"), []), 60, "the run to start", proc)
         engine = pause_replication(proc)  # S3 out of reach from here on
         wait_for(lambda: "tr" in read_local(copy, open_intents, []), 60, "the cut's intent", proc)
         assert cuts() == []  # written locally, not in S3: the cut is not sent
+        # From here the cut is made and its answer lost, and the video cannot be read (so the run cannot
+        # settle the cut while it lives): the kill below lands while the cut's intent is open, by design.
+        lost_answer: list[dict[str, Any]] = [
+            {"kind": "drop_after_commit", "method": "POST", "path": "/cut"},
+            {"kind": "error", "status": 503, "method": "GET", "path": "^/v1/videos/"},
+        ]
+        emu_control.set_faults(emu, lost_answer, seed=11)
         resumed = time.time()
         engine.send_signal(signal.SIGCONT)
         sent = wait_for(cuts, 60, "the cut to be sent once its intent is in S3", proc)
         assert sent[0]["time"] >= resumed
-        in_s3, _ = replica(url, s3_server, open_intents)
-    finally:
-        # the machine is lost right after the call (its answer and outcome with it), its Litestream too; the
-        # run may have ended by itself first (one cut), which the rerun below must hold to as well
-        lose_machine(proc, engine)
-    assert "tr" in in_s3 or in_s3 == []  # the intent (or, if it was quick, its outcome too) is in S3
+    except BaseException:
+        proc.kill()
+        raise
+    kill_run(proc, engine)  # the machine is lost, its Litestream too: the kill is what ended the run
+    assert "tr" in read_local(copy, open_intents, [])  # the run had not settled its cut
+    in_s3, _ = replica(url, s3_server, open_intents)
+    assert "tr" in in_s3  # the intent reached S3 before the call, its outcome never did
     shutil.rmtree(first_dir)
+    emu_control.clear_faults(emu)
+    videos = wait_done(emu_control, emu)  # the cut was committed before its request was logged
+    assert sum(1 for v in videos if abs(v["duration"] - 0.6) < 0.15) == 1  # made, its answer lost
 
     env = remote_env(cli_env(emu), tmp_path / "machine-b")
     rerun, _ = rerun_until_free(lambda: run_cli(args, env, timeout=300), 60)
