@@ -1,5 +1,6 @@
 """A platform source (`vimeo:`, `vimeo:folder/<id>`, `wistia:`, `wistia:project/<hashed_id>`): its form
-read, its client from the environment, its listing checked and written as an ordinary inventory (ids, never links)."""
+read, its client from the environment, its listing checked and written as an ordinary inventory (ids, never
+links)."""
 
 from __future__ import annotations
 
