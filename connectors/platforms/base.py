@@ -10,7 +10,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Self
 from urllib.parse import urljoin
 
 import httpx
@@ -164,7 +164,7 @@ class PlatformClient:
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> PlatformClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -8,7 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from connectors.platforms.base import PlatformConfigError, PlatformError
-from connectors.platforms.listing import list_source, parse_platform_source, platform_client, write_inventory
+from connectors.platforms.listing import (
+    FORMATS,
+    list_source,
+    parse_platform_source,
+    platform_client,
+    write_inventory,
+)
 from flows.inventory.options import InventoryOptions
 
 
@@ -28,8 +34,10 @@ def run_inventory(opts: InventoryOptions, env: Mapping[str, str] | None = None) 
     try:
         source = parse_platform_source(opts.source)
         out = Path(opts.out).expanduser()
-        if out.suffix.lower() not in (".csv", ".jsonl"):
-            raise PlatformConfigError(f"--out {opts.out}: the inventory is written as .csv or .jsonl")
+        if out.suffix.lower() not in FORMATS:
+            raise PlatformConfigError(f"--out {opts.out}: the inventory is written as {' or '.join(FORMATS)}")
+        if not out.parent.is_dir():
+            raise PlatformConfigError(f"--out {opts.out}: no directory {out.parent}")
         with platform_client(source, env) as client:
             listing = list_source(source, client, chapters=not opts.no_chapters)
         rows = write_inventory(listing.videos, out)
