@@ -15,13 +15,14 @@ from flows.options import cli_fields, options_from_params
 
 
 def inventory(**values: Any) -> None:
-    """List a platform's library and write it as an inventory that migrate takes.
+    """List a library on Vimeo or Wistia and write it as an inventory (ids, never links).
 
     SOURCE is vimeo: (the whole account), vimeo:folder/ID, wistia: or wistia:project/ID. The token comes from
     VIDEOFERRY_VIMEO_TOKEN or VIDEOFERRY_WISTIA_TOKEN, the address from VIDEOFERRY_VIMEO_API_URL or
     VIDEOFERRY_WISTIA_API_URL (default: the public API). Each row's key is the platform's own id
-    (vimeo:ID, wistia:ID); no download link is written (they expire). Exit status 0 written, 1 the listing
-    could not be finished (nothing written), 2 a token, scope, plan or option to fix.
+    (vimeo:ID, wistia:ID); no download link is written (they expire). Migrating from it (each file fetched
+    when its create is due) is still to come. Exit status 0 written, 1 the listing could not be finished
+    (nothing written), 2 a token, scope, plan or option to fix.
     """
     from flows.inventory.runner import run_inventory
 
