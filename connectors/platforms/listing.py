@@ -96,7 +96,7 @@ def list_source(source: PlatformSource, client: PlatformClient, *, chapters: boo
             continue
         seen.add(video.key)
         listing.videos.append(video)
-    skipped = getattr(client, "skipped", 0)
+    skipped = client.skipped if isinstance(client, WistiaClient) else 0
     if skipped:
         listing.notes.append(f"left out {skipped} medias that are not videos (images, audio, documents)")
     unmapped = sum(1 for v in listing.videos if v.privacy_type is None and v.source_privacy)

@@ -43,6 +43,8 @@ class WistiaClient(PlatformClient):
     def __init__(self, base_url: str, token: str, **options: Any) -> None:
         options.setdefault("per_minute", RATE_PER_MINUTE)
         super().__init__(base_url, token, **options)
+        #: Medias the last listing left out because they are not videos.
+        self.skipped = 0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **options: Any) -> WistiaClient:
