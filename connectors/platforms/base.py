@@ -162,7 +162,10 @@ class PlatformClient:
         self.calls = 0
 
     def close(self) -> None:
+        """Close the connections and stop the cap's leak thread (pyrate's; it ends within its interval)."""
         self._http.close()
+        if self._cap is not None:
+            self._cap.close()
 
     def __enter__(self) -> Self:
         return self
