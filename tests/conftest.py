@@ -23,12 +23,21 @@ os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
 os.environ.pop("PREFECT_API_URL", None)
 # Never point a test at anything but loopback: drop any real service configuration.
-for _name in ("VIDEOFERRY_API_URL", "VIDEOFERRY_UPLOAD_URL", "VIDEOFERRY_TOKEN"):
+for _name in (
+    "VIDEOFERRY_API_URL",
+    "VIDEOFERRY_UPLOAD_URL",
+    "VIDEOFERRY_TOKEN",
+    "VIDEOFERRY_VIMEO_TOKEN",
+    "VIDEOFERRY_VIMEO_API_URL",
+    "VIDEOFERRY_WISTIA_TOKEN",
+    "VIDEOFERRY_WISTIA_API_URL",
+):
     os.environ.pop(_name, None)
 
 pytest_plugins = [
     "tests.fixtures.emulator",
     "tests.fixtures.media",
+    "tests.fixtures.platforms",
     "tests.fixtures.redis",
     "tests.fixtures.s3",
 ]

@@ -1,0 +1,103 @@
+"""Start a platform stand-in (Vimeo or Wistia) as a loopback server, talk to its control API, or serve until
+interrupted (`videoferry standin vimeo|wistia`; its first stdout line is JSON: platform, base_url, token)."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from emulator.platforms import vimeo, wistia
+from emulator.platforms.common import CONTROL, StandinServer, first_line
+
+PLATFORMS = ("vimeo", "wistia")
+
+
+@dataclass
+class Standin:
+    """A running stand-in: its server (base_url), its default token and its state."""
+
+    platform: str
+    server: StandinServer
+    token: str
+    state: vimeo.VimeoState | wistia.WistiaState
+
+    @property
+    def base_url(self) -> str:
+        return self.server.base_url
+
+    def stop(self) -> None:
+        self.server.stop()
+
+
+def start_standin(platform: str, host: str = "127.0.0.1", port: int = 0) -> Standin:
+    """Start the stand-in of `platform` (ValueError naming the known ones); OSError when the port is taken."""
+    if platform == "vimeo":
+        vstate = vimeo.VimeoState()
+        server = StandinServer(vimeo.vimeo_app(vstate), host, port, name="vimeo-standin")
+        server.start()
+        vstate.base_url = server.base_url
+        return Standin(platform, server, vimeo.DEFAULT_TOKEN, vstate)
+    if platform == "wistia":
+        wstate = wistia.WistiaState()
+        server = StandinServer(wistia.wistia_app(wstate), host, port, name="wistia-standin")
+        server.start()
+        wstate.base_url = server.base_url
+        return Standin(platform, server, wistia.DEFAULT_TOKEN, wstate)
+    raise ValueError(f"unknown platform {platform!r} (expected one of: {', '.join(PLATFORMS)})")
+
+
+class StandinControl:
+    """Client of a stand-in's control API (/_standin/): seed, configure, delete a video, read the log."""
+
+    def __init__(self, base_url: str) -> None:
+        self._http = httpx.Client(base_url=base_url.rstrip("/") + CONTROL, timeout=10.0)
+
+    def seed(self, **body: Any) -> dict[str, Any]:
+        """Seed tokens, folders / projects and videos / medias (`reset=True` empties the account first)."""
+        return self._call("POST", "/seed", body)
+
+    def configure(self, **body: Any) -> dict[str, Any]:
+        """Rate limit (`rate_limit`, `rate_window`), a 5xx burst (`fault_count`, `fault_status`),
+        `link_lifetime`, `expire_links`, Vimeo's `plan`."""
+        return self._call("POST", "/config", body)
+
+    def delete(self, video_id: str) -> None:
+        """Delete a video (as its owner would between the listing and the create)."""
+        self._http.delete(f"/videos/{video_id}").raise_for_status()
+
+    def log(self) -> list[dict[str, Any]]:
+        """Every request the stand-in answered: at (epoch seconds), method, path, status."""
+        answer = self._http.get("/log")
+        answer.raise_for_status()
+        entries: list[dict[str, Any]] = answer.json()
+        return entries
+
+    def _call(self, method: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        answer = self._http.request(method, path, json=body)
+        answer.raise_for_status()
+        result: dict[str, Any] = answer.json()
+        return result
+
+    def close(self) -> None:
+        self._http.close()
+
+
+def serve_forever(platform: str, host: str = "127.0.0.1", port: int = 0) -> None:
+    """Serve until interrupted; the first stdout line is JSON with the platform, base_url and token."""
+    standin = start_standin(platform, host, port)
+    print(first_line(standin.server, standin.token, platform), flush=True)
+    print(
+        f"{platform} stand-in: {standin.base_url}; control API {CONTROL}/; Ctrl+C stops",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        standin.stop()

@@ -1,0 +1,71 @@
+"""`videoferry inventory SOURCE --out FILE` (a platform's library as an inventory) and `videoferry standin`
+(a platform's stand-in, to try it)."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from typing import Any
+
+import typer
+
+from flows.cli.app import add_command, cli_parameter, exit_on_errors, fail, say
+from flows.inventory.options import InventoryOptions
+from flows.options import cli_fields, options_from_params
+
+
+def inventory(**values: Any) -> None:
+    """List a library on Vimeo or Wistia and write it as an inventory (ids, never links).
+
+    SOURCE is vimeo: (the whole account), vimeo:folder/ID, wistia: or wistia:project/ID. The token comes from
+    VIDEOFERRY_VIMEO_TOKEN or VIDEOFERRY_WISTIA_TOKEN, the address from VIDEOFERRY_VIMEO_API_URL or
+    VIDEOFERRY_WISTIA_API_URL (default: the public API). Each row's key is the platform's own id
+    (vimeo:ID, wistia:ID); no download link is written (they expire). Migrating from it (each file fetched
+    when its create is due) is still to come. Exit status 0 written, 1 the listing could not be finished
+    (nothing written), 2 a token, scope, plan or option to fix.
+    """
+    from flows.inventory.runner import run_inventory
+
+    with exit_on_errors():
+        opts, _ = options_from_params(InventoryOptions, values)
+    outcome = run_inventory(opts)
+    for line in outcome.lines:
+        say(line)
+    if outcome.error is not None:
+        raise fail(outcome.error, outcome.exit_code)
+    raise typer.Exit(outcome.exit_code)
+
+
+def _signature() -> inspect.Signature:
+    """The command's parameters, from the declaration (flows/inventory/options.py)."""
+    hints = typing.get_type_hints(InventoryOptions)
+    return inspect.Signature([cli_parameter(f, hints[f.name]) for f in cli_fields(InventoryOptions)])
+
+
+inventory.__signature__ = _signature()  # type: ignore[attr-defined]
+
+
+def standin(
+    platform: str = typer.Argument(..., metavar="PLATFORM", help="vimeo or wistia."),
+    host: str = typer.Option("127.0.0.1", metavar="HOST", help="Address to listen on."),
+    port: int = typer.Option(0, metavar="PORT", help="Port to listen on (0: a free one)."),
+) -> None:
+    """Run a stand-in of a platform (Vimeo, Wistia) until interrupted; its first line is JSON with its
+    base_url and token (set VIDEOFERRY_VIMEO_API_URL / VIDEOFERRY_VIMEO_TOKEN to them). Its control API
+    (/_standin/seed, /_standin/config) seeds videos and faults: emulator/platforms/README.md."""
+    from emulator.platforms.server import PLATFORMS, serve_forever
+
+    if platform not in PLATFORMS:
+        raise fail(f"unknown platform {platform!r} (expected one of: {', '.join(PLATFORMS)})")
+    try:
+        serve_forever(platform, host, port)
+    except OSError as exc:
+        raise fail(
+            f"port {port} on {host} cannot be used ({exc.strerror}); choose another with --port"
+        ) from None
+
+
+def register(app: typer.Typer) -> None:
+    """Add `inventory` and `standin` to the app."""
+    add_command(app, "inventory", inventory)
+    add_command(app, "standin", standin)

@@ -1,0 +1,1 @@
+"""The inventory command: a platform's library listed and written as an inventory migrate takes."""
