@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from connectors.config import ConfigError
-from tasks.stop import ServiceUnavailable, Stop
+from tasks.stop import ServiceUnavailable, Stop, outage_seconds
 
 # Light at import (the command line reads this module for every command, --help included): the ledger,
 # the client and the error classes are imported where they are used.
@@ -48,6 +48,7 @@ __all__ = [
     "exit_for",
     "failure",
     "ledger_path",
+    "step_of",
     "read_ledger",
     "run_job",
     "run_status",
@@ -77,7 +78,7 @@ def exit_for(exc: BaseException) -> tuple[Exit, str] | None:
     that cannot be used are configuration to fix first too (a remote ledger another run holds: exit 2 naming
     the holder; one this run lost mid-way: exit 1, rerun).
     """
-    from connectors.errors import AuthError, VideoApiError
+    from connectors.errors import AuthError, ServiceSilentError, VideoApiError
     from connectors.input_files import InputFileError
     from connectors.ledger_errors import RemoteLedgerError, RemoteLedgerLostError
     from state.errors import LedgerError
@@ -95,6 +96,8 @@ def exit_for(exc: BaseException) -> tuple[Exit, str] | None:
         return Exit.CONFIG, str(exc)
     if isinstance(exc, ServiceUnavailable | GapListingFailed):
         return Exit.INCOMPLETE, str(exc)
+    if isinstance(exc, ServiceSilentError):  # the service answered nothing for its bound
+        return Exit.INCOMPLETE, exc.message
     if isinstance(exc, VideoApiError):
         return Exit.INCOMPLETE, f"the service answered {type(exc).__name__} (code {exc.code})"
     return None
@@ -127,6 +130,12 @@ def failure(source: str, code: object, message: str) -> dict[str, str]:
 
     shown = "" if code is None else str(code)
     return {"source": safe_uri(source), "code": shown, "message": scrub_urls(message)}
+
+
+def step_of(reason: str) -> str:
+    """The step a copy's failure names first ("copy: ..." -> copy; archive, backup), else "failed"."""
+    step, sep, _ = reason.partition(":")
+    return step if sep and " " not in step else "failed"
 
 
 @dataclass
@@ -301,6 +310,7 @@ def run_job(
 
     if FREEZE_ON_START:
         gc.freeze()
+    outage_seconds()  # a bad VIDEOFERRY_OUTAGE_SECONDS: exit status 2 before anything is touched
     check_reachable(settings)  # a typo'd address: exit status 2 within seconds, before the ledger is touched
     if not is_remote_ledger(ledger):
         return _run_on(name, params, ledger, None, settings, body)
@@ -351,6 +361,8 @@ def _run_on(
         book.close()
         raise
     run = Run(name, book, run_id, settings, run_client(settings, ledger))
+    # The service answered nothing for VIDEOFERRY_OUTAGE_SECONDS: the run stops (exit status 1), in every job.
+    run.client.transport.silence.on_silent = lambda message: run.stop(ServiceUnavailable(message))
     if home is not None:
         home.on_lost = lambda why: run.stop(RemoteLedgerLostError(why))
         run.durable = lambda: None if home.sync() is None else None
@@ -370,6 +382,7 @@ def _run_on(
             except KeyboardInterrupt:
                 run.stop(KeyboardInterrupt("interrupted by the user"))  # the workers take no new work
                 raise
+        _said_silence(run, outcome)
         status = run_status(outcome.exit_code)
         if home is not None and run.gap is not None:
             _close_gap(home, run.gap, book)
@@ -390,6 +403,18 @@ def _run_on(
             finally:
                 run.client.close()
                 book.close()
+
+
+def _said_silence(run: Run, outcome: Outcome) -> None:
+    """A run the service's silence stopped ends with exit status 1 and says so first, whatever the job's body
+    made of the calls that were not sent (each job's own lines follow)."""
+    cause = run.stop.cause
+    if not isinstance(cause, ServiceUnavailable):
+        return
+    if outcome.exit_code == Exit.DONE:
+        outcome.exit_code = Exit.INCOMPLETE
+    if not any(str(cause) in line for line in outcome.reasons):
+        outcome.reasons.insert(0, f"stopped: {cause}")
 
 
 # -- Ctrl-C (the process's handling: flows/interrupts.py) ---------------------------------------------------
