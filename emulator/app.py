@@ -241,7 +241,15 @@ class HostApp:
             )
         self.emu.record(
             LogEntry(
-                started, self.name, method, path, resp.status, outcome.workspace_id, outcome.api, outcome.drop
+                started,
+                self.name,
+                method,
+                path,
+                resp.status,
+                outcome.workspace_id,
+                outcome.api,
+                outcome.drop,
+                _upload_offset(scope) if method == "PATCH" else None,
             )
         )
 
@@ -342,6 +350,14 @@ class _Outcome:
     poll_rule: float | None = None
     api: bool = False
     drop: bool = False
+
+
+def _upload_offset(scope: Scope) -> int | None:
+    """The Upload-Offset header a request carries (a tus PATCH), None without a number there."""
+    for name, value in scope.get("headers", ()):
+        if name == b"upload-offset" and value.isdigit():
+            return int(value)
+    return None
 
 
 def _too_many() -> Resp:
