@@ -29,7 +29,8 @@ def run_backup(opts: BackupOptions, settings: Settings, *, s3: S3Config | None =
     dest = open_destination(opts.to, s3=s3, part_size=opts.part_size)
 
     def body(run: Run) -> CopyOutcome:
-        downloader = Downloader(settings.api_url, timeout=max(60.0, settings.timeout))
+        silence = run.client.transport.silence  # a download is a call too: the same outage bound
+        downloader = Downloader(settings.api_url, timeout=max(60.0, settings.timeout), silence=silence)
         run.on_close(downloader.close)
         outcome = CopyOutcome(exit_code=1)
         run.summary = lambda: {"counts": outcome.counts, "bytes": outcome.bytes}

@@ -97,18 +97,19 @@ def _run_frozen(
     emulator: subprocess.Popen[str],
     ledger: Path,
     tmp: Path,
-    ready: Callable[[], bool],
+    ready: Callable[[], bool] | None,
 ) -> tuple[int, str]:
-    """Start `videoferry ARGS`, freeze the service once ready() (the run is under way), and wait for the run
-    to end; (exit status, what it said)."""
+    """Start `videoferry ARGS`, freeze the service once ready() (the run is under way; None: never, the
+    workspace's faults hang what they hang), and wait for the run to end; (exit status, what it said)."""
     env = cli_env(ws, VIDEOFERRY_OUTAGE_SECONDS=str(BOUND), VIDEOFERRY_TIMEOUT=str(CALL_TIMEOUT))
     out, err = tmp / "out.txt", tmp / "err.txt"
     with out.open("wb") as stdout, err.open("wb") as stderr:
         proc = subprocess.Popen(cli_argv(*args), env=env, stdout=stdout, stderr=stderr, cwd=tmp)
     try:
-        _poll_until(lambda: ready() or proc.poll() is not None, STARTED_WITHIN, "the run under way")
-        assert proc.poll() is None, out.read_text() + err.read_text()
-        os.kill(emulator.pid, signal.SIGSTOP)  # it accepts connections (the kernel does) and never answers
+        if ready is not None:
+            _poll_until(lambda: ready() or proc.poll() is not None, STARTED_WITHIN, "the run under way")
+            assert proc.poll() is None, out.read_text() + err.read_text()
+            os.kill(emulator.pid, signal.SIGSTOP)  # it accepts connections (the kernel does), never answers
         try:
             code = proc.wait(timeout=ENDED_WITHIN)
         except subprocess.TimeoutExpired:
@@ -120,10 +121,10 @@ def _run_frozen(
     return code, out.read_text() + err.read_text()
 
 
-def _assert_bounded(code: int, said: str, ws: Workspace, ledger: Path) -> None:
+def _assert_bounded(code: int, said: str, ws: Workspace, ledger: Path, url: str | None = None) -> None:
     """Exit status 1, the bound named, no call waited on its own timeout, and the run's own times say it
-    ended before a single such wait could have."""
-    host = urlsplit(ws.base_url).netloc
+    ended before a single such wait could have; the host that did not answer (`url`'s, default the API's)."""
+    host = urlsplit(url or ws.base_url).netloc
     assert code == 1, said
     assert "Traceback" not in said, said
     assert "the service has not answered for" in said, said
@@ -203,4 +204,41 @@ def test_every_job_stops_within_its_bound_when_the_service_hangs(
     if job in ("apply", "archive", "backup"):
         args.append("--no-prefect")
     code, said = _run_frozen(args, ws, emulator, ledger, tmp_path, lambda: bool(_runs(ledger)))
+    _assert_bounded(code, said, ws, ledger)
+
+
+def test_an_upload_address_that_hangs_is_bounded_too(
+    tmp_path: Path, clip_factory: object, emulator_process: tuple[subprocess.Popen[str], EmulatorControl]
+) -> None:
+    """The API answers; only the tus address accepts the PATCH and never answers (the uploader's own timeout
+    is 60 s): the upload gives up once the service has been silent for the bound, the run stops."""
+    emulator, control = emulator_process
+    ws = control.create_workspace()
+    control.set_faults(ws, [{"kind": "latency", "ms": 3_600_000, "path": "^/upload/"}])
+    inventory = write_inventory(tmp_path / "inv.csv", clip_rows(clip_factory, 1))  # type: ignore[arg-type]
+    ledger = tmp_path / "ledger.db"
+    args = ["migrate", str(inventory), "--no-prefect", "--parent-id", ws.project_id, "--ledger", str(ledger)]
+    code, said = _run_frozen([*args, "--via", "tus"], ws, emulator, ledger, tmp_path, None)
+    _assert_bounded(code, said, ws, ledger, ws.upload_url)
+    assert "within 60 s" not in said, said
+
+
+def test_a_download_link_that_hangs_is_bounded_too(
+    tmp_path: Path, clip_factory: object, emulator_process: tuple[subprocess.Popen[str], EmulatorControl]
+) -> None:
+    """A backup lists the videos (answered), then the file's link accepts the GET and never answers (the
+    downloader's own timeout is 60 s at least): the copy gives up at the bound, the run stops."""
+    emulator, control = emulator_process
+    ws = control.create_workspace()
+    inventory = write_inventory(tmp_path / "inv.csv", clip_rows(clip_factory, 1))  # type: ignore[arg-type]
+    made = subprocess.run(
+        cli_argv("migrate", str(inventory), "--no-prefect", "--parent-id", ws.project_id,
+                 "--ledger", str(tmp_path / "migrate.db")),
+        env=cli_env(ws), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stdout + made.stderr
+    control.set_faults(ws, [{"kind": "latency", "ms": 3_600_000, "path": "^/media/"}])
+    ledger = tmp_path / "ledger.db"
+    args = ["backup", "--project", ws.project_id, "--to", str(tmp_path / "b"), "--no-prefect"]
+    code, said = _run_frozen([*args, "--ledger", str(ledger)], ws, emulator, ledger, tmp_path, None)
     _assert_bounded(code, said, ws, ledger)
