@@ -17,6 +17,7 @@ from emulator.control import EmulatorControl, Workspace
 from flows.migrate.runner import run_migration
 from state.ledger import Ledger
 from tests.chaos.checks import file_md5, rate_figures
+from tests.flows.bounds import within
 from tests.flows.helpers import options, settings_for, write_inventory
 
 pytestmark = pytest.mark.timeout(300)
@@ -148,3 +149,23 @@ def test_a_worker_killed_mid_upload_is_replaced_and_the_upload_resumes(
         for offset, status in patches:
             assert offset >= acknowledged, (path, patches)
             acknowledged = offset if status == 204 else acknowledged
+
+
+def test_a_worker_waits_on_a_silent_upload_address_no_longer_than_the_runs_bound(
+    tmp_path: Path,
+    emu: Workspace,
+    emu_control: EmulatorControl,
+    clip_factory: Any,
+    cluster: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every PATCH answers 30 s late (a worker's own timeout is 60 s): with the run's bound of 3 s, the worker
+    gives up once the address has answered nothing for 3 s, and the item says so."""
+    monkeypatch.setenv("VIDEOFERRY_OUTAGE_SECONDS", "3")
+    emu_control.set_faults(emu, [{"kind": "latency", "ms": 30_000, "path": "^/upload/"}])
+    inventory = write_inventory(tmp_path / "inv.csv", _rows(clip_factory, 1))
+    opts = options(inventory, emu, tmp_path, dask=cluster.scheduler_address, chunk_size=MIB, via="tus")
+    outcome = within(lambda: run_migration(opts, settings_for(emu)), what="the migration")
+    assert outcome.exit_code == 1, outcome.reasons
+    said = "\n".join(outcome.log_lines())
+    assert "the service has not answered for 3 s, its bound VIDEOFERRY_OUTAGE_SECONDS being 3 s" in said, said
