@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -11,6 +12,9 @@ from urllib.parse import urljoin
 
 import httpx
 
+from connectors.client.network import describe_network_failure
+from connectors.client.silence import Silence
+from connectors.errors import ServiceSilentError
 from connectors.redact import install_httpx_redaction
 from connectors.tls import tls_context
 
@@ -40,12 +44,20 @@ class Downloaded:
 
 
 class Downloader:
-    """One pooled httpx client for download links; relative links are resolved against `base_url`."""
+    """One pooled httpx client for download links; relative links are resolved against `base_url`.
 
-    def __init__(self, base_url: str, *, timeout: float = 60.0, chunk_size: int = CHUNK) -> None:
+    With `silence` (a run's client's: Transport.silence) a download is one more call to the service: its
+    timeout is what is left of the outage bound once the service answers nothing, and once the bound is
+    spent nothing is fetched (DownloadError, not retryable)."""
+
+    def __init__(
+        self, base_url: str, *, timeout: float = 60.0, chunk_size: int = CHUNK, silence: Silence | None = None
+    ) -> None:
         install_httpx_redaction()
         self._base = base_url.rstrip("/") + "/"
         self._chunk = chunk_size
+        self._timeout = timeout
+        self._silence = silence or Silence()
         self._http = httpx.Client(
             timeout=httpx.Timeout(timeout, connect=10.0), follow_redirects=True, verify=tls_context()
         )
@@ -61,9 +73,17 @@ class Downloader:
         digest = hashlib.md5(usedforsecurity=False)
         size = 0
         hashing: deque[Future[None]] = deque()  # chunks handed to the md5 thread, oldest first
+        try:
+            timeout = self._silence.timeout(self._timeout, "download")
+        except ServiceSilentError as exc:
+            raise DownloadError(f"download not sent: {exc.message}", retryable=False) from None
+        started = time.monotonic()
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="download-md5") as hasher:
             try:
-                with self._http.stream("GET", url) as answer:
+                with self._http.stream(
+                    "GET", url, timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0))
+                ) as answer:
+                    self._silence.answered()
                     if answer.status_code != 200:
                         status = answer.status_code
                         raise DownloadError(
@@ -77,6 +97,10 @@ class Downloader:
                         hashing.append(hasher.submit(digest.update, chunk))  # one worker: in order
                         size += len(chunk)
                         sink(chunk)
+            except httpx.TransportError as exc:
+                # Only the host and port are named: a signed link's path and query are secrets.
+                self._silence.no_answer(started, describe_network_failure(exc, url, timeout=timeout)[1])
+                raise DownloadError(f"download failed: {type(exc).__name__}") from None
             except httpx.HTTPError as exc:
                 raise DownloadError(f"download failed: {type(exc).__name__}") from None
             for pending in hashing:

@@ -10,6 +10,7 @@ __all__ = [
     "RetryHint",
     "VideoApiError",
     "TransportError",
+    "ServiceSilentError",
     "UnknownOutcomeError",
     "ResponseFormatError",
     "ClientError",
@@ -148,6 +149,15 @@ class TransportError(VideoApiError):
         #: What failed: refused, dns, timeout, tls, reset, unreachable or network (the message says it).
         self.failure = failure
         super().__init__(message, operation=operation)
+
+
+class ServiceSilentError(TransportError):
+    """Not sent: the service has answered nothing for its bound (VIDEOFERRY_OUTAGE_SECONDS); never retried."""
+
+    retry_hint = RetryHint.NO
+
+    def __init__(self, message: str = "", *, operation: str | None = None) -> None:
+        super().__init__(message, sent=False, operation=operation, failure="silent")
 
 
 class UnknownOutcomeError(VideoApiError):

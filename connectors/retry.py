@@ -14,6 +14,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 from connectors.errors import (
     RateLimitedError,
     ServerError,
+    ServiceSilentError,
     TransportError,
     UnknownOutcomeError,
     VideoApiError,
@@ -61,7 +62,7 @@ class RetryPolicy:
 
 def should_retry(exc: BaseException, kind: CallKind) -> bool:
     """Whether another attempt may be made after `exc` for a call of this kind."""
-    if not isinstance(exc, VideoApiError) or isinstance(exc, UnknownOutcomeError):
+    if not isinstance(exc, VideoApiError) or isinstance(exc, UnknownOutcomeError | ServiceSilentError):
         return False
     if isinstance(exc, RateLimitedError):
         return True  # the server refused it before doing anything; the limiter pause spaces the repeat

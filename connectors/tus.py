@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from connectors.client.network import describe_network_failure
+from connectors.client.silence import Silence
 from connectors.config import DEFAULT_CHUNK_SIZE
-from connectors.errors import RetryHint, VideoApiError
+from connectors.errors import RetryHint, ServiceSilentError, VideoApiError
 from connectors.limiter import ApiRateLimiter
 from connectors.redact import install_httpx_redaction
 from connectors.sources import ByteSource, iter_chunks, iter_range
@@ -128,6 +129,7 @@ class TusUpload:
         max_connections: int = 32,
         client: httpx.Client | None = None,
         limiter: ApiRateLimiter | None = None,
+        silence: Silence | None = None,
     ) -> None:
         if chunk_size < 1:
             raise ValueError("chunk_size must be positive")
@@ -143,6 +145,10 @@ class TusUpload:
         #: address) that it counts them against the rate limit; never before.
         self.limiter = limiter
         self._counted = False  # only without a limiter; with one, the limiter holds it for every uploader
+        #: The outage bound of the client it came from (Transport.silence): each request's timeout is what is
+        #: left of it once the service answers nothing; spent, nothing is sent (TusError). None: no bound.
+        self._silence = silence or Silence()
+        self._timeout = timeout
         self._counted_lock = threading.Lock()
         self._http = client or httpx.Client(
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
@@ -162,9 +168,11 @@ class TusUpload:
         initial_wait: float = 0.5,
         max_wait: float = 10.0,
     ) -> TusUpload:
-        """An uploader with the transport's rate limiter and pool size (the endpoint needs no token).
+        """An uploader with the transport's rate limiter, pool size and outage bound (the endpoint needs no
+        token).
 
-        The timeout stays the uploader's own (a PATCH carries a whole chunk).
+        The timeout stays the uploader's own (a PATCH carries a whole chunk), cut to what is left of the bound
+        while the service answers nothing.
         """
         return cls(
             chunk_size=chunk_size,
@@ -174,6 +182,7 @@ class TusUpload:
             max_wait=max_wait,
             max_connections=transport.max_connections,
             limiter=transport.limiter,
+            silence=transport.silence,
         )
 
     def close(self) -> None:
@@ -192,12 +201,27 @@ class TusUpload:
 
     # -- protocol steps -------------------------------------------------------------------------------
 
-    def _head(self, endpoint: str) -> TusStatus:
+    def _send(self, method: str, endpoint: str, **request: Any) -> httpx.Response:
+        """One request to the upload address, its timeout under the outage bound; _Retry without an answer."""
+        try:
+            timeout = self._silence.timeout(self._timeout, "tus_upload")
+        except ServiceSilentError as exc:
+            raise TusError(f"upload endpoint not asked: {exc.message}") from None
+        started = time.monotonic()
         try:
             with self._admitted():
-                response = self._http.head(endpoint, headers={"Tus-Resumable": TUS_VERSION})
+                response = self._http.request(
+                    method, endpoint, timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)), **request
+                )
         except httpx.TransportError as exc:
-            raise _Retry(f"HEAD failed ({describe_network_failure(exc)[1]})") from None
+            words = describe_network_failure(exc, timeout=timeout)[1]
+            self._silence.no_answer(started, words)
+            raise _Retry(f"{method} failed ({words})") from None
+        self._silence.answered()
+        return response
+
+    def _head(self, endpoint: str) -> TusStatus:
+        response = self._send("HEAD", endpoint, headers={"Tus-Resumable": TUS_VERSION})
         self._check_status(response, "HEAD")
         offset = _int_header(response, "upload-offset")
         if offset is None:
@@ -220,13 +244,7 @@ class TusUpload:
         # one-shot generator: httpx's request objects end up in reference cycles that only the cyclic GC
         # frees, and an exhausted generator holds nothing. A source that fails mid-chunk raises SourceError
         # out of the send (not retried as a network error); the server keeps what arrived.
-        try:
-            with self._admitted():
-                response = self._http.patch(
-                    endpoint, content=iter_range(source, offset, length), headers=headers
-                )
-        except httpx.TransportError as exc:
-            raise _Retry(f"PATCH failed ({describe_network_failure(exc)[1]})") from None
+        response = self._send("PATCH", endpoint, content=iter_range(source, offset, length), headers=headers)
         if response.status_code == 409:
             raise _Retry("PATCH offset conflict (409)", status=409)
         self._check_status(response, "PATCH")
@@ -279,7 +297,7 @@ class TusUpload:
 
     def _backoff(self, failures: int) -> None:
         ceiling = min(self.max_wait, self.initial_wait * (2 ** (failures - 1)))
-        time.sleep(random.uniform(0, ceiling))
+        self._silence.sleep(random.uniform(0, ceiling))
 
     # -- public ---------------------------------------------------------------------------------------
 
@@ -421,18 +439,11 @@ class TusUpload:
 
         limited = 0
         while True:
+            headers = {"Content-Length": str(source.size), "Content-Type": "application/octet-stream"}
             try:
-                with self._admitted():
-                    response = self._http.post(
-                        endpoint,
-                        content=body(),
-                        headers={
-                            "Content-Length": str(source.size),
-                            "Content-Type": "application/octet-stream",
-                        },
-                    )
-            except httpx.TransportError as exc:
-                raise TusError(f"upload endpoint POST failed ({describe_network_failure(exc)[1]})") from None
+                response = self._send("POST", endpoint, content=body(), headers=headers)
+            except _Retry as exc:
+                raise TusError(f"upload endpoint {exc.reason}") from None
             try:
                 self._check_status(response, "POST")
                 return

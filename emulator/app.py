@@ -30,7 +30,13 @@ from emulator.ids import parse_id, watching_ids
 from emulator.processing import Processor
 from emulator.ratelimit import SlidingWindowLimiter
 from emulator.scopes import TokenScope, require_write, scope_of
-from emulator.state import POLL_RULE_HEADER, SPEC_POLL_RULE_SECONDS, UploadSession, Workspace
+from emulator.state import (
+    EMULATOR_HEADER,
+    POLL_RULE_HEADER,
+    SPEC_POLL_RULE_SECONDS,
+    UploadSession,
+    Workspace,
+)
 from emulator.variants import METHOD_SWAPS, NONE, Variants
 
 log = logging.getLogger("emulator.app")
@@ -161,6 +167,7 @@ async def send_response(
     if request_id:
         headers.append((b"x-request-id", uuid.uuid4().hex.encode()))
     headers.append((b"date", variants.date_header().encode("latin-1")))
+    headers.append((EMULATOR_HEADER, b"1"))  # who answers: the client believes emulator extras only then
     if poll_rule is not None and poll_rule != SPEC_POLL_RULE_SECONDS:
         headers.append((POLL_RULE_HEADER.encode(), f"{poll_rule:g}".encode()))
     await send({"type": "http.response.start", "status": resp.status, "headers": headers})
@@ -234,7 +241,15 @@ class HostApp:
             )
         self.emu.record(
             LogEntry(
-                started, self.name, method, path, resp.status, outcome.workspace_id, outcome.api, outcome.drop
+                started,
+                self.name,
+                method,
+                path,
+                resp.status,
+                outcome.workspace_id,
+                outcome.api,
+                outcome.drop,
+                _upload_offset(scope) if method == "PATCH" else None,
             )
         )
 
@@ -335,6 +350,14 @@ class _Outcome:
     poll_rule: float | None = None
     api: bool = False
     drop: bool = False
+
+
+def _upload_offset(scope: Scope) -> int | None:
+    """The Upload-Offset header a request carries (a tus PATCH), None without a number there."""
+    for name, value in scope.get("headers", ()):
+        if name == b"upload-offset" and value.isdigit():
+            return int(value)
+    return None
 
 
 def _too_many() -> Resp:

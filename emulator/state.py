@@ -18,6 +18,8 @@ from emulator.variants import NONE, Variants
 SPEC_POLL_RULE_SECONDS = 5.0
 #: Not in the spec: the header the emulator states a poll rule other than the spec's in (emulator/README.md).
 POLL_RULE_HEADER = "x-poll-rule-seconds"
+#: Not in the spec: every answer of the emulator carries it ("1"): who answers (the real service would not).
+EMULATOR_HEADER = b"x-videoferry-emulator"
 
 if TYPE_CHECKING:
     from emulator.faults import FaultSet

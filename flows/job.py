@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from connectors.config import ConfigError
-from tasks.stop import ServiceUnavailable, Stop
+from tasks.stop import ServiceUnavailable, Stop, outage_seconds
 
 # Light at import (the command line reads this module for every command, --help included): the ledger,
 # the client and the error classes are imported where they are used.
@@ -51,6 +51,7 @@ __all__ = [
     "exit_for",
     "failure",
     "ledger_path",
+    "step_of",
     "read_ledger",
     "run_job",
     "run_status",
@@ -81,7 +82,7 @@ def exit_for(exc: BaseException) -> tuple[Exit, str] | None:
     the holder; one this run lost mid-way: exit 1, rerun). A refusal of the workspace's state (quota, balance,
     subscription, e-mail: connectors.errors.WorkspaceRefusedError) is exit 1 with its one line.
     """
-    from connectors.errors import AuthError, VideoApiError, WorkspaceRefusedError
+    from connectors.errors import AuthError, ServiceSilentError, VideoApiError, WorkspaceRefusedError
     from connectors.input_files import InputFileError
     from connectors.ledger_errors import RemoteLedgerError, RemoteLedgerLostError
     from state.errors import LedgerError
@@ -101,6 +102,8 @@ def exit_for(exc: BaseException) -> tuple[Exit, str] | None:
         return Exit.INCOMPLETE, str(exc)
     if isinstance(exc, WorkspaceRefusedError):
         return Exit.INCOMPLETE, str(exc)  # the code, its name, what to do, and that a rerun resumes
+    if isinstance(exc, ServiceSilentError):  # the service answered nothing for its bound
+        return Exit.INCOMPLETE, exc.message
     if isinstance(exc, VideoApiError):
         return Exit.INCOMPLETE, f"the service answered {type(exc).__name__} (code {exc.code})"
     return None
@@ -133,6 +136,12 @@ def failure(source: str, code: object, message: str) -> dict[str, str]:
 
     shown = "" if code is None else str(code)
     return {"source": safe_uri(source), "code": shown, "message": scrub_urls(message)}
+
+
+def step_of(reason: str) -> str:
+    """The step a copy's failure names first ("copy: ..." -> copy; archive, backup), else "failed"."""
+    step, sep, _ = reason.partition(":")
+    return step if sep and " " not in step else "failed"
 
 
 @dataclass
@@ -316,6 +325,7 @@ def run_job(
 
     if FREEZE_ON_START:
         gc.freeze()
+    outage_seconds()  # a bad VIDEOFERRY_OUTAGE_SECONDS: exit status 2 before anything is touched
     check_reachable(settings)  # a typo'd address: exit status 2 within seconds, before the ledger is touched
     if token_check:
         check_token(settings, ledger)  # a refused token: exit status 2, nothing in the ledger
@@ -371,6 +381,8 @@ def _run_on(
         book.close()
         raise
     run = Run(name, book, run_id, settings, client)
+    # The service answered nothing for VIDEOFERRY_OUTAGE_SECONDS: the run stops (exit status 1), in every job.
+    run.client.transport.silence.on_silent = lambda message: run.stop(ServiceUnavailable(message))
     status = RunStatus.FAILED
     try:
         if home is not None and held is not None:
@@ -381,6 +393,7 @@ def _run_on(
             except KeyboardInterrupt:
                 run.stop(KeyboardInterrupt("interrupted by the user"))  # the workers take no new work
                 raise
+        _said_silence(run, outcome)
         status = run_status(outcome.exit_code)
         if home is not None and run.gap is not None and held is not None:
             _close_gap(home, run.gap, book, held[0])
@@ -410,6 +423,18 @@ def _finished_summary(run: Run) -> dict[str, Any]:
     if run.stop.cause is not None and not isinstance(run.stop.cause, KeyboardInterrupt):
         summary["stopped"] = run.stop.reason
     return summary
+
+
+def _said_silence(run: Run, outcome: Outcome) -> None:
+    """A run the service's silence stopped ends with exit status 1 and says so first, whatever the job's body
+    made of the calls that were not sent (each job's own lines follow)."""
+    cause = run.stop.cause
+    if not isinstance(cause, ServiceUnavailable):
+        return
+    if outcome.exit_code == Exit.DONE:
+        outcome.exit_code = Exit.INCOMPLETE
+    if not any(str(cause) in line for line in outcome.reasons):
+        outcome.reasons.insert(0, f"stopped: {cause}")
 
 
 # -- Ctrl-C (the process's handling: flows/interrupts.py) ---------------------------------------------------

@@ -178,17 +178,26 @@ def part_size_option() -> Any:
     )
 
 
+#: The least retry_backoff (seconds): a deployment's 0 would send a failing copy's retries back to back.
+MIN_RETRY_BACKOFF = 0.1
+
+
 def retry_backoff_option() -> Any:
     """The seconds before a copy's first retry (not on the command line; the flow and tests set it)."""
     return field(
         default=0.5,
-        metadata=about("Seconds before a copy's first retry (doubled each time).", command_line=False),
+        metadata=about(
+            f"Seconds before a copy's first retry (doubled each time; at least {MIN_RETRY_BACKOFF:g}).",
+            command_line=False,
+        ),
     )
 
 
-def check_copies(to: str, part_size: int, since: str | None) -> None:
-    """The checks every copying job shares: a destination, a part size S3 takes, a readable --since
-    (ConfigError, exit status 2)."""
+def check_copies(to: str, part_size: int, since: str | None, retry_backoff: float) -> None:
+    """The checks every copying job shares: a destination, a part size S3 takes, a readable --since, a
+    retry_backoff of at least MIN_RETRY_BACKOFF (ConfigError, exit status 2)."""
+    if not retry_backoff >= MIN_RETRY_BACKOFF:  # NaN too
+        raise ConfigError(f"retry_backoff must be at least {MIN_RETRY_BACKOFF:g} s, not {retry_backoff!r}")
     if part_size < MIN_PART_MIB * MIB:
         raise ConfigError(f"--part-mib must be at least {MIN_PART_MIB}")
     if since is not None:

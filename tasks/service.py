@@ -12,6 +12,7 @@ from connectors.client import VideoClient
 from connectors.config import ConfigError, Settings
 from connectors.ledger_remote import default_workdir, is_remote_ledger
 from connectors.limiter import ApiRateLimiter, rate_limiter
+from tasks.stop import outage_seconds
 
 #: The rate limiter's default store: a run restarted right after a crash (or a second run with ledgers in the
 #: same directory) shares the budget and the 429 pause with the runs before it.
@@ -56,12 +57,13 @@ def preview_client(settings: Settings, ledger: str | os.PathLike[str]) -> VideoC
     in this process only, and writes no file."""
     if (limiter_folder(ledger) / LIMITER_FILE).exists():
         return run_client(settings, ledger)
-    return VideoClient.from_settings(settings)
+    return VideoClient.from_settings(settings, outage=outage_seconds())
 
 
 def run_client(settings: Settings, ledger: str | os.PathLike[str]) -> VideoClient:
-    """The client of a run on `ledger` (a --ledger value): its calls count against the run's rate limiter."""
-    return VideoClient.from_settings(settings, limiter=run_limiter(settings, ledger))
+    """The client of a run on `ledger` (a --ledger value): its calls count against the run's rate limiter;
+    the service answering nothing is bounded by VIDEOFERRY_OUTAGE_SECONDS (tasks/stop.outage_seconds)."""
+    return VideoClient.from_settings(settings, limiter=run_limiter(settings, ledger), outage=outage_seconds())
 
 
 def token_env(env: Mapping[str, str] | None = None) -> Mapping[str, str]:

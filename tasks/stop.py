@@ -1,18 +1,16 @@
 """A run's stop signal: set once, by what stopped the run (its exit status is the job map's, flows/job.py);
-and the bound on a service that stopped answering."""
+and the bound on a service that stopped answering (held by the client: connectors/client/silence.py)."""
 
 from __future__ import annotations
 
 import os
 import threading
-import time
-from collections.abc import Callable
 
 from connectors.config import ConfigError
 
-#: A run stops once its calls have failed for this long with no answer from the service in between (each
-#: failure after the client's own retries): a service gone mid-run ends the run in about a minute, not
-#: after the whole wait bound (an hour by default) of silent polling.
+#: A run stops once the service has answered none of its calls for this long, whether they were refused or
+#: hang (each attempt's timeout is what is left of it: connectors/client/silence.Silence): a service gone
+#: or frozen mid-run ends the run in about a minute, not after retries of whole timeouts or the wait bound.
 OUTAGE_SECONDS = 60.0
 #: The environment variable that sets another bound (seconds, at least 1).
 OUTAGE_ENV = "VIDEOFERRY_OUTAGE_SECONDS"
@@ -77,36 +75,3 @@ class Stop:
     def reason(self) -> str:
         """What stopped the run ("" while it runs)."""
         return str(self.cause) if self.cause is not None else ""
-
-
-class Outage:
-    """The bound on a service gone mid-run: failed() after each call that failed without any answer (after
-    the client's retries). The outage begins at the first such failure with no answer since; once it has
-    lasted `seconds` and calls still fail, the run is stopped with ServiceUnavailable naming the last failure
-    (its host and what failed). One failed call alone never stops a run, however long the calls before it
-    were apart. last_answer(): when the service last answered anything (time.monotonic())."""
-
-    def __init__(self, stop: Stop, last_answer: Callable[[], float], seconds: float = OUTAGE_SECONDS) -> None:
-        self.stop = stop
-        self.last_answer = last_answer
-        self.seconds = seconds
-        self.failures = 0
-        self._since: float | None = None
-        self._lock = threading.Lock()
-
-    def failed(self, what: str) -> None:
-        """A call failed without an answer (`what`: its failure in words, naming the host)."""
-        now = time.monotonic()
-        with self._lock:
-            if self._since is None or self.last_answer() > self._since:  # it answered since: a new outage
-                self._since, self.failures = now, 0
-            self.failures += 1
-            failures, lasted = self.failures, now - self._since
-        if lasted >= self.seconds:
-            calls = "1 call" if failures == 1 else f"{failures} calls"
-            self.stop(
-                ServiceUnavailable(
-                    f"the service has not answered for {lasted:.0f} s ({calls} failed, the last: {what}); the"
-                    " run stopped rather than wait on: rerun the same command once it answers"
-                )
-            )

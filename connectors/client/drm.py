@@ -109,8 +109,12 @@ class Drm:
     def simulate_license(self, video_id: str, project_id: str | None = None) -> dict[str, Any] | None:
         """The emulator's license simulation (POST /_emulator/drm/license): {decision, status, reason}.
 
-        Not part of the service: None when the host has no such endpoint (404 / 405), as the real one.
+        Not part of the service: None, with nothing sent, unless the client knows it talks to the emulator
+        (Transport.emulator: the token never goes to a path the real service does not have); None too when the
+        host has no such endpoint (404 / 405).
         """
+        if not self._transport.emulator:
+            return None
         body: dict[str, Any] = {"video_id": video_id}
         if project_id is not None:
             body["project_id"] = project_id

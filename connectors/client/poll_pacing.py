@@ -10,17 +10,19 @@ from collections.abc import Iterator
 
 from connectors.config import POLL_RULE_SECONDS
 
-#: Not in the spec: the header a service may state its own poll rule in (seconds). The real service is not
-#: known to send it; the emulator does when its control API set a rule other than the spec's 5 s, which is
-#: the only way a test makes a run poll faster (no user option goes below 5 s).
+#: Not in the spec: the header the emulator states its poll rule in (seconds), when its control API set one
+#: other than the spec's 5 s: the only way a test makes a run poll faster (no user option goes below 5 s).
+#: The transport learns it from the emulator only (Transport.emulator); from any other server the spec's
+#: 5 s is the rule, whatever it states.
 POLL_RULE_HEADER = "x-poll-rule-seconds"
-#: Stated rules outside these bounds are ignored (the spec's 5 s holds).
-STATED_RULE_BOUNDS = (0.05, 3600.0)
+#: Stated rules outside these bounds are ignored (the spec's 5 s holds): never 20 polls a second, never
+#: fewer than one a minute (12 times the spec's rule).
+STATED_RULE_BOUNDS = (0.05, 60.0)
 
 
 class PollRule:
-    """The seconds the service allows between two GETs of one video: the spec's 5 unless the service states
-    another in POLL_RULE_HEADER (learned from every answer; the last stated value holds)."""
+    """The seconds the service allows between two GETs of one video: the spec's 5 unless the emulator states
+    another in POLL_RULE_HEADER (learned from its answers; the last stated value holds)."""
 
     def __init__(self, seconds: float = POLL_RULE_SECONDS) -> None:
         self.seconds = seconds

@@ -12,8 +12,10 @@ from typing import Any, Self
 
 import httpx
 
+from connectors.client.emulated import is_loopback, says_emulator
 from connectors.client.network import describe_network_failure, host_of
 from connectors.client.poll_pacing import POLL_RULE_HEADER, PollRule
+from connectors.client.silence import Silence
 from connectors.clock import ServiceClock
 from connectors.error_table import error_from_response
 from connectors.errors import (
@@ -64,6 +66,7 @@ class Transport:
         max_connections: int = 32,
         auth_scheme: str | None = "Bearer",
         http_transport: httpx.BaseTransport | None = None,
+        outage: float | None = None,
     ) -> None:
         if not token:
             raise ValueError("token must not be empty (set VIDEOFERRY_TOKEN)")
@@ -76,10 +79,16 @@ class Transport:
         self.max_connections = max_connections
         #: The service's clock, learned from the Date header of every answer (one per client).
         self.clock = ServiceClock()
-        #: When the service last answered any request (time.monotonic()): how long it has been silent.
-        self.last_answer = time.monotonic()
-        #: The service's poll rule (the spec's 5 s unless an answer states another: poll_pacing.PollRule).
+        #: How long the service has answered nothing, bounded by `outage` seconds (None: each attempt's
+        #: own timeout only): every attempt's timeout is drawn from what is left of it (silence.Silence).
+        self.silence = Silence(outage)
+        #: The service's poll rule (the spec's 5 s unless the emulator states another: poll_pacing.PollRule).
         self.poll_rule = PollRule()
+        #: Whether the API host is videoferry's emulator (a loopback address whose answers say so:
+        #: connectors/client/emulated.py); only then are its extras (a stated poll rule, /_emulator/ calls)
+        #: believed or called. Learned from the answers; False until one says so.
+        self.emulator = False
+        self._on_loopback = is_loopback(self.api_url)
         self._methods = MethodBook()
         self._connect_timeout = min(timeout, 10.0)
         timeouts = httpx.Timeout(timeout, connect=self._connect_timeout)
@@ -132,8 +141,9 @@ class Transport:
         body: BodyFactory | None,
     ) -> httpx.Response:
         # The call holds its slot from admission until its answer (or error) is back, and counts from then.
+        timeout = self.silence.timeout(self.timeout, operation)  # ServiceSilentError: not sent, not counted
         with self.limiter.admitted():
-            sent = datetime.now(UTC)
+            sent, started = datetime.now(UTC), time.monotonic()
             try:
                 response = http.request(
                     method,
@@ -142,16 +152,22 @@ class Transport:
                     json=json_body,
                     headers=[(name.encode("ascii"), value) for name, value in (headers or {}).items()],
                     content=body() if body is not None else None,
+                    timeout=httpx.Timeout(timeout, connect=min(timeout, self._connect_timeout)),
                 )
             except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
                 raise InvalidRequestError(
                     f"request could not be sent ({type(exc).__name__})", operation=operation
                 ) from None
             except httpx.TransportError as exc:
-                raise self._network_error(exc, http, operation) from None
-        self.last_answer = time.monotonic()
+                error = self._network_error(exc, http, operation, timeout)
+                self.silence.no_answer(started, error.message)
+                raise error from None
+        self.silence.answered()
         self.clock.observe_date_header(sent, datetime.now(UTC), response.headers.get("date"))
-        self.poll_rule.learn(response.headers.get(POLL_RULE_HEADER))
+        if http is self._api and self._on_loopback and says_emulator(response):
+            self.emulator = True
+        if self.emulator:  # any other server: the spec's rule is the rule, whatever it states
+            self.poll_rule.learn(response.headers.get(POLL_RULE_HEADER))
         if response.status_code == 429:
             self.limiter.pause()
         if not response.is_success:
@@ -165,11 +181,15 @@ class Transport:
         )
         return response
 
-    def _network_error(self, exc: httpx.TransportError, http: httpx.Client, operation: str) -> TransportError:
-        """A TransportError naming the host and what failed; for refused / DNS / TLS, the setting to check."""
+    def _network_error(
+        self, exc: httpx.TransportError, http: httpx.Client, operation: str, timeout: float
+    ) -> TransportError:
+        """A TransportError naming the host and what failed (the attempt had `timeout` seconds); for refused /
+        DNS / TLS, the setting to check."""
         # Connect errors provably happened before anything was sent (so did a wait for a pooled connection).
         sent = not isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout)
-        timeout = self._connect_timeout if isinstance(exc, httpx.ConnectTimeout) else self.timeout
+        if isinstance(exc, httpx.ConnectTimeout):
+            timeout = min(timeout, self._connect_timeout)
         try:
             url = exc.request.url
         except RuntimeError:  # raised without its request
@@ -259,7 +279,7 @@ class Transport:
                         return substitute
                 raise
 
-        response = run_with_retries(attempt, kind=kind, policy=self.retry)
+        response = run_with_retries(attempt, kind=kind, policy=self.retry, sleep=self.silence.sleep)
         if text:
             return response.text
         if not response.content or not response.content.strip():

@@ -46,6 +46,7 @@ class VideoClient:
         max_connections: int = 32,
         auth_scheme: str | None = "Bearer",
         http_transport: httpx.BaseTransport | None = None,
+        outage: float | None = None,
     ) -> None:
         #: The one place requests are built and sent; its limiter and HTTP settings serve tus too.
         self.transport = Transport(
@@ -58,6 +59,7 @@ class VideoClient:
             max_connections=max_connections,
             auth_scheme=auth_scheme,
             http_transport=http_transport,
+            outage=outage,
         )
         self.videos = Videos(self.transport)
         self.uploads = Uploads(self.transport)
@@ -103,9 +105,15 @@ class VideoClient:
 
     @classmethod
     def from_settings(
-        cls, settings: Settings, *, limiter: ApiRateLimiter | None = None, retry: RetryPolicy | None = None
+        cls,
+        settings: Settings,
+        *,
+        limiter: ApiRateLimiter | None = None,
+        retry: RetryPolicy | None = None,
+        outage: float | None = None,
     ) -> VideoClient:
-        """A client for the configured service; without `limiter`, rate_limiter() for the settings."""
+        """A client for the configured service; without `limiter`, rate_limiter() for the settings; `outage`:
+        the bound on a service that answers nothing (Transport.silence)."""
         if limiter is None:
             limiter = rate_limiter(
                 settings.token,
@@ -120,6 +128,7 @@ class VideoClient:
             limiter=limiter,
             timeout=settings.timeout,
             retry=retry,
+            outage=outage,
         )
 
     @property

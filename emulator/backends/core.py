@@ -43,6 +43,8 @@ class LogEntry:
     workspace_id: str | None
     api: bool
     dropped: bool = False
+    #: A tus PATCH's Upload-Offset (where the bytes it sent begin); None for any other request.
+    upload_offset: int | None = None
 
 
 class Emulator:

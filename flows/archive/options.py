@@ -98,7 +98,7 @@ class ArchiveOptions:
             )
         if self.quality != "best" and self.quality not in QUALITY_ORDER:
             raise ConfigError(f"--quality must be best or one of {', '.join(QUALITY_ORDER)}")
-        check_copies(self.to, self.part_size, self.since)
+        check_copies(self.to, self.part_size, self.since, self.retry_backoff)
 
     def selection(self) -> Selection:
         """Which events: the ids given, else every event of the project; finished since --since."""

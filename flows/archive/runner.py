@@ -9,7 +9,7 @@ from connectors.config import Settings
 from connectors.download import Downloader
 from connectors.s3 import S3Config
 from flows.archive.options import ArchiveOptions
-from flows.job import CopyOutcome, Run, failure, read_ledger, run_job
+from flows.job import CopyOutcome, Run, failure, read_ledger, run_job, step_of
 from state.machine import OpStatus
 from tasks.archive.plan import choose_asset, event_recordings, select_events
 from tasks.archive.recording import TERMINAL_BAD, ArchiveContext, RecordingResult, op_key
@@ -30,7 +30,8 @@ def run_archive(opts: ArchiveOptions, settings: Settings, *, s3: S3Config | None
     dest = open_destination(opts.to, s3=s3 or S3Config.from_env(), part_size=opts.part_size)
 
     def body(run: Run) -> CopyOutcome:
-        downloader = Downloader(settings.upload_url, timeout=max(60.0, settings.timeout))
+        silence = run.client.transport.silence  # a download is a call too: the same outage bound
+        downloader = Downloader(settings.upload_url, timeout=max(60.0, settings.timeout), silence=silence)
         run.on_close(downloader.close)
         outcome = CopyOutcome(exit_code=1)
         run.summary = lambda: {"counts": outcome.counts, "bytes": outcome.bytes}
@@ -57,7 +58,7 @@ def run_archive(opts: ArchiveOptions, settings: Settings, *, s3: S3Config | None
             counts={k: v for k, v in counts.items() if v},
             reasons=[f"{r.event_id}/{r.stream_id}/{r.video_id}: {r.reason}" for r in failed],
             bytes=sum(r.bytes for r in results if r.state == "archived"),
-            failed=[failure(_where(r), _step_of(r.reason), r.reason) for r in failed],
+            failed=[failure(_where(r), step_of(r.reason), r.reason) for r in failed],
         )
         if opts.report_dir:
             outcome.report_files = publish_report(opts.report_dir, lambda d: write_report(results, d), s3)
@@ -68,12 +69,6 @@ def run_archive(opts: ArchiveOptions, settings: Settings, *, s3: S3Config | None
 
 def _where(result: RecordingResult) -> str:
     return f"event {result.event_id} stream {result.stream_id} video {result.video_id}"
-
-
-def _step_of(reason: str) -> str:
-    """The step a recording's failure names first ("copy: ..." -> copy)."""
-    step, sep, _ = reason.partition(":")
-    return step if sep and " " not in step else "failed"
 
 
 def preview_archive(opts: ArchiveOptions, settings: Settings) -> list[str]:

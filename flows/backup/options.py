@@ -73,7 +73,7 @@ class BackupOptions:
                 normal_id(value)
             except ValueError as exc:
                 raise ConfigError(f"{flag}: {exc}") from None
-        check_copies(self.to, self.part_size, self.since)
+        check_copies(self.to, self.part_size, self.since, self.retry_backoff)
 
     def selection(self) -> Selection:
         """Which videos: the project's (or the folder's); made or changed since --since."""

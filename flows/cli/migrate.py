@@ -61,15 +61,18 @@ def _check_token(settings: Any, limiter: Any) -> None:
     A bad token fails here, before the server is even up; a pass stands for the run's own preflight.
     """
     from connectors.client import VideoClient
-    from connectors.errors import AuthError, VideoApiError
+    from connectors.errors import AuthError, ServiceSilentError, VideoApiError
     from tasks.preflight import check_service
+    from tasks.stop import ServiceUnavailable, outage_seconds
 
-    client = VideoClient.from_settings(settings, limiter=limiter)
+    client = VideoClient.from_settings(settings, limiter=limiter, outage=outage_seconds())
     try:
         check_service(client, settings)  # AuthError: the command's exit status 2
     except VideoApiError as exc:
         if isinstance(exc, AuthError):
             raise
+        if isinstance(exc, ServiceSilentError):  # silent for the whole bound already: exit status 1
+            raise ServiceUnavailable(exc.message) from None
         # any other failure: the run's own preflight tries again and says what it found
     finally:
         client.close()

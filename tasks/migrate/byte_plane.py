@@ -31,8 +31,11 @@ def push_bytes(
     chunk_size: int,
     s3_endpoint_url: str | None = None,
     s3_region: str | None = None,
+    outage: float | None = None,
 ) -> int:
-    """Run on a worker: send source_uri to the tus endpoint from the server's offset; the final offset."""
+    """Run on a worker: send source_uri to the tus endpoint from the server's offset; the final offset. A
+    service that answers nothing is waited on for `outage` seconds at most (the run's bound)."""
+    from connectors.client.silence import Silence
     from connectors.s3 import S3Config
     from connectors.sources import open_source
     from connectors.tus import TusUpload
@@ -42,7 +45,7 @@ def push_bytes(
         from connectors.sources import SourceError
 
         raise SourceError(source_uri, f"the worker sees {source.size} bytes, the coordinator {size}")
-    with TusUpload(chunk_size=chunk_size) as tus:
+    with TusUpload(chunk_size=chunk_size, silence=Silence(outage)) as tus:
         return tus.upload(endpoint, source)
 
 
@@ -64,8 +67,17 @@ class DaskBytes:
             raise OSError(f"no Dask scheduler at {address}: {type(exc).__name__}") from None
         return cls(client=client, address=address)
 
-    def push(self, endpoint: str, source_uri: str, size: int, chunk_size: int, s3: Any = None) -> int:
-        """Send one item's bytes on a worker (given to another if it dies); its final offset."""
+    def push(
+        self,
+        endpoint: str,
+        source_uri: str,
+        size: int,
+        chunk_size: int,
+        s3: Any = None,
+        outage: float | None = None,
+    ) -> int:
+        """Send one item's bytes on a worker (given to another if it dies), waiting on a service that answers
+        nothing for `outage` seconds at most; its final offset."""
         future = self.client.submit(
             push_bytes,
             endpoint,
@@ -74,6 +86,7 @@ class DaskBytes:
             chunk_size,
             getattr(s3, "endpoint_url", None),
             getattr(s3, "region", None),
+            outage,
             pure=False,  # a worker that dies: the scheduler gives it to another (allowed-failures, 3)
         )
         return int(future.result())

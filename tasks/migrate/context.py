@@ -7,12 +7,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from connectors.config import DEFAULT_CHUNK_SIZE
-from connectors.errors import TransportError, UnknownOutcomeError, VideoApiError, stops_run
+from connectors.errors import VideoApiError, stops_run
 from connectors.ids import same_id
-from connectors.retry import describe_failure
 from state.machine import DONE, FAILED
 from tasks.exactly_once import error_code
-from tasks.stop import Outage, Stop, outage_seconds
+from tasks.stop import Stop
 
 if TYPE_CHECKING:
     from connectors.client import VideoClient
@@ -101,23 +100,6 @@ class MigrateContext:
     warned: set[str] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
     init_lock: threading.Lock = field(default_factory=threading.Lock)
-    #: The bound on a service gone mid-run (tasks/stop.Outage), made at the first call that got no answer.
-    outage: Outage | None = None
-    #: Its bound in seconds (VIDEOFERRY_OUTAGE_SECONDS; read when the context is made, so a bad value is a
-    #: configuration error before the first call).
-    outage_after: float = field(default_factory=outage_seconds)
-
-    def no_answer(self, exc: BaseException) -> None:
-        """A call failed: when it got no answer at all (refused, DNS, timeout, reset), the run stops once the
-        service has been silent for tasks/stop.OUTAGE_SECONDS while calls keep failing."""
-        if isinstance(exc, UnknownOutcomeError) and exc.cause_kind not in ("timeout", "connection"):
-            return
-        if not isinstance(exc, TransportError | UnknownOutcomeError):
-            return
-        with self.lock:
-            if self.outage is None:
-                self.outage = Outage(self.abort, lambda: self.client.transport.last_answer, self.outage_after)
-        self.outage.failed(describe_failure(exc) if isinstance(exc, TransportError) else str(exc))
 
     def poll_seconds(self) -> float:
         """Seconds between two status listings: --poll-interval under the service's poll rule (the spec's 5 s,

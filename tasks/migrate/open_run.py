@@ -16,7 +16,8 @@ from state.errors import LedgerError
 from state.ledger import Ledger
 from tasks.migrate.byte_plane import DaskBytes
 from tasks.migrate.context import MigrateContext
-from tasks.service import run_limiter, service_settings
+from tasks.service import run_client, service_settings
+from tasks.stop import ServiceUnavailable
 
 
 class RunRef(TypedDict):
@@ -44,7 +45,7 @@ class RunRef(TypedDict):
 
 def open_service(settings: Settings, ledger: str, chunk_size: int) -> tuple[VideoClient, TusUpload]:
     """The client (with the run's rate limiter; ledger: the --ledger value) and the tus uploader of a run."""
-    client = VideoClient.from_settings(settings, limiter=run_limiter(settings, ledger))
+    client = run_client(settings, ledger)
     tus = TusUpload.from_transport(client.transport, chunk_size=chunk_size)
     return client, tus
 
@@ -91,7 +92,7 @@ def open_context(ref: RunRef, env: Mapping[str, str] | None = None) -> MigrateCo
     except BaseException:
         ledger.close()
         raise
-    return MigrateContext(
+    ctx = MigrateContext(
         client=client,
         tus=tus,
         ledger=ledger,
@@ -102,6 +103,8 @@ def open_context(ref: RunRef, env: Mapping[str, str] | None = None) -> MigrateCo
         default_parent_id=ref["parent_id"],
         bytes_plane=DaskBytes.connect(dask) if (dask := ref.get("dask")) else None,
     )
+    client.transport.silence.on_silent = lambda message: ctx.stop(ServiceUnavailable(message))
+    return ctx
 
 
 def close_context(ctx: MigrateContext) -> None:

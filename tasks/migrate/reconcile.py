@@ -55,7 +55,6 @@ def item_lookup(ctx: MigrateContext, key: str, what: str = "reconcile") -> Looku
             else:
                 why = describe_failure(exc)
                 log.warning("item %s: %s listing failed (%s); left for later", key, what, why)
-                ctx.no_answer(exc)
                 ctx.ledger.note(key, ctx.run_id, f"{what} postponed: {exc}")
             raise Postponed(key) from None
 
@@ -193,5 +192,4 @@ def api_failure(ctx: MigrateContext, item: Item, exc: VideoApiError) -> None:
     if stops_run(exc):
         ctx.stop(exc)
         return
-    ctx.no_answer(exc)  # a service gone mid-run stops the run within tasks/stop.OUTAGE_SECONDS
     fail_item(ctx, item, error_code(exc), str(exc), exc.request_id)

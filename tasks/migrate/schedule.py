@@ -265,7 +265,6 @@ def _listed(ctx: MigrateContext, listing: Callable[[], object]) -> bool:
             ctx.stop(exc)
             return False
         log.warning("status poll failed (%s); trying again next round", describe_failure(exc))
-        ctx.no_answer(exc)
         return False
     return True
 

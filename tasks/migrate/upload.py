@@ -81,7 +81,12 @@ def upload_item(ctx: MigrateContext, item: Item) -> None:
         if ctx.bytes_plane is not None:  # a worker sends the bytes; the coordinator learns the end
             on_progress(
                 ctx.bytes_plane.push(
-                    item.upload_endpoint, item.spec.source, source.size, ctx.chunk_size, ctx.s3
+                    item.upload_endpoint,
+                    item.spec.source,
+                    source.size,
+                    ctx.chunk_size,
+                    ctx.s3,
+                    outage=ctx.client.transport.silence.bound,
                 )
             )
         else:

@@ -75,7 +75,7 @@ def backup(ws: Workspace, to: str, ledger: Path, **changes: Any) -> CopyOutcome:
         "project": ws.project_id,
         "to": to,
         "ledger": str(ledger),
-        "retry_backoff": 0.02,
+        "retry_backoff": 0.1,
         **changes,
     }
     return run_backup(BackupOptions(**values), settings_for(ws, **FAST))

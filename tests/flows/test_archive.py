@@ -101,7 +101,7 @@ def run(ws: Workspace, tmp: Path, **changes: Any) -> CopyOutcome:
         "to": "",
         "project": ws.project_id,
         "ledger": str(tmp / "ledger.db"),
-        "retry_backoff": 0.02,
+        "retry_backoff": 0.1,
         **changes,
     }
     return run_archive(ArchiveOptions(**values), settings_for(ws, **FAST))

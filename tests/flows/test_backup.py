@@ -208,7 +208,7 @@ def test_dry_run_names_what_a_run_would_do_and_writes_nothing(
     assert all(line.startswith("keep ") for line in preview_backup(opts, settings_for(emu, **FAST)))
 
 
-@pytest.mark.parametrize("bad", ["--project", "--part-mib", "--since", "--to"])
+@pytest.mark.parametrize("bad", ["--project", "--part-mib", "--since", "--to", "retry_backoff"])
 def test_options_that_cannot_work_are_refused(bad: str) -> None:
     from connectors.config import ConfigError
     from flows.backup.options import BackupOptions
@@ -219,6 +219,7 @@ def test_options_that_cannot_work_are_refused(bad: str) -> None:
         "--part-mib": {"part_size": 1},
         "--since": {"since": "x"},
         "--to": {"to": "s3://"},
+        "retry_backoff": {"retry_backoff": 0},  # a deployment's parameter: retries back to back
     }
     with pytest.raises(ConfigError, match=bad):
         BackupOptions(**{**values, **cases[bad]}).check()

@@ -17,6 +17,7 @@ from emulator.control import EmulatorControl, Workspace
 from flows.migrate.runner import run_migration
 from state.ledger import Ledger
 from tests.chaos.checks import file_md5, rate_figures
+from tests.flows.bounds import within
 from tests.flows.helpers import options, settings_for, write_inventory
 
 pytestmark = pytest.mark.timeout(300)
@@ -67,6 +68,19 @@ def _pushes(cluster: Any) -> tuple[int, int]:
     return counts.get("processing", 0), counts.get("memory", 0)
 
 
+def _upload_requests(control: EmulatorControl, ws: Workspace) -> dict[str, list[dict[str, Any]]]:
+    """The requests of each upload address (HEAD and PATCH), oldest first."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for entry in control.requests(ws.workspace_id):
+        if entry["host"] == "upload" and entry["method"] in ("HEAD", "PATCH"):
+            found.setdefault(entry["path"], []).append(entry)
+    return found
+
+
+def _acknowledged(entries: list[dict[str, Any]]) -> int:
+    return sum(1 for e in entries if e["method"] == "PATCH" and e["status"] == 204)
+
+
 def test_workers_send_the_bytes(
     tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory, cluster: Any
 ) -> None:
@@ -102,7 +116,14 @@ def test_a_worker_killed_mid_upload_is_replaced_and_the_upload_resumes(
                 else:
                     time.sleep(0.2)
             assert victim is not None, "no transfer was seen running on a worker"
-            time.sleep(1.0)  # let it send some chunks first (a resume must then skip them)
+            # Every transfer under way has had chunks acknowledged first (a resume must then skip them).
+            while not running.done() and time.monotonic() < deadline:
+                sent = _upload_requests(emu_control, emu)
+                under_way = sum(len(keys) for keys in watcher.processing().values())
+                if len(sent) >= under_way and all(_acknowledged(e) >= 2 for e in sent.values()):
+                    break
+                time.sleep(0.2)
+            assert not running.done() and time.monotonic() < deadline, "no transfer sent two chunks in time"
             pids = watcher.run(os.getpid)
             os.kill(pids[victim], signal.SIGKILL)
             outcome = running.result(timeout=240)
@@ -111,3 +132,40 @@ def test_a_worker_killed_mid_upload_is_replaced_and_the_upload_resumes(
     _check_exactly_once(emu_control, emu, tmp_path / "ledger.db", rows)
     started, finished = _pushes(cluster)
     assert finished == len(rows) and started > len(rows)  # the killed worker's transfer ran again elsewhere
+    # The transfer taken over asked the address for its offset (a second HEAD, after acknowledged chunks)...
+    uploads = _upload_requests(emu_control, emu)
+    resumed = [
+        path
+        for path, entries in uploads.items()
+        if any(e["method"] == "HEAD" and _acknowledged(entries[:n]) >= 2 for n, e in enumerate(entries))
+    ]
+    assert resumed, uploads
+    # ... and sent none of the bytes acknowledged before: no PATCH begins before the last acknowledged one
+    # did (the service takes a PATCH only at its own offset, so a chunk it took ends past that; the same
+    # offset again only follows a chunk the kill cut off before any of its bytes arrived).
+    for path, entries in uploads.items():
+        patches = [(e["upload_offset"], e["status"]) for e in entries if e["method"] == "PATCH"]
+        acknowledged = 0
+        for offset, status in patches:
+            assert offset >= acknowledged, (path, patches)
+            acknowledged = offset if status == 204 else acknowledged
+
+
+def test_a_worker_waits_on_a_silent_upload_address_no_longer_than_the_runs_bound(
+    tmp_path: Path,
+    emu: Workspace,
+    emu_control: EmulatorControl,
+    clip_factory: Any,
+    cluster: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every PATCH answers 30 s late (a worker's own timeout is 60 s): with the run's bound of 3 s, the worker
+    gives up once the address has answered nothing for 3 s, and the item says so."""
+    monkeypatch.setenv("VIDEOFERRY_OUTAGE_SECONDS", "3")
+    emu_control.set_faults(emu, [{"kind": "latency", "ms": 30_000, "path": "^/upload/"}])
+    inventory = write_inventory(tmp_path / "inv.csv", _rows(clip_factory, 1))
+    opts = options(inventory, emu, tmp_path, dask=cluster.scheduler_address, chunk_size=MIB, via="tus")
+    outcome = within(lambda: run_migration(opts, settings_for(emu)), what="the migration")
+    assert outcome.exit_code == 1, outcome.reasons
+    said = "\n".join(outcome.log_lines())
+    assert "the service has not answered for 3 s, its bound VIDEOFERRY_OUTAGE_SECONDS being 3 s" in said, said

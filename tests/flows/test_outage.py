@@ -11,11 +11,13 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from connectors.client.silence import Silence
 from connectors.config import ConfigError
+from connectors.errors import ServiceSilentError
 from emulator.control import EmulatorControl
 from emulator.server import EmulatorServer
 from state.ledger import Ledger
-from tasks.stop import OUTAGE_ENV, Outage, Stop, outage_seconds
+from tasks.stop import OUTAGE_ENV, outage_seconds
 from tests.flows.helpers import cli_argv, cli_env, clip_rows, write_inventory
 
 #: How long the run may take to get its items into processing.
@@ -91,14 +93,36 @@ def test_a_bad_outage_bound_is_a_configuration_error(monkeypatch: pytest.MonkeyP
         outage_seconds()
 
 
+def _silence(answered_ago: float) -> tuple[Silence, list[str]]:
+    """A bound of 60 s whose service last answered `answered_ago` s ago; what it says when spent."""
+    silence, said = Silence(60), list[str]()
+    silence.on_silent = said.append
+    silence.last_answer = time.monotonic() - answered_ago
+    return silence, said
+
+
 def test_one_failed_call_alone_never_stops_a_run() -> None:
-    stop = Stop()
-    answered = [time.monotonic() - 3600]  # the last answer an hour ago (webhooks: rare polls)
-    outage = Outage(stop, lambda: answered[0], seconds=60)
-    outage.failed("connection refused by 127.0.0.1:9")
-    assert not stop.is_set()
-    outage._since = time.monotonic() - 61  # the outage began 61 s ago (no sleep: its start is moved back)
-    answered[0] = outage._since - 1
-    outage.failed("cannot resolve host api.example.com")
-    assert stop.is_set()
-    assert "2 calls failed, the last: cannot resolve host api.example.com" in stop.reason
+    silence, said = _silence(3600)  # the last answer an hour ago (webhooks: rare polls)
+    silence.no_answer(time.monotonic(), "connection refused by 127.0.0.1:9")
+    assert not said and silence.timeout(30) == 30  # the silence began with that call, not an hour ago
+
+
+def test_each_attempt_gets_what_is_left_of_the_bound_then_nothing_is_sent() -> None:
+    silence, said = _silence(3600)  # no sleep: the silent call's start is put in the past
+    silence.no_answer(time.monotonic() - 50, "no answer from 127.0.0.1:9 within 30 s")
+    assert 9 <= silence.timeout(30) <= 10  # not the call's own 30 s: what is left of the 60
+    silence.no_answer(time.monotonic(), "no answer from 127.0.0.1:9 within 10 s")  # the same silence
+    silence._since = time.monotonic() - 61  # its start moved back (no sleep)
+    with pytest.raises(ServiceSilentError, match="not answered for 61 s"):
+        silence.timeout(30)  # nothing is sent any more
+    assert len(said) == 1 and "2 calls failed, the last: no answer from 127.0.0.1:9 within 10 s" in said[0]
+    with pytest.raises(ServiceSilentError):
+        silence.timeout(30)
+    assert len(said) == 1  # said once
+
+
+def test_any_answer_ends_a_silence() -> None:
+    silence, said = _silence(3600)
+    silence.no_answer(time.monotonic() - 50, "connection refused by 127.0.0.1:9")
+    silence.answered()  # an HTTP error too is an answer
+    assert silence.timeout(30) == 30 and silence.silent_for() == 0 and not said
