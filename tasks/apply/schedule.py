@@ -13,6 +13,8 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 
+from connectors.errors import VideoApiError, stops_run
+from connectors.retry import describe_failure
 from state.applied import Unit
 from state.machine import UNIT_END_STATES, UnitState
 from tasks.apply.context import ApplyContext
@@ -170,7 +172,17 @@ class UnitSchedule(Schedule):
                 continue
             if now - self.polled.get(unit.unit_key, 0.0) >= self.ctx.poll_seconds():
                 self.polled[unit.unit_key] = now
-                poll_status(self.ctx, unit)
+                try:
+                    poll_status(self.ctx, unit)
+                except VideoApiError as exc:  # one failed read never ends the run: read again next interval
+                    if stops_run(exc):
+                        self.ctx.stop(exc)
+                        return
+                    log.warning(
+                        "unit %s: status read failed (%s); trying again next interval",
+                        unit.unit_key,
+                        describe_failure(exc),
+                    )
 
     def finish_what_is_done(self) -> None:
         """Nothing: a unit is done once its video is (poll_what_waits moves it)."""

@@ -149,3 +149,28 @@ def test_a_cut_answered_with_the_source_finds_the_new_video(
     assert "new video" in (unit.detail or "")
     assert abs(videos[unit.result_id or ""]["duration"] - 0.6) < 0.15
     assert abs(videos[v1]["duration"] - 1.0) < 0.15
+
+
+def test_a_status_read_that_fails_past_its_retries_is_read_again_not_the_end_of_the_run(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, library: dict[str, Any]
+) -> None:
+    """The joined video processes for a while; every read of it fails (5xx) more times than one call's
+    retries: the run reads it again at the next interval and ends done (before: the error ended the run)."""
+    (k0, v0), (k1, v1) = library["keys"].items()
+    joined = {"op": "concat", "id": "joined", "target": f"key:{k1}", "prepend": f"key:{k0}"}
+    ops = write_ops(tmp_path / "ops.csv", [joined])
+    emu_control.set_processing(emu, "timed", 2.0)
+    emu_control.set_poll_rule(emu, 0.2)
+    reads_of_joined = rf"^/v1/videos/(?!{v0}|{v1})[^/]+$"  # any video but the sources
+    fault = {"kind": "error", "status": 503, "method": "GET", "path": reads_of_joined, "times": 12}
+    emu_control.set_faults(emu, [fault])
+    opts = ApplyOptions(ops=str(ops), ledger=str(library["ledger"]), wait_timeout=120)
+    outcome = run_apply(opts, settings_for(emu))
+    failed_reads = [
+        r for r in emu_control.requests(emu.workspace_id)
+        if r["method"] == "GET" and r["path"].startswith("/v1/videos/") and r["status"] == 503
+    ]  # fmt: skip
+    assert outcome.exit_code == 0, outcome.reasons
+    assert len(failed_reads) >= 5  # one call's five attempts all failed: the read failed past its retries
+    with Ledger.open(library["ledger"], create=False) as book:
+        assert [u.state for u in book.units()] == ["done"]
