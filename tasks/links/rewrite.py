@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from tasks.links.platforms import PLAIN_URL_RE, find_platform_urls
+from tasks.links.platforms import PLAIN_URL_RE, find_platform_urls, platform_key
 from tasks.links.table import LinkRow, url_key
 
 #: Tags whose URL is a player's: the new embed link goes there.
@@ -46,9 +46,9 @@ class EmbedMap:
         self.by_key: dict[str, LinkRow] = {}
         self.by_address: dict[str, LinkRow] = {}
         for row in rows:
-            platform, sep, ident = row.source.partition(":")
-            if sep and not row.source.lower().startswith(("http:", "https:")):
-                self.by_key.setdefault(f"{platform.lower()}:{ident}", row)
+            platform = platform_key(row.source)
+            if platform is not None:
+                self.by_key.setdefault(f"{platform[0]}:{platform[1]}", row)
             elif row.source_page:
                 self.by_address.setdefault(url_key(row.source_page), row)
 

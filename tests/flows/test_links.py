@@ -234,3 +234,36 @@ def test_rewrite_embeds_dry_run_then_writes_each_file_once(
     assert second.returncode == 0
     assert "3 file(s), 0 changed; 0 URL(s) replaced, 2 left as they were" in second.stdout
     assert {p: p.read_bytes() for p in again} == again
+
+
+def test_videos_apply_made_are_in_the_map_and_ids_in_any_notation_match(
+    tmp_path: Path, emu: Workspace, emu_control, migrated: Migrated
+) -> None:
+    ops = write_inventory(
+        tmp_path / "ops.csv",
+        [
+            {"op": "copy", "id": "dup", "target": "key:vimeo:76979871"},
+            {
+                "op": "concat",
+                "id": "joined",
+                "target": f"key:youtube:{YOUTUBE}",
+                "append": "key:vimeo:76979871",
+            },
+        ],
+    )
+    env = cli_env(emu)
+    applied = run_cli(["apply", str(ops), "--ledger", str(migrated.ledger)], env)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    emu_control.set_variants(emu, ["ids-base58", "page-cap-10"])  # other notation, short pages
+    done = run_cli(["links", "--ledger", str(migrated.ledger), "--format", "json"], env)
+    assert done.returncode == 1, done.stderr  # the failed item is still left out
+    rows = json.loads(done.stdout)
+    assert len(rows) == 7
+    made = {r["made_by"]: r for r in rows if r["made_by"].startswith("apply")}
+    original = migrated.videos["vimeo:76979871"]["id"].replace("-", "")
+    copy, concat = made["apply copy (op dup)"], made["apply concat (op joined)"]
+    assert copy["source"].replace("-", "") == f"video:{original}"
+    known = {v["play_link"] for v in migrated.videos.values()}
+    assert copy["play_link"] and concat["play_link"] and not {copy["play_link"], concat["play_link"]} & known
+    assert copy["video_id"] not in {v["id"] for v in migrated.videos.values()}
+    assert "left out: 1 item(s)" in done.stderr and "gone" not in done.stderr
