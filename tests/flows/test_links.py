@@ -11,17 +11,21 @@ import io
 import json
 import re
 import shutil
+import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 
 from connectors.client import VideoClient
 from emulator.control import Workspace
 from flows.migrate.runner import run_migration
-from tests.flows.helpers import cli_env, options, run_cli, settings_for, write_inventory
+from tasks.service import run_limiter
+from tests.flows.helpers import cli_env, free_port, options, run_cli, settings_for, write_inventory
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -84,7 +88,8 @@ def migrated(tmp_path: Path, emu: Workspace, clip_factory, served: tuple[str, Pa
         book.close()
     assert len(ids) == 5
     videos: dict[str, dict[str, str]] = {}
-    with VideoClient.from_settings(settings_for(emu)) as client:
+    settings = settings_for(emu)  # counted by the migrate run's limiter, as the tool's own calls
+    with VideoClient.from_settings(settings, limiter=run_limiter(settings, str(ledger))) as client:
         for key, video_id in ids.items():
             assert video_id is not None
             video = client.videos.get(video_id)
@@ -267,3 +272,48 @@ def test_videos_apply_made_are_in_the_map_and_ids_in_any_notation_match(
     assert copy["play_link"] and concat["play_link"] and not {copy["play_link"], concat["play_link"]} & known
     assert copy["video_id"] not in {v["id"] for v in migrated.videos.values()}
     assert "left out: 1 item(s)" in done.stderr and "gone" not in done.stderr
+
+
+@pytest.mark.skipif(shutil.which("nginx") is None, reason="nginx is not installed")
+def test_nginx_loads_the_map_and_redirects_an_old_address(
+    tmp_path: Path, emu: Workspace, migrated: Migrated
+) -> None:
+    conf_dir = tmp_path / "nginx"
+    (conf_dir / "logs").mkdir(parents=True)
+    out = conf_dir / "videoferry-links.conf"
+    done = run_cli(
+        ["links", "--ledger", str(migrated.ledger), "--format", "nginx", "--out", str(out)], cli_env(emu)
+    )
+    assert out.exists(), done.stderr
+    port = free_port()
+    (conf_dir / "nginx.conf").write_text(
+        "events {}\n"
+        "http {\n"
+        "    include videoferry-links.conf;\n"
+        f"    server {{ listen 127.0.0.1:{port};\n"
+        "        if ($videoferry_link) { return 301 $videoferry_link; } }\n"
+        "}\n"
+    )
+    base = ["nginx", "-p", str(conf_dir), "-c", "nginx.conf", "-g", "pid nginx.pid; error_log stderr;"]
+    tested = subprocess.run([*base, "-t"], capture_output=True, text=True, timeout=30)
+    assert tested.returncode == 0, tested.stderr
+    server = subprocess.Popen(
+        [*base[:-1], "pid nginx.pid; error_log stderr; daemon off;"], stderr=subprocess.PIPE
+    )
+    try:
+        url_video = next(v for k, v in migrated.videos.items() if not k.startswith(("vimeo", "you", "wis")))
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                answer = httpx.get(f"http://127.0.0.1:{port}/old-lecture.mp4?sig=anything", timeout=2)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "nginx did not answer within 20 s"
+                time.sleep(0.1)
+        assert answer.status_code == 301
+        assert answer.headers["location"] == url_video["play_link"]
+        other = httpx.get(f"http://127.0.0.1:{port}/not-migrated.mp4", timeout=2)
+        assert other.status_code != 301 and "location" not in other.headers  # not in the map: not redirected
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
