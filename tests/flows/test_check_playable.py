@@ -56,3 +56,26 @@ def test_a_done_video_shorter_than_its_source_is_a_finding(
 def test_tolerance_is_one_second_or_two_percent() -> None:
     assert tolerance(10.0) == 1.0
     assert tolerance(3600.0) == 72.0
+
+
+def test_an_s3_source_is_probed_and_a_platform_item_needs_its_duration(
+    tmp_path: Path, emu: Workspace, clip_factory, s3_bucket: str
+) -> None:
+    import boto3
+
+    clip = clip_factory(3.0)
+    boto3.client("s3").upload_file(str(clip), s3_bucket, "raw/lecture.mp4")
+    rows = [
+        {"key": "", "source": f"s3://{s3_bucket}/raw/lecture.mp4", "title": "From S3"},
+        {"key": "wistia:abc123xyz", "source": str(clip_factory(1.0)), "title": "No duration given"},
+    ]
+    inventory = write_inventory(tmp_path / "inv.csv", rows)
+    assert run_migration(options(inventory, emu, tmp_path), settings_for(emu)).exit_code == 0
+    args = ["check", str(inventory), "--ledger", str(tmp_path / "ledger.db"), "--parent-id", emu.project_id]
+    checked = run_cli([*args, "--playable"], cli_env(emu))
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    (s3_line,) = [line for line in checked.stdout.splitlines() if '"From S3"' in line]
+    assert s3_line.startswith("= ") and "plays: 3.00 s, the source's 3.0" in s3_line  # probed from S3
+    (wistia,) = [line for line in checked.stdout.splitlines() if line.startswith("* wistia:abc123xyz")]
+    assert "does not play: the inventory gives no duration for this platform item" in wistia
+    assert "X-Amz" not in checked.stdout + checked.stderr  # the presigned probe link never shows
