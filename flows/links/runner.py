@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from connectors.config import Settings
+from connectors.config import ConfigError, Settings
 from connectors.errors import AuthError, VideoApiError
 from flows.job import Outcome, read_ledger
 from flows.links.options import EmbedsOptions, LinksOptions
@@ -69,9 +69,12 @@ def run_links(opts: LinksOptions, settings: Settings) -> LinksOutcome:
     )
     if opts.out:
         target = Path(opts.out)
-        if not target.exists():
-            target.touch()
-        write_atomically(target, text.encode("utf-8"))
+        try:
+            if not target.exists():
+                target.touch()
+            write_atomically(target, text.encode("utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"--out {target}: cannot write ({exc.strerror or exc})") from exc
         outcome.report_files.append(str(target))
     else:
         outcome.text = text

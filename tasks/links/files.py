@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core.redact import scrub_urls
 from tasks.links.rewrite import EmbedMap, Unmapped, rewrite_text
 
 #: The files a folder is walked for (a file named on the command line is read whatever its name).
@@ -89,12 +90,14 @@ def rewrite_file(path: Path, links: EmbedMap, *, dry_run: bool) -> FileResult:
     result.replaced, result.unmapped = done.replaced, done.unmapped
     if done.text == text:
         return result
-    result.diff = "".join(
-        difflib.unified_diff(
-            text.splitlines(keepends=True),
-            done.text.splitlines(keepends=True),
-            fromfile=f"a/{path}",
-            tofile=f"b/{path}",
+    result.diff = scrub_urls(  # the diff is for reading: a URL's user part, query and fragment never show
+        "".join(
+            difflib.unified_diff(
+                text.splitlines(keepends=True),
+                done.text.splitlines(keepends=True),
+                fromfile=f"a/{path}",
+                tofile=f"b/{path}",
+            )
         )
     )
     if dry_run:

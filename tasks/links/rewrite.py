@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from core.redact import scrub_urls
 from tasks.links.platforms import PLAIN_URL_RE, find_platform_urls, platform_key
 from tasks.links.table import LinkRow, url_key
 
@@ -66,8 +67,8 @@ def _tag_at(text: str, start: int) -> str | None:
 
 
 def _shown(url: str) -> str:
-    """A URL as a listing shows it: without its query (a signed link's signature never shows)."""
-    return re.split(r"[?#]", url, maxsplit=1)[0]
+    """A URL as a listing shows it: without its user part, query and fragment (a signature never shows)."""
+    return scrub_urls(re.split(r"[?#]", url, maxsplit=1)[0])
 
 
 def rewrite_text(text: str, links: EmbedMap) -> Rewritten:

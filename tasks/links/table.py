@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit
 
 from connectors.client import VideoClient
 from connectors.errors import AuthError, NotFoundError, VideoApiError
 from connectors.ids import try_normal_id
 from connectors.models import Video
 from core.item import COMPLETE_STATES, SourceKind, source_kind
+from core.redact import safe_uri
 from state.machine import UnitState
 from state.reader import LedgerReader
 from tasks.check.explain import MAKES
@@ -65,14 +66,6 @@ class LinksMap:
         return [f"left out: {n} {reason}" for reason, n in sorted(self.left_out.items())]
 
 
-def plain_url(url: str) -> str:
-    """An http(s) URL without its query, fragment and user part: a signed link's signature never shows."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme.lower(), netloc, parts.path, "", ""))
-
-
 def url_key(url: str, *, keep_www: bool = False) -> str:
     """How an http(s) address is looked up, as a web server sees a request: host lower-cased without port
     (and without `www.` unless keep_www), then the decoded path (`cdn.example.com/videos/a b.mp4`)."""
@@ -89,7 +82,7 @@ def _source_forms(key: str, source: str) -> tuple[str, str, str]:
     if platform is not None:
         return key, page_url(*platform) or "", embed_url(*platform) or ""
     if source_kind(source) is SourceKind.URL:
-        url = plain_url(source)
+        url = safe_uri(source)
         return url, url, ""
     return source, "", ""
 
