@@ -12,10 +12,10 @@ from connectors.media_probe import file_duration, object_duration
 from connectors.models import Video
 from connectors.s3 import S3Config
 from core.item import COMPLETE_STATES, ItemSpec, SourceKind, VideoStatus
+from core.platform_keys import platform_key
 from tasks.check.compare import CheckLine, Mark
 from tasks.check.explain import Applied
 from tasks.check.listing import Match
-from tasks.links.platforms import platform_key
 
 #: The field a line names when the video does not play.
 PLAYABLE = "playable"

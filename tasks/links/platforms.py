@@ -6,17 +6,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-#: The platforms whose items carry the key `<platform>:<id>` (the platform sources' keys).
-PLATFORMS = ("vimeo", "wistia", "youtube", "mux", "cloudflare", "apivideo", "bunny")
-
-
-def platform_key(key: str) -> tuple[str, str] | None:
-    """(platform, id) of a key `<platform>:<id>` of a known platform; None for any other key."""
-    platform, sep, ident = key.partition(":")
-    if not sep or platform.lower() not in PLATFORMS or not ident.strip():
-        return None
-    return platform.lower(), ident.strip()
-
 
 def page_url(platform: str, ident: str) -> str | None:
     """The platform's documented watch page of a video, where one exists without account details."""

@@ -8,8 +8,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from core.platform_keys import platform_key
 from core.redact import scrub_urls
-from tasks.links.platforms import PLAIN_URL_RE, find_platform_urls, platform_key
+from tasks.links.platforms import PLAIN_URL_RE, find_platform_urls
 from tasks.links.table import LinkRow, url_key
 
 #: Tags whose URL is a player's: the new embed link goes there.

@@ -13,12 +13,13 @@ from connectors.errors import AuthError, NotFoundError, VideoApiError
 from connectors.ids import try_normal_id
 from connectors.models import Video
 from core.item import COMPLETE_STATES, SourceKind, source_kind
+from core.platform_keys import platform_key
 from core.redact import safe_uri
 from state.machine import UnitState
 from state.reader import LedgerReader
 from tasks.check.explain import MAKES
 from tasks.check.listing import list_destination
-from tasks.links.platforms import embed_url, page_url, platform_key
+from tasks.links.platforms import embed_url, page_url
 
 #: The columns of the map, in order (csv header, json keys).
 COLUMNS = (

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.links.platforms import embed_url, find_platform_urls, page_url, platform_key
+from core.platform_keys import platform_key
+from tasks.links.platforms import embed_url, find_platform_urls, page_url
 from tasks.links.rewrite import EmbedMap, rewrite_text
 from tasks.links.table import LinkRow, url_key
 
