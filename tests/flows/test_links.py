@@ -22,10 +22,10 @@ import httpx
 import pytest
 
 from connectors.client import VideoClient
-from emulator.control import Workspace
+from emulator.control import EmulatorControl, Workspace
 from flows.migrate.runner import run_migration
 from tasks.service import run_limiter
-from tests.flows.helpers import cli_env, free_port, options, run_cli, settings_for, write_inventory
+from tests.flows.helpers import api_calls, cli_env, free_port, options, run_cli, settings_for, write_inventory
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -99,10 +99,13 @@ def migrated(tmp_path: Path, emu: Workspace, clip_factory, served: tuple[str, Pa
 
 
 def test_links_writes_every_done_item_in_each_format(
-    tmp_path: Path, emu: Workspace, migrated: Migrated
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, migrated: Migrated
 ) -> None:
     env = cli_env(emu)
+    mark = time.time()
     done = run_cli(["links", "--ledger", str(migrated.ledger)], env)
+    calls = api_calls(emu_control, emu, since=mark)
+    assert [c["method"] for c in calls] == ["GET"]  # one list call for the 5 videos of one parent: no GET
     assert done.returncode == 1, done.stderr  # one item is not done: left out, and said
     assert "left out: 1 item(s) error" in done.stderr or "left out: 1 item(s) failed" in done.stderr
     assert "links: 5 video(s)" in done.stderr
@@ -240,6 +243,10 @@ def test_rewrite_embeds_dry_run_then_writes_each_file_once(
     assert second.returncode == 0
     assert "3 file(s), 0 changed; 0 URL(s) replaced, 2 left as they were" in second.stdout
     assert {p: p.read_bytes() for p in again} == again
+
+    missing = run_cli([*args[:2], str(tmp_path / "no-such.md"), *args[2:]], env)
+    assert missing.returncode == 1  # one file could not be read: said, the others still rewritten
+    assert f"error: {tmp_path / 'no-such.md'}: cannot read" in missing.stderr
 
 
 def test_videos_apply_made_are_in_the_map_and_ids_in_any_notation_match(
