@@ -106,23 +106,43 @@ class Found:
         return f"{self.platform}:{self.ident}"
 
 
+#: The hosts of every form: only the stretch of text around one of them is matched against the forms
+#: (trying every form at every position of a long page is a hundred times slower).
+_HOSTS_RE = re.compile(
+    r"vimeo\.com|wistia\.(?:net|com)|youtube(?:-nocookie)?\.com|youtu\.be|mux\.com|videodelivery\.net"
+    r"|cloudflarestream\.com|api\.video|mediadelivery\.net",
+    re.IGNORECASE,
+)
+#: What ends a URL's stretch of text (no form's characters).
+_STOPS = frozenset(" \t\r\n\f\v\"'<>()[]")
+
+
 def find_platform_urls(text: str) -> list[Found]:
     """Every platform URL in text, in order (none overlapping)."""
     found: list[Found] = []
-    for match in FOUND_RE.finditer(text):
+    cursor = 0
+    for hit in _HOSTS_RE.finditer(text):
+        if hit.start() < cursor:
+            continue
+        start, end = hit.start(), hit.end()
+        while start > cursor and text[start - 1] not in _STOPS and not text[start - 1].isspace():
+            start -= 1
+        while end < len(text) and text[end] not in _STOPS and not text[end].isspace():
+            end += 1
+        found += _forms_in(text, start, end)
+        cursor = end
+    return found
+
+
+def _forms_in(text: str, start: int, stop: int) -> list[Found]:
+    """The forms in text[start:stop], a stretch without spaces, quotes or brackets."""
+    found: list[Found] = []
+    for match in FOUND_RE.finditer(text, start, stop):
         number = int(str(match.lastgroup)[1:])
         form = FORMS[number]
         end = match.end()
         while end > match.end(f"id{number}") and text[end - 1] in _TRAILING:
             end -= 1  # `see vimeo.com/1?h=2.`: the full stop is the sentence's
-        found.append(
-            Found(
-                match.start(),
-                end,
-                text[match.start() : end],
-                form.platform,
-                match[f"id{number}"],
-                form.player,
-            )
-        )
+        ident = match[f"id{number}"]
+        found.append(Found(match.start(), end, text[match.start() : end], form.platform, ident, form.player))
     return found

@@ -90,10 +90,10 @@ def rewrite_text(text: str, links: EmbedMap) -> Rewritten:
         if any(s < end and start < e for s, e in taken):
             continue
         url = text[start:end]
-        row = links.by_address.get(url_key(url))
+        row = links.by_address.get(url_key(url)) if links.by_address else None
         if row is not None:
             spans.append((start, end, *_choose(text, start, end, row, False)))
-        elif VIDEO_FILE_RE.search(_shown(url)):
+        elif VIDEO_FILE_RE.search(re.split(r"[?#]", url, maxsplit=1)[0]):
             spans.append((start, end, None, "no migrated source has this address"))
     pieces: list[str] = []
     unmapped: list[Unmapped] = []
