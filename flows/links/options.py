@@ -20,7 +20,7 @@ class LinksOptions:
         default="csv",
         metadata=about(
             "csv, json, nginx (a map block) or apache (a RewriteMap text file).",
-            Cli(metavar="csv|json|nginx|apache"),
+            Cli(metavar="FORMAT"),
             flow=False,
         ),
     )
