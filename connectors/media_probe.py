@@ -26,7 +26,13 @@ def file_duration(path: str | Path) -> float | None:
 def object_duration(uri: str, cfg: S3Config | None = None) -> float | None:
     """Seconds of an S3 object (s3://bucket/key) by its container, read through a short-lived presigned
     GET (the container's index only, not the whole object); None when unreadable. The link is never shown."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
     from connectors.s3 import parse_s3_uri, presign_get, shared_s3_client
 
-    bucket, key = parse_s3_uri(uri)
-    return file_duration(presign_get(shared_s3_client(cfg), bucket, key, expires=600))
+    try:
+        bucket, key = parse_s3_uri(uri)
+        link = presign_get(shared_s3_client(cfg), bucket, key, expires=600)
+    except (BotoCoreError, ClientError, ValueError):  # no credentials, a malformed URI: not readable
+        return None
+    return file_duration(link)
