@@ -262,6 +262,13 @@ def test_videos_apply_made_are_in_the_map_and_ids_in_any_notation_match(
                 "target": f"key:youtube:{YOUTUBE}",
                 "append": "key:vimeo:76979871",
             },
+            # a trim written back to the same video (the emulator's default) makes no new video: no row
+            {
+                "op": "cut",
+                "id": "trimmed",
+                "target": "key:wistia:abc123xyz",
+                "trim": '[{"start": 0, "length": 0.5}]',
+            },
         ],
     )
     env = cli_env(emu)
@@ -280,6 +287,8 @@ def test_videos_apply_made_are_in_the_map_and_ids_in_any_notation_match(
     assert copy["play_link"] and concat["play_link"] and not {copy["play_link"], concat["play_link"]} & known
     assert copy["video_id"] not in {v["id"] for v in migrated.videos.values()}
     assert "left out: 1 item(s)" in done.stderr and "gone" not in done.stderr
+    assert set(made) == {"apply copy (op dup)", "apply concat (op joined)"}
+    assert [r["made_by"] for r in rows if r["source"] == "wistia:abc123xyz"] == ["migrate"]
 
 
 @pytest.mark.skipif(shutil.which("nginx") is None, reason="nginx is not installed")
