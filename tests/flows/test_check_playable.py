@@ -79,3 +79,29 @@ def test_an_s3_source_is_probed_and_a_platform_item_needs_its_duration(
     (wistia,) = [line for line in checked.stdout.splitlines() if line.startswith("* wistia:abc123xyz")]
     assert "does not play: the inventory gives no duration for this platform item" in wistia
     assert "X-Amz" not in checked.stdout + checked.stderr  # the presigned probe link never shows
+
+
+def test_a_video_apply_trimmed_is_not_held_to_its_source_duration(
+    tmp_path: Path, emu: Workspace, clip_factory
+) -> None:
+    rows = [{"key": "lec-1", "source": str(clip_factory(3.0)), "title": "Trimmed on purpose"}]
+    inventory = write_inventory(tmp_path / "inv.csv", rows)
+    assert run_migration(options(inventory, emu, tmp_path), settings_for(emu)).exit_code == 0
+    env = cli_env(emu)
+    ledger = str(tmp_path / "ledger.db")
+    ops = write_inventory(
+        tmp_path / "ops.csv",
+        [{"op": "cut", "id": "short", "target": "key:lec-1", "trim": '[{"start": 0, "length": 1}]'}],
+    )
+    applied = run_cli(["apply", str(ops), "--ledger", ledger], env)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    checked = run_cli(
+        ["check", str(inventory), "--ledger", ledger, "--parent-id", emu.project_id, "--playable"], env
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    (line,) = [
+        line for line in checked.stdout.splitlines() if line.startswith(("~ lec-1", "* lec-1", "= lec-1"))
+    ]
+    assert (
+        line.startswith("~ ") and "plays: 1.00 s; duration not compared: this ledger's apply changed" in line
+    )
