@@ -90,13 +90,14 @@ def rewrite_file(path: Path, links: EmbedMap, *, dry_run: bool) -> FileResult:
     result.replaced, result.unmapped = done.replaced, done.unmapped
     if done.text == text:
         return result
+    shown = path.as_posix().lstrip("/")  # `a/srv/site/index.html`, as `patch -p1` from / reads it
     result.diff = scrub_urls(  # the diff is for reading: a URL's user part, query and fragment never show
         "".join(
             difflib.unified_diff(
                 text.splitlines(keepends=True),
                 done.text.splitlines(keepends=True),
-                fromfile=f"a/{path}",
-                tofile=f"b/{path}",
+                fromfile=f"a/{shown}",
+                tofile=f"b/{shown}",
             )
         )
     )
