@@ -10,7 +10,7 @@ from urllib.parse import unquote, urlsplit
 
 from connectors.client import VideoClient
 from connectors.errors import AuthError, NotFoundError, VideoApiError
-from connectors.ids import try_normal_id
+from connectors.ids import same_id, try_normal_id
 from connectors.models import Video
 from core.item import COMPLETE_STATES, SourceKind, source_kind
 from core.platform_keys import platform_key
@@ -104,7 +104,7 @@ def build_links(client: VideoClient, book: LedgerReader) -> LinksMap:
     for unit in book.units():
         if unit.kind not in MAKES:
             continue
-        if unit.state != UnitState.DONE or not unit.result_id or unit.result_id == unit.video_id:
+        if unit.state != UnitState.DONE or not unit.result_id or same_id(unit.result_id, unit.video_id):
             if unit.state != UnitState.DONE:
                 result.left_out[f"apply {unit.kind} unit(s) {unit.state}"] += 1
             continue  # a cut written back to its own video made nothing new
