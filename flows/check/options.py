@@ -53,6 +53,15 @@ class CheckOptions:
             flow=False,
         ),
     )
+    playable: bool = field(
+        default=False,
+        metadata=about(
+            "Also prove every migrated video plays: its item done in the ledger, the video done with a"
+            " play_link, its duration the source's within max(1 s, 2 %) (the inventory's duration column,"
+            " else probed from the file or S3 object). One that does not is `*` naming `playable`.",
+            flow=False,
+        ),
+    )
     report_dir: str | None = report_option()
     adopt: bool = field(
         default=False,

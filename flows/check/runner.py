@@ -21,6 +21,7 @@ from tasks.check.durations import inventory_durations
 from tasks.check.explain import Applied, applied_edits
 from tasks.check.items import CheckSettings, check_items
 from tasks.check.listing import list_destination
+from tasks.check.playable import PLAYABLE, playable_lines
 from tasks.check.report import summarize, write_check_report, write_combined
 from tasks.report_files import publish_report
 from tasks.service import run_client
@@ -98,8 +99,11 @@ def _check(
         raise ServiceUnavailable(f"the destination could not be listed: {exc}") from exc
     ledger_ids: dict[str, str] = {}
     owners: dict[str, str] = {}
+    states: dict[str, str] = {}
     if ledger is not None:
-        ledger_ids = {i.key: i.video_id for i in ledger.items() if i.video_id}
+        known = ledger.items()
+        ledger_ids = {i.key: i.video_id for i in known if i.video_id}
+        states = {i.key: i.state for i in known}
         owners = ledger.video_owners(list(dest.videos))
     adopting = ledger is not None and run_id is not None
     cfg = CheckSettings(
@@ -112,6 +116,10 @@ def _check(
         one_way=opts.one_way,
     )
     result = check_items(client, specs, dest, ledger_ids, owners, cfg)
+    if opts.playable:
+        result.items = playable_lines(
+            client, result.items, result.matches, states, cfg.durations, s3, cfg.applied
+        )
     adoptions: list[Adoption] = []
     if ledger is not None and run_id is not None:
         policy = AdoptPolicy(opts.reupload_unproven, opts.rewrite_differing)
@@ -124,6 +132,8 @@ def _check(
         one_way=opts.one_way,
         outside=result.outside,
     )
+    if opts.playable:
+        summary["not_playable"] = sum(PLAYABLE in line.fields for line in result.items)
     outcome = CheckOutcome(
         exit_code=0 if summary["match"] and specs else 1,
         lines=lines,

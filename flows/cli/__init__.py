@@ -9,11 +9,11 @@ import sys
 
 import typer
 
-from flows.cli import apply, archive, backup, check, inventory, ledger, migrate, setup, tools
+from flows.cli import apply, archive, backup, check, inventory, ledger, links, migrate, setup, tools
 from flows.cli.app import new_app
 
 #: The modules whose commands make up the app, in the order `--help` lists them.
-COMMANDS = (migrate, ledger, apply, tools, archive, backup, check, inventory, setup)
+COMMANDS = (migrate, ledger, apply, tools, archive, backup, check, links, inventory, setup)
 
 app = new_app()
 for _module in COMMANDS:

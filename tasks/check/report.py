@@ -103,6 +103,11 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
             f"{summary['no_original']} items: bytes could not be compared, the service keeps no originals"
             " (spec convention 7); durations compared where the inventory gives them"
         )
+    if "not_playable" in summary:
+        lines.append(
+            f"playable (--playable): {summary['not_playable']} migrated video(s) do not play"
+            " (done, a play_link, the source's duration within max(1 s, 2 %))"
+        )
     if summary["fields_differing"]:
         lines.append("differing: " + ", ".join(f"{k} {v}" for k, v in summary["fields_differing"].items()))
     if summary.get("warnings"):

@@ -1,0 +1,1 @@
+"""links: the old -> new map, and rewrite-embeds (the platforms' URL forms, the map's formats, the files)."""
