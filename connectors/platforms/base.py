@@ -156,10 +156,14 @@ class PlatformClient:
         self._not_before = 0.0
         self._http = httpx.Client(
             timeout=timeout,
-            headers={"Authorization": f"Bearer {token}", **(headers or {})},
+            headers={**self.auth_headers(token), **(headers or {})},
             follow_redirects=False,
         )
         self.calls = 0
+
+    def auth_headers(self, token: str) -> dict[str, str]:
+        """The headers that carry the token (a bearer token; platforms with another scheme override)."""
+        return {"Authorization": f"Bearer {token}"}
 
     def close(self) -> None:
         """Close the connections and stop the cap's leak thread (pyrate's; it ends within its interval)."""
@@ -210,6 +214,20 @@ class PlatformClient:
         """GET `path` (a path or absolute URL on the API host): the 2xx answer. Waits for the platform's rate
         limit, retries 429, 5xx and lost connections (bounded); raises PlatformConfigError for 401 / 403,
         NotFoundError for 404, PlatformError otherwise. `what` names the call in messages."""
+        return self.call("GET", path, params, what=what)
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        body: Any = None,
+        what: str,
+    ) -> httpx.Response:
+        """A request as get() makes it, of any method, with an optional JSON `body`. Only for calls that
+        are safe to repeat on the platform (reads, and requests such as "prepare a download" that the
+        platform treats as idempotent): 5xx and lost connections are retried."""
         address = self.url(path)
         refused = 0
         attempt = 0
@@ -217,7 +235,7 @@ class PlatformClient:
             attempt += 1
             self._pace()
             try:
-                answer = self._http.get(address, params=params)
+                answer = self._http.request(method, address, params=params, json=body)
             except httpx.TransportError as exc:
                 if attempt >= self.backoff.attempts:
                     raise PlatformError(

@@ -1,6 +1,6 @@
-"""A platform source (`vimeo:`, `vimeo:folder/<id>`, `wistia:`, `wistia:project/<hashed_id>`): its form
-read, its client from the environment, its listing checked and written as an ordinary inventory (ids, never
-links)."""
+"""A platform source (`vimeo:`, `vimeo:folder/<id>`, `wistia:`, `wistia:project/<hashed_id>`, `mux:`,
+`cloudflare:`, `apivideo:`, `bunny:<library>`): its form read, its client from the environment, its listing
+checked and written as an ordinary inventory (ids, never links)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,36 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from connectors.platforms.apivideo import ApiVideoClient
 from connectors.platforms.base import PlatformClient, PlatformConfigError, SourceVideo
+from connectors.platforms.bunny import BunnyClient
+from connectors.platforms.cloudflare import CloudflareClient
+from connectors.platforms.mux import MuxClient
 from connectors.platforms.vimeo import VimeoClient
 from connectors.platforms.wistia import WistiaClient
 
 #: The forms a platform source takes.
-FORMS = "vimeo:, vimeo:folder/<id>, wistia: or wistia:project/<hashed_id>"
-_FORM = re.compile(r"^(?:(vimeo):(?:folder/(\d+))?|(wistia):(?:project/([A-Za-z0-9]+))?)$")
+FORMS = (
+    "vimeo:, vimeo:folder/<id>, wistia:, wistia:project/<hashed_id>, mux:, cloudflare:, apivideo: or"
+    " bunny:<library id>"
+)
+_FORM = re.compile(
+    r"^(?:(vimeo):(?:folder/(\d+))?|(wistia):(?:project/([A-Za-z0-9]+))?|(mux|cloudflare|apivideo):"
+    r"|(bunny):(\d+))$"
+)
+#: The fourth wave's clients, each with check_access(folder), list_videos(folder) and `skipped`.
+_CLIENTS: dict[str, type[MuxClient | CloudflareClient | ApiVideoClient | BunnyClient]] = {
+    "mux": MuxClient,
+    "cloudflare": CloudflareClient,
+    "apivideo": ApiVideoClient,
+    "bunny": BunnyClient,
+}
+#: What each platform leaves out of a listing, as a note says it.
+_SKIPPED = {
+    "wistia": "medias that are not videos (images, audio, documents)",
+    "mux": "assets that are not ready (preparing or errored)",
+    "bunny": "videos still uploading or encoding",
+}
 #: The inventory's columns: those migrate takes (connectors/INVENTORY.md), then the platform's own, which
 #: the inventory reader ignores (named in one warning).
 COLUMNS = ("source", "key", "title", "description", "tags", "chapters", "privacy_type")
@@ -35,7 +58,8 @@ FORMATS = (".csv", ".jsonl")
 
 @dataclass(frozen=True)
 class PlatformSource:
-    """One source form: the platform, and the folder (Vimeo) or project (Wistia) it is limited to."""
+    """One source form: the platform, and the folder (Vimeo), project (Wistia) or library (Bunny, always
+    given) it is limited to."""
 
     platform: str
     folder: str | None = None
@@ -43,12 +67,16 @@ class PlatformSource:
     def __str__(self) -> str:
         if self.folder is None:
             return f"{self.platform}:"
+        if self.platform == "bunny":
+            return f"bunny:{self.folder}"
         return f"{self.platform}:{'folder' if self.platform == 'vimeo' else 'project'}/{self.folder}"
 
 
 def is_platform_source(text: str) -> bool:
     """Whether `text` is meant as a platform source (it starts with a platform's name and a colon)."""
-    return text.strip().lower().startswith(("vimeo:", "wistia:"))
+    return (
+        text.strip().lower().startswith(("vimeo:", "wistia:", "mux:", "cloudflare:", "apivideo:", "bunny:"))
+    )
 
 
 def parse_platform_source(text: str) -> PlatformSource:
@@ -56,14 +84,22 @@ def parse_platform_source(text: str) -> PlatformSource:
     match = _FORM.match(text.strip())
     if not match:
         raise PlatformConfigError(f"{text!r} is not a platform source: expected {FORMS}")
-    vimeo, folder, wistia, project = match.groups()
-    return PlatformSource("vimeo", folder) if vimeo else PlatformSource(wistia, project)
+    vimeo, folder, wistia, project, other, bunny, library = match.groups()
+    if vimeo:
+        return PlatformSource("vimeo", folder)
+    if wistia:
+        return PlatformSource(wistia, project)
+    if bunny:
+        return PlatformSource(bunny, library)
+    return PlatformSource(other)
 
 
 def platform_client(source: PlatformSource, env: Mapping[str, str], **options: Any) -> PlatformClient:
     """The source's client from the environment (its token and API address variables)."""
     if source.platform == "vimeo":
         return VimeoClient.from_env(env, **options)
+    if source.platform in _CLIENTS:
+        return _CLIENTS[source.platform].from_env(env, **options)
     return WistiaClient.from_env(env, **options)
 
 
@@ -88,7 +124,7 @@ def list_source(source: PlatformSource, client: PlatformClient, *, chapters: boo
         listing.notes.append(f"vimeo account plan: {plan}")
         videos = client.list_videos(source.folder, chapters=chapters)
     else:
-        assert isinstance(client, WistiaClient)
+        assert isinstance(client, (WistiaClient, MuxClient, CloudflareClient, ApiVideoClient, BunnyClient))
         client.check_access(source.folder)
         videos = client.list_videos(source.folder)
     for video in videos:
@@ -96,9 +132,9 @@ def list_source(source: PlatformSource, client: PlatformClient, *, chapters: boo
             continue
         seen.add(video.key)
         listing.videos.append(video)
-    skipped = client.skipped if isinstance(client, WistiaClient) else 0
+    skipped = getattr(client, "skipped", 0)
     if skipped:
-        listing.notes.append(f"left out {skipped} medias that are not videos (images, audio, documents)")
+        listing.notes.append(f"left out {skipped} {_SKIPPED.get(source.platform, 'items')}")
     unmapped = sum(1 for v in listing.videos if v.privacy_type is None and v.source_privacy)
     if unmapped:
         listing.notes.append(

@@ -244,9 +244,13 @@ def control_routes(
     ]
 
 
-def first_line(server: StandinServer, token: str, platform: str) -> str:
-    """The JSON line `videoferry standin` prints first: the platform, its base_url and token."""
-    return json.dumps({"platform": platform, "base_url": server.base_url, "token": token})
+def first_line(server: StandinServer, token: str, platform: str, env: dict[str, str] | None = None) -> str:
+    """The JSON line `videoferry standin` prints first: the platform, its base_url and token (and `env`, the
+    other variables its client reads, when it has any)."""
+    line: dict[str, Any] = {"platform": platform, "base_url": server.base_url, "token": token}
+    if env:
+        line["env"] = env
+    return json.dumps(line)
 
 
 def now() -> float:

@@ -1,19 +1,49 @@
-"""Start a platform stand-in (Vimeo or Wistia) as a loopback server, talk to its control API, or serve until
-interrupted (`videoferry standin vimeo|wistia`; its first stdout line is JSON: platform, base_url, token)."""
+"""Start a platform stand-in (Vimeo, Wistia, Mux, Cloudflare Stream, api.video, Bunny Stream) as a loopback
+server, talk to its control API, or serve until interrupted (`videoferry standin PLATFORM`; its first stdout
+line is JSON: platform, base_url, token, and the other settings its client reads)."""
 
 from __future__ import annotations
 
 import sys
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+from starlette.applications import Starlette
 
-from emulator.platforms import vimeo, wistia
+from emulator.platforms import apivideo, bunny, cloudflare, mux, vimeo, wistia
 from emulator.platforms.common import CONTROL, StandinServer, first_line
 
-PLATFORMS = ("vimeo", "wistia")
+PLATFORMS = ("vimeo", "wistia", "mux", "cloudflare", "apivideo", "bunny")
+State = (
+    vimeo.VimeoState
+    | wistia.WistiaState
+    | mux.MuxState
+    | cloudflare.CloudflareState
+    | apivideo.ApiVideoState
+    | bunny.BunnyState
+)
+#: The fourth wave's stand-ins: (state, app, default token).
+_OTHERS: dict[str, tuple[Callable[[], Any], Callable[[Any], Starlette], str]] = {
+    "mux": (mux.MuxState, mux.mux_app, mux.DEFAULT_TOKEN),
+    "cloudflare": (cloudflare.CloudflareState, cloudflare.cloudflare_app, cloudflare.DEFAULT_TOKEN),
+    "apivideo": (apivideo.ApiVideoState, apivideo.apivideo_app, apivideo.DEFAULT_TOKEN),
+    "bunny": (bunny.BunnyState, bunny.bunny_app, bunny.DEFAULT_TOKEN),
+}
+
+
+def standin_env(platform: str, base_url: str) -> dict[str, str]:
+    """The settings beyond token and API address that point a client at the stand-in (account id, the
+    library's pull zone, Mux's stream host)."""
+    if platform == "cloudflare":
+        return {"VIDEOFERRY_CLOUDFLARE_ACCOUNT_ID": cloudflare.ACCOUNT}
+    if platform == "bunny":
+        return {"VIDEOFERRY_BUNNY_CDN_URL": f"{base_url}/cdn/{bunny.LIBRARY}"}
+    if platform == "mux":
+        return {"VIDEOFERRY_MUX_STREAM_URL": f"{base_url}/stream"}
+    return {}
 
 
 @dataclass
@@ -23,7 +53,9 @@ class Standin:
     platform: str
     server: StandinServer
     token: str
-    state: vimeo.VimeoState | wistia.WistiaState
+    state: State
+    #: The other variables its client reads (beyond VIDEOFERRY_<PLATFORM>_TOKEN and _API_URL).
+    env: dict[str, str] = field(default_factory=dict)
 
     @property
     def base_url(self) -> str:
@@ -47,6 +79,13 @@ def start_standin(platform: str, host: str = "127.0.0.1", port: int = 0) -> Stan
         server.start()
         wstate.base_url = server.base_url
         return Standin(platform, server, wistia.DEFAULT_TOKEN, wstate)
+    if platform in _OTHERS:
+        make_state, make_app, token = _OTHERS[platform]
+        state = make_state()
+        server = StandinServer(make_app(state), host, port, name=f"{platform}-standin")
+        server.start()
+        state.base_url = server.base_url
+        return Standin(platform, server, token, state, standin_env(platform, server.base_url))
     raise ValueError(f"unknown platform {platform!r} (expected one of: {', '.join(PLATFORMS)})")
 
 
@@ -89,7 +128,7 @@ class StandinControl:
 def serve_forever(platform: str, host: str = "127.0.0.1", port: int = 0) -> None:
     """Serve until interrupted; the first stdout line is JSON with the platform, base_url and token."""
     standin = start_standin(platform, host, port)
-    print(first_line(standin.server, standin.token, platform), flush=True)
+    print(first_line(standin.server, standin.token, platform, standin.env), flush=True)
     print(
         f"{platform} stand-in: {standin.base_url}; control API {CONTROL}/; Ctrl+C stops",
         file=sys.stderr,
