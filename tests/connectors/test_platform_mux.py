@@ -1,5 +1,5 @@
 """The Mux client against the real Mux stand-in: pages until a short one, basic auth, 429 and 5xx, master
-access enabled, waited for, fetched, and enabled again once expired; the static MP4 when there is no master."""
+access enabled, waited for, fetched, and enabled again once expired; the static MP4 without a master."""
 
 from __future__ import annotations
 
