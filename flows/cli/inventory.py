@@ -15,14 +15,15 @@ from flows.options import cli_fields, options_from_params
 
 
 def inventory(**values: Any) -> None:
-    """List a library on Vimeo or Wistia and write it as an inventory (ids, never links).
+    """List a library on a video platform and write it as an inventory (ids, never links).
 
-    SOURCE is vimeo: (the whole account), vimeo:folder/ID, wistia: or wistia:project/ID. The token comes from
-    VIDEOFERRY_VIMEO_TOKEN or VIDEOFERRY_WISTIA_TOKEN, the address from VIDEOFERRY_VIMEO_API_URL or
-    VIDEOFERRY_WISTIA_API_URL (default: the public API). Each row's key is the platform's own id
-    (vimeo:ID, wistia:ID); no download link is written (they expire). Migrating from it (each file fetched
-    when its create is due) is still to come. Exit status 0 written, 1 the listing could not be finished
-    (nothing written), 2 a token, scope, plan or option to fix.
+    SOURCE is vimeo: (the whole account), vimeo:folder/ID, wistia:, wistia:project/ID, mux:, cloudflare:,
+    apivideo: or bunny:LIBRARY. The token comes from VIDEOFERRY_<PLATFORM>_TOKEN (Mux: the access token as
+    ID:SECRET), the address from VIDEOFERRY_<PLATFORM>_API_URL (default: the public API); Cloudflare also
+    reads VIDEOFERRY_CLOUDFLARE_ACCOUNT_ID, Bunny VIDEOFERRY_BUNNY_CDN_URL (the library's pull zone). Each
+    row's key is the platform's own id (vimeo:ID, bunny:LIBRARY/ID); no download link is written (they
+    expire). Exit status 0 written, 1 the listing could not be finished (nothing written), 2 a token, scope,
+    plan or option to fix.
     """
     from flows.inventory.runner import run_inventory
 
@@ -46,12 +47,15 @@ inventory.__signature__ = _signature()  # type: ignore[attr-defined]
 
 
 def standin(
-    platform: str = typer.Argument(..., metavar="PLATFORM", help="vimeo or wistia."),
+    platform: str = typer.Argument(
+        ..., metavar="PLATFORM", help="vimeo, wistia, mux, cloudflare, apivideo or bunny."
+    ),
     host: str = typer.Option("127.0.0.1", metavar="HOST", help="Address to listen on."),
     port: int = typer.Option(0, metavar="PORT", help="Port to listen on (0: a free one)."),
 ) -> None:
-    """Run a stand-in of a platform (Vimeo, Wistia) until interrupted; its first line is JSON with its
-    base_url and token (set VIDEOFERRY_VIMEO_API_URL / VIDEOFERRY_VIMEO_TOKEN to them). Its control API
+    """Run a stand-in of a platform (Vimeo, Wistia, Mux, Cloudflare Stream, api.video, Bunny Stream) until
+    interrupted; its first line is JSON with its base_url and token (set VIDEOFERRY_VIMEO_API_URL /
+    VIDEOFERRY_VIMEO_TOKEN to them) and `env`, the other variables its client reads. Its control API
     (/_standin/seed, /_standin/config) seeds videos and faults: emulator/platforms/README.md."""
     from emulator.platforms.server import PLATFORMS, serve_forever
 

@@ -13,8 +13,8 @@ class InventoryOptions:
 
     source: str = field(
         metadata=about(
-            "The platform's library: vimeo: (the whole account), vimeo:folder/ID, wistia: or"
-            " wistia:project/ID.",
+            "The platform's library: vimeo: (the whole account), vimeo:folder/ID, wistia:,"
+            " wistia:project/ID, mux:, cloudflare:, apivideo: or bunny:LIBRARY.",
             Cli(argument=True, metavar="SOURCE"),
             flow=False,
         )
