@@ -1,4 +1,5 @@
-"""The keys of items migrated from a video platform: `<platform>:<its id>` (`vimeo:123`, `wistia:abc`)."""
+"""The keys of items migrated from a video platform: `<platform>:<its id>` (`vimeo:123`, `wistia:abc`,
+`mux:<asset id>`, `cloudflare:<uid>`, `apivideo:<videoId>`, `bunny:<library>/<guid>`)."""
 
 from __future__ import annotations
 

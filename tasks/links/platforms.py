@@ -25,10 +25,10 @@ def embed_url(platform: str, ident: str) -> str | None:
         "vimeo": f"https://player.vimeo.com/video/{ident}",
         "wistia": f"https://fast.wistia.net/embed/iframe/{ident}",
         "youtube": f"https://www.youtube.com/embed/{ident}",
-        "mux": f"https://player.mux.com/{ident}",
         "cloudflare": f"https://iframe.videodelivery.net/{ident}",
         "apivideo": f"https://embed.api.video/vod/{ident}",
     }
+    # Mux's player takes a playback id, and a `mux:` key holds the asset id (the API's): none from the key
     if platform == "bunny":  # the player needs the library: a key `bunny:<library>/<video>`
         return f"https://iframe.mediadelivery.net/embed/{ident}" if "/" in ident else None
     return forms.get(platform)

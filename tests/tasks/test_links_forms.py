@@ -81,6 +81,7 @@ def test_keys_and_their_documented_urls() -> None:
         "https://www.youtube.com/embed/X",
     )
     assert page_url("wistia", "X") is None and embed_url("bunny", "no-library") is None
+    assert embed_url("mux", "asset-id") is None  # a mux: key holds the asset id, not a playback id
 
 
 def test_an_address_is_looked_up_as_a_web_server_sees_it() -> None:
