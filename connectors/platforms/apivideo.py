@@ -47,7 +47,8 @@ class ApiVideoClient(PlatformClient):
         super().__init__(base_url, "", **options)
         self._api_key = token
         self._access_until = 0.0
-        self.skipped = 0
+        #: The videos of the last listing without MP4 support (nothing to fetch), by id.
+        self.no_mp4: list[str] = []
 
     def auth_headers(self, token: str) -> dict[str, str]:
         return {}  # the access token is set once exchanged
@@ -91,7 +92,9 @@ class ApiVideoClient(PlatformClient):
         return ""
 
     def list_videos(self, folder: str | None = None) -> Iterator[SourceVideo]:
-        """Every video of the project, oldest first, page by page until `pagination.pagesTotal`."""
+        """Every video of the project, oldest first, page by page until `pagination.pagesTotal`; those
+        without MP4 support are listed too and named in `no_mp4`."""
+        self.no_mp4 = []
         page = 0
         while True:
             page += 1
@@ -112,6 +115,8 @@ class ApiVideoClient(PlatformClient):
             raise PlatformError(f"{where}, field data[{i}].videoId: empty")
         tags = need(item.get("tags") or [], list, where, f"data[{i}].tags")
         public = need(item.get("public", True), bool, where, f"data[{i}].public")
+        if not item.get("mp4Support"):
+            self.no_mp4.append(ident)
         return SourceVideo(
             platform="apivideo",
             id=ident,

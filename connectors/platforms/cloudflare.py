@@ -98,10 +98,12 @@ class CloudflareClient(PlatformClient):
         return ""
 
     def list_videos(self, folder: str | None = None) -> Iterator[SourceVideo]:
-        """Every video of the account, oldest first. Each next page starts one second before the last
+        """Every video of the account, oldest first (those not ready to stream are left out and counted in
+        `skipped`). Each next page starts one second before the last
         video's creation second (`after` is compared at one-second precision, so a page may end inside a
         second); videos seen already are not yielded again. A full page of videos seen already (more videos
         in one second than a page holds) asks again with a bigger page, up to the most a page holds."""
+        self.skipped = 0
         seen: set[str] = set()
         after: datetime | None = None
         size = self.per_page
@@ -127,6 +129,9 @@ class CloudflareClient(PlatformClient):
                     continue
                 seen.add(video.id)
                 fresh += 1
+                if item.get("readyToStream") is False:  # still uploading or encoding: no download yet
+                    self.skipped += 1
+                    continue
                 yield video
             if len(items) < size:
                 return

@@ -37,12 +37,14 @@ _CLIENTS: dict[str, type[MuxClient | CloudflareClient | ApiVideoClient | BunnyCl
     "apivideo": ApiVideoClient,
     "bunny": BunnyClient,
 }
-#: What each platform leaves out of a listing, as a note says it.
+#: What Mux, Cloudflare and Bunny leave out of a listing, as a note says it.
 _SKIPPED = {
-    "wistia": "medias that are not videos (images, audio, documents)",
     "mux": "assets that are not ready (preparing or errored)",
+    "cloudflare": "videos not ready to stream (uploading or encoding)",
     "bunny": "videos still uploading or encoding",
 }
+#: How many videos a note names.
+NAMED = 10
 #: The inventory's columns: those migrate takes (connectors/INVENTORY.md), then the platform's own, which
 #: the inventory reader ignores (named in one warning).
 COLUMNS = ("source", "key", "title", "description", "tags", "chapters", "privacy_type")
@@ -132,17 +134,35 @@ def list_source(source: PlatformSource, client: PlatformClient, *, chapters: boo
             continue
         seen.add(video.key)
         listing.videos.append(video)
-    skipped = getattr(client, "skipped", 0)
+    skipped = client.skipped if isinstance(client, WistiaClient) else 0
     if skipped:
-        listing.notes.append(f"left out {skipped} {_SKIPPED.get(source.platform, 'items')}")
+        listing.notes.append(f"left out {skipped} medias that are not videos (images, audio, documents)")
     unmapped = sum(1 for v in listing.videos if v.privacy_type is None and v.source_privacy)
     if unmapped:
         listing.notes.append(
             f"{unmapped} videos have a privacy the service has no match for (platform_privacy column):"
             " privacy_type left empty"
         )
+    listing.notes.extend(_fourth_wave_notes(client))
     listing.calls = client.calls
     return listing
+
+
+def _fourth_wave_notes(client: PlatformClient) -> list[str]:
+    """What a Mux, Cloudflare, api.video or Bunny listing left out, and the api.video videos that cannot
+    be fetched (no MP4 support), named."""
+    notes: list[str] = []
+    if isinstance(client, (MuxClient, CloudflareClient, BunnyClient)) and client.skipped:
+        notes.append(f"left out {client.skipped} {_SKIPPED[client.platform]}")
+    if isinstance(client, ApiVideoClient) and client.no_mp4:
+        named = ", ".join(f"apivideo:{v}" for v in client.no_mp4[:NAMED]) + (
+            ", ..." if len(client.no_mp4) > NAMED else ""
+        )
+        notes.append(
+            f"{len(client.no_mp4)} videos have no MP4 support (uploaded without mp4Support) and cannot be"
+            f" fetched: {named}"
+        )
+    return notes
 
 
 def inventory_row(video: SourceVideo) -> dict[str, Any]:

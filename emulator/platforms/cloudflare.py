@@ -115,8 +115,8 @@ class CloudflareState:
             "modified": video["created"],
             "meta": {"name": video.get("name", video["uid"])},
             "duration": video.get("duration", 1.0),
-            "readyToStream": True,
-            "status": {"state": "ready"},
+            "readyToStream": bool(video.get("ready", True)),
+            "status": {"state": "ready" if video.get("ready", True) else "inprogress"},
             "requireSignedURLs": bool(video.get("signed", False)),
         }
         body.update(video.get("broken", {}))

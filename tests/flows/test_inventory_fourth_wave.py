@@ -29,17 +29,28 @@ CASES: dict[str, tuple[str, dict[str, Any], list[str], list[str | None], str | N
     ),
     "cloudflare": (
         "cloudflare:",
-        {"videos": [{"uid": "c1", "name": "One"}, {"uid": "c2", "name": "Two", "signed": True}]},
+        {
+            "videos": [
+                {"uid": "c1", "name": "One"},
+                {"uid": "c2", "name": "Two", "signed": True},
+                {"uid": "c3", "ready": False},
+            ]
+        },
         ["cloudflare:c1", "cloudflare:c2"],
         ["anywhere", None],
-        "1 videos have a privacy the service has no match for",
+        "left out 1 videos not ready to stream (uploading or encoding)",
     ),
     "apivideo": (
         "apivideo:",
-        {"videos": [{"videoId": "a1", "title": "One"}, {"videoId": "a2", "title": "Two", "public": False}]},
+        {
+            "videos": [
+                {"videoId": "a1", "title": "One"},
+                {"videoId": "a2", "title": "Two", "public": False, "mp4Support": False},
+            ]
+        },
         ["apivideo:a1", "apivideo:a2"],
         ["anywhere", None],
-        "1 videos have a privacy the service has no match for",
+        "1 videos have no MP4 support (uploaded without mp4Support) and cannot be fetched: apivideo:a2",
     ),
     "bunny": (
         "bunny:4242",
