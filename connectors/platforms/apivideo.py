@@ -17,6 +17,7 @@ import httpx
 from connectors.platforms.base import (
     DownloadLink,
     PlatformClient,
+    PlatformConfigError,
     PlatformError,
     SourceVideo,
     environment_settings,
@@ -83,8 +84,15 @@ class ApiVideoClient(PlatformClient):
         self._access_until = time.time() + lifetime
 
     def get_json(self, path: str, params: Mapping[str, Any] | None = None, *, what: str) -> Any:
+        """GET as the base client does, with an access token; one refused (the token ended early at
+        api.video) is exchanged again once before the refusal counts."""
         self._authorize()
-        return super().get_json(path, params, what=what)
+        try:
+            return super().get_json(path, params, what=what)
+        except PlatformConfigError:
+            self._access_until = 0.0
+            self._authorize()  # a refused API key raises here, naming the variable
+            return super().get_json(path, params, what=what)
 
     def check_access(self, folder: str | None = None) -> str:
         """The API key is taken and may list videos; PlatformConfigError saying what to fix otherwise."""

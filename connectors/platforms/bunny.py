@@ -149,7 +149,8 @@ class BunnyClient(PlatformClient):
         )
 
     def _exists(self, url: str, where: str) -> bool:
-        """Whether the pull zone has the file (a HEAD; 404 / 403 say no). The pull zone needs no key."""
+        """Whether the pull zone has the file (a HEAD; 404 says no; 401 / 403, a pull zone with token
+        authentication, is a setting to fix). The pull zone needs no key."""
         try:
             answer = httpx.head(url, timeout=30.0, follow_redirects=True)
         except httpx.TransportError as exc:
@@ -158,4 +159,9 @@ class BunnyClient(PlatformClient):
             ) from None
         if answer.status_code >= 500:
             raise PlatformError(f"{where}: the pull zone answered {answer.status_code}")
+        if answer.status_code in (401, 403):
+            raise PlatformConfigError(
+                f"{where}: the pull zone ({CDN_VARIABLE}) refused the file ({answer.status_code}): turn off"
+                " its token authentication, or point the variable at the library's own pull zone"
+            )
         return answer.status_code < 300

@@ -171,7 +171,9 @@ def bunny_app(state: BunnyState) -> Starlette:
             library = state.libraries.get(library_id, {})
             video = state.videos.get(guid)
             resolutions = str(video.get("resolutions", DEFAULT_RESOLUTIONS)).split(",") if video else []
-            if video is None or str(video["library"]) != library_id:
+            if library.get("token_auth"):  # REF_FILES: a pull zone with token authentication
+                status = 403
+            elif video is None or str(video["library"]) != library_id:
                 status = 404
             elif name == "original":  # REF_FILES
                 status = 200 if library.get("keep_original_files") else 404

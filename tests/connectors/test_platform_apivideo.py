@@ -107,3 +107,14 @@ def test_an_access_token_near_its_end_is_exchanged_again(apivideo_standin: Fixtu
         client.check_access()
         assert len(list(client.list_videos())) == 2
     assert len(_log(control, "/auth/api-key")) == 2
+
+
+def test_an_access_token_ended_early_is_exchanged_again_once(apivideo_standin: Fixture) -> None:
+    standin, control = apivideo_standin
+    control.seed(videos=_videos(2))
+    with _client(standin) as client:
+        client.check_access()
+        control.configure(expire_tokens=True)  # api.video ended it before its expires_in
+        assert len(list(client.list_videos())) == 2
+    assert [e["status"] for e in _log(control, "/videos")] == [200, 401, 200]
+    assert len(_log(control, "/auth/api-key")) == 2

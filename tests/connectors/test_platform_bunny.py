@@ -99,3 +99,10 @@ def test_videos_not_finished_are_left_out(bunny_standin: Fixture) -> None:
     with _client(standin) as client:
         assert [v.id for v in client.list_videos(LIBRARY)] == [f"{LIBRARY}/done"]
     assert client.skipped == 1
+
+
+def test_a_pull_zone_that_refuses_is_a_setting_to_fix(bunny_standin: Fixture) -> None:
+    standin, control = bunny_standin
+    control.seed(videos=[{"guid": "g1"}], libraries=[{"id": LIBRARY, "token_auth": True}])
+    with _client(standin) as client, pytest.raises(PlatformConfigError, match="VIDEOFERRY_BUNNY_CDN_URL"):
+        client.resolve_download(f"{LIBRARY}/g1")
