@@ -1,1 +1,1 @@
-"""Clients of the platforms videos are moved from (Vimeo, Wistia): listing, checks and download links."""
+"""Clients of the platforms videos are moved from (Vimeo, Wistia, Mux, Cloudflare, api.video, Bunny)."""

@@ -135,6 +135,8 @@ class MuxClient(PlatformClient):
         best static MP4 rendition on a public playback id. NotFoundError when the asset is gone."""
         where = f"mux asset {asset_id}"
         asset = self._asset(asset_id)
+        if asset.get("status") != "ready":
+            raise PlatformError(f"{where} is {asset.get('status')!r} at Mux, not ready: nothing to fetch yet")
         if asset.get("master_access") != "temporary":
             self.call(
                 "PUT",

@@ -150,3 +150,11 @@ def test_a_master_never_ready_stops_at_the_bound(mux_standin: Fixture) -> None:
     client.readiness = Readiness(interval=0.01, bound=0.2)
     with client, pytest.raises(PlatformError, match="the master of mux asset a0000 was not ready after"):
         client.resolve_download("a0000")
+
+
+def test_an_asset_not_ready_at_mux_has_nothing_to_fetch(mux_standin: Fixture) -> None:
+    standin, control = mux_standin
+    control.seed(assets=[{"id": "busy", "status": "preparing"}])
+    with _client(standin) as client, pytest.raises(PlatformError, match="'preparing' at Mux, not ready"):
+        client.resolve_download("busy")
+    assert _calls(control, "PUT", "/master-access") == []
