@@ -36,7 +36,16 @@ RECORD_KIND = "videoferry ledger lock"
 HELD, FREE = "held", "free"
 #: S3 states Last-Modified and Date to the second: one more second makes "expired" certain.
 CLOCK_RESOLUTION = timedelta(seconds=1)
+#: The clock a holder measures its lease on: Linux's CLOCK_BOOTTIME (it goes on counting while the machine
+#: is suspended, which CLOCK_MONOTONIC does not), else the monotonic clock.
+_LEASE_CLOCK = getattr(time, "CLOCK_BOOTTIME", None)
 _CONFLICT_CODES = ("PreconditionFailed", "ConditionalRequestConflict", "412", "409")
+
+
+def lease_clock() -> float:
+    """Seconds on the clock a lease's deadline is kept on (never set back; counts a suspended machine's
+    sleep where the system says so)."""
+    return time.clock_gettime(_LEASE_CLOCK) if _LEASE_CLOCK is not None else time.monotonic()
 
 
 def utc_text(moment: datetime) -> str:
@@ -331,9 +340,12 @@ def _server_time(headers: dict[str, Any]) -> datetime:
 class LeaseKeeper:
     """Renews a held lease every lease/3 in a thread; declares it lost (calling on_lost once) when it cannot.
 
-    A watchdog thread ends the holding lease - lease/6 after the last renewal that succeeded was *sent*,
-    whatever the renewing call is still doing: that is before any other run can see the lease expired (it
-    needs lease + 1 s after that write on S3's clock), so replication stops before another holder starts.
+    The holding ends at its deadline: lease - lease/6 after the last renewal that succeeded was *sent*
+    (lease_clock), whatever the renewing call is still doing: that is before any other run can see the lease
+    expired (it needs lease + 1 s after that write on S3's clock). A watchdog thread declares it lost then,
+    and check() does too when called later than that (a thread that slept through the deadline - a stopped
+    process, a suspended machine - wakes before the watchdog may): the caller checks right before each call
+    that must not be made once another run may hold the ledger.
     """
 
     def __init__(self, lock: LeaseLock, on_lost: Callable[[str], None], *, acquired_at: float) -> None:
@@ -342,7 +354,7 @@ class LeaseKeeper:
         self.lease = lock.lease_seconds
         self.interval = self.lease / 3
         self.margin = self.lease / 6
-        self._deadline = acquired_at + self.lease - self.margin
+        self._deadline = acquired_at + self.lease - self.margin  #: on lease_clock()
         self._guard = threading.Lock()
         self._stop = threading.Event()
         self._lost = ""
@@ -356,6 +368,26 @@ class LeaseKeeper:
     def lost(self) -> str:
         """Why the lease was lost ('' while held)."""
         return self._lost
+
+    @property
+    def deadline(self) -> float:
+        """When the holding ends unless renewed before (lease_clock() seconds)."""
+        with self._guard:
+            return self._deadline
+
+    def check(self) -> None:
+        """Raise RemoteLedgerLostError when the lease was lost or its deadline has passed (then declaring it
+        lost, as the watchdog would): call it immediately before anything another holder must never see."""
+        if not self._lost and lease_clock() >= self.deadline:
+            self._lose(self._expired())
+        if self._lost:
+            raise RemoteLedgerLostError(self._lost)
+
+    def _expired(self) -> str:
+        return (
+            f"ledger {self.lock.ledger_url}: this run could not renew its lease for "
+            f"{self.lease - self.margin:g} s; replication was stopped so that another run may take it"
+        )
 
     def start(self) -> None:
         """Start renewing."""
@@ -381,7 +413,7 @@ class LeaseKeeper:
     def _renew_loop(self) -> None:
         wait = self.interval
         while not self._stop.wait(wait):
-            sent = time.monotonic()
+            sent = lease_clock()
             try:
                 self.lock.renew()
             except RemoteLedgerLostError as exc:
@@ -398,13 +430,9 @@ class LeaseKeeper:
 
     def _watchdog(self) -> None:
         while True:
-            with self._guard:
-                remaining = self._deadline - time.monotonic()
+            remaining = self.deadline - lease_clock()
             if remaining <= 0:
-                self._lose(
-                    f"ledger {self.lock.ledger_url}: this run could not renew its lease for "
-                    f"{self.lease - self.margin:g} s; replication was stopped so that another run may take it"
-                )
+                self._lose(self._expired())
                 return
             if self._stop.wait(remaining):
                 return

@@ -32,6 +32,7 @@ from connectors.ledger_lease import (
     LeaseKeeper,
     LeaseLock,
     LockView,
+    lease_clock,
     parse_utc,
     utc_text,
 )
@@ -234,7 +235,7 @@ class RemoteLedger:
         )
         lock = LeaseLock(client, replica.bucket, replica.path + LOCK_SUFFIX, url, lease_seconds)
         home = cls(url, lock, engine, stats)
-        sent = time.monotonic()
+        sent = lease_clock()  # the lease is counted from before the lock was even read
         try:
             previous = lock.acquire(
                 holder or Holder.current(),
@@ -290,7 +291,11 @@ class RemoteLedger:
         return ""
 
     def check(self) -> None:
-        """Raise RemoteLedgerLostError when writes would no longer reach S3 (call before each create)."""
+        """Raise RemoteLedgerLostError when this run may no longer hold the ledger (its lease lost, or past
+        its deadline: another run may hold it now) or its writes would no longer reach S3. Call it immediately
+        before each call that changes the service (the client's send guard) and each intent."""
+        if self._keeper is not None:
+            self._keeper.check()
         why = self.lost
         if why:
             raise RemoteLedgerLostError(why)

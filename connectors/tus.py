@@ -128,6 +128,7 @@ class TusUpload:
         max_connections: int = 32,
         client: httpx.Client | None = None,
         limiter: ApiRateLimiter | None = None,
+        send_guard: Callable[[], None] | None = None,
     ) -> None:
         if chunk_size < 1:
             raise ValueError("chunk_size must be positive")
@@ -143,6 +144,9 @@ class TusUpload:
         #: address) that it counts them against the rate limit; never before.
         self.limiter = limiter
         self._counted = False  # only without a limiter; with one, the limiter holds it for every uploader
+        #: Called right before each PATCH / POST (they change the service) leaves; what it raises refuses it
+        #: unsent (Transport.send_guard: a remote ledger's lease that may have ended).
+        self.send_guard = send_guard
         self._counted_lock = threading.Lock()
         self._http = client or httpx.Client(
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
@@ -162,7 +166,8 @@ class TusUpload:
         initial_wait: float = 0.5,
         max_wait: float = 10.0,
     ) -> TusUpload:
-        """An uploader with the transport's rate limiter and pool size (the endpoint needs no token).
+        """An uploader with the transport's rate limiter, pool size and send guard (the endpoint needs no
+        token).
 
         The timeout stays the uploader's own (a PATCH carries a whole chunk).
         """
@@ -174,6 +179,7 @@ class TusUpload:
             max_wait=max_wait,
             max_connections=transport.max_connections,
             limiter=transport.limiter,
+            send_guard=transport.guard_send,
         )
 
     def close(self) -> None:
@@ -222,6 +228,7 @@ class TusUpload:
         # out of the send (not retried as a network error); the server keeps what arrived.
         try:
             with self._admitted():
+                self._guard()
                 response = self._http.patch(
                     endpoint, content=iter_range(source, offset, length), headers=headers
                 )
@@ -231,6 +238,10 @@ class TusUpload:
             raise _Retry("PATCH offset conflict (409)", status=409)
         self._check_status(response, "PATCH")
         return _int_header(response, "upload-offset")
+
+    def _guard(self) -> None:
+        if self.send_guard is not None:
+            self.send_guard()
 
     @property
     def counted(self) -> bool:
@@ -423,6 +434,7 @@ class TusUpload:
         while True:
             try:
                 with self._admitted():
+                    self._guard()
                     response = self._http.post(
                         endpoint,
                         content=body(),

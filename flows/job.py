@@ -353,6 +353,8 @@ def _run_on(
     run = Run(name, book, run_id, settings, run_client(settings, ledger))
     if home is not None:
         home.on_lost = lambda why: run.stop(RemoteLedgerLostError(why))
+        # Nothing that changes the service leaves once the lease may have ended (checked per request).
+        run.client.transport.send_guard = home.check
         run.durable = lambda: None if home.sync() is None else None
         if home.may_be_behind:
             run.gap = Gap(home.behind_reason, home.behind_since)

@@ -40,6 +40,8 @@ BodyFactory = Callable[[], bytes | Iterable[bytes]]
 _SETTINGS = {"api": "VIDEOFERRY_API_URL / --api-url", "upload": "VIDEOFERRY_UPLOAD_URL / --upload-url"}
 #: Called with an attempt's error and the attempt's number; a response it returns counts as the answer.
 ErrorHook = Callable[[VideoApiError, int], httpx.Response | None]
+#: Methods that only read: every other request may change the service, and passes the send guard first.
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class Transport:
@@ -80,6 +82,10 @@ class Transport:
         self.last_answer = time.monotonic()
         #: The service's poll rule (the spec's 5 s unless an answer states another: poll_pacing.PollRule).
         self.poll_rule = PollRule()
+        #: Called immediately before a request that may change the service is sent (after the limiter admitted
+        #: it, since admission can wait); what it raises refuses the request unsent: a remote ledger's lease
+        #: that may have ended (flows/job.py sets it; tus uploads of this transport pass it too).
+        self.send_guard: Callable[[], None] | None = None
         self._methods = MethodBook()
         self._connect_timeout = min(timeout, 10.0)
         timeouts = httpx.Timeout(timeout, connect=self._connect_timeout)
@@ -117,6 +123,12 @@ class Transport:
         """operation -> HTTP method in use, for the operations whose method the spec does not show."""
         return self._methods.snapshot()
 
+    def guard_send(self) -> None:
+        """Call the send guard (if any): right before a request that may change the service leaves."""
+        guard = self.send_guard
+        if guard is not None:
+            guard()
+
     # -- one attempt ----------------------------------------------------------------------------------
 
     def _attempt(
@@ -133,6 +145,8 @@ class Transport:
     ) -> httpx.Response:
         # The call holds its slot from admission until its answer (or error) is back, and counts from then.
         with self.limiter.admitted():
+            if method.upper() not in READ_METHODS:
+                self.guard_send()  # after admission (it can wait), as late before sending as we can
             sent = datetime.now(UTC)
             try:
                 response = http.request(

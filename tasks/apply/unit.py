@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from connectors.errors import AuthError, NotFoundError, VideoApiError
+from connectors.ledger_errors import RemoteLedgerLostError
 from connectors.sources import SourceError
 from core.item import COMPLETE_STATES
 from core.operation import ConcatParams, OperationSpec, OpKind, Target, TargetKind
@@ -189,6 +190,10 @@ def _call_once(
     except AuthError as exc:  # nothing was done; the intent stays for the next run to settle
         ctx.stop(exc)
         return UnitState.RUNNING
+    except RemoteLedgerLostError as exc:  # refused unsent: the lease may have ended; the run stops
+        ctx.stop(exc)
+        left = ctx.ledger.unit(key)
+        return left.state if left is not None else UnitState.RUNNING
     except UploadStopped:  # the run stops mid-upload: the intent stays for the next run to settle
         return UnitState.RUNNING
     except REFUSED as exc:

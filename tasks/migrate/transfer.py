@@ -8,6 +8,7 @@ from connectors.errors import (
     AuthError,
     VideoApiError,
 )
+from connectors.ledger_errors import RemoteLedgerLostError
 from state.errors import LedgerError
 from state.machine import CREATING, FAILED, PLANNED, UPLOADING
 from tasks.gap import GapListingFailed
@@ -62,7 +63,7 @@ def transfer_batch(ctx: MigrateContext, keys: list[str]) -> dict[str, int]:
             state = transfer_item(ctx, key)
         except Postponed:
             state = CREATING
-        except (AuthError, GapListingFailed) as exc:
+        except (AuthError, GapListingFailed, RemoteLedgerLostError) as exc:  # the run stops, the item waits
             ctx.stop(exc)
             break
         except Exception as exc:  # a surprise in one item is recorded on it; the batch goes on
