@@ -89,8 +89,9 @@ class LockRecord:
     replica may miss committed writes ('' when it does not): set when a holder died or could not verify its
     last sync, and kept by later holders until one of them says its run looked every unsettled item up.
     behind_since: the earliest moment (S3's clock, UTC text) a write missing from the replica can have been
-    made ('' when unknown, or nothing is behind). written_at: the writer's own clock when it wrote the record
-    (read back only, to translate its times to S3's clock).
+    made ('' when unknown, or nothing is behind). generation: the replica's place (connectors.ledger_places:
+    '' is the ledger's key itself), where the holder replicates and the next one restores from. written_at:
+    the writer's own clock when it wrote the record (read back only, to translate its times to S3's clock).
     """
 
     state: str
@@ -101,6 +102,7 @@ class LockRecord:
     txid: int | None = None
     behind: str = ""
     behind_since: str = ""
+    generation: str = ""
     written_at: str = field(default="", compare=False)
 
     def to_bytes(self, ledger: str) -> bytes:
@@ -130,6 +132,7 @@ class LockRecord:
                 txid=None if body.get("txid") is None else int(body["txid"]),
                 behind=str(body.get("behind", "")),
                 behind_since=str(body.get("behind_since") or ""),
+                generation=str(body.get("generation") or ""),
                 written_at=str(body.get("written_at") or ""),
             )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -186,6 +189,7 @@ class LeaseLock:
         self.lease_seconds = lease_seconds
         self._mine: LockRecord | None = None
         self._etag = ""
+        self._writing = threading.Lock()  #: one rewrite of our record at a time (renewal thread, the run)
 
     @property
     def mine(self) -> LockRecord | None:
@@ -224,6 +228,7 @@ class LeaseLock:
         since: Callable[[LockView | None], str] = lambda view: "",
     ) -> LockView | None:
         """Take the lock for holder; the view it replaced (None: there was none) or RemoteLedgerBusyError.
+        The new record names the replica's place the replaced one named (the holder may move() to another).
 
         behind(previous view) gives the reason the replica may miss writes, since(previous view) the earliest
         moment such a write can have been made (S3's clock, UTC text); both are kept in the new record.
@@ -240,6 +245,7 @@ class LeaseLock:
             txid=view.record.txid if view else None,
             behind=behind(view),
             behind_since=since(view),
+            generation=view.record.generation if view else "",
         )
         try:
             self._etag = self._put(record, if_match=view.etag if view else None)
@@ -253,23 +259,32 @@ class LeaseLock:
 
     def renew(self) -> None:
         """Extend the lease: rewrite the record If-Match our last ETag (RemoteLedgerLostError if taken)."""
-        mine = self._require()
-        self._write(replace(mine, renewal=mine.renewal + 1))
+        with self._writing:
+            mine = self._require()
+            self._write(replace(mine, renewal=mine.renewal + 1))
+
+    def move(self, generation: str) -> None:
+        """Name another place of the replica for this holding (before anything is replicated there);
+        RemoteLedgerLostError if the lock was taken meanwhile."""
+        with self._writing:
+            mine = self._require()
+            self._write(replace(mine, renewal=mine.renewal + 1, generation=generation))
 
     def release(self, *, txid: int | None, behind: str, behind_since: str = "") -> None:
         """Mark the lock free with the replica's verified TXID (None: unverified), why it may be behind and
         since when (S3's clock, UTC text; '' unknown)."""
-        mine = self._require()
-        record = replace(
-            mine,
-            state=FREE,
-            renewal=mine.renewal + 1,
-            txid=txid,
-            behind=behind,
-            behind_since=behind_since if behind else "",
-        )
-        self._write(record)
-        self._mine = None
+        with self._writing:
+            mine = self._require()
+            record = replace(
+                mine,
+                state=FREE,
+                renewal=mine.renewal + 1,
+                txid=txid,
+                behind=behind,
+                behind_since=behind_since if behind else "",
+            )
+            self._write(record)
+            self._mine = None
 
     def _require(self) -> LockRecord:
         if self._mine is None:

@@ -18,24 +18,16 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from connectors.ledger_behind import behind_reason, behind_since, guessed_reason, since_text
 from connectors.ledger_errors import RemoteLedgerError, RemoteLedgerLostError
-from connectors.ledger_lease import (
-    HELD,
-    LOCK_SUFFIX,
-    Holder,
-    LeaseKeeper,
-    LeaseLock,
-    LockView,
-    lease_clock,
-    parse_utc,
-    utc_text,
-)
+from connectors.ledger_lease import FREE, LOCK_SUFFIX, Holder, LeaseKeeper, LeaseLock, LockView, lease_clock
+from connectors.ledger_places import Places, Restored, describe, next_generation, place_key
 from connectors.litestream import Litestream, Replica
 from connectors.s3 import S3Config, S3UriError, make_s3_client, parse_s3_uri
 
@@ -130,48 +122,6 @@ def local_path(url: str, workdir: str | Path) -> Path:
     return Path(workdir).expanduser().resolve() / f"remote-ledger-{digest}" / LEDGER_FILE
 
 
-def behind_reason(previous: LockView | None, *, restored_txid: int | None, now_held: bool) -> str:
-    """Why a restored copy may miss writes its last holder committed ('' when it cannot).
-
-    previous: the lock as found; restored_txid: the TXID restored (None: no replica); now_held: the lock was
-    taken for this run (a live holder of a read-only copy is then impossible).
-    """
-    if previous is None:
-        return "" if restored_txid is None else "the replica has no lock record (written by an unknown run)"
-    record, who = previous.record, previous.record.holder.describe()
-    if record.state == HELD:
-        if previous.live and not now_held:
-            return f"a run holds it now ({who}): its writes after its last sync are not in this copy"
-        return f"its last holder ({who}) did not settle: its lease expired"
-    if record.behind:
-        return record.behind
-    if record.txid is None:
-        return f"its last holder ({who}) released it without a verified final sync"
-    if restored_txid is None or restored_txid < record.txid:
-        got = "no replica" if restored_txid is None else f"TXID {restored_txid}"
-        return f"restored {got}, older than TXID {record.txid} verified by its last holder ({who})"
-    return ""
-
-
-def behind_since(previous: LockView | None, reason: str) -> datetime | None:
-    """Since when (S3's clock) writes missing from a copy that may be behind for `reason` can have been made:
-    the start of the holder whose writes may be missing, or of an earlier one still unreconciled (the lock
-    keeps it); None when nothing is behind or the moment is unknown (no lock record, a replica that lost
-    files)."""
-    if not reason or previous is None:
-        return None
-    record = previous.record
-    kept = parse_utc(record.behind_since) if record.behind else None
-    if record.behind and kept is None:
-        return None  # behind since a moment no record kept
-    own = record.state == HELD or (not record.behind and record.txid is None)
-    started = previous.on_s3_clock(record.holder.started) if own else None
-    if own and started is None:
-        return None
-    moments = [m for m in (kept, started) if m is not None]
-    return min(moments) if moments else None
-
-
 class RemoteLedger:
     """One run's hold on a remote ledger: the local copy (path), the lock, and Litestream replicating it.
 
@@ -201,6 +151,10 @@ class RemoteLedger:
         self._started = False
         self._settled = False
         self._settled_txid = 0
+        #: The replica's places in S3, and the one this run replicates into (connectors.ledger_places).
+        self.places = Places(lock.client, lock.bucket, engine.replica.path, url)
+        self.generation = ""
+        self._moved = False
 
     @property
     def may_be_behind(self) -> bool:
@@ -239,8 +193,8 @@ class RemoteLedger:
         try:
             previous = lock.acquire(
                 holder or Holder.current(),
-                lambda view: _guessed_reason(view),
-                lambda view: _since_text(behind_since(view, _guessed_reason(view))),
+                lambda view: guessed_reason(view),
+                lambda view: since_text(behind_since(view, guessed_reason(view))),
             )
         except BaseException:
             engine.close()
@@ -250,15 +204,20 @@ class RemoteLedger:
         home._keeper = LeaseKeeper(lock, home._on_lost, acquired_at=sent)
         home._keeper.start()
         try:
-            engine.write_config()
+            named = previous.record.generation if previous is not None else ""
             restore_started = time.monotonic()
-            home.restored_txid = engine.restore()
+            restored = home.places.restore(engine, named)
             stats.restore_seconds = time.monotonic() - restore_started
+            home.restored_txid = restored.txid
             home.restored = home.restored_txid is not None
             home.behind_reason = behind_reason(previous, restored_txid=home.restored_txid, now_held=True)
             home._behind_since_s3 = behind_since(previous, home.behind_reason)
+            if restored.fell_back:  # since when the newer place's writes are missing: unknown
+                home.behind_reason = _fallback_reason(url, named, restored, home.behind_reason)
+                home._behind_since_s3 = None
             if home._behind_since_s3 is not None and previous is not None:
                 home.behind_since = previous.on_local_clock(home._behind_since_s3)
+            home._take_place(previous, named, restored)
             prepare(engine.db_path)
             if not engine.db_path.is_file():
                 raise RemoteLedgerError(f"ledger {url}: prepare() left no ledger file at {engine.db_path}")
@@ -310,6 +269,28 @@ class RemoteLedger:
         cleanly settled ledger will not be told it may be behind."""
         self._reconciled = True
 
+    def _take_place(self, previous: LockView | None, named: str, restored: Restored) -> None:
+        """Choose where this holding replicates: the place the lock names when its last holder released it
+        after a verified final sync (nothing of it can still be on its way) and it was restored from; else
+        a new generation (connectors.ledger_places), named in the lock before anything is written there."""
+        record = previous.record if previous is not None else None
+        clean = record is not None and record.state == FREE and record.txid is not None
+        if record is None and restored.txid is None and not restored.unusable:
+            clean = True  # a new ledger: nothing was ever written
+        if clean and restored.generation == named and not restored.fell_back:
+            self.generation = named
+        else:
+            mine = self.lock.mine
+            assert mine is not None
+            self.generation = next_generation(restored.newest, mine.token)
+            self.lock.move(self.generation)
+            self._moved = True
+            log.info("ledger %s: this run replicates into %s", self.url, describe(self.url, self.generation))
+        self.litestream.replica = replace(
+            self.litestream.replica, path=place_key(self.places.key, self.generation)
+        )
+        self.litestream.write_config()
+
     def _on_lost(self, why: str) -> None:
         self.litestream.kill()
         if self.on_lost is not None:
@@ -336,6 +317,8 @@ class RemoteLedger:
                 )
             local = self._verify_final_sync()
             self.check()
+            if self._moved:
+                self.places.prune(self.generation)
         except BaseException as exc:
             self._abandon(f"settling failed: {exc}")
             raise
@@ -389,7 +372,7 @@ class RemoteLedger:
             since = self._acquired_s3
         try:
             if self.lock.mine is not None:
-                self.lock.release(txid=txid, behind=behind, behind_since=_since_text(since))
+                self.lock.release(txid=txid, behind=behind, behind_since=since_text(since))
         finally:
             self.litestream.close()
 
@@ -409,13 +392,13 @@ class RemoteLedger:
             log.error("ledger %s: %s", self.url, settle_error)
 
 
-def _guessed_reason(view: LockView | None) -> str:
-    """The reason a run taking the lock records before it restores (its restore tells the final one)."""
-    return behind_reason(view, restored_txid=None if view is None else view.record.txid, now_held=True)
-
-
-def _since_text(moment: datetime | None) -> str:
-    return "" if moment is None else utc_text(moment)
+def _fallback_reason(url: str, named: str, restored: Restored, reason: str) -> str:
+    """Why a copy restored from an older place than the lock names may be behind (with `reason`, if any)."""
+    note = (
+        f"{describe(url, named)} could not be used ({'; '.join(restored.skipped)[:400]}): restored "
+        f"{describe(url, restored.generation)} instead, which may miss later writes"
+    )
+    return f"{reason}; {note}" if reason else note
 
 
 @dataclass(frozen=True)
@@ -443,14 +426,17 @@ def open_readonly(url: str, s3: S3Config | None = None) -> Iterator[ReadOnlyCopy
     engine = Litestream(Path(folder) / LEDGER_FILE, replica)
     try:
         view = lock.read()
-        engine.write_config()
-        txid = engine.restore()
+        named = view.record.generation if view is not None else ""
+        restored = Places(client, replica.bucket, replica.path, url).restore(engine, named)
+        reason = behind_reason(view, restored_txid=restored.txid, now_held=False)
+        if restored.fell_back:
+            reason = _fallback_reason(url, named, restored, reason)
         yield ReadOnlyCopy(
             url=url,
             path=engine.db_path,
-            exists=txid is not None,
-            txid=txid,
-            behind_reason=behind_reason(view, restored_txid=txid, now_held=False),
+            exists=restored.txid is not None,
+            txid=restored.txid,
+            behind_reason=reason,
         )
     finally:
         engine.close()
