@@ -352,6 +352,9 @@ def _server_time(headers: dict[str, Any]) -> datetime:
         return datetime.now(UTC)
 
 
+_RENEW_THREAD = "ledger-lease-renew"
+
+
 class LeaseKeeper:
     """Renews a held lease every lease/3 in a thread; declares it lost (calling on_lost once) when it cannot.
 
@@ -375,7 +378,7 @@ class LeaseKeeper:
         self._lost = ""
         self.renewals = 0
         self._threads = [
-            threading.Thread(target=self._renew_loop, name="ledger-lease-renew", daemon=True),
+            threading.Thread(target=self._renew_loop, name=_RENEW_THREAD, daemon=True),
             threading.Thread(target=self._watchdog, name="ledger-lease-watchdog", daemon=True),
         ]
 
@@ -410,10 +413,12 @@ class LeaseKeeper:
             thread.start()
 
     def stop(self) -> None:
-        """Stop renewing (before the release) and wait for the threads."""
+        """Stop renewing (before the release) and wait for the threads; once the lease is lost, not for a
+        renewal still waiting on S3 (an outage would hold the run's end for as long as S3's retries last):
+        its write can only extend a lease nobody renews, or fail on a lock another run took."""
         self._stop.set()
         for thread in self._threads:
-            if thread.is_alive():
+            if thread.is_alive() and not (self._lost and thread.name == _RENEW_THREAD):
                 thread.join()
 
     def _lose(self, why: str) -> None:

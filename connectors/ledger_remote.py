@@ -321,6 +321,8 @@ class RemoteLedger:
                 self.places.prune(self.generation)
         except BaseException as exc:
             self._abandon(f"settling failed: {exc}")
+            if isinstance(exc, RemoteLedgerError) and self.lost and not isinstance(exc, RemoteLedgerLostError):
+                raise RemoteLedgerLostError(self.lost) from None  # e.g. Litestream killed as the lease ended
             raise
         self._finish(txid=local, behind="" if self._reconciled else self.behind_reason)
         self._settled_txid = local
