@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,10 +39,24 @@ class ObjectWriter(ABC):
     def abort(self) -> None: ...
 
 
+#: Called right before a write takes effect; what it raises refuses the write.
+Guard = Callable[[], None]
+
+
+def _no_guard() -> None:
+    return None
+
+
 class Destination(ABC):
-    """A destination of copies; keys are '/'-separated paths under its root."""
+    """A destination of copies; keys are '/'-separated paths under its root.
+
+    guard() is called right before anything takes effect there (an object committed, written whole or
+    deleted); what it raises refuses it: a remote ledger's lease that may have ended (the runners set it to
+    the run's guard, flows/job.Run.guard), so a run that may no longer hold its ledger changes nothing here.
+    """
 
     uri: str
+    guard: Guard = staticmethod(_no_guard)
 
     @abstractmethod
     def key(self, *parts: str) -> str:
@@ -73,13 +88,15 @@ class Destination(ABC):
 
 
 class _S3Writer(ObjectWriter):
-    def __init__(self, upload: MultipartWriter) -> None:
+    def __init__(self, upload: MultipartWriter, guard: Guard) -> None:
         self._upload = upload
+        self._guard = guard
 
     def write(self, data: bytes) -> None:
         self._upload.write(data)
 
     def commit(self) -> None:
+        self._guard()
         self._upload.complete()
 
     def abort(self) -> None:
@@ -114,6 +131,7 @@ class S3Destination(Destination):
 
     def put_bytes(self, key: str, data: bytes, content_type: str) -> None:
         md5 = hashlib.md5(data, usedforsecurity=False).hexdigest()
+        self.guard()
         self.client.put_object(
             Bucket=self.bucket, Key=key, Body=data, ContentType=content_type, Metadata={MD5_META: md5}
         )
@@ -122,7 +140,7 @@ class S3Destination(Destination):
         metadata = {MD5_META: md5} if md5 else {}
         upload = MultipartWriter(self.client, self.bucket, key, part_size=self.part_size, metadata=metadata)
         upload.start()
-        return _S3Writer(upload)
+        return _S3Writer(upload, self.guard)
 
     def discard_partial(self, key: str) -> int:
         return abort_uploads(self.client, self.bucket, key)
@@ -130,6 +148,7 @@ class S3Destination(Destination):
     def delete(self, key: str) -> bool:
         if self.stat(key) is None:
             return False
+        self.guard()
         self.client.delete_object(Bucket=self.bucket, Key=key)
         return True
 
@@ -140,7 +159,8 @@ def _private_dirs(path: Path, root: Path) -> None:
 
 
 class _LocalWriter(ObjectWriter):
-    def __init__(self, final: Path, root: Path) -> None:
+    def __init__(self, final: Path, root: Path, guard: Guard) -> None:
+        self._guard = guard
         self._final = final
         self._part = final.with_name(final.name + ".part")
         _private_dirs(final.parent, root)
@@ -150,6 +170,7 @@ class _LocalWriter(ObjectWriter):
         self._file.write(data)
 
     def commit(self) -> None:
+        self._guard()
         self._file.flush()
         os.fsync(self._file.fileno())
         self._file.close()
@@ -195,11 +216,12 @@ class LocalDestination(Destination):
         self._ensure_root()
         path = Path(key)
         _private_dirs(path.parent, self.root)
+        self.guard()
         write_private(path, data)
 
     def writer(self, key: str, md5: str | None) -> ObjectWriter:
         self._ensure_root()
-        return _LocalWriter(Path(key), self.root)
+        return _LocalWriter(Path(key), self.root, self.guard)
 
     def discard_partial(self, key: str) -> int:
         part = Path(key + ".part")
@@ -212,6 +234,7 @@ class LocalDestination(Destination):
         path = Path(key)
         if not path.is_file():
             return False
+        self.guard()
         path.unlink()
         return True
 
