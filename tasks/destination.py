@@ -96,8 +96,7 @@ class _S3Writer(ObjectWriter):
         self._upload.write(data)
 
     def commit(self) -> None:
-        self._guard()
-        self._upload.complete()
+        self._upload.complete(before=self._guard)  # after the last parts are sent: right before completing
 
     def abort(self) -> None:
         self._upload.abort()
