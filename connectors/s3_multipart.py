@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any, Final, cast
 
@@ -174,9 +173,8 @@ class MultipartWriter:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
-    def complete(self, before: Callable[[], None] | None = None) -> None:
-        """Send the last part, wait for every part, and complete the upload: the object appears whole.
-        before(), when given, is called right before the completing request (what it raises stops it)."""
+    def complete(self) -> None:
+        """Send the last part, wait for every part, and complete the upload: the object appears whole."""
         if self.upload_id is None:
             self.start()
         try:
@@ -189,8 +187,6 @@ class MultipartWriter:
             self._close_pool()
         self._free.clear()
         parts = sorted(self._parts, key=lambda p: int(p["PartNumber"]))
-        if before is not None:
-            before()
         self._client.complete_multipart_upload(
             Bucket=self.bucket,
             Key=self.key,
