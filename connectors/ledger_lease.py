@@ -190,6 +190,8 @@ class LeaseLock:
         self._mine: LockRecord | None = None
         self._etag = ""
         self._writing = threading.Lock()  #: one rewrite of our record at a time (renewal thread, the run)
+        #: lease_clock() right before the PUT that took the lock was sent: its lease cannot start earlier.
+        self.taken_at = 0.0
 
     @property
     def mine(self) -> LockRecord | None:
@@ -247,6 +249,7 @@ class LeaseLock:
             behind_since=since(view),
             generation=view.record.generation if view else "",
         )
+        self.taken_at = lease_clock()
         try:
             self._etag = self._put(record, if_match=view.etag if view else None)
         except _Conflict:

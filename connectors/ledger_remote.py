@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from connectors.ledger_behind import behind_reason, behind_since, guessed_reason, since_text
 from connectors.ledger_errors import RemoteLedgerError, RemoteLedgerLostError
-from connectors.ledger_lease import FREE, LOCK_SUFFIX, Holder, LeaseKeeper, LeaseLock, LockView, lease_clock
+from connectors.ledger_lease import FREE, LOCK_SUFFIX, Holder, LeaseKeeper, LeaseLock, LockView
 from connectors.ledger_places import Places, Restored, describe, next_generation, place_key
 from connectors.litestream import Litestream, Replica
 from connectors.s3 import S3Config, S3UriError, make_s3_client, parse_s3_uri
@@ -189,7 +189,6 @@ class RemoteLedger:
         )
         lock = LeaseLock(client, replica.bucket, replica.path + LOCK_SUFFIX, url, lease_seconds)
         home = cls(url, lock, engine, stats)
-        sent = lease_clock()  # the lease is counted from before the lock was even read
         try:
             previous = lock.acquire(
                 holder or Holder.current(),
@@ -201,7 +200,9 @@ class RemoteLedger:
             raise
         # S3's clock when the lock was taken: the Date of the read just before it (no lock yet: ours).
         home._acquired_s3 = previous.server_now if previous is not None else datetime.now(UTC)
-        home._keeper = LeaseKeeper(lock, home._on_lost, acquired_at=sent)
+        # The lease counts from the moment the taking PUT was sent (not from the read before it, which an S3
+        # outage can hold for longer than a lease).
+        home._keeper = LeaseKeeper(lock, home._on_lost, acquired_at=lock.taken_at)
         home._keeper.start()
         try:
             named = previous.record.generation if previous is not None else ""
@@ -321,8 +322,9 @@ class RemoteLedger:
                 self.places.prune(self.generation)
         except BaseException as exc:
             self._abandon(f"settling failed: {exc}")
-            if isinstance(exc, RemoteLedgerError) and self.lost and not isinstance(exc, RemoteLedgerLostError):
-                raise RemoteLedgerLostError(self.lost) from None  # e.g. Litestream killed as the lease ended
+            lost = self.lost
+            if lost and isinstance(exc, RemoteLedgerError) and not isinstance(exc, RemoteLedgerLostError):
+                raise RemoteLedgerLostError(lost) from None  # e.g. Litestream killed as the lease ended
             raise
         self._finish(txid=local, behind="" if self._reconciled else self.behind_reason)
         self._settled_txid = local
