@@ -4,7 +4,7 @@ another run may hold the ledger: they must land where nobody restores from.
 
 The holder stops (exit status 1, its lease named); a second machine, started during the outage, waits the
 lease out and finishes with nothing done twice; a third run restores a ledger that opens (SQLite's integrity
-check) and has nothing left to do. For migrate, apply and backup.
+check) and has nothing left to do. For migrate, apply, backup and archive.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from tests.flows.frozen_s3 import FrozenS3
 from tests.flows.helpers import cli_env, clip_rows, migrate_args, run_cli, write_inventory
 from tests.flows.pause_helpers import changes_since, start
 from tests.flows.remote_helpers import TEST_LEASE, remote_env, replica, rerun_until_free
+from tests.flows.test_archive import broadcast_world, stored
 
 #: How long S3 stays frozen beyond the lease (the issue's: the lease + 4 s).
 BEYOND_LEASE = 4.0
@@ -158,3 +159,34 @@ def test_backup_through_an_s3_outage_past_the_lease(
     assert media_gets(emu_control, emu, since=mark) == {}  # nothing copied again
     done, why = replica(url, frozen_s3.endpoint, lambda book: len(book.ops(status="done")))
     assert done >= len(truth) and "could not be used" not in why
+
+
+def test_archive_through_an_s3_outage_past_the_lease(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, frozen_s3: FrozenS3
+) -> None:
+    world = broadcast_world(emu_control, emu, {"Nightly": 4, "Special": 4}, chat=2)
+    url = f"s3://{frozen_s3.bucket}/ledgers/archive.db"
+    dest = tmp_path / "night"  # the ledger's outage only (as for backup)
+    args = ["archive", "--to", str(dest), "--project", emu.project_id, "--ledger", url]
+    args += ["--transfers", "1", "--no-prefect"]
+
+    def env(machine: str) -> dict[str, str]:
+        return remote_env(cli_env(emu, AWS_ENDPOINT_URL=frozen_s3.endpoint), tmp_path / machine)
+
+    def files() -> list[Path]:
+        return list(dest.glob("*/*/*.mp4"))
+
+    emu_control.set_faults(emu, [{"kind": "latency", "ms": 700, "path": "^/media/"}])
+    through_an_outage(args, env, frozen_s3, tmp_path, lambda: len(files()) >= len(world.videos) // 4)
+    emu_control.clear_faults(emu)
+    truth = stored(emu_control, emu)
+    for event_id, pairs in world.streams.items():  # every recording, whole
+        for stream_id, video_id in pairs:
+            body = (dest / event_id / stream_id / f"{video_id}.mp4").read_bytes()
+            assert hashlib.md5(body).hexdigest() == truth[video_id]["md5"]
+
+    mark = time.time()
+    third_run(args, env("machine-c"))
+    assert media_gets(emu_control, emu, since=mark) == {}  # nothing copied again
+    _, why = replica(url, frozen_s3.endpoint, lambda book: None)
+    assert "could not be used" not in why
