@@ -4,7 +4,7 @@ another run may hold the ledger: they must land where nobody restores from.
 
 The holder stops (exit status 1, its lease named); a second machine, started during the outage, waits the
 lease out and finishes with nothing done twice; a third run restores a ledger that opens (SQLite's integrity
-check) and has nothing left to do. For migrate, apply, backup and archive.
+check) and has nothing left to do. For migrate, apply, backup, archive and setup.
 """
 
 from __future__ import annotations
@@ -15,15 +15,17 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from connectors.client import VideoClient
 from emulator.control import EmulatorControl, Workspace
 from tests.connectors.waiting import poll
 from tests.flows.apply_fixtures import wait_done, write_ops
 from tests.flows.backup_fixtures import make_library, media_gets
 from tests.flows.frozen_s3 import FrozenS3
-from tests.flows.helpers import cli_env, clip_rows, migrate_args, run_cli, write_inventory
+from tests.flows.helpers import cli_env, clip_rows, migrate_args, run_cli, settings_for, write_inventory
 from tests.flows.pause_helpers import changes_since, start
 from tests.flows.remote_helpers import TEST_LEASE, remote_env, replica, rerun_until_free
 from tests.flows.test_archive import broadcast_world, stored
+from tests.flows.test_setup import SECRET_ENV, conference, write
 
 #: How long S3 stays frozen beyond the lease (the issue's: the lease + 4 s).
 BEYOND_LEASE = 4.0
@@ -188,5 +190,33 @@ def test_archive_through_an_s3_outage_past_the_lease(
     mark = time.time()
     third_run(args, env("machine-c"))
     assert media_gets(emu_control, emu, since=mark) == {}  # nothing copied again
+    _, why = replica(url, frozen_s3.endpoint, lambda book: None)
+    assert "could not be used" not in why
+
+
+def test_setup_through_an_s3_outage_past_the_lease(
+    tmp_path: Path, emu_control: EmulatorControl, frozen_s3: FrozenS3
+) -> None:
+    ws = emu_control.create_workspace(rate_per_second=500, rate_per_minute=30000)
+    rooms = 12
+    file = write(tmp_path / "conference.yaml", conference(ws, rooms=rooms))
+    url = f"s3://{frozen_s3.bucket}/ledgers/setup.db"
+    args = ["setup", "up", file, "--ledger", url, "--outputs", str(tmp_path / "outputs")]
+
+    def env(machine: str) -> dict[str, str]:
+        extra = {**SECRET_ENV, "AWS_ENDPOINT_URL": frozen_s3.endpoint, "VIDEOFERRY_RATE_PER_SECOND": "4"}
+        return remote_env(cli_env(ws, **extra), tmp_path / machine)
+
+    with VideoClient.from_settings(settings_for(ws, rate_per_second=500, rate_per_minute=30000)) as client:
+
+        def events() -> list[str]:
+            return sorted(e.name or "" for e in client.live_events.iter_events(parent_id=ws.project_id))
+
+        through_an_outage(args, env, frozen_s3, tmp_path, lambda: len(events()) >= rooms // 4)
+        assert events() == sorted(f"Room {n:02d}" for n in range(rooms))  # each room once
+
+    mark = time.time()
+    third_run(args, env("machine-c"))
+    assert changes_since(emu_control, ws, mark) == []
     _, why = replica(url, frozen_s3.endpoint, lambda book: None)
     assert "could not be used" not in why
