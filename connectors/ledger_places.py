@@ -76,18 +76,21 @@ class Places:
         found.sort(key=lambda g: (generation_number(g), g), reverse=True)
         return [*found, ""] if legacy else found
 
-    def restore(self, engine: Litestream, named: str) -> Restored:
-        """Restore into engine.db_path the place the lock names, else the newest older place that restores
-        and passes SQLite's integrity check; each one passed over is said (a warning, and Restored.skipped).
-        Nothing restored when there is no replica at all; RemoteLedgerError when places hold objects but none
-        is usable (a run must never start from an empty ledger then: it would make everything again)."""
+    def restore(self, engine: Litestream, named: str | None) -> Restored:
+        """Restore into engine.db_path the place the lock names (None: there is no lock, so every place is a
+        candidate), else the newest older place that restores and passes SQLite's integrity check; each one
+        passed over is said (a warning, and Restored.skipped). Nothing restored when there is no replica at
+        all; RemoteLedgerError when places hold objects but none is usable (a run must never start from an
+        empty ledger then: it would make everything again)."""
         base = engine.replica
-        order = [named] + [
-            g
-            for g in self.generations()
-            if g != named and (generation_number(g) < generation_number(named) or not g)
-        ]
-        done = Restored(txid=None, generation=named, newest=max(generation_number(g) for g in order))
+        found = self.generations()
+        if named is None:
+            order = found or [""]
+        else:
+            number = generation_number(named)
+            order = [named, *(g for g in found if g != named and (generation_number(g) < number or not g))]
+        newest = max(generation_number(g) for g in [*order, *found])
+        done = Restored(txid=None, generation=order[0], newest=newest)
         try:
             for generation in order:
                 engine.replica = replace(base, path=place_key(self.key, generation))
@@ -100,7 +103,7 @@ class Places:
                     done.unusable = True
                     continue
                 if txid is None:
-                    if done.skipped or generation == named:
+                    if done.skipped or generation == order[0]:
                         done.skipped.append(f"{where}: empty")
                     continue
                 problem = integrity_problem(engine.db_path)
@@ -131,12 +134,12 @@ class Places:
         """Delete the places older than `current` beyond the KEEP_OLDER newest (ends quietly on an S3
         error: pruning is housekeeping); how many objects were deleted."""
         number = generation_number(current)
-        older = [g for g in self.generations() if g != current and generation_number(g) < number]
         deleted = 0
         try:
+            older = [g for g in self.generations() if g != current and generation_number(g) < number]
             for generation in older[KEEP_OLDER:]:
                 deleted += self._delete_place(generation)
-        except (BotoCoreError, ClientError) as exc:
+        except (BotoCoreError, ClientError, RemoteLedgerError) as exc:
             log.warning("ledger %s: old replica places not pruned: %s", self.url, exc)
         if deleted:
             log.info("ledger %s: pruned %d objects of old replica places", self.url, deleted)

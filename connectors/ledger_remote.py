@@ -205,7 +205,7 @@ class RemoteLedger:
         home._keeper = LeaseKeeper(lock, home._on_lost, acquired_at=lock.taken_at)
         home._keeper.start()
         try:
-            named = previous.record.generation if previous is not None else ""
+            named = previous.record.generation if previous is not None else None
             restore_started = time.monotonic()
             restored = home.places.restore(engine, named)
             stats.restore_seconds = time.monotonic() - restore_started
@@ -214,11 +214,11 @@ class RemoteLedger:
             home.behind_reason = behind_reason(previous, restored_txid=home.restored_txid, now_held=True)
             home._behind_since_s3 = behind_since(previous, home.behind_reason)
             if restored.fell_back:  # since when the newer place's writes are missing: unknown
-                home.behind_reason = _fallback_reason(url, named, restored, home.behind_reason)
+                home.behind_reason = _fallback_reason(url, restored, home.behind_reason)
                 home._behind_since_s3 = None
             if home._behind_since_s3 is not None and previous is not None:
                 home.behind_since = previous.on_local_clock(home._behind_since_s3)
-            home._take_place(previous, named, restored)
+            home._take_place(previous, restored)
             prepare(engine.db_path)
             if not engine.db_path.is_file():
                 raise RemoteLedgerError(f"ledger {url}: prepare() left no ledger file at {engine.db_path}")
@@ -270,7 +270,7 @@ class RemoteLedger:
         cleanly settled ledger will not be told it may be behind."""
         self._reconciled = True
 
-    def _take_place(self, previous: LockView | None, named: str, restored: Restored) -> None:
+    def _take_place(self, previous: LockView | None, restored: Restored) -> None:
         """Choose where this holding replicates: the place the lock names when its last holder released it
         after a verified final sync (nothing of it can still be on its way) and it was restored from; else
         a new generation (connectors.ledger_places), named in the lock before anything is written there."""
@@ -278,8 +278,8 @@ class RemoteLedger:
         clean = record is not None and record.state == FREE and record.txid is not None
         if record is None and restored.txid is None and not restored.unusable:
             clean = True  # a new ledger: nothing was ever written
-        if clean and restored.generation == named and not restored.fell_back:
-            self.generation = named
+        if clean and not restored.fell_back:  # restored from the place the lock names
+            self.generation = restored.generation
         else:
             mine = self.lock.mine
             assert mine is not None
@@ -396,10 +396,10 @@ class RemoteLedger:
             log.error("ledger %s: %s", self.url, settle_error)
 
 
-def _fallback_reason(url: str, named: str, restored: Restored, reason: str) -> str:
-    """Why a copy restored from an older place than the lock names may be behind (with `reason`, if any)."""
+def _fallback_reason(url: str, restored: Restored, reason: str) -> str:
+    """Why a copy restored from an older place than the newest may be behind (with `reason`, if any)."""
     note = (
-        f"{describe(url, named)} could not be used ({'; '.join(restored.skipped)[:400]}): restored "
+        f"a newer replica place could not be used ({'; '.join(restored.skipped)[:400]}): restored "
         f"{describe(url, restored.generation)} instead, which may miss later writes"
     )
     return f"{reason}; {note}" if reason else note
@@ -430,11 +430,11 @@ def open_readonly(url: str, s3: S3Config | None = None) -> Iterator[ReadOnlyCopy
     engine = Litestream(Path(folder) / LEDGER_FILE, replica)
     try:
         view = lock.read()
-        named = view.record.generation if view is not None else ""
+        named = view.record.generation if view is not None else None
         restored = Places(client, replica.bucket, replica.path, url).restore(engine, named)
         reason = behind_reason(view, restored_txid=restored.txid, now_held=False)
         if restored.fell_back:
-            reason = _fallback_reason(url, named, restored, reason)
+            reason = _fallback_reason(url, restored, reason)
         yield ReadOnlyCopy(
             url=url,
             path=engine.db_path,

@@ -145,3 +145,24 @@ def test_an_unusable_newest_place_falls_back_to_the_newest_usable_and_says_so(
         write_runs(third.path, 1)  # it opens, and takes this run's writes
         assert count_runs(third.path) == 3
     assert Places(s3, bucket, "ledgers/prod.db", url).generations()[0] == third.generation
+
+
+def test_without_a_lock_record_the_newest_place_is_restored(
+    tmp_path: Path, url: str, s3cfg: S3Config, s3
+) -> None:
+    first = open_home(url, tmp_path / "a", s3cfg)
+    write_runs(first.path, 2)
+    first.sync()
+    first.litestream.kill()  # released unverified: the next run moves to a place of its own
+    with pytest.raises(RemoteLedgerLostError):
+        first.settle()
+    with open_home(url, tmp_path / "b", s3cfg) as second:
+        assert second.generation
+        write_runs(second.path, 3)
+    bucket, key = url[len("s3://") :].split("/", 1)
+    s3.delete_object(Bucket=bucket, Key=key + ".lock")  # the lock object lost (deleted by hand)
+    with open_readonly(url, s3cfg) as copy:
+        assert count_runs(copy.path) == 5 and "no lock record" in copy.behind_reason
+    with open_home(url, tmp_path / "c", s3cfg) as third:
+        assert count_runs(third.path) == 5 and third.may_be_behind
+        assert third.generation not in ("", second.generation)  # an unknown writer may be behind it
