@@ -166,3 +166,24 @@ def test_without_a_lock_record_the_newest_place_is_restored(
     with open_home(url, tmp_path / "c", s3cfg) as third:
         assert count_runs(third.path) == 5 and third.may_be_behind
         assert third.generation not in ("", second.generation)  # an unknown writer may be behind it
+
+
+def test_a_clean_settle_after_a_move_keeps_two_older_places(
+    tmp_path: Path, url: str, s3cfg: S3Config, s3
+) -> None:
+    for n in range(4):  # each ends unverified: the next one moves to a place of its own
+        home = open_home(url, tmp_path / f"w{n}", s3cfg)
+        write_runs(home.path, 1)
+        home.sync()
+        home.litestream.kill()
+        with pytest.raises(RemoteLedgerLostError):
+            home.settle()
+    bucket = url[len("s3://") :].split("/", 1)[0]
+    places = Places(s3, bucket, "ledgers/prod.db", url)
+    before = places.generations()
+    assert len(before) == 4  # '' and three generations
+    with open_home(url, tmp_path / "last", s3cfg) as last:
+        write_runs(last.path, 1)
+    assert places.generations() == [last.generation, *before[:2]]  # the oldest two deleted
+    with open_home(url, tmp_path / "check", s3cfg) as check:
+        assert count_runs(check.path) == 5 and check.generation == last.generation
