@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from connectors.ledger_behind import behind_reason, behind_since, guessed_reason, since_text
 from connectors.ledger_errors import RemoteLedgerError, RemoteLedgerLostError
-from connectors.ledger_lease import FREE, LOCK_SUFFIX, Holder, LeaseKeeper, LeaseLock, LockView
+from connectors.ledger_keeper import LeaseKeeper
+from connectors.ledger_lease import FREE, LOCK_SUFFIX, Holder, LeaseLock, LockView
 from connectors.ledger_places import Places, Restored, describe, next_generation, place_key
 from connectors.litestream import Litestream, Replica
 from connectors.s3 import S3Config, S3UriError, make_s3_client, parse_s3_uri
