@@ -36,7 +36,16 @@ RECORD_KIND = "videoferry ledger lock"
 HELD, FREE = "held", "free"
 #: S3 states Last-Modified and Date to the second: one more second makes "expired" certain.
 CLOCK_RESOLUTION = timedelta(seconds=1)
+#: The clock a holder measures its lease on: Linux's CLOCK_BOOTTIME (it goes on counting while the machine
+#: is suspended, which CLOCK_MONOTONIC does not), else the monotonic clock.
+_LEASE_CLOCK = getattr(time, "CLOCK_BOOTTIME", None)
 _CONFLICT_CODES = ("PreconditionFailed", "ConditionalRequestConflict", "412", "409")
+
+
+def lease_clock() -> float:
+    """Seconds on the clock a lease's deadline is kept on (never set back; counts a suspended machine's
+    sleep where the system says so)."""
+    return time.clock_gettime(_LEASE_CLOCK) if _LEASE_CLOCK is not None else time.monotonic()
 
 
 def utc_text(moment: datetime) -> str:
@@ -80,8 +89,9 @@ class LockRecord:
     replica may miss committed writes ('' when it does not): set when a holder died or could not verify its
     last sync, and kept by later holders until one of them says its run looked every unsettled item up.
     behind_since: the earliest moment (S3's clock, UTC text) a write missing from the replica can have been
-    made ('' when unknown, or nothing is behind). written_at: the writer's own clock when it wrote the record
-    (read back only, to translate its times to S3's clock).
+    made ('' when unknown, or nothing is behind). generation: the replica's place (connectors.ledger_places:
+    '' is the ledger's key itself), where the holder replicates and the next one restores from. written_at:
+    the writer's own clock when it wrote the record (read back only, to translate its times to S3's clock).
     """
 
     state: str
@@ -92,6 +102,7 @@ class LockRecord:
     txid: int | None = None
     behind: str = ""
     behind_since: str = ""
+    generation: str = ""
     written_at: str = field(default="", compare=False)
 
     def to_bytes(self, ledger: str) -> bytes:
@@ -121,6 +132,7 @@ class LockRecord:
                 txid=None if body.get("txid") is None else int(body["txid"]),
                 behind=str(body.get("behind", "")),
                 behind_since=str(body.get("behind_since") or ""),
+                generation=str(body.get("generation") or ""),
                 written_at=str(body.get("written_at") or ""),
             )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -177,6 +189,9 @@ class LeaseLock:
         self.lease_seconds = lease_seconds
         self._mine: LockRecord | None = None
         self._etag = ""
+        self._writing = threading.Lock()  #: one rewrite of our record at a time (renewal thread, the run)
+        #: lease_clock() right before the PUT that took the lock was sent: its lease cannot start earlier.
+        self.taken_at = 0.0
 
     @property
     def mine(self) -> LockRecord | None:
@@ -215,6 +230,7 @@ class LeaseLock:
         since: Callable[[LockView | None], str] = lambda view: "",
     ) -> LockView | None:
         """Take the lock for holder; the view it replaced (None: there was none) or RemoteLedgerBusyError.
+        The new record names the replica's place the replaced one named (the holder may move() to another).
 
         behind(previous view) gives the reason the replica may miss writes, since(previous view) the earliest
         moment such a write can have been made (S3's clock, UTC text); both are kept in the new record.
@@ -231,7 +247,9 @@ class LeaseLock:
             txid=view.record.txid if view else None,
             behind=behind(view),
             behind_since=since(view),
+            generation=view.record.generation if view else "",
         )
+        self.taken_at = lease_clock()
         try:
             self._etag = self._put(record, if_match=view.etag if view else None)
         except _Conflict:
@@ -244,23 +262,32 @@ class LeaseLock:
 
     def renew(self) -> None:
         """Extend the lease: rewrite the record If-Match our last ETag (RemoteLedgerLostError if taken)."""
-        mine = self._require()
-        self._write(replace(mine, renewal=mine.renewal + 1))
+        with self._writing:
+            mine = self._require()
+            self._write(replace(mine, renewal=mine.renewal + 1))
+
+    def move(self, generation: str) -> None:
+        """Name another place of the replica for this holding (before anything is replicated there);
+        RemoteLedgerLostError if the lock was taken meanwhile."""
+        with self._writing:
+            mine = self._require()
+            self._write(replace(mine, renewal=mine.renewal + 1, generation=generation))
 
     def release(self, *, txid: int | None, behind: str, behind_since: str = "") -> None:
         """Mark the lock free with the replica's verified TXID (None: unverified), why it may be behind and
         since when (S3's clock, UTC text; '' unknown)."""
-        mine = self._require()
-        record = replace(
-            mine,
-            state=FREE,
-            renewal=mine.renewal + 1,
-            txid=txid,
-            behind=behind,
-            behind_since=behind_since if behind else "",
-        )
-        self._write(record)
-        self._mine = None
+        with self._writing:
+            mine = self._require()
+            record = replace(
+                mine,
+                state=FREE,
+                renewal=mine.renewal + 1,
+                txid=txid,
+                behind=behind,
+                behind_since=behind_since if behind else "",
+            )
+            self._write(record)
+            self._mine = None
 
     def _require(self) -> LockRecord:
         if self._mine is None:
@@ -326,85 +353,3 @@ def _server_time(headers: dict[str, Any]) -> datetime:
         return parsedate_to_datetime(str(headers["date"])).astimezone(UTC)
     except (KeyError, TypeError, ValueError):
         return datetime.now(UTC)
-
-
-class LeaseKeeper:
-    """Renews a held lease every lease/3 in a thread; declares it lost (calling on_lost once) when it cannot.
-
-    A watchdog thread ends the holding lease - lease/6 after the last renewal that succeeded was *sent*,
-    whatever the renewing call is still doing: that is before any other run can see the lease expired (it
-    needs lease + 1 s after that write on S3's clock), so replication stops before another holder starts.
-    """
-
-    def __init__(self, lock: LeaseLock, on_lost: Callable[[str], None], *, acquired_at: float) -> None:
-        self.lock = lock
-        self.on_lost = on_lost
-        self.lease = lock.lease_seconds
-        self.interval = self.lease / 3
-        self.margin = self.lease / 6
-        self._deadline = acquired_at + self.lease - self.margin
-        self._guard = threading.Lock()
-        self._stop = threading.Event()
-        self._lost = ""
-        self.renewals = 0
-        self._threads = [
-            threading.Thread(target=self._renew_loop, name="ledger-lease-renew", daemon=True),
-            threading.Thread(target=self._watchdog, name="ledger-lease-watchdog", daemon=True),
-        ]
-
-    @property
-    def lost(self) -> str:
-        """Why the lease was lost ('' while held)."""
-        return self._lost
-
-    def start(self) -> None:
-        """Start renewing."""
-        for thread in self._threads:
-            thread.start()
-
-    def stop(self) -> None:
-        """Stop renewing (before the release) and wait for the threads."""
-        self._stop.set()
-        for thread in self._threads:
-            if thread.is_alive():
-                thread.join()
-
-    def _lose(self, why: str) -> None:
-        with self._guard:
-            if self._lost:
-                return
-            self._lost = why
-        self._stop.set()
-        log.error("%s", why)
-        self.on_lost(why)
-
-    def _renew_loop(self) -> None:
-        wait = self.interval
-        while not self._stop.wait(wait):
-            sent = time.monotonic()
-            try:
-                self.lock.renew()
-            except RemoteLedgerLostError as exc:
-                self._lose(str(exc))
-                return
-            except RemoteLedgerError as exc:
-                log.warning("ledger %s: lease renewal failed, retrying: %s", self.lock.ledger_url, exc)
-                wait = min(self.interval, 1.0)
-                continue
-            with self._guard:
-                self._deadline = max(self._deadline, sent + self.lease - self.margin)
-            self.renewals += 1
-            wait = self.interval
-
-    def _watchdog(self) -> None:
-        while True:
-            with self._guard:
-                remaining = self._deadline - time.monotonic()
-            if remaining <= 0:
-                self._lose(
-                    f"ledger {self.lock.ledger_url}: this run could not renew its lease for "
-                    f"{self.lease - self.margin:g} s; replication was stopped so that another run may take it"
-                )
-                return
-            if self._stop.wait(remaining):
-                return

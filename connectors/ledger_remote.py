@@ -18,23 +18,17 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from connectors.ledger_behind import behind_reason, behind_since, guessed_reason, since_text
 from connectors.ledger_errors import RemoteLedgerError, RemoteLedgerLostError
-from connectors.ledger_lease import (
-    HELD,
-    LOCK_SUFFIX,
-    Holder,
-    LeaseKeeper,
-    LeaseLock,
-    LockView,
-    parse_utc,
-    utc_text,
-)
+from connectors.ledger_keeper import LeaseKeeper
+from connectors.ledger_lease import FREE, LOCK_SUFFIX, Holder, LeaseLock, LockView
+from connectors.ledger_places import Places, Restored, describe, next_generation, place_key
 from connectors.litestream import Litestream, Replica
 from connectors.s3 import S3Config, S3UriError, make_s3_client, parse_s3_uri
 
@@ -129,48 +123,6 @@ def local_path(url: str, workdir: str | Path) -> Path:
     return Path(workdir).expanduser().resolve() / f"remote-ledger-{digest}" / LEDGER_FILE
 
 
-def behind_reason(previous: LockView | None, *, restored_txid: int | None, now_held: bool) -> str:
-    """Why a restored copy may miss writes its last holder committed ('' when it cannot).
-
-    previous: the lock as found; restored_txid: the TXID restored (None: no replica); now_held: the lock was
-    taken for this run (a live holder of a read-only copy is then impossible).
-    """
-    if previous is None:
-        return "" if restored_txid is None else "the replica has no lock record (written by an unknown run)"
-    record, who = previous.record, previous.record.holder.describe()
-    if record.state == HELD:
-        if previous.live and not now_held:
-            return f"a run holds it now ({who}): its writes after its last sync are not in this copy"
-        return f"its last holder ({who}) did not settle: its lease expired"
-    if record.behind:
-        return record.behind
-    if record.txid is None:
-        return f"its last holder ({who}) released it without a verified final sync"
-    if restored_txid is None or restored_txid < record.txid:
-        got = "no replica" if restored_txid is None else f"TXID {restored_txid}"
-        return f"restored {got}, older than TXID {record.txid} verified by its last holder ({who})"
-    return ""
-
-
-def behind_since(previous: LockView | None, reason: str) -> datetime | None:
-    """Since when (S3's clock) writes missing from a copy that may be behind for `reason` can have been made:
-    the start of the holder whose writes may be missing, or of an earlier one still unreconciled (the lock
-    keeps it); None when nothing is behind or the moment is unknown (no lock record, a replica that lost
-    files)."""
-    if not reason or previous is None:
-        return None
-    record = previous.record
-    kept = parse_utc(record.behind_since) if record.behind else None
-    if record.behind and kept is None:
-        return None  # behind since a moment no record kept
-    own = record.state == HELD or (not record.behind and record.txid is None)
-    started = previous.on_s3_clock(record.holder.started) if own else None
-    if own and started is None:
-        return None
-    moments = [m for m in (kept, started) if m is not None]
-    return min(moments) if moments else None
-
-
 class RemoteLedger:
     """One run's hold on a remote ledger: the local copy (path), the lock, and Litestream replicating it.
 
@@ -200,6 +152,10 @@ class RemoteLedger:
         self._started = False
         self._settled = False
         self._settled_txid = 0
+        #: The replica's places in S3, and the one this run replicates into (connectors.ledger_places).
+        self.places = Places(lock.client, lock.bucket, engine.replica.path, url)
+        self.generation = ""
+        self._moved = False
 
     @property
     def may_be_behind(self) -> bool:
@@ -234,30 +190,36 @@ class RemoteLedger:
         )
         lock = LeaseLock(client, replica.bucket, replica.path + LOCK_SUFFIX, url, lease_seconds)
         home = cls(url, lock, engine, stats)
-        sent = time.monotonic()
         try:
             previous = lock.acquire(
                 holder or Holder.current(),
-                lambda view: _guessed_reason(view),
-                lambda view: _since_text(behind_since(view, _guessed_reason(view))),
+                lambda view: guessed_reason(view),
+                lambda view: since_text(behind_since(view, guessed_reason(view))),
             )
         except BaseException:
             engine.close()
             raise
         # S3's clock when the lock was taken: the Date of the read just before it (no lock yet: ours).
         home._acquired_s3 = previous.server_now if previous is not None else datetime.now(UTC)
-        home._keeper = LeaseKeeper(lock, home._on_lost, acquired_at=sent)
+        # The lease counts from the moment the taking PUT was sent (not from the read before it, which an S3
+        # outage can hold for longer than a lease).
+        home._keeper = LeaseKeeper(lock, home._on_lost, acquired_at=lock.taken_at)
         home._keeper.start()
         try:
-            engine.write_config()
+            named = previous.record.generation if previous is not None else None
             restore_started = time.monotonic()
-            home.restored_txid = engine.restore()
+            restored = home.places.restore(engine, named)
             stats.restore_seconds = time.monotonic() - restore_started
+            home.restored_txid = restored.txid
             home.restored = home.restored_txid is not None
             home.behind_reason = behind_reason(previous, restored_txid=home.restored_txid, now_held=True)
             home._behind_since_s3 = behind_since(previous, home.behind_reason)
+            if restored.fell_back:  # since when the newer place's writes are missing: unknown
+                home.behind_reason = _fallback_reason(url, restored, home.behind_reason)
+                home._behind_since_s3 = None
             if home._behind_since_s3 is not None and previous is not None:
                 home.behind_since = previous.on_local_clock(home._behind_since_s3)
+            home._take_place(previous, restored)
             prepare(engine.db_path)
             if not engine.db_path.is_file():
                 raise RemoteLedgerError(f"ledger {url}: prepare() left no ledger file at {engine.db_path}")
@@ -290,7 +252,11 @@ class RemoteLedger:
         return ""
 
     def check(self) -> None:
-        """Raise RemoteLedgerLostError when writes would no longer reach S3 (call before each create)."""
+        """Raise RemoteLedgerLostError when this run may no longer hold the ledger (its lease lost, or past
+        its deadline: another run may hold it now) or its writes would no longer reach S3. Call it immediately
+        before each call that changes the service (the client's send guard) and each intent."""
+        if self._keeper is not None:
+            self._keeper.check()
         why = self.lost
         if why:
             raise RemoteLedgerLostError(why)
@@ -304,6 +270,28 @@ class RemoteLedger:
         """Say this run looked up every item the restored copy did not show as settled: the next holder of a
         cleanly settled ledger will not be told it may be behind."""
         self._reconciled = True
+
+    def _take_place(self, previous: LockView | None, restored: Restored) -> None:
+        """Choose where this holding replicates: the place the lock names when its last holder released it
+        after a verified final sync (nothing of it can still be on its way) and it was restored from; else
+        a new generation (connectors.ledger_places), named in the lock before anything is written there."""
+        record = previous.record if previous is not None else None
+        clean = record is not None and record.state == FREE and record.txid is not None
+        if record is None and restored.txid is None and not restored.unusable:
+            clean = True  # a new ledger: nothing was ever written
+        if clean and not restored.fell_back:  # restored from the place the lock names
+            self.generation = restored.generation
+        else:
+            mine = self.lock.mine
+            assert mine is not None
+            self.generation = next_generation(restored.newest, mine.token)
+            self.lock.move(self.generation)
+            self._moved = True
+            log.info("ledger %s: this run replicates into %s", self.url, describe(self.url, self.generation))
+        self.litestream.replica = replace(
+            self.litestream.replica, path=place_key(self.places.key, self.generation)
+        )
+        self.litestream.write_config()
 
     def _on_lost(self, why: str) -> None:
         self.litestream.kill()
@@ -331,8 +319,13 @@ class RemoteLedger:
                 )
             local = self._verify_final_sync()
             self.check()
+            if self._moved:
+                self.places.prune(self.generation)
         except BaseException as exc:
             self._abandon(f"settling failed: {exc}")
+            lost = self.lost
+            if lost and isinstance(exc, RemoteLedgerError) and not isinstance(exc, RemoteLedgerLostError):
+                raise RemoteLedgerLostError(lost) from None  # e.g. Litestream killed as the lease ended
             raise
         self._finish(txid=local, behind="" if self._reconciled else self.behind_reason)
         self._settled_txid = local
@@ -384,7 +377,7 @@ class RemoteLedger:
             since = self._acquired_s3
         try:
             if self.lock.mine is not None:
-                self.lock.release(txid=txid, behind=behind, behind_since=_since_text(since))
+                self.lock.release(txid=txid, behind=behind, behind_since=since_text(since))
         finally:
             self.litestream.close()
 
@@ -404,13 +397,13 @@ class RemoteLedger:
             log.error("ledger %s: %s", self.url, settle_error)
 
 
-def _guessed_reason(view: LockView | None) -> str:
-    """The reason a run taking the lock records before it restores (its restore tells the final one)."""
-    return behind_reason(view, restored_txid=None if view is None else view.record.txid, now_held=True)
-
-
-def _since_text(moment: datetime | None) -> str:
-    return "" if moment is None else utc_text(moment)
+def _fallback_reason(url: str, restored: Restored, reason: str) -> str:
+    """Why a copy restored from an older place than the newest may be behind (with `reason`, if any)."""
+    note = (
+        f"a newer replica place could not be used ({'; '.join(restored.skipped)[:400]}): restored "
+        f"{describe(url, restored.generation)} instead, which may miss later writes"
+    )
+    return f"{reason}; {note}" if reason else note
 
 
 @dataclass(frozen=True)
@@ -438,14 +431,17 @@ def open_readonly(url: str, s3: S3Config | None = None) -> Iterator[ReadOnlyCopy
     engine = Litestream(Path(folder) / LEDGER_FILE, replica)
     try:
         view = lock.read()
-        engine.write_config()
-        txid = engine.restore()
+        named = view.record.generation if view is not None else None
+        restored = Places(client, replica.bucket, replica.path, url).restore(engine, named)
+        reason = behind_reason(view, restored_txid=restored.txid, now_held=False)
+        if restored.fell_back:
+            reason = _fallback_reason(url, restored, reason)
         yield ReadOnlyCopy(
             url=url,
             path=engine.db_path,
-            exists=txid is not None,
-            txid=txid,
-            behind_reason=behind_reason(view, restored_txid=txid, now_held=False),
+            exists=restored.txid is not None,
+            txid=restored.txid,
+            behind_reason=reason,
         )
     finally:
         engine.close()

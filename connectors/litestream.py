@@ -189,18 +189,22 @@ class Litestream:
 
     def restore(self, timeout: float = 600.0) -> int | None:
         """Restore the replica into db_path (cleared first); its TXID, None when there is no replica."""
-        for stale in (
-            self.db_path,
-            *(self.db_path.with_name(self.db_path.name + s) for s in ("-wal", "-shm")),
-        ):
-            stale.unlink(missing_ok=True)
-        shutil.rmtree(self.meta_path, ignore_errors=True)
+        self.clear()
         out = self._run(
             "restore", *self._config_args(), "-if-replica-exists", "-json", str(self.db_path), timeout=timeout
         )
         if not self.db_path.exists():
             return None
         return _txid(_json(out, "restore").get("txid"))
+
+    def clear(self) -> None:
+        """Remove the local database, its WAL and Litestream's local state."""
+        for stale in (
+            self.db_path,
+            *(self.db_path.with_name(self.db_path.name + s) for s in ("-wal", "-shm")),
+        ):
+            stale.unlink(missing_ok=True)
+        shutil.rmtree(self.meta_path, ignore_errors=True)
 
     @property
     def meta_path(self) -> Path:

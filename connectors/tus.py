@@ -130,6 +130,7 @@ class TusUpload:
         client: httpx.Client | None = None,
         limiter: ApiRateLimiter | None = None,
         silence: Silence | None = None,
+        send_guard: Callable[[], None] | None = None,
     ) -> None:
         if chunk_size < 1:
             raise ValueError("chunk_size must be positive")
@@ -149,6 +150,9 @@ class TusUpload:
         #: left of it once the service answers nothing; spent, nothing is sent (TusError). None: no bound.
         self._silence = silence or Silence()
         self._timeout = timeout
+        #: Called right before each PATCH / POST (they change the service) leaves; what it raises refuses it
+        #: unsent (Transport.send_guard: a remote ledger's lease that may have ended).
+        self.send_guard = send_guard
         self._counted_lock = threading.Lock()
         self._http = client or httpx.Client(
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
@@ -168,8 +172,8 @@ class TusUpload:
         initial_wait: float = 0.5,
         max_wait: float = 10.0,
     ) -> TusUpload:
-        """An uploader with the transport's rate limiter, pool size and outage bound (the endpoint needs no
-        token).
+        """An uploader with the transport's rate limiter, pool size, outage bound and send guard (the endpoint
+        needs no token).
 
         The timeout stays the uploader's own (a PATCH carries a whole chunk), cut to what is left of the bound
         while the service answers nothing.
@@ -183,6 +187,7 @@ class TusUpload:
             max_connections=transport.max_connections,
             limiter=transport.limiter,
             silence=transport.silence,
+            send_guard=transport.guard_send,
         )
 
     def close(self) -> None:
@@ -210,6 +215,8 @@ class TusUpload:
         started = time.monotonic()
         try:
             with self._admitted():
+                if method not in ("HEAD", "GET", "OPTIONS"):
+                    self._guard()  # PATCH / POST change the service: refused unsent once the lease may end
                 response = self._http.request(
                     method, endpoint, timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)), **request
                 )
@@ -249,6 +256,10 @@ class TusUpload:
             raise _Retry("PATCH offset conflict (409)", status=409)
         self._check_status(response, "PATCH")
         return _int_header(response, "upload-offset")
+
+    def _guard(self) -> None:
+        if self.send_guard is not None:
+            self.send_guard()
 
     @property
     def counted(self) -> bool:

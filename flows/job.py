@@ -260,8 +260,10 @@ class Run:
     on_end() registers what stops the job's workers once the body is over (pools, receivers), before the run
     is finished; on_close() what to close after it (the job's own resources); each last registered first.
     On a remote ledger: gap is the replication gap when the restored copy may be behind (tasks/gap.py; None
-    otherwise), and durable() pushes every committed write to S3 before it returns (a local ledger's writes
-    are durable when committed: nothing to do).
+    otherwise), durable() pushes every committed write to S3 before it returns (a local ledger's writes
+    are durable when committed: nothing to do), and guard() raises RemoteLedgerLostError once the run may no
+    longer hold the ledger (its lease's deadline passed): called right before anything takes effect (the
+    client's requests that change the service, a destination's writes).
     """
 
     name: str
@@ -273,6 +275,7 @@ class Run:
     summary: Callable[[], Mapping[str, Any]] = dict
     gap: Gap | None = None
     durable: Callable[[], None] = field(default=lambda: None, repr=False)
+    guard: Callable[[], None] = field(default=lambda: None, repr=False)
     _ending: ExitStack = field(default_factory=ExitStack, repr=False)
     _closing: ExitStack = field(default_factory=ExitStack, repr=False)
 
@@ -462,6 +465,8 @@ def _hold_on(run: Run, home: RemoteLedger, mark: GapMark, taken: datetime | None
     from tasks.gap import Gap
 
     home.on_lost = lambda why: run.stop(RemoteLedgerLostError(why))
+    # Nothing that changes the service leaves once the lease may have ended (checked per request).
+    run.guard = run.client.transport.send_guard = home.check
     run.durable = lambda: None if home.sync() is None else None
 
     def guard() -> None:  # mark.hold() waits a few seconds at most, for the first create only

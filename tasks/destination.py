@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
@@ -38,10 +41,48 @@ class ObjectWriter(ABC):
     def abort(self) -> None: ...
 
 
+#: Called right before a write takes effect; what it raises refuses the write.
+Guard = Callable[[], None]
+
+
+def _no_guard() -> None:
+    return None
+
+
+_guarding = threading.local()  #: the guard of the destination write this thread is making
+_HOOK_ID = "videoferry-destination-guard"
+
+
+def _before_send(**_: Any) -> None:
+    """botocore's before-send (signed, about to leave): the guard of this thread's destination write."""
+    guard = getattr(_guarding, "guard", None)
+    if guard is not None:
+        guard()
+
+
+@contextmanager
+def _guarded(client: S3Client, guard: Guard) -> Iterator[None]:
+    """Requests this thread sends through client meanwhile pass guard() right before they leave (parts sent
+    by other threads do not: they show nothing until the completing request, which does)."""
+    client.meta.events.register("before-send.s3", _before_send, unique_id=_HOOK_ID)
+    _guarding.guard = guard
+    try:
+        yield
+    finally:
+        _guarding.guard = None
+
+
 class Destination(ABC):
-    """A destination of copies; keys are '/'-separated paths under its root."""
+    """A destination of copies; keys are '/'-separated paths under its root.
+
+    guard() is called right before anything takes effect there (an object committed, written whole or
+    deleted; in S3 as the signed request leaves: botocore's before-send); what it raises refuses it: a remote
+    ledger's lease that may have ended (the runners set it to the run's guard, flows/job.Run.guard), so a run
+    that may no longer hold its ledger changes nothing here.
+    """
 
     uri: str
+    guard: Guard = staticmethod(_no_guard)
 
     @abstractmethod
     def key(self, *parts: str) -> str:
@@ -73,14 +114,17 @@ class Destination(ABC):
 
 
 class _S3Writer(ObjectWriter):
-    def __init__(self, upload: MultipartWriter) -> None:
+    def __init__(self, upload: MultipartWriter, client: S3Client, guard: Guard) -> None:
         self._upload = upload
+        self._client = client
+        self._guard = guard
 
     def write(self, data: bytes) -> None:
         self._upload.write(data)
 
     def commit(self) -> None:
-        self._upload.complete()
+        with _guarded(self._client, self._guard):  # the completing request, once the last parts are sent
+            self._upload.complete()
 
     def abort(self) -> None:
         self._upload.abort()
@@ -114,15 +158,16 @@ class S3Destination(Destination):
 
     def put_bytes(self, key: str, data: bytes, content_type: str) -> None:
         md5 = hashlib.md5(data, usedforsecurity=False).hexdigest()
-        self.client.put_object(
-            Bucket=self.bucket, Key=key, Body=data, ContentType=content_type, Metadata={MD5_META: md5}
-        )
+        with _guarded(self.client, self.guard):
+            self.client.put_object(
+                Bucket=self.bucket, Key=key, Body=data, ContentType=content_type, Metadata={MD5_META: md5}
+            )
 
     def writer(self, key: str, md5: str | None) -> ObjectWriter:
         metadata = {MD5_META: md5} if md5 else {}
         upload = MultipartWriter(self.client, self.bucket, key, part_size=self.part_size, metadata=metadata)
         upload.start()
-        return _S3Writer(upload)
+        return _S3Writer(upload, self.client, self.guard)
 
     def discard_partial(self, key: str) -> int:
         return abort_uploads(self.client, self.bucket, key)
@@ -130,7 +175,8 @@ class S3Destination(Destination):
     def delete(self, key: str) -> bool:
         if self.stat(key) is None:
             return False
-        self.client.delete_object(Bucket=self.bucket, Key=key)
+        with _guarded(self.client, self.guard):
+            self.client.delete_object(Bucket=self.bucket, Key=key)
         return True
 
 
@@ -140,7 +186,8 @@ def _private_dirs(path: Path, root: Path) -> None:
 
 
 class _LocalWriter(ObjectWriter):
-    def __init__(self, final: Path, root: Path) -> None:
+    def __init__(self, final: Path, root: Path, guard: Guard) -> None:
+        self._guard = guard
         self._final = final
         self._part = final.with_name(final.name + ".part")
         _private_dirs(final.parent, root)
@@ -150,6 +197,7 @@ class _LocalWriter(ObjectWriter):
         self._file.write(data)
 
     def commit(self) -> None:
+        self._guard()
         self._file.flush()
         os.fsync(self._file.fileno())
         self._file.close()
@@ -195,11 +243,12 @@ class LocalDestination(Destination):
         self._ensure_root()
         path = Path(key)
         _private_dirs(path.parent, self.root)
+        self.guard()
         write_private(path, data)
 
     def writer(self, key: str, md5: str | None) -> ObjectWriter:
         self._ensure_root()
-        return _LocalWriter(Path(key), self.root)
+        return _LocalWriter(Path(key), self.root, self.guard)
 
     def discard_partial(self, key: str) -> int:
         part = Path(key + ".part")
@@ -212,6 +261,7 @@ class LocalDestination(Destination):
         path = Path(key)
         if not path.is_file():
             return False
+        self.guard()
         path.unlink()
         return True
 

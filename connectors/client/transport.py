@@ -42,6 +42,8 @@ BodyFactory = Callable[[], bytes | Iterable[bytes]]
 _SETTINGS = {"api": "VIDEOFERRY_API_URL / --api-url", "upload": "VIDEOFERRY_UPLOAD_URL / --upload-url"}
 #: Called with an attempt's error and the attempt's number; a response it returns counts as the answer.
 ErrorHook = Callable[[VideoApiError, int], httpx.Response | None]
+#: Methods that only read: every other request may change the service, and passes the send guard first.
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class Transport:
@@ -89,6 +91,10 @@ class Transport:
         #: believed or called. Learned from the answers; False until one says so.
         self.emulator = False
         self._on_loopback = is_loopback(self.api_url)
+        #: Called immediately before a request that may change the service is sent (after the limiter admitted
+        #: it, since admission can wait); what it raises refuses the request unsent: a remote ledger's lease
+        #: that may have ended (flows/job.py sets it; tus uploads of this transport pass it too).
+        self.send_guard: Callable[[], None] | None = None
         self._methods = MethodBook()
         self._connect_timeout = min(timeout, 10.0)
         timeouts = httpx.Timeout(timeout, connect=self._connect_timeout)
@@ -126,6 +132,12 @@ class Transport:
         """operation -> HTTP method in use, for the operations whose method the spec does not show."""
         return self._methods.snapshot()
 
+    def guard_send(self) -> None:
+        """Call the send guard (if any): right before a request that may change the service leaves."""
+        guard = self.send_guard
+        if guard is not None:
+            guard()
+
     # -- one attempt ----------------------------------------------------------------------------------
 
     def _attempt(
@@ -143,6 +155,8 @@ class Transport:
         # The call holds its slot from admission until its answer (or error) is back, and counts from then.
         timeout = self.silence.timeout(self.timeout, operation)  # ServiceSilentError: not sent, not counted
         with self.limiter.admitted():
+            if method.upper() not in READ_METHODS:
+                self.guard_send()  # after admission (it can wait), as late before sending as we can
             sent, started = datetime.now(UTC), time.monotonic()
             try:
                 response = http.request(

@@ -30,6 +30,7 @@ def run_archive(opts: ArchiveOptions, settings: Settings, *, s3: S3Config | None
     dest = open_destination(opts.to, s3=s3 or S3Config.from_env(), part_size=opts.part_size)
 
     def body(run: Run) -> CopyOutcome:
+        dest.guard = run.guard  # nothing written there once the run may no longer hold its ledger
         silence = run.client.transport.silence  # a download is a call too: the same outage bound
         downloader = Downloader(settings.upload_url, timeout=max(60.0, settings.timeout), silence=silence)
         run.on_close(downloader.close)

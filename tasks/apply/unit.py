@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from connectors.errors import AuthError, NotFoundError, VideoApiError, WorkspaceRefusedError, stops_run
+from connectors.ledger_errors import RemoteLedgerLostError
 from connectors.sources import SourceError
 from core.item import COMPLETE_STATES
 from core.operation import ConcatParams, OperationSpec, OpKind, Target, TargetKind
@@ -196,6 +197,10 @@ def _call_once(
         )
         ctx.stop(exc)
         return UnitState.PLANNED
+    except RemoteLedgerLostError as exc:  # refused unsent: the lease may have ended; the run stops
+        ctx.stop(exc)
+        left = ctx.ledger.unit(key)
+        return left.state if left is not None else UnitState.RUNNING
     except UploadStopped:  # the run stops mid-upload: the intent stays for the next run to settle
         return UnitState.RUNNING
     except REFUSED as exc:

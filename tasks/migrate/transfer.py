@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from connectors.errors import AuthError, VideoApiError, WorkspaceRefusedError
+from connectors.ledger_errors import RemoteLedgerLostError
 from state.errors import LedgerError
 from state.machine import CREATING, FAILED, PLANNED, UPLOADING
 from tasks.gap import GapListingFailed
@@ -59,7 +60,7 @@ def transfer_batch(ctx: MigrateContext, keys: list[str]) -> dict[str, int]:
             state = transfer_item(ctx, key)
         except Postponed:
             state = CREATING
-        except (AuthError, WorkspaceRefusedError, GapListingFailed) as exc:
+        except (AuthError, WorkspaceRefusedError, GapListingFailed, RemoteLedgerLostError) as exc:  # stops
             ctx.stop(exc)
             break
         except Exception as exc:  # a surprise in one item is recorded on it; the batch goes on

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable
 
 import pytest
 
 from connectors.ledger_errors import RemoteLedgerBusyError, RemoteLedgerError, RemoteLedgerLostError
-from connectors.ledger_lease import FREE, HELD, Holder, LeaseKeeper, LeaseLock, LockView
+from connectors.ledger_keeper import LeaseKeeper
+from connectors.ledger_lease import FREE, HELD, Holder, LeaseLock, LockView, lease_clock
 from connectors.s3 import S3Config, make_s3_client
 from tests.connectors.waiting import poll
 
@@ -130,7 +130,7 @@ def test_the_keeper_declares_a_taken_lock_lost_at_its_next_renewal(new_lock, s3_
     lock = new_lock(lease=9)  # renewals every 3 s, and 4.5 s of slack for a late one on a loaded machine
     lock.acquire(Holder.current(), no_reason)
     lost: list[str] = []
-    keeper = LeaseKeeper(lock, lost.append, acquired_at=time.monotonic())
+    keeper = LeaseKeeper(lock, lost.append, acquired_at=lease_clock())
     # Another party overwrites the lock unconditionally: the keeper's first renewal's If-Match fails.
     lock.client.put_object(Bucket=s3_bucket, Key=lock.key, Body=_rewritten(lock, "intruder"))
     keeper.start()
@@ -146,7 +146,7 @@ def test_the_keeper_declares_a_taken_lock_lost_at_its_next_renewal(new_lock, s3_
 def test_the_watchdog_ends_the_lease_when_s3_cannot_be_reached(new_lock) -> None:
     lock = new_lock(lease=1.5)
     lock.acquire(Holder.current(), no_reason)
-    started = time.monotonic()
+    started = lease_clock()
     lost = threading.Event()
     reasons: list[str] = []
 
