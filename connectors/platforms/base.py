@@ -33,6 +33,10 @@ class PlatformError(Exception):
     """A platform call that did not succeed (gone, 5xx after every retry, an unexpected answer)."""
 
 
+class PlatformUnavailable(PlatformError):
+    """The platform did not answer, or answered 5xx, after every retry: the source is gone for now."""
+
+
 class MalformedPage(PlatformError):
     """A listing page whose shape is not the platform's: the message names the page and the field."""
 
@@ -220,7 +224,7 @@ class PlatformClient:
                 answer = self._http.get(address, params=params)
             except httpx.TransportError as exc:
                 if attempt >= self.backoff.attempts:
-                    raise PlatformError(
+                    raise PlatformUnavailable(
                         f"{self.platform} at {safe_uri(self.base_url)} does not answer ({type(exc).__name__})"
                         f" after {attempt} tries, while reading {what}: check {self.url_variable}, or run"
                         " again later"
@@ -238,7 +242,7 @@ class PlatformClient:
                 continue
             if status >= 500:
                 if attempt >= self.backoff.attempts:
-                    raise PlatformError(
+                    raise PlatformUnavailable(
                         f"{self.platform} answered {status} {attempt} times for {what}: run again later"
                     )
                 time.sleep(self.backoff.wait(attempt))

@@ -150,6 +150,7 @@ def _close(ctx: MigrateContext) -> None:
     """What the migration's context opened beyond the run's client (the tus uploader, the Dask client)."""
     forget(ctx)
     ctx.tus.close()
+    ctx.platforms.close()
     if ctx.bytes_plane is not None:
         ctx.bytes_plane.close()
 

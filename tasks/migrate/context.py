@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Literal
 from connectors.config import DEFAULT_CHUNK_SIZE
 from connectors.errors import TransportError, UnknownOutcomeError, VideoApiError, stops_run
 from connectors.ids import same_id
+from connectors.platforms.links import PlatformLinks
 from connectors.retry import describe_failure
 from state.machine import DONE, FAILED
 from tasks.exactly_once import error_code
@@ -101,6 +102,8 @@ class MigrateContext:
     warned: set[str] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
     init_lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Download links of platform sources (vimeo:<id>, wistia:<hashed_id>), resolved when a create is due.
+    platforms: PlatformLinks = field(default_factory=PlatformLinks)
     #: The bound on a service gone mid-run (tasks/stop.Outage), made at the first call that got no answer.
     outage: Outage | None = None
     #: Its bound in seconds (VIDEOFERRY_OUTAGE_SECONDS; read when the context is made, so a bad value is a
