@@ -8,6 +8,7 @@ import threading
 from collections.abc import Mapping
 
 from connectors.platforms.base import DownloadLink, PlatformClient, PlatformConfigError
+from connectors.platforms.source_rows import Origin
 from connectors.platforms.vimeo import VimeoClient
 from connectors.platforms.wistia import WistiaClient
 from core.item import PLATFORM_SOURCE_RE
@@ -29,6 +30,8 @@ class PlatformLinks:
         self._env = env
         self._clients: dict[str, PlatformClient] = {}
         self._lock = threading.Lock()
+        #: key -> where the item came from (set by the run from its listing; empty for an inventory file).
+        self.origins: dict[str, Origin] = {}
 
     def client(self, platform: str) -> PlatformClient:
         """The platform's client (PlatformConfigError naming the variable when its token is not set)."""

@@ -27,7 +27,7 @@ from state.models import Item
 from tasks.exactly_once import Intent, NotMade, exactly_once, settle
 from tasks.lookup import is_shared, shared_titles
 from tasks.migrate.context import MigrateContext, scope_of
-from tasks.migrate.platform_link import resolve_link
+from tasks.migrate.platform_source import resolve_link
 from tasks.migrate.reconcile import adopt_found, api_failure, create_intent, fail_item, item_lookup, reload
 from tasks.migrate.upload import open_bytes
 

@@ -59,6 +59,7 @@ def read_plan(
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     ignore_case: bool = False,
+    folder_map: str | None = None,
 ) -> Plan:
     """Read the inventory and route its rows by `via` (an S3 prefix's objects chosen by include / exclude,
     connectors/path_filter.py); nothing is written anywhere."""
@@ -71,6 +72,7 @@ def read_plan(
         include=include,
         exclude=exclude,
         ignore_case=ignore_case,
+        folder_map=folder_map,
     )
     return Plan(inventory=inventory, shard=shard)
 
@@ -180,6 +182,17 @@ def _field(spec: ItemSpec, name: str) -> object:
 
 def _size(size: int | None) -> str:
     return "" if size is None else f"{size_text(size)}, "
+
+
+def gone_from_source(plan: Plan, ledger: LedgerReader) -> list[str]:
+    """The keys of the ledger's items from the platform this whole-account source lists (`vimeo:`,
+    `wistia:`) that its listing no longer shows: deleted at the source since an earlier run (their videos
+    here are kept). A folder's or project's listing says nothing of the others: none."""
+    source = plan.inventory.uri.strip()
+    if plan.inventory.format != "platform" or source not in ("vimeo:", "wistia:"):
+        return []
+    listed = set(plan.inventory.keys())
+    return sorted(k for k, *_ in ledger.title_rows() if k.startswith(source) and k not in listed)
 
 
 def store_plan(plan: Plan, ledger: Ledger, run_id: str) -> PlanResult:

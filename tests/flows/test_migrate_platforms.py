@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 from emulator.control import EmulatorControl, Workspace
 from emulator.platforms.server import Standin, StandinControl
 from tests.fixtures.platforms import platform_env
-from tests.flows.helpers import cli_env, run_cli, write_inventory
+from tests.flows.helpers import cli_env, creates, run_cli, write_inventory
 
 Fixture = tuple[Standin, StandinControl]
 
@@ -82,3 +83,67 @@ def test_inventory_of_vimeo_ids_migrates_by_url_import(
     assert keys == {"vimeo:11", "vimeo:12"}
     assert standin.token not in done.stdout + done.stderr
     assert "sig=" not in done.stdout + done.stderr
+
+
+def _vimeo_video(make: Callable[..., Path], vid: str, name: str, **more: Any) -> dict[str, Any]:
+    return {"id": vid, "name": name, "renditions": [_rendition(make, f"{vid}.mp4")], **more}
+
+
+def test_vimeo_account_migrates_by_folder_map_and_a_rerun_resumes_by_id(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, vimeo_standin: Fixture, clip_factory
+) -> None:
+    standin, control = vimeo_standin
+    control.seed(
+        folders=[{"id": "7", "name": "Talks"}],
+        videos=[
+            _vimeo_video(clip_factory, "21", "Opening", folder="7", tags=["conf"]),
+            _vimeo_video(clip_factory, "22", "Loose", chapters=[{"title": "Intro", "timecode": 0}]),
+            _vimeo_video(clip_factory, "23", "Secret", privacy="password"),
+        ],
+    )
+    folder_map = tmp_path / "folders.csv"
+    folder_map.write_text(f"folder,parent_id\nTalks,{emu.folder_id}\n")
+    env = platform_env(standin)
+    first = _migrate(emu, env, "vimeo:", tmp_path, "--folder-map", str(folder_map))
+    assert first.returncode == 0, first.stderr + first.stdout
+    videos = {v["title"]: v for v in emu_control.videos(emu)}
+    assert sorted(videos) == ["Loose", "Opening", "Secret"]
+    assert videos["Opening"]["folder_id"] == emu.folder_id  # the mapped folder
+    assert videos["Opening"]["tags"] == ["conf"]
+    assert [c["title"] for c in videos["Loose"]["chapters"]["items"]] == ["Intro"]
+    assert "have a privacy the service has no match for" in first.stdout + first.stderr
+
+    # Next week: one deleted at the source, one added; the rerun creates the new one only.
+    control.delete("22")
+    control.seed(videos=[_vimeo_video(clip_factory, "24", "Added")])
+    mark = time.time()
+    again = _migrate(emu, env, "vimeo:", tmp_path, "--folder-map", str(folder_map))
+    assert again.returncode == 0, again.stderr + again.stdout
+    assert len(creates(emu_control, emu, since=mark)) == 1
+    assert sorted(v["title"] for v in emu_control.videos(emu)) == ["Added", "Loose", "Opening", "Secret"]
+    output = again.stdout + again.stderr
+    assert "1 videos migrated earlier are no longer listed at vimeo:" in output and "vimeo:22" in output
+    assert standin.token not in output
+
+
+def test_wistia_project_migrates(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, wistia_standin: Fixture, clip_factory
+) -> None:
+    standin, control = wistia_standin
+    clip = _clip(clip_factory, "w.mp4")
+    control.seed(
+        projects=[{"hashed_id": "proj1", "name": "Web"}],
+        medias=[
+            {
+                "hashed_id": "abc1",
+                "name": "Welcome",
+                "project": "proj1",
+                "assets": [{"type": "OriginalFile", "width": 160, "height": 120, "content_b64": clip}],
+            },
+            {"hashed_id": "img1", "name": "Logo", "project": "proj1", "type": "Image"},
+        ],
+    )
+    done = _migrate(emu, platform_env(standin), "wistia:project/proj1", tmp_path)
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert [v["title"] for v in emu_control.videos(emu)] == ["Welcome"]
+    assert "left out 1 medias that are not videos" in done.stdout + done.stderr

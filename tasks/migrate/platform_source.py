@@ -1,0 +1,79 @@
+"""A platform source in a migration: its videos deleted at the source since an earlier run reported, and
+each video's download link resolved when its create is due (what a platform failure means for the item,
+failed with the reason, or for the run, stopped and resumable)."""
+
+from __future__ import annotations
+
+import logging
+
+from connectors.config import ConfigError
+from connectors.platforms.base import (
+    DownloadLink,
+    NotFoundError,
+    PlatformConfigError,
+    PlatformError,
+    PlatformUnavailable,
+)
+from connectors.platforms.links import platform_video
+from state.models import Item
+from tasks.migrate.context import MigrateContext
+from tasks.migrate.plan import Plan, gone_from_source
+from tasks.migrate.reconcile import fail_item
+from tasks.stop import ServiceUnavailable
+
+log = logging.getLogger(__name__)
+
+
+#: How many keys the warning about videos gone from the source names.
+NAMED_GONE = 10
+
+
+def prepare_platform_source(ctx: MigrateContext, plan: Plan) -> None:
+    """Before the transfers: where each item came from, for the notes its create journals; the items no
+    longer listed at the source named (a warning of the run, a warning journalled on each, never dropped)."""
+    ctx.platforms.origins = plan.inventory.origins
+    gone = gone_from_source(plan, ctx.ledger)
+    if not gone:
+        return
+    source = plan.inventory.uri.strip()
+    for key in gone:
+        ctx.ledger.note(
+            key,
+            ctx.run_id,
+            f"no longer listed at {source} (deleted at the source since): its video here is kept",
+            kind="warning",
+        )
+    named = ", ".join(gone[:NAMED_GONE]) + (", ..." if len(gone) > NAMED_GONE else "")
+    plan.inventory.warnings.append(
+        f"{len(gone)} videos migrated earlier are no longer listed at {source} (deleted at the source"
+        f" since; their videos here are kept): {named}"
+    )
+
+
+def resolve_link(ctx: MigrateContext, item: Item) -> DownloadLink | None:
+    """The item's download link now; None when there is none (the item failed saying why, or the run was
+    stopped and the item stays planned). The link itself is a secret: only its describe() is journalled."""
+    platform, video_id = platform_video(item.spec.source)
+    try:
+        link = ctx.platforms.resolve(item.spec.source)
+    except PlatformConfigError as exc:  # the token or plan: every item would fail the same way (exit 2)
+        ctx.stop(ConfigError(str(exc)))
+        return None
+    except PlatformUnavailable as exc:  # the source is gone for now: stop as a target outage does
+        ctx.stop(ServiceUnavailable(f"{exc}; the items not created yet stay planned: rerun to resume"))
+        return None
+    except NotFoundError:
+        fail_item(ctx, item, "source_gone", f"{platform} video {video_id} was deleted at the source")
+        return None
+    except PlatformError as exc:  # no download link (downloads off, still transcoding), a malformed answer
+        fail_item(ctx, item, "source", str(exc))
+        return None
+    origin = ctx.platforms.origins.get(item.key)
+    came = ""
+    if origin is not None:
+        came = (
+            f"; source page {origin.url or '-'}, created {origin.created or '-'},"
+            f" folder {origin.folder or '-'}"
+        )
+    ctx.ledger.note(item.key, ctx.run_id, f"bytes from {platform}: the {link.describe()}{came}")
+    return link
