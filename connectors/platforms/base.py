@@ -37,6 +37,10 @@ class PlatformUnavailable(PlatformError):
     """The platform did not answer, or answered 5xx, after every retry: the source is gone for now."""
 
 
+class StillProcessing(PlatformError):
+    """The video is still being uploaded or transcoded at the platform: a later run takes it."""
+
+
 class MalformedPage(PlatformError):
     """A listing page whose shape is not the platform's: the message names the page and the field."""
 

@@ -23,12 +23,15 @@ from connectors.platforms.base import (
     PlatformConfigError,
     PlatformError,
     SourceVideo,
+    StillProcessing,
     environment_settings,
     need,
     parse_time,
 )
 
 DEFAULT_API_URL = "https://api.vimeo.com"
+#: A video's `status` while Vimeo still uploads or transcodes it (its file comes later).
+PROCESSING_STATUSES = frozenset({"uploading", "transcode_starting", "transcoding"})
 TOKEN_VARIABLE = "VIDEOFERRY_VIMEO_TOKEN"
 URL_VARIABLE = "VIDEOFERRY_VIMEO_API_URL"
 #: Listing private videos and reading download links needs all three.
@@ -200,6 +203,11 @@ class VimeoClient(PlatformClient):
         PlatformError when it offers no file."""
         where = f"vimeo video {video_id}"
         body = need(self.get_json(f"/videos/{video_id}", what=where), dict, where, "body")
+        status = body.get("status")
+        if status in PROCESSING_STATUSES:
+            raise StillProcessing(f"vimeo video {video_id} is not available yet (status {status})")
+        if status is not None and status != "available":  # an upload or transcode error, over a quota
+            raise PlatformError(f"vimeo video {video_id} is not available (status {str(status)[:40]})")
         entries = need(body.get("download") or [], list, where, "download")
         choices: list[DownloadLink] = []
         for i, entry in enumerate(entries):

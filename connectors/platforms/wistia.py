@@ -16,6 +16,7 @@ from connectors.platforms.base import (
     PlatformConfigError,
     PlatformError,
     SourceVideo,
+    StillProcessing,
     environment_settings,
     need,
 )
@@ -121,6 +122,11 @@ class WistiaClient(PlatformClient):
         pixels. NotFoundError when the media is gone; PlatformError when it has no file."""
         where = f"wistia media {hashed_id}"
         body = need(self.get_json(f"/v1/medias/{hashed_id}.json", what=where), dict, where, "body")
+        status = body.get("status")
+        if status == "failed":
+            raise PlatformError(f"wistia media {hashed_id} failed processing at wistia (status failed)")
+        if status is not None and status != "ready":  # queued, processing
+            raise StillProcessing(f"wistia media {hashed_id} is not ready yet (status {str(status)[:40]})")
         choices: list[DownloadLink] = []
         for i, asset in enumerate(need(body.get("assets") or [], list, where, "assets")):
             asset = need(asset, dict, where, f"assets[{i}]")

@@ -13,6 +13,7 @@ from connectors.platforms.base import (
     PlatformConfigError,
     PlatformError,
     PlatformUnavailable,
+    StillProcessing,
 )
 from connectors.platforms.links import platform_video
 from state.models import Item
@@ -61,6 +62,9 @@ def resolve_link(ctx: MigrateContext, item: Item) -> DownloadLink | None:
         return None
     except PlatformUnavailable as exc:  # the source is gone for now: stop as a target outage does
         ctx.stop(ServiceUnavailable(f"{exc}; the items not created yet stay planned: rerun to resume"))
+        return None
+    except StillProcessing as exc:  # failed for this run only: every run plans a failed item again
+        fail_item(ctx, item, "source_processing", f"{exc}: a later run takes it")
         return None
     except NotFoundError:
         fail_item(ctx, item, "source_gone", f"{platform} video {video_id} was deleted at the source")
