@@ -28,6 +28,7 @@ from connectors.inventory_sources import ListingSkips, SourceBase, filter_listin
 from connectors.path_filter import FilterError, PathFilter
 from connectors.platforms.listing import is_platform_source
 from connectors.platforms.source_rows import Origin, read_folder_map, source_rows
+from connectors.platforms.takeout import is_takeout_source, takeout_rows
 from connectors.s3 import (
     S3Config,
     client_error_code,
@@ -196,7 +197,7 @@ def read_inventory(
         raise InventoryError(
             f"--folder-map maps a platform's folders; {safe_uri(uri)} is not vimeo: or wistia:"
         )
-    if is_platform_source(uri):
+    if is_platform_source(uri) or is_takeout_source(uri):
         if path_filter.given:
             raise InventoryError("--include/--exclude choose objects of an s3://bucket/prefix/ listing")
         loaded = _load_platform(uri, folder_map)
@@ -424,7 +425,10 @@ def _load_listing(
 
 
 def _load_platform(uri: str, folder_map: str | None) -> _Loaded:
-    listed = source_rows(uri, read_folder_map(folder_map))
+    if is_takeout_source(uri):
+        listed = takeout_rows(uri)
+    else:
+        listed = source_rows(uri, read_folder_map(folder_map))
     columns = {c: pl.Series(c, [r.get(c) for r in listed.rows], dtype=pl.String) for c in INPUT_COLUMNS}
     frame = pl.DataFrame(
         {"row": pl.Series(range(1, len(listed.rows) + 1), dtype=pl.Int64)} | columns  # type: ignore[arg-type]

@@ -8,7 +8,7 @@ import csv
 import io
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,14 +119,3 @@ def _cell(value: Any) -> str | None:
     if isinstance(value, list):
         return json.dumps(value, ensure_ascii=False)
     return str(value)
-
-
-def describe_origins(origins: Mapping[str, Origin], keys: Sequence[str]) -> list[str]:
-    """The report's lines about origins: how many videos have a privacy the service has no match for."""
-    unmapped = [k for k in keys if (o := origins.get(k)) is not None and o.privacy_unmapped]
-    if not unmapped:
-        return []
-    return [
-        f"{len(unmapped)} videos have a privacy at the source the service has no match for (left as the"
-        f" target's default): {', '.join(unmapped[:10])}{', ...' if len(unmapped) > 10 else ''}"
-    ]

@@ -186,13 +186,16 @@ def _size(size: int | None) -> str:
 
 def gone_from_source(plan: Plan, ledger: LedgerReader) -> list[str]:
     """The keys of the ledger's items from the platform this whole-account source lists (`vimeo:`,
-    `wistia:`) that its listing no longer shows: deleted at the source since an earlier run (their videos
-    here are kept). A folder's or project's listing says nothing of the others: none."""
+    `wistia:`, a YouTube Takeout) that it no longer shows: deleted at the source since an earlier run
+    (their videos here are kept). A folder's or project's listing says nothing of the others: none."""
     source = plan.inventory.uri.strip()
-    if plan.inventory.format != "platform" or source not in ("vimeo:", "wistia:"):
+    if plan.inventory.format != "platform":
+        return []
+    prefix = "youtube:" if source.lower().startswith("youtube-takeout:") else source
+    if prefix not in ("vimeo:", "wistia:", "youtube:"):
         return []
     listed = set(plan.inventory.keys())
-    return sorted(k for k, *_ in ledger.title_rows() if k.startswith(source) and k not in listed)
+    return sorted(k for k, *_ in ledger.title_rows() if k.startswith(prefix) and k not in listed)
 
 
 def store_plan(plan: Plan, ledger: Ledger, run_id: str) -> PlanResult:
