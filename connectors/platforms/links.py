@@ -7,7 +7,10 @@ import os
 import threading
 from collections.abc import Mapping
 
+import httpx
+
 from connectors.platforms.base import DownloadLink, PlatformClient, PlatformConfigError
+from connectors.platforms.link_source import LinkSource
 from connectors.platforms.source_rows import Origin
 from connectors.platforms.vimeo import VimeoClient
 from connectors.platforms.wistia import WistiaClient
@@ -30,6 +33,7 @@ class PlatformLinks:
         self._env = env
         self._clients: dict[str, PlatformClient] = {}
         self._lock = threading.Lock()
+        self._files: httpx.Client | None = None
         #: key -> where the item came from (set by the run from its listing; empty for an inventory file).
         self.origins: dict[str, Origin] = {}
 
@@ -56,9 +60,22 @@ class PlatformLinks:
         assert isinstance(client, VimeoClient | WistiaClient)
         return client.resolve_download(video_id)
 
+    def open_file(self, source: str) -> LinkSource:
+        """The source's file as bytes a tus upload reads (connectors/platforms/link_source.py), its link
+        resolved now (the errors of resolve())."""
+        link = self.resolve(source)
+        with self._lock:
+            if self._files is None:
+                self._files = httpx.Client(follow_redirects=True, timeout=httpx.Timeout(60.0, connect=10.0))
+            files = self._files
+        return LinkSource(source, link, lambda: self.resolve(source), files)
+
     def close(self) -> None:
         """Close every client made."""
         with self._lock:
             clients, self._clients = list(self._clients.values()), {}
+            files, self._files = self._files, None
         for client in clients:
             client.close()
+        if files is not None:
+            files.close()

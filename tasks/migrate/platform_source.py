@@ -5,6 +5,8 @@ failed with the reason, or for the run, stopped and resumable)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import TypeVar
 
 from connectors.config import ConfigError
 from connectors.platforms.base import (
@@ -15,7 +17,9 @@ from connectors.platforms.base import (
     PlatformUnavailable,
     StillProcessing,
 )
+from connectors.platforms.link_source import LinkSource
 from connectors.platforms.links import platform_video
+from connectors.sources import SourceError
 from state.models import Item
 from tasks.migrate.context import MigrateContext
 from tasks.migrate.plan import Plan, gone_from_source
@@ -23,6 +27,7 @@ from tasks.migrate.reconcile import fail_item
 from tasks.stop import ServiceUnavailable
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 #: How many keys the warning about videos gone from the source names.
@@ -52,26 +57,45 @@ def prepare_platform_source(ctx: MigrateContext, plan: Plan) -> None:
 
 
 def resolve_link(ctx: MigrateContext, item: Item) -> DownloadLink | None:
-    """The item's download link now; None when there is none (the item failed saying why, or the run was
-    stopped and the item stays planned). The link itself is a secret: only its describe() is journalled."""
+    """The item's download link now (a URL import's create); None when there is none (the item failed
+    saying why, or the run was stopped and the item stays as it is). The link is a secret: only its
+    describe() is journalled, with where the item came from."""
+    link = _resolved(ctx, item, ctx.platforms.resolve)
+    if link is not None:
+        _journal(ctx, item, link)
+    return link
+
+
+def open_link_source(ctx: MigrateContext, item: Item) -> LinkSource | None:
+    """The item's file read through a link resolved now (`--via tus`: its create, or its upload resumed
+    from the server's offset); None as resolve_link()."""
+    source = _resolved(ctx, item, ctx.platforms.open_file)
+    if source is not None:
+        _journal(ctx, item, source.link)
+    return source
+
+
+def _resolved(ctx: MigrateContext, item: Item, resolve: Callable[[str], T]) -> T | None:
     platform, video_id = platform_video(item.spec.source)
     try:
-        link = ctx.platforms.resolve(item.spec.source)
+        return resolve(item.spec.source)
     except PlatformConfigError as exc:  # the token or plan: every item would fail the same way (exit 2)
         ctx.stop(ConfigError(str(exc)))
-        return None
     except PlatformUnavailable as exc:  # the source is gone for now: stop as a target outage does
-        ctx.stop(ServiceUnavailable(f"{exc}; the items not created yet stay planned: rerun to resume"))
-        return None
+        ctx.stop(ServiceUnavailable(f"{exc}; the items not sent yet stay as they are: rerun to resume"))
     except StillProcessing as exc:  # failed for this run only: every run plans a failed item again
         fail_item(ctx, item, "source_processing", f"{exc}: a later run takes it")
-        return None
     except NotFoundError:
         fail_item(ctx, item, "source_gone", f"{platform} video {video_id} was deleted at the source")
-        return None
-    except PlatformError as exc:  # no download link (downloads off, still transcoding), a malformed answer
+    except PlatformError as exc:  # no download link (downloads off), a malformed answer
         fail_item(ctx, item, "source", str(exc))
-        return None
+    except SourceError as exc:  # the file host did not tell the file's size
+        fail_item(ctx, item, "source", str(exc))
+    return None
+
+
+def _journal(ctx: MigrateContext, item: Item, link: DownloadLink) -> None:
+    platform, _ = platform_video(item.spec.source)
     origin = ctx.platforms.origins.get(item.key)
     came = ""
     if origin is not None:
@@ -80,4 +104,3 @@ def resolve_link(ctx: MigrateContext, item: Item) -> DownloadLink | None:
             f" folder {origin.folder or '-'}"
         )
     ctx.ledger.note(item.key, ctx.run_id, f"bytes from {platform}: the {link.describe()}{came}")
-    return link

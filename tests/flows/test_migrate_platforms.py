@@ -5,7 +5,9 @@ and the faults of a source (a video deleted before its create, a link expired, a
 from __future__ import annotations
 
 import base64
+import signal
 import sqlite3
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +16,7 @@ from typing import Any
 from emulator.control import EmulatorControl, Workspace
 from emulator.platforms.server import Standin, StandinControl
 from tests.fixtures.platforms import platform_env
-from tests.flows.helpers import cli_env, creates, run_cli, write_inventory
+from tests.flows.helpers import cli_argv, cli_env, creates, run_cli, write_inventory
 
 Fixture = tuple[Standin, StandinControl]
 
@@ -147,3 +149,58 @@ def test_wistia_project_migrates(
     assert done.returncode == 0, done.stderr + done.stdout
     assert [v["title"] for v in emu_control.videos(emu)] == ["Welcome"]
     assert "left out 1 medias that are not videos" in done.stdout + done.stderr
+
+
+def test_via_tus_streams_through_and_a_kill_9_then_rerun_makes_one_video_each(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, vimeo_standin: Fixture, clip_factory
+) -> None:
+    standin, control = vimeo_standin
+    control.seed(videos=[_vimeo_video(clip_factory, str(70 + i), f"Talk {i}") for i in range(4)])
+    env = {**cli_env(emu), **platform_env(standin)}
+    ledger = tmp_path / "ledger.db"
+    args = [
+        "migrate",
+        "vimeo:",
+        "--via",
+        "tus",
+        "--parent-id",
+        emu.project_id,
+        "--ledger",
+        str(ledger),
+        "--wait-timeout",
+        "120",
+        "--transfers",
+        "2",
+        "--chunk-mib",
+        "1",
+    ]
+    emu_control.set_faults(emu, [{"kind": "bandwidth", "bytes_per_second": 20_000}], seed=1)
+    proc = subprocess.Popen(cli_argv(*args), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if _count(ledger, "uploading") >= 1:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run ended before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    emu_control.clear_faults(emu)
+    rerun = run_cli(args, env, timeout=240)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    titles = sorted(v["title"] for v in emu_control.videos(emu))
+    assert titles == [f"Talk {i}" for i in range(4)]  # one video per source video
+    assert _count(ledger, "finished") == 4
+    with sqlite3.connect(ledger) as db:
+        notes = [m for (m,) in db.execute("select message from events where message like 'bytes from%'")]
+    assert notes and all("original file" in n for n in notes)
+    assert not any("sig=" in n for n in notes)
+
+
+def _count(ledger: Path, state: str) -> int:
+    if not ledger.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{ledger}?mode=ro", uri=True) as db:
+            return int(db.execute("select count(*) from items where state = ?", (state,)).fetchone()[0])
+    except sqlite3.Error:
+        return 0
