@@ -88,6 +88,11 @@ class SourceVideo:
     folder_id: str | None = None
     source_url: str | None = None
     created: str | None = None
+    #: Seconds, as the listing says (None: not said).
+    duration: float | None = None
+    #: Bytes of the file a migration would take (the original, else the largest MP4), when the listing
+    #: shows it (Vimeo's `download` sizes need the video_files scope; Wistia's asset fileSize).
+    size: int | None = None
 
     @property
     def key(self) -> str:

@@ -31,6 +31,9 @@ class Origin:
     privacy: str | None
     #: The platform's privacy has no match at the service (left as the target's default).
     privacy_unmapped: bool = False
+    #: Seconds and bytes as the listing says them (None: not said).
+    duration: float | None = None
+    size: int | None = None
 
 
 @dataclass
@@ -94,6 +97,8 @@ def source_rows(
             created=video.created,
             privacy=video.source_privacy,
             privacy_unmapped=video.privacy_type is None and bool(video.source_privacy),
+            duration=video.duration,
+            size=video.size,
         )
     unused = sorted(set(folder_map) - used)
     if unused:

@@ -88,6 +88,8 @@ def takeout_rows(text: str) -> SourceRows:
             created=_cell(row, ("video create timestamp",)),
             privacy=privacy,
             privacy_unmapped=privacy is not None and privacy not in PRIVACY,
+            duration=_seconds(_cell(row, ("approx duration (ms)",))),
+            size=path.stat().st_size,
         )
     unmapped = sum(1 for o in out.origins.values() if o.privacy_unmapped)
     if unmapped:
@@ -160,3 +162,10 @@ def _cell(row: dict[str, str], names: tuple[str, ...]) -> str | None:
         if value is not None and value.strip():
             return value if name in DESCRIPTION_COLUMNS else value.strip()
     return None
+
+
+def _seconds(milliseconds: str | None) -> float | None:
+    try:
+        return float(milliseconds) / 1000 if milliseconds else None
+    except ValueError:
+        return None

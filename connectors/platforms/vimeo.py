@@ -166,6 +166,8 @@ class VimeoClient(PlatformClient):
             folder_id=folder_match.group(1) if folder_match else None,
             source_url=need(item.get("link"), (str, type(None)), where, f"data[{i}].link"),
             created=need(item.get("created_time"), (str, type(None)), where, f"data[{i}].created_time"),
+            duration=_number(item.get("duration")),
+            size=_file_size(item.get("download")),
         )
 
     def _with_chapters(self, video: SourceVideo) -> SourceVideo:
@@ -238,3 +240,19 @@ def _replace(video: SourceVideo, **changes: Any) -> SourceVideo:
     import dataclasses
 
     return dataclasses.replace(video, **changes)
+
+
+def _number(value: Any) -> float | None:
+    """A listing's number, None when it is not one (a size or duration is only shown, never trusted)."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _file_size(entries: Any) -> int | None:
+    """The size of the file resolve_download would take (the `source` entry, else the largest MP4)."""
+    if not isinstance(entries, list):
+        return None
+    sized = [e for e in entries if isinstance(e, dict) and isinstance(e.get("size"), int)]
+    original = [e for e in sized if e.get("quality") == "source"]
+    mp4 = [e for e in sized if e.get("type") == "video/mp4"]
+    best = original or sorted(mp4, key=lambda e: (e.get("width") or 0) * (e.get("height") or 0))[-1:]
+    return int(best[0]["size"]) if best else None

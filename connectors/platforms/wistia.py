@@ -115,6 +115,8 @@ class WistiaClient(PlatformClient):
             folder_id=project.get("hashed_id") or None,
             source_url=f"https://fast.wistia.net/embed/iframe/{hashed}",
             created=need(item.get("created"), (str, type(None)), where, f"[{i}].created"),
+            duration=_number(item.get("duration")),
+            size=_file_size(item.get("assets")),
         )
 
     def resolve_download(self, hashed_id: str) -> DownloadLink:
@@ -147,3 +149,19 @@ class WistiaClient(PlatformClient):
         if not choices:
             raise PlatformError(f"wistia media {hashed_id} has no OriginalFile or MP4 asset")
         return max(choices, key=lambda c: (c.original, (c.width or 0) * (c.height or 0)))
+
+
+def _number(value: Any) -> float | None:
+    """A listing's number, None when it is not one (a size or duration is only shown, never trusted)."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _file_size(assets: Any) -> int | None:
+    """The fileSize of the asset resolve_download would take (OriginalFile, else the largest MP4)."""
+    if not isinstance(assets, list):
+        return None
+    sized = [a for a in assets if isinstance(a, dict) and isinstance(a.get("fileSize"), int)]
+    original = [a for a in sized if a.get("type") == "OriginalFile"]
+    mp4 = [a for a in sized if a.get("type") in MP4_ASSETS or a.get("contentType") == "video/mp4"]
+    best = original or sorted(mp4, key=lambda a: (a.get("width") or 0) * (a.get("height") or 0))[-1:]
+    return int(best[0]["fileSize"]) if best else None

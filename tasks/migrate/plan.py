@@ -9,7 +9,7 @@ from typing import Any
 from connectors.inventory import Inventory, read_inventory
 from connectors.s3 import S3Config
 from connectors.source_check import SourceCheck, check_sources
-from core.item import COMPLETE_STATES, ItemSpec, in_shard
+from core.item import COMPLETE_STATES, ItemSpec, SourceKind, in_shard
 from state.ledger import Ledger
 from state.machine import CREATING, FAILED, PLANNED, PROCESSING, UPLOADED, UPLOADING
 from state.models import Item, PlanResult
@@ -109,7 +109,12 @@ def preview(
     specs = list(plan.specs())
     items = {spec.key: ledger.get(spec.key) for spec in specs} if ledger is not None else {}
     steps = [_step(spec, items.get(spec.key), retry_errors) for spec in specs]
-    to_read = [s.spec.source for s in steps if s.verb in ("create", "resume", "retry", "recreate", "settle")]
+    to_read = [
+        s.spec.source
+        for s in steps
+        if s.verb in ("create", "resume", "retry", "recreate", "settle")
+        and s.spec.source_kind is not SourceKind.PLATFORM  # its link is resolved when its create is due
+    ]
     checks = check_sources(to_read, s3=s3) if check else {}
     return [_checked(step, checks.get(step.spec.source)) for step in steps]
 

@@ -204,3 +204,58 @@ def _count(ledger: Path, state: str) -> int:
             return int(db.execute("select count(*) from items where state = ?", (state,)).fetchone()[0])
     except sqlite3.Error:
         return 0
+
+
+def test_dry_run_counts_bytes_and_duration_per_target_folder(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, vimeo_standin: Fixture, clip_factory
+) -> None:
+    standin, control = vimeo_standin
+    control.seed(
+        folders=[{"id": "8", "name": "Talks"}],
+        videos=[
+            {
+                "id": "81",
+                "name": "A",
+                "folder": "8",
+                "duration": 90,
+                "renditions": [{"quality": "source", "rendition": "source", "type": "source", "size": 3000}],
+            },
+            {
+                "id": "82",
+                "name": "B",
+                "duration": 30,
+                "renditions": [
+                    {
+                        "quality": "hd",
+                        "rendition": "720p",
+                        "type": "video/mp4",
+                        "width": 1280,
+                        "height": 720,
+                        "size": 2000,
+                    },
+                    {
+                        "quality": "sd",
+                        "rendition": "360p",
+                        "type": "video/mp4",
+                        "width": 640,
+                        "height": 360,
+                        "size": 500,
+                    },
+                ],
+            },
+        ],
+    )
+    folder_map = tmp_path / "folders.csv"
+    folder_map.write_text(f"folder,parent_id\n8,{emu.folder_id}\n")
+    run = _migrate(
+        emu, platform_env(standin), "vimeo:", tmp_path, "--folder-map", str(folder_map), "--dry-run"
+    )
+    assert run.returncode == 0, run.stderr + run.stdout
+    out = run.stdout
+    assert f"into {emu.folder_id}: 1 videos, 1 to migrate (3.0 KB, 1:30 long), 0 already done" in out
+    assert f"into {emu.project_id}: 1 videos, 1 to migrate (2.0 KB, 0:30 long), 0 already done" in out
+    assert "posters and captions are not carried" in out
+    assert "missing" not in out  # a platform video is not checked as a file
+    assert emu_control.videos(emu) == []
+    downloads = [r for r in control.log() if r["path"].startswith("/_download/")]
+    assert downloads == []  # no link is resolved by a dry run
