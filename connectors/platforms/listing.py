@@ -51,6 +51,16 @@ def is_platform_source(text: str) -> bool:
     return text.strip().lower().startswith(("vimeo:", "wistia:"))
 
 
+def source_key_prefix(text: str) -> str:
+    """The prefix of the ledger keys of a source's items: `vimeo:` for any Vimeo source, `wistia:` for
+    Wistia's, `youtube:` for a YouTube Takeout; PlatformConfigError naming the forms otherwise."""
+    lowered = text.strip().lower()
+    for start, prefix in (("vimeo:", "vimeo:"), ("wistia:", "wistia:"), ("youtube", "youtube:")):
+        if lowered.startswith(start):
+            return prefix
+    raise PlatformConfigError(f"{text!r} is not a source: expected {FORMS} or youtube-takeout:PATH")
+
+
 def parse_platform_source(text: str) -> PlatformSource:
     """The source a form names; PlatformConfigError naming the forms when it is none of them."""
     match = _FORM.match(text.strip())

@@ -259,3 +259,27 @@ def test_dry_run_counts_bytes_and_duration_per_target_folder(
     assert emu_control.videos(emu) == []
     downloads = [r for r in control.log() if r["path"].startswith("/_download/")]
     assert downloads == []  # no link is resolved by a dry run
+
+
+def test_check_and_status_take_the_source_forms(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, vimeo_standin: Fixture, clip_factory
+) -> None:
+    standin, control = vimeo_standin
+    control.seed(videos=[_vimeo_video(clip_factory, "91", "One"), _vimeo_video(clip_factory, "92", "Two")])
+    env = {**cli_env(emu), **platform_env(standin)}
+    done = _migrate(emu, platform_env(standin), "vimeo:", tmp_path)
+    assert done.returncode == 0, done.stderr + done.stdout
+    ledger = str(tmp_path / "ledger.db")
+    checked = run_cli(["check", "vimeo:", "--parent-id", emu.project_id, "--ledger", ledger], env)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    status = run_cli(["status", "vimeo:", "--ledger", ledger], env)
+    assert status.returncode == 0, status.stdout + status.stderr
+    assert "vimeo: 2 items in the ledger: 2 finished" in status.stdout
+    other = run_cli(["status", "wistia:project/x1", "--ledger", ledger], env)
+    assert other.returncode == 1 and "wistia: 0 items in the ledger: none" in other.stdout
+    bad = run_cli(["status", "dailymotion:", "--ledger", ledger], env)
+    assert bad.returncode == 2 and "is not a source" in bad.stderr
+    control.delete("92")
+    missing = run_cli(["check", "vimeo:", "--parent-id", emu.project_id, "--ledger", ledger], env)
+    assert missing.returncode == 1  # the video of a source video deleted since is named, not dropped
+    assert "ledger's vimeo:92, not in this inventory" in missing.stdout
