@@ -24,6 +24,7 @@ from state.models import Item
 from tasks.migrate.context import MigrateContext
 from tasks.migrate.plan import Plan, gone_from_source
 from tasks.migrate.reconcile import fail_item
+from tasks.migrate.report import ORIGIN_NOTE
 from tasks.stop import ServiceUnavailable
 
 log = logging.getLogger(__name__)
@@ -103,4 +104,4 @@ def _journal(ctx: MigrateContext, item: Item, link: DownloadLink) -> None:
             f"; source page {origin.url or '-'}, created {origin.created or '-'},"
             f" folder {origin.folder or '-'}"
         )
-    ctx.ledger.note(item.key, ctx.run_id, f"bytes from {platform}: the {link.describe()}{came}")
+    ctx.ledger.note(item.key, ctx.run_id, f"{ORIGIN_NOTE}{platform}: the {link.describe()}{came}")

@@ -76,10 +76,18 @@ def test_inventory_of_vimeo_ids_migrates_by_url_import(
             {"source": "vimeo:12", "key": "vimeo:12", "title": "Panel"},
         ],
     )
-    done = _migrate(emu, platform_env(standin), str(inventory), tmp_path)
+    done = _migrate(emu, platform_env(standin), str(inventory), tmp_path, "--report", str(tmp_path / "rep"))
     assert done.returncode == 0, done.stderr + done.stdout
     videos = emu_control.videos(emu)
     assert sorted(v["title"] for v in videos) == ["Keynote", "Panel"]
+    # The signed links (exp=...&sig=...) reach no report file and no text of the ledger.
+    with sqlite3.connect(tmp_path / "ledger.db") as db:
+        dumped = "\n".join(db.iterdump())
+    reports = "".join(p.read_text(errors="replace") for p in (tmp_path / "rep").rglob("*") if p.is_file())
+    assert "sig=" not in dumped + reports and "/_download/" not in dumped + reports
+    assert "bytes from vimeo: the original file" in dumped
+    assert "progressive MP4 720p" in dumped  # Panel has no original: said so
+    assert "bytes from vimeo: the original file" in reports  # the report's source_file column
     assert all(v["status"] == "done" for v in videos)
     keys = {row[0] for row in sqlite3.connect(tmp_path / "ledger.db").execute("select key from items")}
     assert keys == {"vimeo:11", "vimeo:12"}
