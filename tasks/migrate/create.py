@@ -27,7 +27,7 @@ from state.models import Item
 from tasks.exactly_once import Intent, NotMade, exactly_once, settle
 from tasks.lookup import is_shared, shared_titles
 from tasks.migrate.context import MigrateContext, scope_of
-from tasks.migrate.platform_source import resolve_link
+from tasks.migrate.platform_source import journal_file_origin, resolve_link
 from tasks.migrate.reconcile import adopt_found, api_failure, create_intent, fail_item, item_lookup, reload
 from tasks.migrate.upload import open_bytes
 
@@ -106,6 +106,8 @@ def create_item(ctx: MigrateContext, item: Item) -> None:
     if mode is Via.URL:
         _create_by_url(ctx, item, title)
         return
+    if item.spec.source_kind is not SourceKind.PLATFORM:
+        journal_file_origin(ctx, item)  # a Takeout's file: where it came from (nothing for others)
     source = open_bytes(ctx, item)
     if source is None:
         return

@@ -19,6 +19,7 @@ from connectors.platforms.base import (
 )
 from connectors.platforms.link_source import LinkSource
 from connectors.platforms.links import platform_video
+from connectors.platforms.source_rows import Origin
 from connectors.sources import SourceError
 from state.models import Item
 from tasks.migrate.context import MigrateContext
@@ -95,13 +96,25 @@ def _resolved(ctx: MigrateContext, item: Item, resolve: Callable[[str], T]) -> T
     return None
 
 
+def journal_file_origin(ctx: MigrateContext, item: Item) -> None:
+    """Before the create of an item whose bytes are a file listed from a platform (a YouTube Takeout's):
+    where it came from, journalled as a platform video's is (the report's source_file column)."""
+    origin = ctx.platforms.origins.get(item.key)
+    if origin is None:
+        return
+    name = item.spec.source.rsplit("/", 1)[-1]
+    platform = item.key.split(":", 1)[0]
+    ctx.ledger.note(item.key, ctx.run_id, f"{ORIGIN_NOTE}{platform}: the file {name}{_came(origin)}")
+
+
 def _journal(ctx: MigrateContext, item: Item, link: DownloadLink) -> None:
     platform, _ = platform_video(item.spec.source)
     origin = ctx.platforms.origins.get(item.key)
-    came = ""
-    if origin is not None:
-        came = (
-            f"; source page {origin.url or '-'}, created {origin.created or '-'},"
-            f" folder {origin.folder or '-'}"
-        )
+    came = _came(origin) if origin is not None else ""
     ctx.ledger.note(item.key, ctx.run_id, f"{ORIGIN_NOTE}{platform}: the {link.describe()}{came}")
+
+
+def _came(origin: Origin) -> str:
+    return (
+        f"; source page {origin.url or '-'}, created {origin.created or '-'}, folder {origin.folder or '-'}"
+    )

@@ -36,7 +36,7 @@ def item_rows(ledger: LedgerReader) -> list[dict[str, Any]]:
     for row in rows:
         row["source"] = safe_uri(str(row.get("source") or ""))
         row["attachments"] = attachment_names(row.get("attachments"))
-    if any(PLATFORM_SOURCE_RE.match(str(row.get("source"))) for row in rows):
+    if any(_from_platform(row) for row in rows):
         # Which file of a platform video was taken, its page, created date and folder: the note its
         # create journalled (tasks/migrate/platform_source.py); the latest one for each item.
         origins = {
@@ -47,6 +47,12 @@ def item_rows(ledger: LedgerReader) -> list[dict[str, Any]]:
         for row in rows:
             row["source_file"] = origins.get(str(row.get("key")))
     return rows
+
+
+def _from_platform(row: dict[str, Any]) -> bool:
+    return bool(PLATFORM_SOURCE_RE.match(str(row.get("source")))) or str(row.get("key")).startswith(
+        "youtube:"
+    )
 
 
 #: How the note a platform video's create journals begins (tasks/migrate/platform_source._journal).

@@ -48,8 +48,11 @@ def test_takeout_folder_migrates_matched_by_title_and_lists_the_unmatched(
         file_names={"vidD1234567": "renamed by hand.mp4"},
         extra_files=["stray.mp4"],
     )
-    code, output = _migrate(emu, f"youtube-takeout:{folder}", tmp_path)
+    code, output = _migrate(emu, f"youtube-takeout:{folder}", tmp_path, "--report", str(tmp_path / "rep"))
     assert code == 0, output
+    report = (tmp_path / "rep" / "items.csv").read_text()
+    assert "bytes from youtube: the file Intro_ what_why_.mp4; source page" in report
+    assert "https://www.youtube.com/watch?v=vidA1234567, created 2024-03-01T10:00:00+00:00" in report
     videos = emu_control.videos(emu)
     assert sorted(v["title"] for v in videos) == ["Intro: what/why?", "Same title", "Same title"]
     assert "1 rows of videos.csv have no file: row 5 (vidD1234567, 'No file here')" in output
