@@ -168,11 +168,13 @@ def read_inventory(
     ignore_case: bool = False,
     parent_map: Sequence[str] = (),
     folder_map: str | None = None,
+    captions: str | None = None,
 ) -> Inventory:
     """Read and normalise an inventory: a CSV/TSV, Parquet or JSON Lines file (path, file:// or s3://),
     or ``s3://bucket/prefix/`` (trailing slash, or a bare bucket) to list the objects under it, or a
     platform source (``vimeo:``, ``wistia:project/<id>``..., listed now: connectors/platforms/source_rows.py,
-    its folders put under parents by the ``folder_map`` file).
+    its folders put under parents by the ``folder_map`` file, its captions fetched into the ``captions``
+    directory and attached).
 
     ``format`` ("csv", "tsv", "parquet", "jsonl") overrides detection by file extension. ``via`` (the --via
     option) routes every row; a source that cannot travel that way is a bad row. A listing takes video files
@@ -197,10 +199,14 @@ def read_inventory(
         raise InventoryError(
             f"--folder-map maps a platform's folders; {safe_uri(uri)} is not vimeo: or wistia:"
         )
+    if captions and not is_platform_source(uri):
+        raise InventoryError(
+            f"--captions fetches a platform's captions; {safe_uri(uri)} is not vimeo: or wistia:"
+        )
     if is_platform_source(uri) or is_takeout_source(uri):
         if path_filter.given:
             raise InventoryError("--include/--exclude choose objects of an s3://bucket/prefix/ listing")
-        loaded = _load_platform(uri, folder_map)
+        loaded = _load_platform(uri, folder_map, captions)
     else:
         loaded = _load(uri, s3=s3, format=format, path_filter=path_filter)
     rows, errors = normalise(loaded.frame, loaded.base, default_parent, via, parse_parent_map(parent_map))
@@ -424,11 +430,12 @@ def _load_listing(
     return loaded
 
 
-def _load_platform(uri: str, folder_map: str | None) -> _Loaded:
+def _load_platform(uri: str, folder_map: str | None, captions: str | None) -> _Loaded:
     if is_takeout_source(uri):
         listed = takeout_rows(uri)
     else:
-        listed = source_rows(uri, read_folder_map(folder_map))
+        into = Path(captions).expanduser() if captions else None
+        listed = source_rows(uri, read_folder_map(folder_map), captions=into)
     columns = {c: pl.Series(c, [r.get(c) for r in listed.rows], dtype=pl.String) for c in INPUT_COLUMNS}
     frame = pl.DataFrame(
         {"row": pl.Series(range(1, len(listed.rows) + 1), dtype=pl.Int64)} | columns  # type: ignore[arg-type]

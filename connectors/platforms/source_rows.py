@@ -10,10 +10,12 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from connectors.ids import normal_id
 from connectors.platforms.base import PlatformConfigError, SourceVideo
+from connectors.platforms.captions import fetch_captions
 from connectors.platforms.listing import inventory_row, list_source, parse_platform_source, platform_client
 
 #: The inventory columns a listed video fills (the rest of INPUT_COLUMNS stay empty).
@@ -79,17 +81,34 @@ def read_folder_map(path: str | None) -> dict[str, str]:
 
 
 def source_rows(
-    text: str, folder_map: Mapping[str, str], env: Mapping[str, str] | None = None, **client: Any
+    text: str,
+    folder_map: Mapping[str, str],
+    env: Mapping[str, str] | None = None,
+    *,
+    captions: Path | None = None,
+    **client: Any,
 ) -> SourceRows:
     """List the source `text` names (access checked first: PlatformConfigError) and make its rows; a video
-    in a mapped folder (by id, else by name) goes under that parent, others under --parent-id."""
+    in a mapped folder (by id, else by name) goes under that parent, others under --parent-id. With
+    `captions` (a directory), each video's captions are fetched into it and made the row's attachments."""
     source = parse_platform_source(text)
+    attached: dict[str, list[str]] = {}
     with platform_client(source, os.environ if env is None else env, **client) as platform:
         listing = list_source(source, platform)
+        if captions is not None:
+            for video in listing.videos:
+                attached[video.key] = fetch_captions(platform, video.id, captions)
     out = SourceRows(notes=list(listing.notes))
+    if captions is not None:
+        files = sum(len(paths) for paths in attached.values())
+        with_any = sum(1 for paths in attached.values() if paths)
+        out.notes.append(f"captions: {files} files of {with_any} videos in {captions}, attached as materials")
     used: set[str] = set()
     for video in listing.videos:
-        out.rows.append(_row(video, folder_map, used))
+        row = _row(video, folder_map, used)
+        if attached.get(video.key):
+            row["attachments"] = json.dumps(attached[video.key], ensure_ascii=False)
+        out.rows.append(row)
         out.origins[video.key] = Origin(
             folder=video.folder,
             folder_id=video.folder_id,

@@ -57,6 +57,15 @@ class MigrateOptions:
             Cli(metavar="FILE"),
         ),
     )
+    captions: str | None = field(
+        default=None,
+        metadata=about(
+            "A platform source only (vimeo:, wistia:): fetch each video's captions into DIR (kept for the"
+            " reruns) and attach them to its video as additional materials (the service's API cannot set"
+            " subtitles).",
+            Cli(metavar="DIR"),
+        ),
+    )
     include: list[str] | None = field(
         default=None,
         metadata=about(

@@ -89,6 +89,7 @@ def read_migration_plan(opts: MigrateOptions, s3: S3Config | None) -> Plan:
         exclude=opts.exclude or (),
         ignore_case=opts.ignore_case,
         folder_map=opts.folder_map,
+        captions=None if opts.dry_run else opts.captions,  # a dry run writes nothing, captions included
     )
 
 

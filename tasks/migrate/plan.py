@@ -60,6 +60,7 @@ def read_plan(
     exclude: Sequence[str] = (),
     ignore_case: bool = False,
     folder_map: str | None = None,
+    captions: str | None = None,
 ) -> Plan:
     """Read the inventory and route its rows by `via` (an S3 prefix's objects chosen by include / exclude,
     connectors/path_filter.py); nothing is written anywhere."""
@@ -73,6 +74,7 @@ def read_plan(
         exclude=exclude,
         ignore_case=ignore_case,
         folder_map=folder_map,
+        captions=captions,
     )
     return Plan(inventory=inventory, shard=shard)
 

@@ -13,7 +13,7 @@ from tasks.migrate.report import size_text
 #: video's poster or its subtitles).
 NOT_CARRIED = (
     "posters and captions are not carried: the service's API shows no way to set a video's poster or"
-    " subtitles (download them from the source yourself)"
+    " subtitles (--captions DIR attaches a platform video's captions as additional materials)"
 )
 
 

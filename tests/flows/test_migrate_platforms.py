@@ -291,3 +291,49 @@ def test_check_and_status_take_the_source_forms(
     missing = run_cli(["check", "vimeo:", "--parent-id", emu.project_id, "--ledger", ledger], env)
     assert missing.returncode == 1  # the video of a source video deleted since is named, not dropped
     assert "ledger's vimeo:92, not in this inventory" in missing.stdout
+
+
+def test_captions_are_attached_as_materials_behind_the_flag(
+    tmp_path: Path,
+    emu: Workspace,
+    emu_control: EmulatorControl,
+    vimeo_standin: Fixture,
+    wistia_standin: Fixture,
+    clip_factory,
+) -> None:
+    vimeo, vimeo_control = vimeo_standin
+    tracks = [
+        {"language": "en", "type": "captions", "text": "WEBVTT\n\n00:00.000 --> 00:01.000\nHello\n"},
+        {"language": "fr", "type": "subtitles", "text": "WEBVTT\n\n00:00.000 --> 00:01.000\nBonjour\n"},
+    ]
+    vimeo_control.seed(videos=[_vimeo_video(clip_factory, "95", "Captioned", texttracks=tracks)])
+    wistia, wistia_control = wistia_standin
+    clip = _clip(clip_factory, "w2.mp4")
+    wistia_control.seed(
+        medias=[
+            {
+                "hashed_id": "cap1",
+                "name": "Wistia captioned",
+                "assets": [{"type": "OriginalFile", "width": 160, "height": 120, "content_b64": clip}],
+                "captions": [{"language": "eng", "text": "1\n00:00:00,000 --> 00:00:01,000\nHi\n"}],
+            },
+        ]
+    )
+    folder = tmp_path / "captions"
+    env = {**platform_env(vimeo), **platform_env(wistia)}
+    dry = _migrate(emu, env, "vimeo:", tmp_path, "--captions", str(folder), "--dry-run")
+    assert dry.returncode == 0 and not folder.exists()  # a dry run fetches nothing
+    first = _migrate(emu, env, "vimeo:", tmp_path, "--captions", str(folder))
+    assert first.returncode == 0, first.stderr + first.stdout
+    assert "captions: 2 files of 1 videos" in first.stdout + first.stderr
+    second = _migrate(emu, env, "wistia:", tmp_path, "--captions", str(folder))
+    assert second.returncode == 0, second.stderr + second.stdout
+    materials = {
+        v["title"]: sorted(m["original_name"] for m in v.get("additional_materials") or [])
+        for v in emu_control.videos(emu)
+    }
+    assert materials == {
+        "Captioned": ["en-captions-1.vtt", "fr-subtitles-2.vtt"],
+        "Wistia captioned": ["eng-1.srt"],
+    }
+    assert (folder / "vimeo-95" / "fr-subtitles-2.vtt").read_text() == tracks[1]["text"]
