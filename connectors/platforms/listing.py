@@ -108,7 +108,11 @@ def list_source(source: PlatformSource, client: PlatformClient, *, chapters: boo
         listing.videos.append(video)
     skipped = client.skipped if isinstance(client, WistiaClient) else 0
     if skipped:
-        listing.notes.append(f"left out {skipped} medias that are not videos (images, audio, documents)")
+        assert isinstance(client, WistiaClient)
+        named = ", ".join(client.left_out[:20]) + (", ..." if skipped > 20 else "")
+        listing.notes.append(
+            f"left out {skipped} medias that are not videos (images, audio, documents): {named}"
+        )
     unmapped = sum(1 for v in listing.videos if v.privacy_type is None and v.source_privacy)
     if unmapped:
         listing.notes.append(

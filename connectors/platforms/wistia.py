@@ -46,6 +46,8 @@ class WistiaClient(PlatformClient):
         super().__init__(base_url, token, **options)
         #: Medias the last listing left out because they are not videos.
         self.skipped = 0
+        #: The medias left out, as `<hashed_id> (<type>)`, in listing order.
+        self.left_out: list[str] = []
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **options: Any) -> WistiaClient:
@@ -79,6 +81,7 @@ class WistiaClient(PlatformClient):
         """Every video media of the account (or of one project), oldest first, page by page until a short
         page; medias that are not videos (images, audio, documents) are left out and counted in `skipped`."""
         self.skipped = 0
+        self.left_out = []
         params: dict[str, Any] = {"per_page": PER_PAGE, **ORDER}
         if project is not None:
             params["project_id"] = project
@@ -100,8 +103,10 @@ class WistiaClient(PlatformClient):
         hashed = need(item.get("hashed_id"), str, where, f"[{i}].hashed_id")
         if not hashed:
             raise PlatformError(f"{where}, field [{i}].hashed_id: empty")
-        if need(item.get("type"), str, where, f"[{i}].type") != "Video":
+        kind = need(item.get("type"), str, where, f"[{i}].type")
+        if kind != "Video":
             self.skipped += 1
+            self.left_out.append(f"{hashed} ({kind[:20]})")
             return None
         project = need(item.get("project") or {}, dict, where, f"[{i}].project")
         tags = need(item.get("tags") or [], list, where, f"[{i}].tags")

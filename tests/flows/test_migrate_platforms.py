@@ -156,7 +156,7 @@ def test_wistia_project_migrates(
     done = _migrate(emu, platform_env(standin), "wistia:project/proj1", tmp_path)
     assert done.returncode == 0, done.stderr + done.stdout
     assert [v["title"] for v in emu_control.videos(emu)] == ["Welcome"]
-    assert "left out 1 medias that are not videos" in done.stdout + done.stderr
+    assert "left out 1 medias that are not videos (images, audio, documents): img1 (Image)" in done.stdout
 
 
 def test_via_tus_streams_through_and_a_kill_9_then_rerun_makes_one_video_each(
