@@ -82,7 +82,8 @@ def upload_item(ctx: MigrateContext, item: Item) -> None:
                 moved_on[0] = True
 
     try:
-        if ctx.bytes_plane is not None:  # a worker sends the bytes; the coordinator learns the end
+        if ctx.bytes_plane is not None and item.spec.source_kind is not SourceKind.PLATFORM:
+            # a worker sends the bytes; the coordinator learns the end (a platform video's link is read here)
             on_progress(
                 ctx.bytes_plane.push(
                     item.upload_endpoint, item.spec.source, source.size, ctx.chunk_size, ctx.s3
