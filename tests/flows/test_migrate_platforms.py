@@ -337,3 +337,54 @@ def test_captions_are_attached_as_materials_behind_the_flag(
         "Wistia captioned": ["eng-1.srt"],
     }
     assert (folder / "vimeo-95" / "fr-subtitles-2.vtt").read_text() == tracks[1]["text"]
+
+
+def test_wistia_by_url_import_a_kill_9_then_rerun_makes_one_video_each(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, wistia_standin: Fixture, clip_factory
+) -> None:
+    standin, control = wistia_standin
+    medias = [
+        {
+            "hashed_id": f"k{i}",
+            "name": f"Webinar {i}",
+            "assets": [
+                {
+                    "type": "OriginalFile",
+                    "width": 160,
+                    "height": 120,
+                    "content_b64": _clip(clip_factory, f"k{i}.mp4"),
+                }
+            ],
+        }
+        for i in range(4)
+    ]
+    control.seed(medias=medias)
+    env = {**cli_env(emu), **platform_env(standin)}
+    ledger = tmp_path / "ledger.db"
+    args = [
+        "migrate",
+        "wistia:",
+        "--parent-id",
+        emu.project_id,
+        "--ledger",
+        str(ledger),
+        "--wait-timeout",
+        "120",
+        "--transfers",
+        "2",
+    ]
+    emu_control.set_faults(emu, [{"kind": "latency", "ms": 400, "rate": 1.0}], seed=2)
+    proc = subprocess.Popen(cli_argv(*args), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if _count(ledger, "creating") + _count(ledger, "processing") >= 1:
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run ended before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    emu_control.clear_faults(emu)
+    rerun = run_cli(args, env, timeout=240)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert sorted(v["title"] for v in emu_control.videos(emu)) == [f"Webinar {i}" for i in range(4)]
+    assert _count(ledger, "finished") == 4
