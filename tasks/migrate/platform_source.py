@@ -4,7 +4,6 @@ failed with the reason, or for the run, stopped and resumable)."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -28,7 +27,6 @@ from tasks.migrate.reconcile import fail_item
 from tasks.migrate.report import ORIGIN_NOTE
 from tasks.stop import ServiceUnavailable
 
-log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
