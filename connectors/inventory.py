@@ -195,14 +195,9 @@ def read_inventory(
         path_filter = PathFilter(tuple(include), tuple(exclude), ignore_case)
     except FilterError as exc:
         raise InventoryError(f"--include/--exclude {exc}") from None
-    if folder_map and not is_platform_source(uri):
-        raise InventoryError(
-            f"--folder-map maps a platform's folders; {safe_uri(uri)} is not vimeo: or wistia:"
-        )
-    if captions and not is_platform_source(uri):
-        raise InventoryError(
-            f"--captions fetches a platform's captions; {safe_uri(uri)} is not vimeo: or wistia:"
-        )
+    for flag, given in (("--folder-map", folder_map), ("--captions", captions)):
+        if given and not is_platform_source(uri):
+            raise InventoryError(f"{flag} is for a vimeo: or wistia: source, not {safe_uri(uri)}")
     if is_platform_source(uri) or is_takeout_source(uri):
         if path_filter.given:
             raise InventoryError("--include/--exclude choose objects of an s3://bucket/prefix/ listing")
