@@ -388,3 +388,25 @@ def test_wistia_by_url_import_a_kill_9_then_rerun_makes_one_video_each(
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert sorted(v["title"] for v in emu_control.videos(emu)) == [f"Webinar {i}" for i in range(4)]
     assert _count(ledger, "finished") == 4
+
+
+def test_an_inventory_written_by_videoferry_inventory_migrates(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, vimeo_standin: Fixture, clip_factory
+) -> None:
+    standin, control = vimeo_standin
+    control.seed(
+        videos=[
+            _vimeo_video(clip_factory, "97", "Listed first", chapters=[{"title": "Start", "timecode": 0}]),
+            _vimeo_video(clip_factory, "98", "Then migrated", tags=["a", "b"]),
+        ]
+    )
+    env = {**cli_env(emu), **platform_env(standin)}
+    out = tmp_path / "vimeo.jsonl"
+    listed = run_cli(["inventory", "vimeo:", "--out", str(out)], env)
+    assert listed.returncode == 0, listed.stderr
+    done = _migrate(emu, platform_env(standin), str(out), tmp_path)
+    assert done.returncode == 0, done.stderr + done.stdout
+    videos = {v["title"]: v for v in emu_control.videos(emu)}
+    assert sorted(videos) == ["Listed first", "Then migrated"]
+    assert videos["Then migrated"]["tags"] == ["a", "b"]
+    assert [c["title"] for c in videos["Listed first"]["chapters"]["items"]] == ["Start"]
