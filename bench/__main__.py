@@ -37,9 +37,10 @@ BENCHMARKS = (
     "end_to_end",
     "baseline",
     "cpu_per_item",
+    "platform_listing",
 )
 #: Benchmarks run only when named (long: `make bench-scale`), not by a bare `python -m bench`.
-OPT_IN = ("cpu_per_item",)
+OPT_IN = ("cpu_per_item", "platform_listing")
 #: Benchmarks whose figures are times or ratios of times the background benchmarks would skew: a bare
 #: `python -m bench --alone` (`make bench-alone`) runs them one after another with nothing beside them; a bare
 #: `python -m bench` (`make bench`) runs every other benchmark but the OPT_IN ones.

@@ -26,6 +26,9 @@ from connectors.inventory_normalise import (
 )
 from connectors.inventory_sources import ListingSkips, SourceBase, filter_listing
 from connectors.path_filter import FilterError, PathFilter
+from connectors.platforms.listing import is_platform_source
+from connectors.platforms.source_rows import Origin, read_folder_map, source_rows
+from connectors.platforms.takeout import is_takeout_source, takeout_rows
 from connectors.s3 import (
     S3Config,
     client_error_code,
@@ -72,6 +75,8 @@ class Inventory:
     warnings: list[str] = field(default_factory=list)
     #: What an S3 prefix listing skipped (None for a file inventory); its line() is also in warnings.
     skipped: ListingSkips | None = None
+    #: A platform source's items: key -> where it came from (its page, created date, folder).
+    origins: dict[str, Origin] = field(default_factory=dict)
 
     def keys(self) -> list[str]:
         """The key of every good row, in input order (no spec is made)."""
@@ -145,6 +150,7 @@ class _Loaded:
     warnings: list[str] = field(default_factory=list)
     errors: list[RowError] = field(default_factory=list)
     skipped: ListingSkips | None = None
+    origins: dict[str, Origin] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------------------------- public
@@ -161,9 +167,14 @@ def read_inventory(
     exclude: Sequence[str] = (),
     ignore_case: bool = False,
     parent_map: Sequence[str] = (),
+    folder_map: str | None = None,
+    captions: str | None = None,
 ) -> Inventory:
     """Read and normalise an inventory: a CSV/TSV, Parquet or JSON Lines file (path, file:// or s3://),
-    or ``s3://bucket/prefix/`` (trailing slash, or a bare bucket) to list the objects under it.
+    or ``s3://bucket/prefix/`` (trailing slash, or a bare bucket) to list the objects under it, or a
+    platform source (``vimeo:``, ``wistia:project/<id>``..., listed now: connectors/platforms/source_rows.py,
+    its folders put under parents by the ``folder_map`` file, its captions fetched into the ``captions``
+    directory and attached).
 
     ``format`` ("csv", "tsv", "parquet", "jsonl") overrides detection by file extension. ``via`` (the --via
     option) routes every row; a source that cannot travel that way is a bad row. A listing takes video files
@@ -184,7 +195,15 @@ def read_inventory(
         path_filter = PathFilter(tuple(include), tuple(exclude), ignore_case)
     except FilterError as exc:
         raise InventoryError(f"--include/--exclude {exc}") from None
-    loaded = _load(uri, s3=s3, format=format, path_filter=path_filter)
+    for flag, given in (("--folder-map", folder_map), ("--captions", captions)):
+        if given and not is_platform_source(uri):
+            raise InventoryError(f"{flag} is for a vimeo: or wistia: source, not {safe_uri(uri)}")
+    if is_platform_source(uri) or is_takeout_source(uri):
+        if path_filter.given:
+            raise InventoryError("--include/--exclude choose objects of an s3://bucket/prefix/ listing")
+        loaded = _load_platform(uri, folder_map, captions)
+    else:
+        loaded = _load(uri, s3=s3, format=format, path_filter=path_filter)
     rows, errors = normalise(loaded.frame, loaded.base, default_parent, via, parse_parent_map(parent_map))
     errors = sorted(
         (
@@ -209,6 +228,7 @@ def read_inventory(
         errors=errors,
         warnings=warnings,
         skipped=loaded.skipped,
+        origins=loaded.origins,
     )
 
 
@@ -402,6 +422,22 @@ def _load_listing(
     line = skips.line(safe_uri(uri))
     if line:
         loaded.warnings.append(line)
+    return loaded
+
+
+def _load_platform(uri: str, folder_map: str | None, captions: str | None) -> _Loaded:
+    if is_takeout_source(uri):
+        listed = takeout_rows(uri)
+    else:
+        into = Path(captions).expanduser() if captions else None
+        listed = source_rows(uri, read_folder_map(folder_map), captions=into)
+    columns = {c: pl.Series(c, [r.get(c) for r in listed.rows], dtype=pl.String) for c in INPUT_COLUMNS}
+    frame = pl.DataFrame(
+        {"row": pl.Series(range(1, len(listed.rows) + 1), dtype=pl.Int64)} | columns  # type: ignore[arg-type]
+    )
+    loaded = _Loaded(frame=_with_input_columns(frame), format="platform", base=SourceBase())
+    loaded.warnings.extend(listed.notes)
+    loaded.origins = listed.origins
     return loaded
 
 

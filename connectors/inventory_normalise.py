@@ -11,7 +11,13 @@ from urllib.parse import unquote
 import polars as pl
 
 from connectors.ids import normal_id
-from connectors.inventory_sources import SCHEME_RE, SourceBase, parse_attachments, parse_source
+from connectors.inventory_sources import (
+    PLATFORM_PREFIX_RE,
+    SCHEME_RE,
+    SourceBase,
+    parse_attachments,
+    parse_source,
+)
 from core.fields import FieldError, parse_chapters, parse_domains, parse_tags
 from core.item import PrivacyType, RowError, SourceKind, choose_via, derive_key
 
@@ -186,6 +192,7 @@ def _normalise_sources(df: pl.DataFrame, base: SourceBase) -> pl.DataFrame:
     plain_rel = (
         pl.lit(base.local_dir is not None)
         & ~src.str.contains(SCHEME_RE)
+        & ~src.str.contains("(?i)" + PLATFORM_PREFIX_RE)
         & ~src.str.starts_with("/")
         & ~src.str.starts_with("~")
         & ~src.str.contains(_NEEDS_NORMPATH_RE)

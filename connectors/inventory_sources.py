@@ -1,4 +1,5 @@
-"""Where inventory rows come from: one source cell's canonical form, and the objects an S3 listing takes."""
+"""Where inventory rows come from: one source cell's canonical form (a path, s3://, http(s) or a platform
+video), and the objects an S3 listing takes."""
 
 from __future__ import annotations
 
@@ -11,12 +12,15 @@ from dataclasses import dataclass, field
 from connectors.path_filter import PathFilter
 from connectors.sources import SourceError, file_uri_to_path
 from core.fields import FieldError, parse_string_list
+from core.item import PLATFORM_SOURCE_RE
 from core.redact import safe_uri
 
 #: How many skipped keys a listing's summary names.
 SKIPPED_EXAMPLES = 5
 
 SCHEME_RE = r"^([A-Za-z][A-Za-z0-9+.\-]*)://"
+#: A cell meant as a platform video (checked in full by core.item.PLATFORM_SOURCE_RE).
+PLATFORM_PREFIX_RE = r"^(vimeo|wistia|youtube):"
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,10 @@ class SourceBase:
 def parse_source(value: str, base: SourceBase) -> tuple[str | None, str | None, str | None, str]:
     """(source, type, error, safe value) of one source cell (the common shapes are done in polars)."""
     safe = safe_uri(value)
+    if PLATFORM_SOURCE_RE.match(value):
+        return value, "platform", None, safe
+    if re.match(PLATFORM_PREFIX_RE, value, re.IGNORECASE):
+        return None, None, "a platform video is vimeo:<id> or wistia:<hashed_id> (letters and digits)", safe
     match = re.match(SCHEME_RE, value)
     if match:
         scheme, rest = match.group(1).lower(), value[match.end() :]

@@ -23,11 +23,13 @@ VIA_CHOICES: tuple[str, ...] = ("auto", *(v.value for v in Via))
 
 
 class SourceKind(StrEnum):
-    """Where an item's bytes are: a local file, an S3 object, or an http(s) URL."""
+    """Where an item's bytes are: a local file, an S3 object, an http(s) URL, or a video on a platform
+    (`vimeo:<id>`, `wistia:<hashed_id>`: its link resolved when its create is due)."""
 
     FILE = "file"
     S3 = "s3"
     URL = "url"
+    PLATFORM = "platform"
 
 
 class PrivacyType(StrEnum):
@@ -108,14 +110,18 @@ class RowError(ValueError):
 
 
 _URL_RE = re.compile(r"^https?://", re.IGNORECASE)
+#: A platform video as a source cell: `vimeo:<id>` or `wistia:<hashed_id>` (the item's key too).
+PLATFORM_SOURCE_RE = re.compile(r"^(vimeo|wistia):([A-Za-z0-9]+)$")
 
 
 def source_kind(source: str) -> SourceKind:
-    """The kind of a normalised source: an http(s) URL, an s3:// object, else a local file."""
+    """The kind of a normalised source: an http(s) URL, an s3:// object, a platform video, else a file."""
     if _URL_RE.match(source):
         return SourceKind.URL
     if source[:5].lower() == "s3://":
         return SourceKind.S3
+    if PLATFORM_SOURCE_RE.match(source):
+        return SourceKind.PLATFORM
     return SourceKind.FILE
 
 
@@ -124,8 +130,11 @@ def derive_key(source: str, parent_id: str) -> str:
 
     ``source`` and ``parent_id`` are the normalised row values. An http(s) source counts without its query
     string and fragment: presigned S3 links and CDN tokens are signed again between runs, and a rerun with new
-    signatures must find the same items. Paths and s3:// sources count exactly as normalised.
+    signatures must find the same items. Paths and s3:// sources count exactly as normalised. A platform
+    video's key is its own id (`vimeo:<id>`): a rerun finds it whatever its link or folder is now.
     """
+    if PLATFORM_SOURCE_RE.match(source):
+        return source
     if _URL_RE.match(source):
         source = re.split(r"[?#]", source, maxsplit=1)[0]
     return hashlib.sha256(f"{source}\n{parent_id}".encode()).hexdigest()[:32]
@@ -161,6 +170,12 @@ def choose_via(kind: SourceKind, option: str) -> Via:
         if option in ("auto", "url"):
             return Via.URL
         raise ValueError(f"an http(s) source can only be imported by URL, not with --via {option}")
+    if kind is SourceKind.PLATFORM:
+        if option in ("auto", "url"):
+            return Via.URL
+        if option == "tus":
+            return Via.TUS
+        raise ValueError("a platform video travels by URL import or tus, not with --via single")
     if option == "url":
         if kind is SourceKind.S3:
             return Via.URL

@@ -85,6 +85,7 @@ def exit_for(exc: BaseException) -> tuple[Exit, str] | None:
     from connectors.errors import AuthError, ServiceSilentError, VideoApiError, WorkspaceRefusedError
     from connectors.input_files import InputFileError
     from connectors.ledger_errors import RemoteLedgerError, RemoteLedgerLostError
+    from connectors.platforms.base import PlatformError
     from state.errors import LedgerError
     from tasks.gap import GapListingFailed
 
@@ -100,6 +101,8 @@ def exit_for(exc: BaseException) -> tuple[Exit, str] | None:
         return Exit.CONFIG, str(exc)
     if isinstance(exc, ServiceUnavailable | GapListingFailed):
         return Exit.INCOMPLETE, str(exc)
+    if isinstance(exc, PlatformError):  # a source's listing not finished (gone, malformed): nothing was sent
+        return Exit.INCOMPLETE, f"{exc}; nothing was sent: rerun once the source answers"
     if isinstance(exc, WorkspaceRefusedError):
         return Exit.INCOMPLETE, str(exc)  # the code, its name, what to do, and that a rerun resumes
     if isinstance(exc, ServiceSilentError):  # the service answered nothing for its bound

@@ -33,6 +33,14 @@ class PlatformError(Exception):
     """A platform call that did not succeed (gone, 5xx after every retry, an unexpected answer)."""
 
 
+class PlatformUnavailable(PlatformError):
+    """The platform did not answer, or answered 5xx, after every retry: the source is gone for now."""
+
+
+class StillProcessing(PlatformError):
+    """The video is still being uploaded or transcoded at the platform: a later run takes it."""
+
+
 class MalformedPage(PlatformError):
     """A listing page whose shape is not the platform's: the message names the page and the field."""
 
@@ -80,6 +88,11 @@ class SourceVideo:
     folder_id: str | None = None
     source_url: str | None = None
     created: str | None = None
+    #: Seconds, as the listing says (None: not said).
+    duration: float | None = None
+    #: Bytes of the file a migration would take (the original, else the largest MP4), when the listing
+    #: shows it (Vimeo's `download` sizes need the video_files scope; Wistia's asset fileSize).
+    size: int | None = None
 
     @property
     def key(self) -> str:
@@ -238,7 +251,7 @@ class PlatformClient:
                 answer = self._http.request(method, address, params=params, json=body)
             except httpx.TransportError as exc:
                 if attempt >= self.backoff.attempts:
-                    raise PlatformError(
+                    raise PlatformUnavailable(
                         f"{self.platform} at {safe_uri(self.base_url)} does not answer ({type(exc).__name__})"
                         f" after {attempt} tries, while reading {what}: check {self.url_variable}, or run"
                         " again later"
@@ -256,7 +269,7 @@ class PlatformClient:
                 continue
             if status >= 500:
                 if attempt >= self.backoff.attempts:
-                    raise PlatformError(
+                    raise PlatformUnavailable(
                         f"{self.platform} answered {status} {attempt} times for {what}: run again later"
                     )
                 time.sleep(self.backoff.wait(attempt))

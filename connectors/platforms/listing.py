@@ -81,6 +81,16 @@ def is_platform_source(text: str) -> bool:
     )
 
 
+def source_key_prefix(text: str) -> str:
+    """The prefix of the ledger keys of a source's items: `vimeo:` for any Vimeo source, `wistia:` for
+    Wistia's, `youtube:` for a YouTube Takeout; PlatformConfigError naming the forms otherwise."""
+    lowered = text.strip().lower()
+    for start, prefix in (("vimeo:", "vimeo:"), ("wistia:", "wistia:"), ("youtube", "youtube:")):
+        if lowered.startswith(start):
+            return prefix
+    raise PlatformConfigError(f"{text!r} is not a source: expected {FORMS} or youtube-takeout:PATH")
+
+
 def parse_platform_source(text: str) -> PlatformSource:
     """The source a form names; PlatformConfigError naming the forms when it is none of them."""
     match = _FORM.match(text.strip())
@@ -136,7 +146,11 @@ def list_source(source: PlatformSource, client: PlatformClient, *, chapters: boo
         listing.videos.append(video)
     skipped = client.skipped if isinstance(client, WistiaClient) else 0
     if skipped:
-        listing.notes.append(f"left out {skipped} medias that are not videos (images, audio, documents)")
+        assert isinstance(client, WistiaClient)
+        named = ", ".join(client.left_out[:20]) + (", ..." if skipped > 20 else "")
+        listing.notes.append(
+            f"left out {skipped} medias that are not videos (images, audio, documents): {named}"
+        )
     unmapped = sum(1 for v in listing.videos if v.privacy_type is None and v.source_privacy)
     if unmapped:
         listing.notes.append(

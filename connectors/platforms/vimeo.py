@@ -23,12 +23,15 @@ from connectors.platforms.base import (
     PlatformConfigError,
     PlatformError,
     SourceVideo,
+    StillProcessing,
     environment_settings,
     need,
     parse_time,
 )
 
 DEFAULT_API_URL = "https://api.vimeo.com"
+#: A video's `status` while Vimeo still uploads or transcodes it (its file comes later).
+PROCESSING_STATUSES = frozenset({"uploading", "transcode_starting", "transcoding"})
 TOKEN_VARIABLE = "VIDEOFERRY_VIMEO_TOKEN"
 URL_VARIABLE = "VIDEOFERRY_VIMEO_API_URL"
 #: Listing private videos and reading download links needs all three.
@@ -163,6 +166,8 @@ class VimeoClient(PlatformClient):
             folder_id=folder_match.group(1) if folder_match else None,
             source_url=need(item.get("link"), (str, type(None)), where, f"data[{i}].link"),
             created=need(item.get("created_time"), (str, type(None)), where, f"data[{i}].created_time"),
+            duration=_number(item.get("duration")),
+            size=_file_size(item.get("download")),
         )
 
     def _with_chapters(self, video: SourceVideo) -> SourceVideo:
@@ -200,6 +205,11 @@ class VimeoClient(PlatformClient):
         PlatformError when it offers no file."""
         where = f"vimeo video {video_id}"
         body = need(self.get_json(f"/videos/{video_id}", what=where), dict, where, "body")
+        status = body.get("status")
+        if status in PROCESSING_STATUSES:
+            raise StillProcessing(f"vimeo video {video_id} is not available yet (status {status})")
+        if status is not None and status != "available":  # an upload or transcode error, over a quota
+            raise PlatformError(f"vimeo video {video_id} is not available (status {str(status)[:40]})")
         entries = need(body.get("download") or [], list, where, "download")
         choices: list[DownloadLink] = []
         for i, entry in enumerate(entries):
@@ -230,3 +240,19 @@ def _replace(video: SourceVideo, **changes: Any) -> SourceVideo:
     import dataclasses
 
     return dataclasses.replace(video, **changes)
+
+
+def _number(value: Any) -> float | None:
+    """A listing's number, None when it is not one (a size or duration is only shown, never trusted)."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _file_size(entries: Any) -> int | None:
+    """The size of the file resolve_download would take (the `source` entry, else the largest MP4)."""
+    if not isinstance(entries, list):
+        return None
+    sized = [e for e in entries if isinstance(e, dict) and isinstance(e.get("size"), int)]
+    original = [e for e in sized if e.get("quality") == "source"]
+    mp4 = [e for e in sized if e.get("type") == "video/mp4"]
+    best = original or sorted(mp4, key=lambda e: (e.get("width") or 0) * (e.get("height") or 0))[-1:]
+    return int(best[0]["size"]) if best else None

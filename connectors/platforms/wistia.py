@@ -16,6 +16,7 @@ from connectors.platforms.base import (
     PlatformConfigError,
     PlatformError,
     SourceVideo,
+    StillProcessing,
     environment_settings,
     need,
 )
@@ -45,6 +46,8 @@ class WistiaClient(PlatformClient):
         super().__init__(base_url, token, **options)
         #: Medias the last listing left out because they are not videos.
         self.skipped = 0
+        #: The medias left out, as `<hashed_id> (<type>)`, in listing order.
+        self.left_out: list[str] = []
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **options: Any) -> WistiaClient:
@@ -78,6 +81,7 @@ class WistiaClient(PlatformClient):
         """Every video media of the account (or of one project), oldest first, page by page until a short
         page; medias that are not videos (images, audio, documents) are left out and counted in `skipped`."""
         self.skipped = 0
+        self.left_out = []
         params: dict[str, Any] = {"per_page": PER_PAGE, **ORDER}
         if project is not None:
             params["project_id"] = project
@@ -99,8 +103,10 @@ class WistiaClient(PlatformClient):
         hashed = need(item.get("hashed_id"), str, where, f"[{i}].hashed_id")
         if not hashed:
             raise PlatformError(f"{where}, field [{i}].hashed_id: empty")
-        if need(item.get("type"), str, where, f"[{i}].type") != "Video":
+        kind = need(item.get("type"), str, where, f"[{i}].type")
+        if kind != "Video":
             self.skipped += 1
+            self.left_out.append(f"{hashed} ({kind[:20]})")
             return None
         project = need(item.get("project") or {}, dict, where, f"[{i}].project")
         tags = need(item.get("tags") or [], list, where, f"[{i}].tags")
@@ -114,6 +120,8 @@ class WistiaClient(PlatformClient):
             folder_id=project.get("hashed_id") or None,
             source_url=f"https://fast.wistia.net/embed/iframe/{hashed}",
             created=need(item.get("created"), (str, type(None)), where, f"[{i}].created"),
+            duration=_number(item.get("duration")),
+            size=_file_size(item.get("assets")),
         )
 
     def resolve_download(self, hashed_id: str) -> DownloadLink:
@@ -121,6 +129,11 @@ class WistiaClient(PlatformClient):
         pixels. NotFoundError when the media is gone; PlatformError when it has no file."""
         where = f"wistia media {hashed_id}"
         body = need(self.get_json(f"/v1/medias/{hashed_id}.json", what=where), dict, where, "body")
+        status = body.get("status")
+        if status == "failed":
+            raise PlatformError(f"wistia media {hashed_id} failed processing at wistia (status failed)")
+        if status is not None and status != "ready":  # queued, processing
+            raise StillProcessing(f"wistia media {hashed_id} is not ready yet (status {str(status)[:40]})")
         choices: list[DownloadLink] = []
         for i, asset in enumerate(need(body.get("assets") or [], list, where, "assets")):
             asset = need(asset, dict, where, f"assets[{i}]")
@@ -141,3 +154,19 @@ class WistiaClient(PlatformClient):
         if not choices:
             raise PlatformError(f"wistia media {hashed_id} has no OriginalFile or MP4 asset")
         return max(choices, key=lambda c: (c.original, (c.width or 0) * (c.height or 0)))
+
+
+def _number(value: Any) -> float | None:
+    """A listing's number, None when it is not one (a size or duration is only shown, never trusted)."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _file_size(assets: Any) -> int | None:
+    """The fileSize of the asset resolve_download would take (OriginalFile, else the largest MP4)."""
+    if not isinstance(assets, list):
+        return None
+    sized = [a for a in assets if isinstance(a, dict) and isinstance(a.get("fileSize"), int)]
+    original = [a for a in sized if a.get("type") == "OriginalFile"]
+    mp4 = [a for a in sized if a.get("type") in MP4_ASSETS or a.get("contentType") == "video/mp4"]
+    best = original or sorted(mp4, key=lambda a: (a.get("width") or 0) * (a.get("height") or 0))[-1:]
+    return int(best[0]["fileSize"]) if best else None

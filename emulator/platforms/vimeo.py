@@ -15,6 +15,9 @@ Sources, each cited where its rule is enforced:
   GET /videos/{id}/chapters (`title`, `timecode` in seconds).
 - REF_FOLDERS https://developer.vimeo.com/api/reference/folders : GET /me/projects,
   GET /me/projects/{id}/videos.
+- REF_TRACKS https://developer.vimeo.com/api/reference/videos#get_text_tracks : GET
+  /videos/{id}/texttracks, a collection of text tracks (`uri`, `active`, `type`, `language`, `name`,
+  `link`: the WebVTT file, `link_expires_time`).
 What the references leave open is written in emulator/platforms/README.md.
 """
 
@@ -308,6 +311,43 @@ def vimeo_app(state: VimeoState) -> Starlette:
         ]
         return _page(request, items, f"/videos/{record['id']}/chapters")
 
+    async def texttracks(request: Request, scopes: set[str], at: float) -> Response:
+        """REF_TRACKS: the video's text tracks, each with the link of its WebVTT file."""
+        record = _found(request, scopes)
+        if record is None:
+            return _error(404, "The requested video couldn't be found.", 5000)
+        video_id = record["id"]
+        items = []
+        for i, track in enumerate(record.get("texttracks", []), start=1):
+            link, expires = state.links.sign(f"/_texttrack/{video_id}/{i}", at)
+            items.append(
+                {
+                    "uri": f"/videos/{video_id}/texttracks/{i}",
+                    "active": True,
+                    "type": track.get("type", "captions"),
+                    "language": track.get("language", "en"),
+                    "name": track.get("name"),
+                    "link": state.base_url + link,
+                    "link_expires_time": int(expires),
+                }
+            )
+        return _page(request, items, f"/videos/{video_id}/texttracks")
+
+    async def texttrack_file(request: Request) -> Response:
+        video_id, number = request.path_params["video_id"], request.path_params["number"]
+        q = request.query_params
+        path = f"/_texttrack/{video_id}/{number}"
+        with state.lock:
+            status = state.links.check(path, q.get("exp", ""), q.get("gen", ""), q.get("sig", ""), now())
+            tracks = state.videos.get(video_id, {}).get("texttracks", [])
+            index = int(number) - 1 if number.isdigit() else -1
+            if status == 200 and not 0 <= index < len(tracks):
+                status = 404
+            state.log.append(Logged(now(), "GET", path, status))
+        if status != 200:
+            return Response(b"link expired" if status == 410 else b"not found", status_code=status)
+        return Response(str(tracks[index].get("text", "WEBVTT\n")).encode(), media_type="text/vtt")
+
     async def download(request: Request) -> Response:
         """REF_FILES: a download link is a 302 to the file on the CDN while it has not expired."""
         video_id, rendition = request.path_params["video_id"], request.path_params["rendition"]
@@ -339,6 +379,8 @@ def vimeo_app(state: VimeoState) -> Starlette:
         Route("/me/projects/{project_id}/videos", guarded(project_videos)),
         Route("/videos/{video_id}", guarded(one_video)),
         Route("/videos/{video_id}/chapters", guarded(chapters)),
+        Route("/videos/{video_id}/texttracks", guarded(texttracks)),
+        Route("/_texttrack/{video_id}/{number}", texttrack_file),
         Route("/_download/{video_id}/{rendition}", download),
         Route("/_cdn/{video_id}/{rendition}", cdn),
         *control_routes(state.seed, state.configure, state.delete, state.log, state.lock),

@@ -10,6 +10,8 @@ Sources, each cited where its rule is enforced:
   `sort_direction` 1 ascending / 0 descending, `project_id`), GET /v1/medias/{hashed_id}.json; a media's
   `hashed_id`, `name`, `description`, `type`, `created`, `project`, and `assets` (`type` such as
   OriginalFile, HdMp4VideoFile, Mp4VideoFile; `url`, `width`, `height`, `fileSize`, `contentType`).
+- REF_CAPTIONS https://wistia.com/support/developers/data-api#captions : GET
+  /v1/medias/{hashed_id}/captions.json, an array of captions (`language`, `english_name`, `text`: SRT).
 What the references leave open is written in emulator/platforms/README.md.
 """
 
@@ -238,6 +240,22 @@ def wistia_app(state: WistiaState) -> Starlette:
             return json_response({"error": "Media not found"}, 404)
         return json_response(state.media(record, at))
 
+    async def captions(request: Request, at: float) -> Response:
+        """REF_CAPTIONS: the media's captions, their text inline."""
+        record = state.medias.get(request.path_params["hashed_id"])
+        if record is None:
+            return json_response({"error": "Media not found"}, 404)
+        return json_response(
+            [
+                {
+                    "language": c.get("language", "eng"),
+                    "english_name": c.get("english_name", "English"),
+                    "text": c.get("text", ""),
+                }
+                for c in record.get("captions", [])
+            ]
+        )
+
     async def delivery(request: Request) -> Response:
         hashed, kind = request.path_params["hashed_id"], request.path_params["kind"]
         q = request.query_params
@@ -259,6 +277,7 @@ def wistia_app(state: WistiaState) -> Starlette:
         Route("/v1/projects/{hashed_id}.json", guarded(one_project)),
         Route("/v1/medias.json", guarded(medias)),
         Route("/v1/medias/{hashed_id}.json", guarded(one_media)),
+        Route("/v1/medias/{hashed_id}/captions.json", guarded(captions)),
         Route("/deliveries/{hashed_id}/{kind}.bin", delivery),
         *control_routes(state.seed, state.configure, state.delete, state.log, state.lock),
     ]

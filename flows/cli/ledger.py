@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import typer
 
 from flows.cli.app import add_command, comma_list, exit_on_errors, fail, say
 from flows.options import DEFAULT_LEDGER
+
+if TYPE_CHECKING:
+    from state.reader import LedgerReader
 
 #: The report command's formats (tasks/report_files.FORMATS; not imported here: --help stays light).
 REPORT_FORMATS = ("csv", "parquet", "json", "html")
@@ -25,6 +29,11 @@ def _ledger_option() -> str:
 
 
 def status(
+    source: str | None = typer.Argument(
+        None,
+        metavar="[SOURCE]",
+        help="Only the items of this source: vimeo:, wistia: or youtube-takeout:PATH (any of its forms).",
+    ),
     ledger: str = _ledger_option(),
     as_json: bool = typer.Option(
         False, "--json", help="Print the summary, the last run and the failed items as JSON."
@@ -36,6 +45,7 @@ def status(
     """Show where every item and operation stands (reads the ledger only; no API call, no Prefect).
 
     Exit status 0 when every item and operation is done, 1 otherwise, 2 when the ledger cannot be read.
+    With SOURCE, where the items migrated from that platform stand (keys vimeo:, wistia:, youtube:).
     """
     from flows.job import read_ledger
     from flows.ledger_report import everything_done, ledger_summary, summary_lines
@@ -47,6 +57,8 @@ def status(
     with exit_on_errors(), read_ledger(ledger, notes) as book:
         if book is None:
             raise LedgerError(f"ledger {ledger} does not exist")
+        if source is not None:
+            _source_status(book, source, as_json, failures)
         summary = ledger_summary(book)
         bad = book.items(FAILED_STATES, limit=failures)
         runs = book.runs()
@@ -86,6 +98,37 @@ def status(
         typer.echo(f"  {failed_item_line(item)}")
     for line in failed_lines(operations_frame(units), failures):
         typer.echo(f"  {line}")
+    raise typer.Exit(code)
+
+
+def _source_status(book: LedgerReader, source: str, as_json: bool, failures: int) -> None:
+    """`status SOURCE`: the counts by state of the source's items, and its failed items; exits."""
+    from collections import Counter
+
+    from connectors.platforms.listing import source_key_prefix
+    from core.item import COMPLETE_STATES
+    from tasks.migrate.report import FAILED_STATES, failed_item_line, failed_item_record
+
+    prefix = source_key_prefix(source)
+    items = [item for item in book.items() if item.key.startswith(prefix)]
+    counts = Counter(str(item.state) for item in items)
+    bad = [item for item in items if item.state in FAILED_STATES][:failures]
+    code = 0 if items and all(item.state in COMPLETE_STATES for item in items) else 1
+    if as_json:
+        document = {
+            "source": prefix,
+            "items": len(items),
+            "counts": dict(counts),
+            "failed_items": [failed_item_record(item) for item in bad],
+        }
+        typer.echo(json.dumps(document, default=str, indent=2, ensure_ascii=False))
+        raise typer.Exit(code)
+    shown = ", ".join(f"{n} {state}" for state, n in sorted(counts.items())) or "none"
+    say(f"{prefix} {len(items)} items in the ledger: {shown}")
+    if bad:
+        typer.echo("failed items:")
+    for item in bad:
+        typer.echo(f"  {failed_item_line(item)}")
     raise typer.Exit(code)
 
 

@@ -86,6 +86,8 @@ def migrate_flow(
     inventory: str,
     parent_id: str | None = None,
     parent_map: list[str] | None = None,
+    folder_map: str | None = None,
+    captions: str | None = None,
     include: list[str] | None = None,
     exclude: list[str] | None = None,
     ignore_case: bool = False,

@@ -32,7 +32,8 @@ class MigrateOptions:
 
     inventory: str = field(
         metadata=about(
-            "CSV, Parquet or JSON Lines inventory (path or s3://bucket/key), or s3://bucket/prefix/.",
+            "CSV, Parquet or JSON Lines inventory (path or s3://bucket/key), s3://bucket/prefix/, or a"
+            " platform: vimeo:, vimeo:folder/ID, wistia:, wistia:project/ID, youtube-takeout:PATH.",
             Cli(argument=True, metavar="INVENTORY"),
         )
     )
@@ -45,6 +46,24 @@ class MigrateOptions:
             "Put the rows whose parent_id is OLD under NEW instead (comma-separated or repeated): a"
             " backup restored into another workspace, whose folders have other ids.",
             Cli(metavar="OLD=NEW,OLD=NEW"),
+        ),
+    )
+    folder_map: str | None = field(
+        default=None,
+        metadata=about(
+            "A platform source only (vimeo:, wistia:): a CSV of folder (a source folder's or project's id or"
+            " name) and parent_id (the target project or folder); videos of other folders go under"
+            " --parent-id.",
+            Cli(metavar="FILE"),
+        ),
+    )
+    captions: str | None = field(
+        default=None,
+        metadata=about(
+            "A platform source only (vimeo:, wistia:): fetch each video's captions into DIR (kept for the"
+            " reruns) and attach them to its video as additional materials (the service's API cannot set"
+            " subtitles).",
+            Cli(metavar="DIR"),
         ),
     )
     include: list[str] | None = field(

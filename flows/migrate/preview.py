@@ -18,6 +18,7 @@ from flows.migrate.options import MigrateOptions
 from flows.migrate.runner import MigrateOutcome, read_migration_plan
 from flows.options import ServiceOptions
 from tasks.migrate.plan import VERBS, preview
+from tasks.migrate.source_preview import source_lines
 
 __all__ = ["preview_migration"]
 
@@ -34,6 +35,7 @@ def preview_migration(
     rejected = plan.rejected_rows
     lines = [f"warning: {w}" for w in plan.inventory.warnings]
     lines += [step.line() for step in steps]
+    lines += source_lines(plan, steps)
     lines += [f"rejected row {r['row']}, field {r['field']}: {r['reason']}" for r in rejected]
     counts = Counter(step.verb for step in steps)
     problems = sum(1 for step in steps if step.problem)

@@ -23,6 +23,7 @@ from tasks.migrate.context import MigrateContext
 from tasks.migrate.gap import sweep_gap
 from tasks.migrate.open_run import forget, share
 from tasks.migrate.plan import Plan, read_plan, store_plan
+from tasks.migrate.platform_source import prepare_platform_source
 from tasks.migrate.reconcile import retry_service_errors
 from tasks.migrate.report import FAILED_STATES, failed_item_line, spec_name
 from tasks.migrate.schedule import SETTLE_BOUND_SECONDS, Submit, advance_items
@@ -87,6 +88,8 @@ def read_migration_plan(opts: MigrateOptions, s3: S3Config | None) -> Plan:
         include=opts.include or (),
         exclude=opts.exclude or (),
         ignore_case=opts.ignore_case,
+        folder_map=opts.folder_map,
+        captions=None if opts.dry_run else opts.captions,  # a dry run writes nothing, captions included
     )
 
 
@@ -150,6 +153,7 @@ def _close(ctx: MigrateContext) -> None:
     """What the migration's context opened beyond the run's client (the tus uploader, the Dask client)."""
     forget(ctx)
     ctx.tus.close()
+    ctx.platforms.close()
     if ctx.bytes_plane is not None:
         ctx.bytes_plane.close()
 
@@ -166,6 +170,7 @@ def _migrate(
     """The migration's own work: plan, preflight, transfers, readiness and finish (the schedule), report."""
     ledger = run.ledger
     store_plan(plan, ledger, run.run_id)
+    prepare_platform_source(ctx, plan)
     if opts.retry_failed:
         ledger.requeue_failed(run.run_id)
     if ctx.gap is not None and not ctx.abort.is_set():

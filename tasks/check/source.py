@@ -14,11 +14,12 @@ HASH_CHUNK = 8 * 1024 * 1024
 
 
 def source_facts(spec: ItemSpec, *, want_md5: bool, s3: S3Config | None) -> SourceFacts:
-    """Size (and md5 when asked) of the item's source; an http(s) source only the inventory's size, if any.
+    """Size (and md5 when asked) of the item's source; an http(s) source or a platform video (its link is
+    resolved only to migrate it) only the inventory's size, if any.
 
     A source that cannot be opened or read gives SourceFacts(error=...) naming the reason (never a URL).
     """
-    if spec.source_kind is SourceKind.URL:
+    if spec.source_kind in (SourceKind.URL, SourceKind.PLATFORM):
         return SourceFacts(size=spec.source_size)  # not read: the service fetched it (size None: unknown)
     try:
         source = open_source(spec.source, s3=s3)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Literal
 from connectors.config import DEFAULT_CHUNK_SIZE
 from connectors.errors import VideoApiError, stops_run
 from connectors.ids import same_id
+from connectors.platforms.links import PlatformLinks
 from state.machine import DONE, FAILED
 from tasks.exactly_once import error_code
 from tasks.stop import Stop
@@ -100,6 +101,8 @@ class MigrateContext:
     warned: set[str] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
     init_lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Download links of platform sources (vimeo:<id>, wistia:<hashed_id>), resolved when a create is due.
+    platforms: PlatformLinks = field(default_factory=PlatformLinks)
 
     def poll_seconds(self) -> float:
         """Seconds between two status listings: --poll-interval under the service's poll rule (the spec's 5 s,

@@ -27,6 +27,7 @@ from state.models import Item
 from tasks.exactly_once import Intent, NotMade, exactly_once, settle
 from tasks.lookup import is_shared, shared_titles
 from tasks.migrate.context import MigrateContext, scope_of
+from tasks.migrate.platform_source import journal_file_origin, resolve_link
 from tasks.migrate.reconcile import adopt_found, api_failure, create_intent, fail_item, item_lookup, reload
 from tasks.migrate.upload import open_bytes
 
@@ -105,6 +106,8 @@ def create_item(ctx: MigrateContext, item: Item) -> None:
     if mode is Via.URL:
         _create_by_url(ctx, item, title)
         return
+    if item.spec.source_kind is not SourceKind.PLATFORM:
+        journal_file_origin(ctx, item)  # a Takeout's file: where it came from (nothing for others)
     source = open_bytes(ctx, item)
     if source is None:
         return
@@ -242,10 +245,19 @@ def _create_by_url(ctx: MigrateContext, item: Item, title: str) -> None:
         except Exception as exc:  # boto raises many shapes; the message never holds the presigned URL
             fail_item(ctx, item, "source", f"cannot presign {item.spec.source}: {type(exc).__name__}")
             return
+    elif kind is SourceKind.PLATFORM:  # resolved now, as its create is due: a link listed earlier may expire
+        link = resolve_link(ctx, item)
+        if link is None:
+            return
+        url = link.url
     else:
         fail_item(ctx, item, "source", "a local file cannot be imported by URL")
         return
-    name = item.spec.source.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] or None
+    name = (
+        None
+        if kind is SourceKind.PLATFORM
+        else item.spec.source.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] or None
+    )
     _create(
         ctx,
         item,

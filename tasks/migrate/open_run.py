@@ -112,6 +112,7 @@ def close_context(ctx: MigrateContext) -> None:
     try:
         ctx.tus.close()
         ctx.client.close()
+        ctx.platforms.close()
         if ctx.bytes_plane is not None:
             ctx.bytes_plane.close()
     finally:

@@ -9,7 +9,7 @@ from typing import Any
 from connectors.inventory import Inventory, read_inventory
 from connectors.s3 import S3Config
 from connectors.source_check import SourceCheck, check_sources
-from core.item import COMPLETE_STATES, ItemSpec, in_shard
+from core.item import COMPLETE_STATES, ItemSpec, SourceKind, in_shard
 from state.ledger import Ledger
 from state.machine import CREATING, FAILED, PLANNED, PROCESSING, UPLOADED, UPLOADING
 from state.models import Item, PlanResult
@@ -59,6 +59,8 @@ def read_plan(
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     ignore_case: bool = False,
+    folder_map: str | None = None,
+    captions: str | None = None,
 ) -> Plan:
     """Read the inventory and route its rows by `via` (an S3 prefix's objects chosen by include / exclude,
     connectors/path_filter.py); nothing is written anywhere."""
@@ -71,6 +73,8 @@ def read_plan(
         include=include,
         exclude=exclude,
         ignore_case=ignore_case,
+        folder_map=folder_map,
+        captions=captions,
     )
     return Plan(inventory=inventory, shard=shard)
 
@@ -107,7 +111,12 @@ def preview(
     specs = list(plan.specs())
     items = {spec.key: ledger.get(spec.key) for spec in specs} if ledger is not None else {}
     steps = [_step(spec, items.get(spec.key), retry_errors) for spec in specs]
-    to_read = [s.spec.source for s in steps if s.verb in ("create", "resume", "retry", "recreate", "settle")]
+    to_read = [
+        s.spec.source
+        for s in steps
+        if s.verb in ("create", "resume", "retry", "recreate", "settle")
+        and s.spec.source_kind is not SourceKind.PLATFORM  # its link is resolved when its create is due
+    ]
     checks = check_sources(to_read, s3=s3) if check else {}
     return [_checked(step, checks.get(step.spec.source)) for step in steps]
 
@@ -180,6 +189,20 @@ def _field(spec: ItemSpec, name: str) -> object:
 
 def _size(size: int | None) -> str:
     return "" if size is None else f"{size_text(size)}, "
+
+
+def gone_from_source(plan: Plan, ledger: LedgerReader) -> list[str]:
+    """The keys of the ledger's items from the platform this whole-account source lists (`vimeo:`,
+    `wistia:`, a YouTube Takeout) that it no longer shows: deleted at the source since an earlier run
+    (their videos here are kept). A folder's or project's listing says nothing of the others: none."""
+    source = plan.inventory.uri.strip()
+    if plan.inventory.format != "platform":
+        return []
+    prefix = "youtube:" if source.lower().startswith("youtube-takeout:") else source
+    if prefix not in ("vimeo:", "wistia:", "youtube:"):
+        return []
+    listed = set(plan.inventory.keys())
+    return sorted(k for k, *_ in ledger.title_rows() if k.startswith(prefix) and k not in listed)
 
 
 def store_plan(plan: Plan, ledger: Ledger, run_id: str) -> PlanResult:

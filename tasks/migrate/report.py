@@ -9,7 +9,7 @@ from typing import Any
 
 import polars as pl
 
-from core.item import ItemSpec
+from core.item import PLATFORM_SOURCE_RE, ItemSpec
 from core.redact import safe_uri
 from state.machine import FINISHED, STATES
 from state.models import Item
@@ -36,7 +36,27 @@ def item_rows(ledger: LedgerReader) -> list[dict[str, Any]]:
     for row in rows:
         row["source"] = safe_uri(str(row.get("source") or ""))
         row["attachments"] = attachment_names(row.get("attachments"))
+    if any(_from_platform(row) for row in rows):
+        # Which file of a platform video was taken, its page, created date and folder: the note its
+        # create journalled (tasks/migrate/platform_source.py); the latest one for each item.
+        origins = {
+            e.key: e.message
+            for e in ledger.events()
+            if e.kind == "note" and e.key and e.message and e.message.startswith(ORIGIN_NOTE)
+        }
+        for row in rows:
+            row["source_file"] = origins.get(str(row.get("key")))
     return rows
+
+
+def _from_platform(row: dict[str, Any]) -> bool:
+    return bool(PLATFORM_SOURCE_RE.match(str(row.get("source")))) or str(row.get("key")).startswith(
+        "youtube:"
+    )
+
+
+#: How the note a platform video's create journals begins (tasks/migrate/platform_source._journal).
+ORIGIN_NOTE = "bytes from "
 
 
 def attachment_names(stored: str | None) -> str | None:

@@ -11,11 +11,12 @@ from connectors.errors import (
 )
 from connectors.sources import ByteSource, SourceError, open_source, source_version
 from connectors.tus import TusEndpointGoneError, TusError
-from core.item import WAITING_FOR_BYTES
+from core.item import WAITING_FOR_BYTES, SourceKind
 from state.errors import InvalidTransition
 from state.machine import UPLOADING
 from state.models import Item
 from tasks.migrate.context import MigrateContext
+from tasks.migrate.platform_source import open_link_source
 from tasks.migrate.reconcile import api_failure, claim_video, fail_item, reload, replace_empty_video
 
 log = logging.getLogger(__name__)
@@ -26,7 +27,10 @@ OFFSET_SAVE_SECONDS = 1.0
 
 
 def open_bytes(ctx: MigrateContext, item: Item) -> ByteSource | None:
-    """The item's bytes, opened; None when the source cannot be read (the item failed, saying why)."""
+    """The item's bytes, opened; None when the source cannot be read (the item failed, saying why, or a
+    platform's failure stopped the run: tasks/migrate/platform_source.py)."""
+    if item.spec.source_kind is SourceKind.PLATFORM:  # read through a link resolved now
+        return open_link_source(ctx, item)
     try:
         return open_source(item.spec.source, s3=ctx.s3)
     except SourceError as exc:
@@ -78,7 +82,8 @@ def upload_item(ctx: MigrateContext, item: Item) -> None:
                 moved_on[0] = True
 
     try:
-        if ctx.bytes_plane is not None:  # a worker sends the bytes; the coordinator learns the end
+        if ctx.bytes_plane is not None and item.spec.source_kind is not SourceKind.PLATFORM:
+            # a worker sends the bytes; the coordinator learns the end (a platform video's link is read here)
             on_progress(
                 ctx.bytes_plane.push(
                     item.upload_endpoint,

@@ -97,6 +97,11 @@ EXPECTED = {
         "careful_vs_videoferry_faults",
         "baseline_cpu_seconds",
     ],
+    "platform_listing": [
+        "platform_listing_200_seconds",
+        "platform_url_migration_10_seconds",
+        "platform_url_migration_10_vs_floor",
+    ],
     "cpu_per_item": [
         "cpu_per_item_migrate_20",
         "cpu_per_item_apply_20",
@@ -223,7 +228,15 @@ def _remote_ledger(figures: Figures) -> None:
     assert 0 < puts <= value, note
 
 
+def _platform_listing(figures: Figures) -> None:
+    # 200 videos at 100 a page: the two access checks and two pages; every video listed.
+    note = figures["platform_listing_200_seconds"][1]
+    assert note.startswith("200 videos from the Vimeo stand-in") and " in 4 calls" in note, note
+    assert figures["platform_url_migration_10_vs_floor"][0] >= 1.0  # never faster than the limits allow
+
+
 INVARIANTS: dict[str, Callable[[Figures], None]] = {
+    "platform_listing": _platform_listing,
     "rate_cap": _rate_cap,
     "api_calls": _api_calls,
     "end_to_end": _end_to_end,
