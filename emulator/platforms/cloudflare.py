@@ -30,14 +30,18 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from emulator.platforms.common import (
+    Endpoint,
     Faults,
     FixedWindow,
+    Handler,
     Links,
     Logged,
-    control_routes,
+    configure_limits,
     file_bytes,
+    guarded,
     json_response,
-    now,
+    signed_file,
+    standin_app,
 )
 
 DEFAULT_TOKEN = "cloudflare-standin-token"
@@ -94,10 +98,7 @@ class CloudflareState:
         return {"token": DEFAULT_TOKEN, "account": ACCOUNT, "videos": list(self.videos)}
 
     def configure(self, body: dict[str, Any]) -> dict[str, Any]:
-        if "rate_limit" in body:
-            self.window = FixedWindow(int(body["rate_limit"]), float(body.get("rate_window", RATE_WINDOW)))
-        if "fault_count" in body:
-            self.faults = Faults(status=int(body.get("fault_status", 503)), count=int(body["fault_count"]))
+        configure_limits(self, body, RATE_WINDOW)
         if "prepare_reads" in body:
             self.prepare_reads = int(body["prepare_reads"])
         if body.get("expire_links"):
@@ -138,15 +139,8 @@ class CloudflareState:
 def cloudflare_app(state: CloudflareState) -> Starlette:
     """The stand-in's ASGI app: the API routes behind auth, rate limit and faults, the files, control."""
 
-    def guarded(handler: Any) -> Any:
-        async def route(request: Request) -> Response:
-            at = now()
-            with state.lock:
-                response = _guard(request, at) or await handler(request, at)
-                state.log.append(Logged(at, request.method, request.url.path, response.status_code))
-            return response
-
-        return route
+    def api(endpoint: Endpoint) -> Handler:
+        return guarded(state, _guard, endpoint)
 
     def _guard(request: Request, at: float) -> Response | None:
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
@@ -197,24 +191,19 @@ def cloudflare_app(state: CloudflareState) -> Starlette:
             return envelope({})
         return envelope(state.download(uid, at, read=True))
 
-    async def file(request: Request) -> Response:
+    def file(request: Request) -> Response | None:
         uid = request.path_params["uid"]
-        q = request.query_params
-        path = f"/files/{uid}/downloads/default.mp4"
-        with state.lock:
-            status = state.links.check(path, q.get("exp", ""), q.get("gen", ""), q.get("sig", ""), now())
-            if status == 200 and uid not in state.videos:
-                status = 404
-            state.log.append(Logged(now(), "GET", path, status))
-        if status != 200:
-            return Response(b"link expired" if status == 410 else b"not found", status_code=status)
+        if uid not in state.videos:
+            return None
         return Response(file_bytes(state.videos[uid], f"{uid}/default"), media_type="video/mp4")
 
     routes = [
-        Route("/user/tokens/verify", guarded(verify)),
-        Route("/accounts/{account_id}/stream", guarded(listing)),
-        Route("/accounts/{account_id}/stream/{uid}/downloads", guarded(downloads), methods=["GET", "POST"]),
-        Route("/files/{uid}/downloads/default.mp4", file),
-        *control_routes(state.seed, state.configure, state.delete, state.log, state.lock),
+        Route("/user/tokens/verify", api(verify)),
+        Route("/accounts/{account_id}/stream", api(listing)),
+        Route("/accounts/{account_id}/stream/{uid}/downloads", api(downloads), methods=["GET", "POST"]),
+        Route(
+            "/files/{uid}/downloads/default.mp4",
+            signed_file(state, lambda r: f"/files/{r.path_params['uid']}/downloads/default.mp4", file),
+        ),
     ]
-    return Starlette(routes=routes)
+    return standin_app(state, routes)

@@ -21,6 +21,7 @@ What the references leave open is written in emulator/platforms/README.md.
 from __future__ import annotations
 
 import threading
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -33,12 +34,15 @@ from starlette.routing import Route
 from emulator.platforms.common import (
     Faults,
     FixedWindow,
+    Handler,
     Links,
     Logged,
-    control_routes,
+    configure_limits,
     file_bytes,
+    guarded,
     json_response,
-    now,
+    signed_file,
+    standin_app,
 )
 
 DEFAULT_TOKEN = "vimeo-standin-token"
@@ -103,12 +107,7 @@ class VimeoState:
         return {"token": DEFAULT_TOKEN, "videos": list(self.videos), "folders": list(self.folders)}
 
     def configure(self, body: dict[str, Any]) -> dict[str, Any]:
-        if "rate_limit" in body:
-            self.window = FixedWindow(
-                limit=int(body["rate_limit"]), seconds=float(body.get("rate_window", 60))
-            )
-        if "fault_count" in body:
-            self.faults = Faults(status=int(body.get("fault_status", 503)), count=int(body["fault_count"]))
+        configure_limits(self, body, 60.0)
         if "link_lifetime" in body:
             self.links.lifetime = float(body["link_lifetime"])
         if body.get("expire_links"):
@@ -214,15 +213,11 @@ def _sorted(request: Request, videos: list[dict[str, Any]]) -> list[dict[str, An
 def vimeo_app(state: VimeoState) -> Starlette:
     """The stand-in's ASGI app: the API routes behind auth, rate limit and faults, file links, control."""
 
-    def guarded(handler: Any) -> Any:
-        async def route(request: Request) -> Response:
-            at = now()
-            with state.lock:
-                response = _guard(request, at) or await handler(request, state.tokens[_token(request)], at)
-                state.log.append(Logged(at, request.method, request.url.path, response.status_code))
-            return response
-
-        return route
+    def api(endpoint: Callable[[Request, set[str], float], Awaitable[Response]]) -> Handler:
+        """`endpoint` behind the guard, given the token's scopes."""
+        return guarded(
+            state, _guard, lambda request, at: endpoint(request, state.tokens[_token(request)], at)
+        )
 
     def _token(request: Request) -> str:
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
@@ -308,18 +303,11 @@ def vimeo_app(state: VimeoState) -> Starlette:
         ]
         return _page(request, items, f"/videos/{record['id']}/chapters")
 
-    async def download(request: Request) -> Response:
+    def download(request: Request) -> Response | None:
         """REF_FILES: a download link is a 302 to the file on the CDN while it has not expired."""
         video_id, rendition = request.path_params["video_id"], request.path_params["rendition"]
-        q = request.query_params
-        path = f"/_download/{video_id}/{rendition}"
-        with state.lock:
-            status = state.links.check(path, q.get("exp", ""), q.get("gen", ""), q.get("sig", ""), now())
-            if status == 200 and video_id not in state.videos:
-                status = 404
-            state.log.append(Logged(now(), "GET", path, 302 if status == 200 else status))
-        if status != 200:
-            return Response(b"link expired" if status == 410 else b"not found", status_code=status)
+        if video_id not in state.videos:
+            return None
         return RedirectResponse(f"/_cdn/{video_id}/{rendition}", status_code=302)
 
     async def cdn(request: Request) -> Response:
@@ -332,15 +320,21 @@ def vimeo_app(state: VimeoState) -> Starlette:
         return Response(file_bytes(chosen[0], f"{video_id}/{name}"), media_type="video/mp4")
 
     routes = [
-        Route("/oauth/verify", guarded(verify)),
-        Route("/me", guarded(me)),
-        Route("/me/videos", guarded(my_videos)),
-        Route("/me/projects", guarded(projects)),
-        Route("/me/projects/{project_id}/videos", guarded(project_videos)),
-        Route("/videos/{video_id}", guarded(one_video)),
-        Route("/videos/{video_id}/chapters", guarded(chapters)),
-        Route("/_download/{video_id}/{rendition}", download),
+        Route("/oauth/verify", api(verify)),
+        Route("/me", api(me)),
+        Route("/me/videos", api(my_videos)),
+        Route("/me/projects", api(projects)),
+        Route("/me/projects/{project_id}/videos", api(project_videos)),
+        Route("/videos/{video_id}", api(one_video)),
+        Route("/videos/{video_id}/chapters", api(chapters)),
+        Route(
+            "/_download/{video_id}/{rendition}",
+            signed_file(
+                state,
+                lambda r: f"/_download/{r.path_params['video_id']}/{r.path_params['rendition']}",
+                download,
+            ),
+        ),
         Route("/_cdn/{video_id}/{rendition}", cdn),
-        *control_routes(state.seed, state.configure, state.delete, state.log, state.lock),
     ]
-    return Starlette(routes=routes)
+    return standin_app(state, routes)

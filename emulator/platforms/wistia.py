@@ -26,14 +26,18 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from emulator.platforms.common import (
+    Endpoint,
     Faults,
     FixedWindow,
+    Handler,
     Links,
     Logged,
-    control_routes,
+    configure_limits,
     file_bytes,
+    guarded,
     json_response,
-    now,
+    signed_file,
+    standin_app,
 )
 
 DEFAULT_TOKEN = "wistia-standin-token"
@@ -88,12 +92,7 @@ class WistiaState:
         return {"token": DEFAULT_TOKEN, "medias": list(self.medias), "projects": list(self.projects)}
 
     def configure(self, body: dict[str, Any]) -> dict[str, Any]:
-        if "rate_limit" in body:
-            self.window = FixedWindow(
-                limit=int(body["rate_limit"]), seconds=float(body.get("rate_window", 60))
-            )
-        if "fault_count" in body:
-            self.faults = Faults(status=int(body.get("fault_status", 503)), count=int(body["fault_count"]))
+        configure_limits(self, body, 60.0)
         if "link_lifetime" in body:
             self.links.lifetime = float(body["link_lifetime"])
         if body.get("expire_links"):
@@ -165,15 +164,8 @@ def _ordered(request: Request, medias: list[dict[str, Any]]) -> list[dict[str, A
 def wistia_app(state: WistiaState) -> Starlette:
     """The stand-in's ASGI app: the API routes behind auth, rate limit and faults, asset files, control."""
 
-    def guarded(handler: Any, permission: str | None = "read") -> Any:
-        async def route(request: Request) -> Response:
-            at = now()
-            with state.lock:
-                response = _guard(request, at, permission) or await handler(request, at)
-                state.log.append(Logged(at, request.method, request.url.path, response.status_code))
-            return response
-
-        return route
+    def api(endpoint: Endpoint, permission: str | None = "read") -> Handler:
+        return guarded(state, lambda request, at: _guard(request, at, permission), endpoint)
 
     def _guard(request: Request, at: float, permission: str | None) -> Response | None:
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
@@ -238,28 +230,23 @@ def wistia_app(state: WistiaState) -> Starlette:
             return json_response({"error": "Media not found"}, 404)
         return json_response(state.media(record, at))
 
-    async def delivery(request: Request) -> Response:
+    def delivery_path(request: Request) -> str:
+        return f"/deliveries/{request.path_params['hashed_id']}/{request.path_params['kind']}.bin"
+
+    def delivery(request: Request) -> Response | None:
         hashed, kind = request.path_params["hashed_id"], request.path_params["kind"]
-        q = request.query_params
-        path = f"/deliveries/{hashed}/{kind}.bin"
-        with state.lock:
-            status = state.links.check(path, q.get("exp", ""), q.get("gen", ""), q.get("sig", ""), now())
-            record = state.medias.get(hashed)
-            chosen = [a for a in state.assets(record) if a["type"] == kind] if record else []
-            if status == 200 and not chosen:
-                status = 404
-            state.log.append(Logged(now(), "GET", path, status))
-        if status != 200:
-            return Response(b"link expired" if status == 410 else b"not found", status_code=status)
+        record = state.medias.get(hashed)
+        chosen = [a for a in state.assets(record) if a["type"] == kind] if record else []
+        if not chosen:
+            return None
         return Response(file_bytes(chosen[0], f"{hashed}/{kind}"), media_type=chosen[0].get("contentType"))
 
     routes = [
-        Route("/v1/account.json", guarded(account, None)),
-        Route("/v1/projects.json", guarded(projects)),
-        Route("/v1/projects/{hashed_id}.json", guarded(one_project)),
-        Route("/v1/medias.json", guarded(medias)),
-        Route("/v1/medias/{hashed_id}.json", guarded(one_media)),
-        Route("/deliveries/{hashed_id}/{kind}.bin", delivery),
-        *control_routes(state.seed, state.configure, state.delete, state.log, state.lock),
+        Route("/v1/account.json", api(account, None)),
+        Route("/v1/projects.json", api(projects)),
+        Route("/v1/projects/{hashed_id}.json", api(one_project)),
+        Route("/v1/medias.json", api(medias)),
+        Route("/v1/medias/{hashed_id}.json", api(one_media)),
+        Route("/deliveries/{hashed_id}/{kind}.bin", signed_file(state, delivery_path, delivery)),
     ]
-    return Starlette(routes=routes)
+    return standin_app(state, routes)
