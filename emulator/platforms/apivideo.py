@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 import secrets
-import threading
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,12 +28,10 @@ from starlette.routing import Route
 
 from emulator.platforms.common import (
     Endpoint,
-    Faults,
     FixedWindow,
     Handler,
     Links,
-    Logged,
-    configure_limits,
+    StandinState,
     file_bytes,
     guarded,
     json_response,
@@ -54,24 +51,20 @@ def _problem(title: str, status: int, headers: dict[str, str] | None = None) -> 
     )
 
 
-class ApiVideoState:
+class ApiVideoState(StandinState):
     """The project's API keys, the access tokens handed out, the videos, and the faults and limits."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.base_url = ""
-        self.log: list[Logged] = []
+        super().__init__()
         self._fresh()
 
     def _fresh(self) -> None:
+        self.restart(FixedWindow(limit=0, seconds=60.0))
         self.keys: set[str] = {DEFAULT_TOKEN}
         self.access: dict[str, float] = {}  # access token -> expiry epoch
         self.videos: dict[str, dict[str, Any]] = {}
-        self.window = FixedWindow(limit=0, seconds=60.0)
-        self.faults = Faults()
         self.links = Links(LINK_LIFETIME)
         self.token_lifetime = TOKEN_LIFETIME
-        self.log.clear()
 
     def seed(self, body: dict[str, Any]) -> dict[str, Any]:
         if body.get("reset"):
@@ -86,7 +79,7 @@ class ApiVideoState:
         return {"token": DEFAULT_TOKEN, "videos": list(self.videos)}
 
     def configure(self, body: dict[str, Any]) -> dict[str, Any]:
-        configure_limits(self, body, 60.0)
+        self.configure_limits(body, 60.0)
         if "token_lifetime" in body:
             self.token_lifetime = float(body["token_lifetime"])
         if body.get("expire_tokens"):

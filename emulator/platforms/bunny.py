@@ -18,7 +18,6 @@ What the references leave open is written in emulator/platforms/README.md.
 from __future__ import annotations
 
 import math
-import threading
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,11 +28,10 @@ from starlette.routing import Route
 
 from emulator.platforms.common import (
     Endpoint,
-    Faults,
     FixedWindow,
     Handler,
     Logged,
-    configure_limits,
+    StandinState,
     file_bytes,
     guarded,
     json_response,
@@ -47,23 +45,19 @@ MAX_PER_PAGE, DEFAULT_PER_PAGE = 1000, 100  # REF_LIST
 DEFAULT_RESOLUTIONS = "360p,720p"
 
 
-class BunnyState:
+class BunnyState(StandinState):
     """The libraries (their keys and settings) and videos, and the faults and limits the control sets."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.base_url = ""
-        self.log: list[Logged] = []
+        super().__init__()
         self._fresh()
 
     def _fresh(self) -> None:
+        self.restart(FixedWindow(limit=0, seconds=1.0))
         self.libraries: dict[str, dict[str, Any]] = {
             LIBRARY: {"key": DEFAULT_TOKEN, "keep_original_files": True, "mp4_fallback": True}
         }
         self.videos: dict[str, dict[str, Any]] = {}
-        self.window = FixedWindow(limit=0, seconds=1.0)
-        self.faults = Faults()
-        self.log.clear()
 
     def seed(self, body: dict[str, Any]) -> dict[str, Any]:
         if body.get("reset"):
@@ -86,7 +80,7 @@ class BunnyState:
         return {"token": DEFAULT_TOKEN, "library": LIBRARY, "videos": list(self.videos)}
 
     def configure(self, body: dict[str, Any]) -> dict[str, Any]:
-        configure_limits(self, body, 1.0)
+        self.configure_limits(body, 1.0)
         return {}
 
     def delete(self, guid: str) -> bool:

@@ -20,7 +20,6 @@ What the references leave open is written in emulator/platforms/README.md (one-s
 from __future__ import annotations
 
 import math
-import threading
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,12 +30,10 @@ from starlette.routing import Route
 
 from emulator.platforms.common import (
     Endpoint,
-    Faults,
     FixedWindow,
     Handler,
     Links,
-    Logged,
-    configure_limits,
+    StandinState,
     file_bytes,
     guarded,
     json_response,
@@ -66,24 +63,20 @@ def _when(text: str) -> float:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
-class CloudflareState:
+class CloudflareState(StandinState):
     """The account, its tokens and videos, the downloads asked for, and the faults and limits."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.base_url = ""
-        self.log: list[Logged] = []
+        super().__init__()
         self._fresh()
 
     def _fresh(self) -> None:
+        self.restart(FixedWindow(RATE_LIMIT, RATE_WINDOW))
         self.tokens: set[str] = {DEFAULT_TOKEN}
         self.videos: dict[str, dict[str, Any]] = {}
         self.downloads: dict[str, int] = {}  # uid -> reads since it was asked for
-        self.window = FixedWindow(RATE_LIMIT, RATE_WINDOW)
-        self.faults = Faults()
         self.links = Links(LINK_LIFETIME)
         self.prepare_reads = PREPARE_READS
-        self.log.clear()
 
     def seed(self, body: dict[str, Any]) -> dict[str, Any]:
         if body.get("reset"):
@@ -98,7 +91,7 @@ class CloudflareState:
         return {"token": DEFAULT_TOKEN, "account": ACCOUNT, "videos": list(self.videos)}
 
     def configure(self, body: dict[str, Any]) -> dict[str, Any]:
-        configure_limits(self, body, RATE_WINDOW)
+        self.configure_limits(body, RATE_WINDOW)
         if "prepare_reads" in body:
             self.prepare_reads = int(body["prepare_reads"])
         if body.get("expire_links"):

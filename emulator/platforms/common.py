@@ -128,34 +128,49 @@ Endpoint = Callable[[Request, float], Awaitable[Response]]
 Guard = Callable[[Request, float], Response | None]
 
 
-class StandinState(Protocol):
-    """What the shared routes read of a stand-in's state (each platform's own class)."""
+class StandinState:
+    """What every stand-in's state holds: its lock, its base_url (once served), the request log, the rate
+    window and the 5xx faults. Each platform's state adds its own and answers seed, configure and delete."""
+
+    def __init__(self, window: FixedWindow | None = None) -> None:
+        self.lock = threading.Lock()
+        self.base_url = ""
+        self.log: list[Logged] = []
+        self.restart(window or FixedWindow())
+
+    def restart(self, window: FixedWindow) -> None:
+        """A fresh account's limits: `window`, no fault due, an empty log."""
+        self.window = window
+        self.faults = Faults()
+        self.log.clear()
+
+    def configure_limits(self, body: dict[str, Any], window: float) -> None:
+        """The control API's limits: `rate_limit` requests per `rate_window` seconds (`window` by default)
+        and a 5xx burst of `fault_count` answers of `fault_status` (503 by default)."""
+        if "rate_limit" in body:
+            self.window = FixedWindow(int(body["rate_limit"]), float(body.get("rate_window", window)))
+        if "fault_count" in body:
+            self.faults = Faults(status=int(body.get("fault_status", 503)), count=int(body["fault_count"]))
+
+    def seed(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The control API's seed: the platform's tokens, videos and the rest (`reset` empties it first)."""
+        raise NotImplementedError
+
+    def configure(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The control API's config: limits, faults and the platform's own settings."""
+        raise NotImplementedError
+
+    def delete(self, ident: str) -> bool:
+        """Delete one video (as its owner would); whether it was there."""
+        raise NotImplementedError
+
+
+class LinkedState(Protocol):
+    """A stand-in's state that hands out signed file links (read at each request: a reset replaces them)."""
 
     lock: threading.Lock
     log: list[Logged]
-    window: FixedWindow
-    faults: Faults
-
-    def seed(self, body: dict[str, Any]) -> dict[str, Any]: ...
-
-    def configure(self, body: dict[str, Any]) -> dict[str, Any]: ...
-
-    def delete(self, ident: str) -> bool: ...
-
-
-class LinkedState(StandinState, Protocol):
-    """A stand-in's state that hands out signed file links (read at each request: a reset replaces them)."""
-
     links: Links
-
-
-def configure_limits(state: StandinState, body: dict[str, Any], window: float) -> None:
-    """The control API's limits: `rate_limit` requests per `rate_window` seconds (`window` by default) and
-    a 5xx burst of `fault_count` answers of `fault_status` (503 by default)."""
-    if "rate_limit" in body:
-        state.window = FixedWindow(int(body["rate_limit"]), float(body.get("rate_window", window)))
-    if "fault_count" in body:
-        state.faults = Faults(status=int(body.get("fault_status", 503)), count=int(body["fault_count"]))
 
 
 def guarded(state: StandinState, guard: Guard, endpoint: Endpoint) -> Handler:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import math
-import threading
 from typing import Any
 
 from starlette.applications import Starlette
@@ -30,12 +29,11 @@ from starlette.routing import Route
 
 from emulator.platforms.common import (
     Endpoint,
-    Faults,
     FixedWindow,
     Handler,
     Links,
     Logged,
-    configure_limits,
+    StandinState,
     file_bytes,
     guarded,
     json_response,
@@ -60,24 +58,20 @@ def _error(kind: str, message: str, status: int, headers: dict[str, str] | None 
     return json_response({"error": {"type": kind, "messages": [message]}}, status, headers)
 
 
-class MuxState:
+class MuxState(StandinState):
     """The environment's access tokens and assets, and the faults and limits the control API sets."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.base_url = ""
-        self.log: list[Logged] = []
+        super().__init__()
         self._fresh()
 
     def _fresh(self) -> None:
+        self.restart(FixedWindow(limit=0, seconds=1.0))
         token_id, _, secret = DEFAULT_TOKEN.partition(":")
         self.tokens: dict[str, str] = {token_id: secret}
         self.assets: dict[str, dict[str, Any]] = {}
-        self.window = FixedWindow(limit=0, seconds=1.0)
-        self.faults = Faults()
         self.links = Links(MASTER_LIFETIME)
         self.prepare_reads = PREPARE_READS
-        self.log.clear()
 
     def seed(self, body: dict[str, Any]) -> dict[str, Any]:
         if body.get("reset"):
@@ -96,7 +90,7 @@ class MuxState:
         return {"token": DEFAULT_TOKEN, "assets": list(self.assets)}
 
     def configure(self, body: dict[str, Any]) -> dict[str, Any]:
-        configure_limits(self, body, 1.0)
+        self.configure_limits(body, 1.0)
         if "prepare_reads" in body:
             self.prepare_reads = int(body["prepare_reads"])
         if body.get("expire_links"):  # REF_MASTER: the 24 hours have passed: master access is none again

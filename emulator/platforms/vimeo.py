@@ -20,7 +20,6 @@ What the references leave open is written in emulator/platforms/README.md.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -32,12 +31,10 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from emulator.platforms.common import (
-    Faults,
     FixedWindow,
     Handler,
     Links,
-    Logged,
-    configure_limits,
+    StandinState,
     file_bytes,
     guarded,
     json_response,
@@ -71,20 +68,16 @@ def _error(status: int, message: str, code: int, headers: dict[str, str] | None 
     )
 
 
-class VimeoState:
+class VimeoState(StandinState):
     """The account, its tokens, folders and videos, and the faults and limits the control API sets."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
+        super().__init__(FixedWindow(limit=0, seconds=60.0))
         self.plan = "pro"
         self.tokens: dict[str, set[str]] = {DEFAULT_TOKEN: set(ALL_SCOPES)}
         self.folders: dict[str, str] = {}
         self.videos: dict[str, dict[str, Any]] = {}
-        self.window = FixedWindow(limit=0, seconds=60.0)
-        self.faults = Faults()
         self.links = Links(LINK_LIFETIME)
-        self.log: list[Logged] = []
-        self.base_url = ""
 
     # -- control -------------------------------------------------------------------------------------------
 
@@ -93,8 +86,8 @@ class VimeoState:
             self.plan, self.folders, self.videos = "pro", {}, {}
             self.tokens.clear()
             self.tokens[DEFAULT_TOKEN] = set(ALL_SCOPES)
-            self.window, self.faults, self.links = FixedWindow(0, 60.0), Faults(), Links(LINK_LIFETIME)
-            self.log.clear()
+            self.restart(FixedWindow(0, 60.0))
+            self.links = Links(LINK_LIFETIME)
         self.plan = body.get("plan", self.plan)
         for token, scopes in body.get("tokens", {}).items():
             self.tokens[token] = set(scopes)
@@ -107,7 +100,7 @@ class VimeoState:
         return {"token": DEFAULT_TOKEN, "videos": list(self.videos), "folders": list(self.folders)}
 
     def configure(self, body: dict[str, Any]) -> dict[str, Any]:
-        configure_limits(self, body, 60.0)
+        self.configure_limits(body, 60.0)
         if "link_lifetime" in body:
             self.links.lifetime = float(body["link_lifetime"])
         if body.get("expire_links"):

@@ -16,7 +16,6 @@ What the references leave open is written in emulator/platforms/README.md.
 from __future__ import annotations
 
 import math
-import threading
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,12 +26,10 @@ from starlette.routing import Route
 
 from emulator.platforms.common import (
     Endpoint,
-    Faults,
     FixedWindow,
     Handler,
     Links,
-    Logged,
-    configure_limits,
+    StandinState,
     file_bytes,
     guarded,
     json_response,
@@ -59,28 +56,23 @@ def _iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00")
 
 
-class WistiaState:
+class WistiaState(StandinState):
     """The account, its tokens, projects and medias, and the faults and limits the control API sets."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
+        super().__init__(FixedWindow(limit=RATE_PER_MINUTE, seconds=60.0))
         self.tokens: dict[str, set[str]] = {DEFAULT_TOKEN: set(ALL_PERMISSIONS)}
         self.projects: dict[str, dict[str, Any]] = {}
         self.medias: dict[str, dict[str, Any]] = {}
-        self.window = FixedWindow(limit=RATE_PER_MINUTE, seconds=60.0)
-        self.faults = Faults()
         self.links = Links(LINK_LIFETIME)
-        self.log: list[Logged] = []
-        self.base_url = ""
 
     def seed(self, body: dict[str, Any]) -> dict[str, Any]:
         if body.get("reset"):  # a fresh account: the same objects, emptied (routes hold them)
             self.tokens.clear()
             self.tokens[DEFAULT_TOKEN] = set(ALL_PERMISSIONS)
             self.projects, self.medias = {}, {}
-            self.window, self.faults = FixedWindow(RATE_PER_MINUTE, 60.0), Faults()
+            self.restart(FixedWindow(RATE_PER_MINUTE, 60.0))
             self.links = Links(LINK_LIFETIME)
-            self.log.clear()
         for token, permissions in body.get("tokens", {}).items():
             self.tokens[token] = set(permissions)
         for number, project in enumerate(body.get("projects", []), start=len(self.projects) + 1):
@@ -92,7 +84,7 @@ class WistiaState:
         return {"token": DEFAULT_TOKEN, "medias": list(self.medias), "projects": list(self.projects)}
 
     def configure(self, body: dict[str, Any]) -> dict[str, Any]:
-        configure_limits(self, body, 60.0)
+        self.configure_limits(body, 60.0)
         if "link_lifetime" in body:
             self.links.lifetime = float(body["link_lifetime"])
         if body.get("expire_links"):
