@@ -1,5 +1,4 @@
-"""What every platform stand-in shares: the loopback server, rate windows, 5xx bursts, the request log,
-signed file links, the guarded and signed-file routes and the control API."""
+"""What every platform stand-in shares: its server, state, rate windows, faults, links, routes, control."""
 
 from __future__ import annotations
 
