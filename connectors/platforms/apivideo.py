@@ -16,13 +16,12 @@ import httpx
 
 from connectors.platforms.base import (
     DownloadLink,
-    PlatformClient,
     PlatformConfigError,
     PlatformError,
     SourceVideo,
-    environment_settings,
     need,
 )
+from connectors.platforms.common import SourceClient
 
 DEFAULT_API_URL = "https://ws.api.video"
 TOKEN_VARIABLE = "VIDEOFERRY_APIVIDEO_TOKEN"
@@ -36,13 +35,14 @@ class NoMp4Error(PlatformError):
     """The video has no MP4 asset: MP4 support was not enabled when it was uploaded."""
 
 
-class ApiVideoClient(PlatformClient):
+class ApiVideoClient(SourceClient):
     """ws.api.video (or VIDEOFERRY_APIVIDEO_API_URL): the API key (VIDEOFERRY_APIVIDEO_TOKEN) exchanged at
     POST /auth/api-key for a bearer access token; api.video's X-RateLimit-Retry-After respected."""
 
     platform = "apivideo"
     token_variable = TOKEN_VARIABLE
     url_variable = URL_VARIABLE
+    default_url = DEFAULT_API_URL
 
     def __init__(self, base_url: str, token: str, **options: Any) -> None:
         super().__init__(base_url, "", **options)
@@ -53,12 +53,6 @@ class ApiVideoClient(PlatformClient):
 
     def auth_headers(self, token: str) -> dict[str, str]:
         return {}  # the access token is set once exchanged
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str], **options: Any) -> ApiVideoClient:
-        """The client the environment describes (PlatformConfigError naming a variable to set)."""
-        url, token = environment_settings(env, TOKEN_VARIABLE, URL_VARIABLE, DEFAULT_API_URL)
-        return cls(url, token, **options)
 
     def note_limits(self, answer: httpx.Response) -> None:
         """api.video says the wait in X-RateLimit-Retry-After (seconds) on a 429."""

@@ -17,13 +17,12 @@ import httpx
 from connectors.platforms.base import (
     DownloadLink,
     NotFoundError,
-    PlatformClient,
     PlatformConfigError,
     PlatformError,
     SourceVideo,
-    environment_settings,
     need,
 )
+from connectors.platforms.common import SourceClient
 from core.redact import safe_uri
 
 DEFAULT_API_URL = "https://video.bunnycdn.com"
@@ -37,18 +36,19 @@ FINISHED = 4  # a video's `status` once encoded
 _HEIGHT = re.compile(r"^(\d+)p$")
 
 
-class BunnyClient(PlatformClient):
+class BunnyClient(SourceClient):
     """video.bunnycdn.com (or VIDEOFERRY_BUNNY_API_URL) with the library's Stream API key in the `AccessKey`
     header; files from the library's pull zone (VIDEOFERRY_BUNNY_CDN_URL, such as https://vz-1234.b-cdn.net)."""
 
     platform = "bunny"
     token_variable = TOKEN_VARIABLE
     url_variable = URL_VARIABLE
+    default_url = DEFAULT_API_URL
+    rate_per_minute = RATE_PER_MINUTE
 
     def __init__(
         self, base_url: str, token: str, *, cdn_url: str, per_page: int = PER_PAGE, **options: Any
     ) -> None:
-        options.setdefault("per_minute", RATE_PER_MINUTE)
         super().__init__(base_url, token, **options)
         self.cdn_url = cdn_url.rstrip("/")
         self.per_page = per_page
@@ -58,16 +58,15 @@ class BunnyClient(PlatformClient):
         return {"AccessKey": token}
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str], **options: Any) -> BunnyClient:
-        """The client the environment describes (PlatformConfigError naming a variable to set)."""
-        url, token = environment_settings(env, TOKEN_VARIABLE, URL_VARIABLE, DEFAULT_API_URL)
+    def settings_from_env(cls, env: Mapping[str, str]) -> dict[str, Any]:
+        """The library's pull zone (VIDEOFERRY_BUNNY_CDN_URL; PlatformConfigError unless an address)."""
         cdn = env.get(CDN_VARIABLE, "").strip()
         if not cdn.startswith(("http://", "https://")):
             raise PlatformConfigError(
                 f"{CDN_VARIABLE} must be the library's pull zone address (https://vz-....b-cdn.net, shown"
                 " in the library's API settings): the files are fetched from it"
             )
-        return cls(url, token, cdn_url=cdn, **options)
+        return {"cdn_url": cdn}
 
     def check_access(self, library: str | None = None) -> str:
         """The key opens the library; PlatformConfigError saying what to fix otherwise."""

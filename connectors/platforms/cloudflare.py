@@ -16,13 +16,12 @@ from typing import Any
 from connectors.platforms.base import (
     DownloadLink,
     NotFoundError,
-    PlatformClient,
     PlatformConfigError,
     PlatformError,
     SourceVideo,
-    environment_settings,
     need,
 )
+from connectors.platforms.common import SourceClient
 from connectors.platforms.prepare import DEFAULT_READINESS, Readiness, wait_until_ready
 
 DEFAULT_API_URL = "https://api.cloudflare.com/client/v4"
@@ -40,13 +39,15 @@ def _second(stamp: str) -> datetime:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).replace(microsecond=0)
 
 
-class CloudflareClient(PlatformClient):
+class CloudflareClient(SourceClient):
     """api.cloudflare.com (or VIDEOFERRY_CLOUDFLARE_API_URL) with the API token, for one account, at most
     240 calls a minute, each 429 waited for."""
 
     platform = "cloudflare"
     token_variable = TOKEN_VARIABLE
     url_variable = URL_VARIABLE
+    default_url = DEFAULT_API_URL
+    rate_per_minute = RATE_PER_MINUTE
 
     def __init__(
         self,
@@ -58,7 +59,6 @@ class CloudflareClient(PlatformClient):
         readiness: Readiness = DEFAULT_READINESS,
         **options: Any,
     ) -> None:
-        options.setdefault("per_minute", RATE_PER_MINUTE)
         super().__init__(base_url, token, **options)
         self.account = account
         self.per_page = per_page
@@ -66,15 +66,14 @@ class CloudflareClient(PlatformClient):
         self.skipped = 0
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str], **options: Any) -> CloudflareClient:
-        """The client the environment describes (PlatformConfigError naming a variable to set)."""
-        url, token = environment_settings(env, TOKEN_VARIABLE, URL_VARIABLE, DEFAULT_API_URL)
+    def settings_from_env(cls, env: Mapping[str, str]) -> dict[str, Any]:
+        """The account (VIDEOFERRY_CLOUDFLARE_ACCOUNT_ID; PlatformConfigError when it is not set)."""
         account = env.get(ACCOUNT_VARIABLE, "").strip()
         if not account:
             raise PlatformConfigError(
                 f"{ACCOUNT_VARIABLE} is not set: export the Cloudflare account id in it"
             )
-        return cls(url, token, account, **options)
+        return {"account": account}
 
     def result(self, method: str, path: str, params: Mapping[str, Any] | None = None, *, what: str) -> Any:
         """The `result` of an answer in Cloudflare's envelope (MalformedPage naming `what` otherwise)."""

@@ -15,13 +15,12 @@ from typing import Any
 
 from connectors.platforms.base import (
     DownloadLink,
-    PlatformClient,
     PlatformConfigError,
     PlatformError,
     SourceVideo,
-    environment_settings,
     need,
 )
+from connectors.platforms.common import SourceClient
 from connectors.platforms.prepare import DEFAULT_READINESS, Readiness, wait_until_ready
 
 DEFAULT_API_URL = "https://api.mux.com"
@@ -38,13 +37,15 @@ MASTER_LIFETIME = timedelta(hours=24)
 SIGNED = "signed playback policy"
 
 
-class MuxClient(PlatformClient):
+class MuxClient(SourceClient):
     """api.mux.com (or VIDEOFERRY_MUX_API_URL) with the access token (`id:secret` in VIDEOFERRY_MUX_TOKEN,
     sent as basic auth), at most 300 calls a minute, each 429 waited for."""
 
     platform = "mux"
     token_variable = TOKEN_VARIABLE
     url_variable = URL_VARIABLE
+    default_url = DEFAULT_API_URL
+    rate_per_minute = RATE_PER_MINUTE
 
     def __init__(
         self,
@@ -59,7 +60,6 @@ class MuxClient(PlatformClient):
             raise PlatformConfigError(
                 f"{TOKEN_VARIABLE} must be the access token's id and secret as ID:SECRET"
             )
-        options.setdefault("per_minute", RATE_PER_MINUTE)
         super().__init__(base_url, token, **options)
         self.stream_url = stream_url.rstrip("/")
         self.readiness = readiness
@@ -69,11 +69,9 @@ class MuxClient(PlatformClient):
         return {"Authorization": "Basic " + base64.b64encode(token.encode()).decode()}
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str], **options: Any) -> MuxClient:
-        """The client the environment describes (PlatformConfigError naming a variable to set)."""
-        url, token = environment_settings(env, TOKEN_VARIABLE, URL_VARIABLE, DEFAULT_API_URL)
-        stream = env.get(STREAM_VARIABLE, "").strip() or DEFAULT_STREAM_URL
-        return cls(url, token, stream_url=stream, **options)
+    def settings_from_env(cls, env: Mapping[str, str]) -> dict[str, Any]:
+        """Mux's stream host (VIDEOFERRY_MUX_STREAM_URL, else stream.mux.com)."""
+        return {"stream_url": env.get(STREAM_VARIABLE, "").strip() or DEFAULT_STREAM_URL}
 
     def check_access(self, folder: str | None = None) -> str:
         """The token works and may read assets; PlatformConfigError saying what to fix otherwise."""

@@ -8,7 +8,7 @@ download links https://help.vimeo.com/hc/en-us/articles/12427806914577."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -19,15 +19,14 @@ from connectors.platforms.base import (
     DownloadLink,
     MalformedPage,
     NotFoundError,
-    PlatformClient,
     PlatformConfigError,
     PlatformError,
     SourceVideo,
     StillProcessing,
-    environment_settings,
     need,
     parse_time,
 )
+from connectors.platforms.common import SourceClient
 
 DEFAULT_API_URL = "https://api.vimeo.com"
 #: A video's `status` while Vimeo still uploads or transcodes it (its file comes later).
@@ -45,22 +44,17 @@ _VIDEO_URI = re.compile(r"^/videos/(\d+)$")
 _FOLDER_URI = re.compile(r"/projects/(\d+)$")
 
 
-class VimeoClient(PlatformClient):
+class VimeoClient(SourceClient):
     """api.vimeo.com (or VIDEOFERRY_VIMEO_API_URL) with the token; its own rate limit from X-RateLimit-*."""
 
     platform = "vimeo"
     token_variable = TOKEN_VARIABLE
     url_variable = URL_VARIABLE
+    default_url = DEFAULT_API_URL
 
     def __init__(self, base_url: str, token: str, **options: Any) -> None:
         accept = {"Accept": "application/vnd.vimeo.*+json;version=3.4"}
         super().__init__(base_url, token, headers=accept, **options)
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str], **options: Any) -> VimeoClient:
-        """The client the environment describes (PlatformConfigError naming a variable to set)."""
-        url, token = environment_settings(env, TOKEN_VARIABLE, URL_VARIABLE, DEFAULT_API_URL)
-        return cls(url, token, **options)
 
     def note_limits(self, answer: httpx.Response) -> None:
         """X-RateLimit-Remaining 0 (or a 429): no call before X-RateLimit-Reset."""

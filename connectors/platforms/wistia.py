@@ -6,20 +6,19 @@ limits) and https://wistia.com/support/developers/data-api (medias, projects, as
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 from connectors.platforms.base import (
     DownloadLink,
     NotFoundError,
-    PlatformClient,
     PlatformConfigError,
     PlatformError,
     SourceVideo,
     StillProcessing,
-    environment_settings,
     need,
 )
+from connectors.platforms.common import SourceClient
 
 DEFAULT_API_URL = "https://api.wistia.com"
 TOKEN_VARIABLE = "VIDEOFERRY_WISTIA_TOKEN"
@@ -33,27 +32,22 @@ ORDER = {"sort_by": "created", "sort_direction": "1"}
 MP4_ASSETS = ("HdMp4VideoFile", "MdMp4VideoFile", "Mp4VideoFile", "IphoneVideoFile")
 
 
-class WistiaClient(PlatformClient):
+class WistiaClient(SourceClient):
     """api.wistia.com (or VIDEOFERRY_WISTIA_API_URL) with the token, at most 600 calls a minute, each 429's
     Retry-After respected."""
 
     platform = "wistia"
     token_variable = TOKEN_VARIABLE
     url_variable = URL_VARIABLE
+    default_url = DEFAULT_API_URL
+    rate_per_minute = RATE_PER_MINUTE
 
     def __init__(self, base_url: str, token: str, **options: Any) -> None:
-        options.setdefault("per_minute", RATE_PER_MINUTE)
         super().__init__(base_url, token, **options)
         #: Medias the last listing left out because they are not videos.
         self.skipped = 0
         #: The medias left out, as `<hashed_id> (<type>)`, in listing order.
         self.left_out: list[str] = []
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str], **options: Any) -> WistiaClient:
-        """The client the environment describes (PlatformConfigError naming a variable to set)."""
-        url, token = environment_settings(env, TOKEN_VARIABLE, URL_VARIABLE, DEFAULT_API_URL)
-        return cls(url, token, **options)
 
     def check_access(self, project: str | None = None) -> str:
         """The token works and may read medias (with their assets), and `project` exists; PlatformConfigError

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 import secrets
-import threading
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,14 +27,16 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from emulator.platforms.common import (
-    Faults,
+    Endpoint,
     FixedWindow,
+    Handler,
     Links,
-    Logged,
-    control_routes,
+    StandinState,
     file_bytes,
+    guarded,
     json_response,
-    now,
+    signed_file,
+    standin_app,
 )
 
 DEFAULT_TOKEN = "apivideo-standin-key"
@@ -50,24 +51,20 @@ def _problem(title: str, status: int, headers: dict[str, str] | None = None) -> 
     )
 
 
-class ApiVideoState:
+class ApiVideoState(StandinState):
     """The project's API keys, the access tokens handed out, the videos, and the faults and limits."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.base_url = ""
-        self.log: list[Logged] = []
+        super().__init__()
         self._fresh()
 
     def _fresh(self) -> None:
+        self.restart(FixedWindow(limit=0, seconds=60.0))
         self.keys: set[str] = {DEFAULT_TOKEN}
         self.access: dict[str, float] = {}  # access token -> expiry epoch
         self.videos: dict[str, dict[str, Any]] = {}
-        self.window = FixedWindow(limit=0, seconds=60.0)
-        self.faults = Faults()
         self.links = Links(LINK_LIFETIME)
         self.token_lifetime = TOKEN_LIFETIME
-        self.log.clear()
 
     def seed(self, body: dict[str, Any]) -> dict[str, Any]:
         if body.get("reset"):
@@ -82,10 +79,7 @@ class ApiVideoState:
         return {"token": DEFAULT_TOKEN, "videos": list(self.videos)}
 
     def configure(self, body: dict[str, Any]) -> dict[str, Any]:
-        if "rate_limit" in body:
-            self.window = FixedWindow(int(body["rate_limit"]), float(body.get("rate_window", 60)))
-        if "fault_count" in body:
-            self.faults = Faults(status=int(body.get("fault_status", 503)), count=int(body["fault_count"]))
+        self.configure_limits(body, 60.0)
         if "token_lifetime" in body:
             self.token_lifetime = float(body["token_lifetime"])
         if body.get("expire_tokens"):
@@ -127,15 +121,8 @@ class ApiVideoState:
 def apivideo_app(state: ApiVideoState) -> Starlette:
     """The stand-in's ASGI app: auth, the API routes behind tokens, rate limit and faults, files, control."""
 
-    def guarded(handler: Any, *, token: bool = True) -> Any:
-        async def route(request: Request) -> Response:
-            at = now()
-            with state.lock:
-                response = _guard(request, at, token) or await handler(request, at)
-                state.log.append(Logged(at, request.method, request.url.path, response.status_code))
-            return response
-
-        return route
+    def api(endpoint: Endpoint, *, token: bool = True) -> Handler:
+        return guarded(state, lambda request, at: _guard(request, at, token), endpoint)
 
     def _guard(request: Request, at: float, token: bool) -> Response | None:
         if token:
@@ -203,24 +190,19 @@ def apivideo_app(state: ApiVideoState) -> Starlette:
             return _problem("Video not found", 404)
         return json_response(state.shown(video, at))
 
-    async def file(request: Request) -> Response:
+    def file(request: Request) -> Response | None:
         ident = request.path_params["video_id"]
-        q = request.query_params
-        path = f"/vod/{ident}/mp4/source.mp4"
-        with state.lock:
-            status = state.links.check(path, q.get("exp", ""), q.get("gen", ""), q.get("sig", ""), now())
-            if status == 200 and ident not in state.videos:
-                status = 404
-            state.log.append(Logged(now(), "GET", path, status))
-        if status != 200:
-            return Response(b"link expired" if status == 410 else b"not found", status_code=status)
+        if ident not in state.videos:
+            return None
         return Response(file_bytes(state.videos[ident], f"{ident}/mp4"), media_type="video/mp4")
 
     routes = [
-        Route("/auth/api-key", guarded(auth, token=False), methods=["POST"]),
-        Route("/videos", guarded(videos)),
-        Route("/videos/{video_id}", guarded(one_video)),
-        Route("/vod/{video_id}/mp4/source.mp4", file),
-        *control_routes(state.seed, state.configure, state.delete, state.log, state.lock),
+        Route("/auth/api-key", api(auth, token=False), methods=["POST"]),
+        Route("/videos", api(videos)),
+        Route("/videos/{video_id}", api(one_video)),
+        Route(
+            "/vod/{video_id}/mp4/source.mp4",
+            signed_file(state, lambda r: f"/vod/{r.path_params['video_id']}/mp4/source.mp4", file),
+        ),
     ]
-    return Starlette(routes=routes)
+    return standin_app(state, routes)

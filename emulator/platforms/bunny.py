@@ -18,7 +18,6 @@ What the references leave open is written in emulator/platforms/README.md.
 from __future__ import annotations
 
 import math
-import threading
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,13 +27,16 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from emulator.platforms.common import (
-    Faults,
+    Endpoint,
     FixedWindow,
+    Handler,
     Logged,
-    control_routes,
+    StandinState,
     file_bytes,
+    guarded,
     json_response,
     now,
+    standin_app,
 )
 
 DEFAULT_TOKEN = "bunny-standin-key"
@@ -43,23 +45,19 @@ MAX_PER_PAGE, DEFAULT_PER_PAGE = 1000, 100  # REF_LIST
 DEFAULT_RESOLUTIONS = "360p,720p"
 
 
-class BunnyState:
+class BunnyState(StandinState):
     """The libraries (their keys and settings) and videos, and the faults and limits the control sets."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.base_url = ""
-        self.log: list[Logged] = []
+        super().__init__()
         self._fresh()
 
     def _fresh(self) -> None:
+        self.restart(FixedWindow(limit=0, seconds=1.0))
         self.libraries: dict[str, dict[str, Any]] = {
             LIBRARY: {"key": DEFAULT_TOKEN, "keep_original_files": True, "mp4_fallback": True}
         }
         self.videos: dict[str, dict[str, Any]] = {}
-        self.window = FixedWindow(limit=0, seconds=1.0)
-        self.faults = Faults()
-        self.log.clear()
 
     def seed(self, body: dict[str, Any]) -> dict[str, Any]:
         if body.get("reset"):
@@ -82,10 +80,7 @@ class BunnyState:
         return {"token": DEFAULT_TOKEN, "library": LIBRARY, "videos": list(self.videos)}
 
     def configure(self, body: dict[str, Any]) -> dict[str, Any]:
-        if "rate_limit" in body:
-            self.window = FixedWindow(int(body["rate_limit"]), float(body.get("rate_window", 1)))
-        if "fault_count" in body:
-            self.faults = Faults(status=int(body.get("fault_status", 503)), count=int(body["fault_count"]))
+        self.configure_limits(body, 1.0)
         return {}
 
     def delete(self, guid: str) -> bool:
@@ -115,15 +110,8 @@ def bunny_app(state: BunnyState) -> Starlette:
     """The stand-in's ASGI app: the API routes behind the library key, rate limit and faults, the pull zone
     (`/cdn/{libraryId}/...`), control."""
 
-    def guarded(handler: Any) -> Any:
-        async def route(request: Request) -> Response:
-            at = now()
-            with state.lock:
-                response = _guard(request, at) or await handler(request, at)
-                state.log.append(Logged(at, request.method, request.url.path, response.status_code))
-            return response
-
-        return route
+    def api(endpoint: Endpoint) -> Handler:
+        return guarded(state, _guard, endpoint)
 
     def _guard(request: Request, at: float) -> Response | None:
         library = state.libraries.get(request.path_params["library_id"])
@@ -191,9 +179,8 @@ def bunny_app(state: BunnyState) -> Starlette:
         return Response(content, media_type="video/mp4")
 
     routes = [
-        Route("/library/{library_id}/videos", guarded(videos)),
-        Route("/library/{library_id}/videos/{video_id}", guarded(one_video)),
+        Route("/library/{library_id}/videos", api(videos)),
+        Route("/library/{library_id}/videos/{video_id}", api(one_video)),
         Route("/cdn/{library_id}/{video_id}/{name}", pull_zone, methods=["GET", "HEAD"]),
-        *control_routes(state.seed, state.configure, state.delete, state.log, state.lock),
     ]
-    return Starlette(routes=routes)
+    return standin_app(state, routes)

@@ -20,7 +20,6 @@ What the references leave open is written in emulator/platforms/README.md (one-s
 from __future__ import annotations
 
 import math
-import threading
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,14 +29,16 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from emulator.platforms.common import (
-    Faults,
+    Endpoint,
     FixedWindow,
+    Handler,
     Links,
-    Logged,
-    control_routes,
+    StandinState,
     file_bytes,
+    guarded,
     json_response,
-    now,
+    signed_file,
+    standin_app,
 )
 
 DEFAULT_TOKEN = "cloudflare-standin-token"
@@ -62,24 +63,20 @@ def _when(text: str) -> float:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
-class CloudflareState:
+class CloudflareState(StandinState):
     """The account, its tokens and videos, the downloads asked for, and the faults and limits."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.base_url = ""
-        self.log: list[Logged] = []
+        super().__init__()
         self._fresh()
 
     def _fresh(self) -> None:
+        self.restart(FixedWindow(RATE_LIMIT, RATE_WINDOW))
         self.tokens: set[str] = {DEFAULT_TOKEN}
         self.videos: dict[str, dict[str, Any]] = {}
         self.downloads: dict[str, int] = {}  # uid -> reads since it was asked for
-        self.window = FixedWindow(RATE_LIMIT, RATE_WINDOW)
-        self.faults = Faults()
         self.links = Links(LINK_LIFETIME)
         self.prepare_reads = PREPARE_READS
-        self.log.clear()
 
     def seed(self, body: dict[str, Any]) -> dict[str, Any]:
         if body.get("reset"):
@@ -94,10 +91,7 @@ class CloudflareState:
         return {"token": DEFAULT_TOKEN, "account": ACCOUNT, "videos": list(self.videos)}
 
     def configure(self, body: dict[str, Any]) -> dict[str, Any]:
-        if "rate_limit" in body:
-            self.window = FixedWindow(int(body["rate_limit"]), float(body.get("rate_window", RATE_WINDOW)))
-        if "fault_count" in body:
-            self.faults = Faults(status=int(body.get("fault_status", 503)), count=int(body["fault_count"]))
+        self.configure_limits(body, RATE_WINDOW)
         if "prepare_reads" in body:
             self.prepare_reads = int(body["prepare_reads"])
         if body.get("expire_links"):
@@ -138,15 +132,8 @@ class CloudflareState:
 def cloudflare_app(state: CloudflareState) -> Starlette:
     """The stand-in's ASGI app: the API routes behind auth, rate limit and faults, the files, control."""
 
-    def guarded(handler: Any) -> Any:
-        async def route(request: Request) -> Response:
-            at = now()
-            with state.lock:
-                response = _guard(request, at) or await handler(request, at)
-                state.log.append(Logged(at, request.method, request.url.path, response.status_code))
-            return response
-
-        return route
+    def api(endpoint: Endpoint) -> Handler:
+        return guarded(state, _guard, endpoint)
 
     def _guard(request: Request, at: float) -> Response | None:
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
@@ -197,24 +184,19 @@ def cloudflare_app(state: CloudflareState) -> Starlette:
             return envelope({})
         return envelope(state.download(uid, at, read=True))
 
-    async def file(request: Request) -> Response:
+    def file(request: Request) -> Response | None:
         uid = request.path_params["uid"]
-        q = request.query_params
-        path = f"/files/{uid}/downloads/default.mp4"
-        with state.lock:
-            status = state.links.check(path, q.get("exp", ""), q.get("gen", ""), q.get("sig", ""), now())
-            if status == 200 and uid not in state.videos:
-                status = 404
-            state.log.append(Logged(now(), "GET", path, status))
-        if status != 200:
-            return Response(b"link expired" if status == 410 else b"not found", status_code=status)
+        if uid not in state.videos:
+            return None
         return Response(file_bytes(state.videos[uid], f"{uid}/default"), media_type="video/mp4")
 
     routes = [
-        Route("/user/tokens/verify", guarded(verify)),
-        Route("/accounts/{account_id}/stream", guarded(listing)),
-        Route("/accounts/{account_id}/stream/{uid}/downloads", guarded(downloads), methods=["GET", "POST"]),
-        Route("/files/{uid}/downloads/default.mp4", file),
-        *control_routes(state.seed, state.configure, state.delete, state.log, state.lock),
+        Route("/user/tokens/verify", api(verify)),
+        Route("/accounts/{account_id}/stream", api(listing)),
+        Route("/accounts/{account_id}/stream/{uid}/downloads", api(downloads), methods=["GET", "POST"]),
+        Route(
+            "/files/{uid}/downloads/default.mp4",
+            signed_file(state, lambda r: f"/files/{r.path_params['uid']}/downloads/default.mp4", file),
+        ),
     ]
-    return Starlette(routes=routes)
+    return standin_app(state, routes)

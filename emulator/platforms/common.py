@@ -1,5 +1,4 @@
-"""What both platform stand-ins share: the threaded loopback server, fixed rate windows, 5xx bursts, the
-request log, expiring signed file links and the control API's routes."""
+"""What every platform stand-in shares: its server, state, rate windows, faults, links, routes, control."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 import uvicorn
 from starlette.applications import Starlette
@@ -122,6 +121,97 @@ def file_bytes(spec: dict[str, Any], seed: str) -> bytes:
 
 
 Handler = Callable[[Request], Awaitable[Response]]
+#: An API route past its guard: (request, now in epoch seconds) -> the answer.
+Endpoint = Callable[[Request, float], Awaitable[Response]]
+#: A stand-in's guard (auth, rate limit, faults): the refusal a request gets, or None to let it through.
+Guard = Callable[[Request, float], Response | None]
+
+
+class StandinState:
+    """What every stand-in's state holds: its lock, its base_url (once served), the request log, the rate
+    window and the 5xx faults. Each platform's state adds its own and answers seed, configure and delete."""
+
+    def __init__(self, window: FixedWindow | None = None) -> None:
+        self.lock = threading.Lock()
+        self.base_url = ""
+        self.log: list[Logged] = []
+        self.restart(window or FixedWindow())
+
+    def restart(self, window: FixedWindow) -> None:
+        """A fresh account's limits: `window`, no fault due, an empty log."""
+        self.window = window
+        self.faults = Faults()
+        self.log.clear()
+
+    def configure_limits(self, body: dict[str, Any], window: float) -> None:
+        """The control API's limits: `rate_limit` requests per `rate_window` seconds (`window` by default)
+        and a 5xx burst of `fault_count` answers of `fault_status` (503 by default)."""
+        if "rate_limit" in body:
+            self.window = FixedWindow(int(body["rate_limit"]), float(body.get("rate_window", window)))
+        if "fault_count" in body:
+            self.faults = Faults(status=int(body.get("fault_status", 503)), count=int(body["fault_count"]))
+
+    def seed(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The control API's seed: the platform's tokens, videos and the rest (`reset` empties it first)."""
+        raise NotImplementedError
+
+    def configure(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The control API's config: limits, faults and the platform's own settings."""
+        raise NotImplementedError
+
+    def delete(self, ident: str) -> bool:
+        """Delete one video (as its owner would); whether it was there."""
+        raise NotImplementedError
+
+
+class LinkedState(Protocol):
+    """A stand-in's state that hands out signed file links (read at each request: a reset replaces them)."""
+
+    lock: threading.Lock
+    log: list[Logged]
+    links: Links
+
+
+def guarded(state: StandinState, guard: Guard, endpoint: Endpoint) -> Handler:
+    """An API route: `guard` then `endpoint` under the state's lock, each answer logged (time, method,
+    path, status)."""
+
+    async def route(request: Request) -> Response:
+        at = now()
+        with state.lock:
+            response = guard(request, at) or await endpoint(request, at)
+            state.log.append(Logged(at, request.method, request.url.path, response.status_code))
+        return response
+
+    return route
+
+
+def signed_file(
+    state: LinkedState, path_of: Callable[[Request], str], serve: Callable[[Request], Response | None]
+) -> Handler:
+    """A file route behind a signed link: 403 for a forged link, 410 for an expired one, 404 when `serve`
+    (called under the lock) finds nothing, else its answer; each request logged (GET, the path, status)."""
+
+    async def route(request: Request) -> Response:
+        path = path_of(request)
+        q = request.query_params
+        with state.lock:
+            status = state.links.check(path, q.get("exp", ""), q.get("gen", ""), q.get("sig", ""), now())
+            answer = serve(request) if status == 200 else None
+            if status == 200 and answer is None:
+                status = 404
+            state.log.append(Logged(now(), "GET", path, answer.status_code if answer is not None else status))
+        if answer is None:
+            return Response(b"link expired" if status == 410 else b"not found", status_code=status)
+        return answer
+
+    return route
+
+
+def standin_app(state: StandinState, routes: list[Route]) -> Starlette:
+    """The stand-in's ASGI app: its platform's `routes` and the control API."""
+    control = control_routes(state.seed, state.configure, state.delete, state.log, state.lock)
+    return Starlette(routes=[*routes, *control])
 
 
 class StandinServer:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import math
-import threading
 from typing import Any
 
 from starlette.applications import Starlette
@@ -29,14 +28,18 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from emulator.platforms.common import (
-    Faults,
+    Endpoint,
     FixedWindow,
+    Handler,
     Links,
     Logged,
-    control_routes,
+    StandinState,
     file_bytes,
+    guarded,
     json_response,
     now,
+    signed_file,
+    standin_app,
 )
 
 DEFAULT_TOKEN = "mux-standin-id:mux-standin-secret"
@@ -55,24 +58,20 @@ def _error(kind: str, message: str, status: int, headers: dict[str, str] | None 
     return json_response({"error": {"type": kind, "messages": [message]}}, status, headers)
 
 
-class MuxState:
+class MuxState(StandinState):
     """The environment's access tokens and assets, and the faults and limits the control API sets."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.base_url = ""
-        self.log: list[Logged] = []
+        super().__init__()
         self._fresh()
 
     def _fresh(self) -> None:
+        self.restart(FixedWindow(limit=0, seconds=1.0))
         token_id, _, secret = DEFAULT_TOKEN.partition(":")
         self.tokens: dict[str, str] = {token_id: secret}
         self.assets: dict[str, dict[str, Any]] = {}
-        self.window = FixedWindow(limit=0, seconds=1.0)
-        self.faults = Faults()
         self.links = Links(MASTER_LIFETIME)
         self.prepare_reads = PREPARE_READS
-        self.log.clear()
 
     def seed(self, body: dict[str, Any]) -> dict[str, Any]:
         if body.get("reset"):
@@ -91,10 +90,7 @@ class MuxState:
         return {"token": DEFAULT_TOKEN, "assets": list(self.assets)}
 
     def configure(self, body: dict[str, Any]) -> dict[str, Any]:
-        if "rate_limit" in body:
-            self.window = FixedWindow(int(body["rate_limit"]), float(body.get("rate_window", 1)))
-        if "fault_count" in body:
-            self.faults = Faults(status=int(body.get("fault_status", 503)), count=int(body["fault_count"]))
+        self.configure_limits(body, 1.0)
         if "prepare_reads" in body:
             self.prepare_reads = int(body["prepare_reads"])
         if body.get("expire_links"):  # REF_MASTER: the 24 hours have passed: master access is none again
@@ -148,15 +144,8 @@ class MuxState:
 def mux_app(state: MuxState) -> Starlette:
     """The stand-in's ASGI app: the API routes behind auth, rate limit and faults, the files, control."""
 
-    def guarded(handler: Any) -> Any:
-        async def route(request: Request) -> Response:
-            at = now()
-            with state.lock:
-                response = _guard(request, at) or await handler(request, at)
-                state.log.append(Logged(at, request.method, request.url.path, response.status_code))
-            return response
-
-        return route
+    def api(endpoint: Endpoint) -> Handler:
+        return guarded(state, _guard, endpoint)
 
     def _guard(request: Request, at: float) -> Response | None:
         scheme, _, encoded = request.headers.get("authorization", "").partition(" ")
@@ -204,17 +193,10 @@ def mux_app(state: MuxState) -> Starlette:
             asset["master_access"], asset["_reads"] = wanted, 0
         return json_response({"data": state.shown(asset, at)})
 
-    async def master_file(request: Request) -> Response:
+    def master_file(request: Request) -> Response | None:
         ident = request.path_params["asset_id"]
-        q = request.query_params
-        path = f"/master/{ident}/master.mp4"
-        with state.lock:
-            status = state.links.check(path, q.get("exp", ""), q.get("gen", ""), q.get("sig", ""), now())
-            if status == 200 and ident not in state.assets:
-                status = 404
-            state.log.append(Logged(now(), "GET", path, status))
-        if status != 200:
-            return Response(b"link expired" if status == 410 else b"not found", status_code=status)
+        if ident not in state.assets:
+            return None
         return Response(file_bytes(state.assets[ident], f"{ident}/master"), media_type="video/mp4")
 
     async def rendition(request: Request) -> Response:
@@ -232,11 +214,13 @@ def mux_app(state: MuxState) -> Starlette:
         return Response(file_bytes(files[0], f"{playback.removeprefix('pb')}/{name}"), media_type="video/mp4")
 
     routes = [
-        Route("/video/v1/assets", guarded(assets)),
-        Route("/video/v1/assets/{asset_id}", guarded(one_asset)),
-        Route("/video/v1/assets/{asset_id}/master-access", guarded(master_access), methods=["PUT"]),
-        Route("/master/{asset_id}/master.mp4", master_file),
+        Route("/video/v1/assets", api(assets)),
+        Route("/video/v1/assets/{asset_id}", api(one_asset)),
+        Route("/video/v1/assets/{asset_id}/master-access", api(master_access), methods=["PUT"]),
+        Route(
+            "/master/{asset_id}/master.mp4",
+            signed_file(state, lambda r: f"/master/{r.path_params['asset_id']}/master.mp4", master_file),
+        ),
         Route("/stream/{playback_id}/{name}", rendition),
-        *control_routes(state.seed, state.configure, state.delete, state.log, state.lock),
     ]
-    return Starlette(routes=routes)
+    return standin_app(state, routes)

@@ -25,8 +25,10 @@ State = (
     | apivideo.ApiVideoState
     | bunny.BunnyState
 )
-#: The fourth wave's stand-ins: (state, app, default token).
-_OTHERS: dict[str, tuple[Callable[[], Any], Callable[[Any], Starlette], str]] = {
+#: Each platform's stand-in: (state, app, default token).
+_STANDINS: dict[str, tuple[Callable[[], Any], Callable[[Any], Starlette], str]] = {
+    "vimeo": (vimeo.VimeoState, vimeo.vimeo_app, vimeo.DEFAULT_TOKEN),
+    "wistia": (wistia.WistiaState, wistia.wistia_app, wistia.DEFAULT_TOKEN),
     "mux": (mux.MuxState, mux.mux_app, mux.DEFAULT_TOKEN),
     "cloudflare": (cloudflare.CloudflareState, cloudflare.cloudflare_app, cloudflare.DEFAULT_TOKEN),
     "apivideo": (apivideo.ApiVideoState, apivideo.apivideo_app, apivideo.DEFAULT_TOKEN),
@@ -67,20 +69,8 @@ class Standin:
 
 def start_standin(platform: str, host: str = "127.0.0.1", port: int = 0) -> Standin:
     """Start the stand-in of `platform` (ValueError naming the known ones); OSError when the port is taken."""
-    if platform == "vimeo":
-        vstate = vimeo.VimeoState()
-        server = StandinServer(vimeo.vimeo_app(vstate), host, port, name="vimeo-standin")
-        server.start()
-        vstate.base_url = server.base_url
-        return Standin(platform, server, vimeo.DEFAULT_TOKEN, vstate)
-    if platform == "wistia":
-        wstate = wistia.WistiaState()
-        server = StandinServer(wistia.wistia_app(wstate), host, port, name="wistia-standin")
-        server.start()
-        wstate.base_url = server.base_url
-        return Standin(platform, server, wistia.DEFAULT_TOKEN, wstate)
-    if platform in _OTHERS:
-        make_state, make_app, token = _OTHERS[platform]
+    if platform in _STANDINS:
+        make_state, make_app, token = _STANDINS[platform]
         state = make_state()
         server = StandinServer(make_app(state), host, port, name=f"{platform}-standin")
         server.start()

@@ -23,7 +23,7 @@ What the references leave open is written in emulator/platforms/README.md.
 
 from __future__ import annotations
 
-import threading
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -34,14 +34,15 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from emulator.platforms.common import (
-    Faults,
     FixedWindow,
+    Handler,
     Links,
-    Logged,
-    control_routes,
+    StandinState,
     file_bytes,
+    guarded,
     json_response,
-    now,
+    signed_file,
+    standin_app,
 )
 
 DEFAULT_TOKEN = "vimeo-standin-token"
@@ -70,20 +71,16 @@ def _error(status: int, message: str, code: int, headers: dict[str, str] | None 
     )
 
 
-class VimeoState:
+class VimeoState(StandinState):
     """The account, its tokens, folders and videos, and the faults and limits the control API sets."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
+        super().__init__(FixedWindow(limit=0, seconds=60.0))
         self.plan = "pro"
         self.tokens: dict[str, set[str]] = {DEFAULT_TOKEN: set(ALL_SCOPES)}
         self.folders: dict[str, str] = {}
         self.videos: dict[str, dict[str, Any]] = {}
-        self.window = FixedWindow(limit=0, seconds=60.0)
-        self.faults = Faults()
         self.links = Links(LINK_LIFETIME)
-        self.log: list[Logged] = []
-        self.base_url = ""
 
     # -- control -------------------------------------------------------------------------------------------
 
@@ -92,8 +89,8 @@ class VimeoState:
             self.plan, self.folders, self.videos = "pro", {}, {}
             self.tokens.clear()
             self.tokens[DEFAULT_TOKEN] = set(ALL_SCOPES)
-            self.window, self.faults, self.links = FixedWindow(0, 60.0), Faults(), Links(LINK_LIFETIME)
-            self.log.clear()
+            self.restart(FixedWindow(0, 60.0))
+            self.links = Links(LINK_LIFETIME)
         self.plan = body.get("plan", self.plan)
         for token, scopes in body.get("tokens", {}).items():
             self.tokens[token] = set(scopes)
@@ -106,12 +103,7 @@ class VimeoState:
         return {"token": DEFAULT_TOKEN, "videos": list(self.videos), "folders": list(self.folders)}
 
     def configure(self, body: dict[str, Any]) -> dict[str, Any]:
-        if "rate_limit" in body:
-            self.window = FixedWindow(
-                limit=int(body["rate_limit"]), seconds=float(body.get("rate_window", 60))
-            )
-        if "fault_count" in body:
-            self.faults = Faults(status=int(body.get("fault_status", 503)), count=int(body["fault_count"]))
+        self.configure_limits(body, 60.0)
         if "link_lifetime" in body:
             self.links.lifetime = float(body["link_lifetime"])
         if body.get("expire_links"):
@@ -217,15 +209,11 @@ def _sorted(request: Request, videos: list[dict[str, Any]]) -> list[dict[str, An
 def vimeo_app(state: VimeoState) -> Starlette:
     """The stand-in's ASGI app: the API routes behind auth, rate limit and faults, file links, control."""
 
-    def guarded(handler: Any) -> Any:
-        async def route(request: Request) -> Response:
-            at = now()
-            with state.lock:
-                response = _guard(request, at) or await handler(request, state.tokens[_token(request)], at)
-                state.log.append(Logged(at, request.method, request.url.path, response.status_code))
-            return response
-
-        return route
+    def api(endpoint: Callable[[Request, set[str], float], Awaitable[Response]]) -> Handler:
+        """`endpoint` behind the guard, given the token's scopes."""
+        return guarded(
+            state, _guard, lambda request, at: endpoint(request, state.tokens[_token(request)], at)
+        )
 
     def _token(request: Request) -> str:
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
@@ -333,33 +321,20 @@ def vimeo_app(state: VimeoState) -> Starlette:
             )
         return _page(request, items, f"/videos/{video_id}/texttracks")
 
-    async def texttrack_file(request: Request) -> Response:
+    def texttrack_file(request: Request) -> Response | None:
+        """REF_TRACKS: a text track's WebVTT file behind its signed link."""
         video_id, number = request.path_params["video_id"], request.path_params["number"]
-        q = request.query_params
-        path = f"/_texttrack/{video_id}/{number}"
-        with state.lock:
-            status = state.links.check(path, q.get("exp", ""), q.get("gen", ""), q.get("sig", ""), now())
-            tracks = state.videos.get(video_id, {}).get("texttracks", [])
-            index = int(number) - 1 if number.isdigit() else -1
-            if status == 200 and not 0 <= index < len(tracks):
-                status = 404
-            state.log.append(Logged(now(), "GET", path, status))
-        if status != 200:
-            return Response(b"link expired" if status == 410 else b"not found", status_code=status)
+        tracks = state.videos.get(video_id, {}).get("texttracks", [])
+        index = int(number) - 1 if number.isdigit() else -1
+        if not 0 <= index < len(tracks):
+            return None
         return Response(str(tracks[index].get("text", "WEBVTT\n")).encode(), media_type="text/vtt")
 
-    async def download(request: Request) -> Response:
+    def download(request: Request) -> Response | None:
         """REF_FILES: a download link is a 302 to the file on the CDN while it has not expired."""
         video_id, rendition = request.path_params["video_id"], request.path_params["rendition"]
-        q = request.query_params
-        path = f"/_download/{video_id}/{rendition}"
-        with state.lock:
-            status = state.links.check(path, q.get("exp", ""), q.get("gen", ""), q.get("sig", ""), now())
-            if status == 200 and video_id not in state.videos:
-                status = 404
-            state.log.append(Logged(now(), "GET", path, 302 if status == 200 else status))
-        if status != 200:
-            return Response(b"link expired" if status == 410 else b"not found", status_code=status)
+        if video_id not in state.videos:
+            return None
         return RedirectResponse(f"/_cdn/{video_id}/{rendition}", status_code=302)
 
     async def cdn(request: Request) -> Response:
@@ -372,17 +347,30 @@ def vimeo_app(state: VimeoState) -> Starlette:
         return Response(file_bytes(chosen[0], f"{video_id}/{name}"), media_type="video/mp4")
 
     routes = [
-        Route("/oauth/verify", guarded(verify)),
-        Route("/me", guarded(me)),
-        Route("/me/videos", guarded(my_videos)),
-        Route("/me/projects", guarded(projects)),
-        Route("/me/projects/{project_id}/videos", guarded(project_videos)),
-        Route("/videos/{video_id}", guarded(one_video)),
-        Route("/videos/{video_id}/chapters", guarded(chapters)),
-        Route("/videos/{video_id}/texttracks", guarded(texttracks)),
-        Route("/_texttrack/{video_id}/{number}", texttrack_file),
-        Route("/_download/{video_id}/{rendition}", download),
+        Route("/oauth/verify", api(verify)),
+        Route("/me", api(me)),
+        Route("/me/videos", api(my_videos)),
+        Route("/me/projects", api(projects)),
+        Route("/me/projects/{project_id}/videos", api(project_videos)),
+        Route("/videos/{video_id}", api(one_video)),
+        Route("/videos/{video_id}/chapters", api(chapters)),
+        Route("/videos/{video_id}/texttracks", api(texttracks)),
+        Route(
+            "/_texttrack/{video_id}/{number}",
+            signed_file(
+                state,
+                lambda r: f"/_texttrack/{r.path_params['video_id']}/{r.path_params['number']}",
+                texttrack_file,
+            ),
+        ),
+        Route(
+            "/_download/{video_id}/{rendition}",
+            signed_file(
+                state,
+                lambda r: f"/_download/{r.path_params['video_id']}/{r.path_params['rendition']}",
+                download,
+            ),
+        ),
         Route("/_cdn/{video_id}/{rendition}", cdn),
-        *control_routes(state.seed, state.configure, state.delete, state.log, state.lock),
     ]
-    return Starlette(routes=routes)
+    return standin_app(state, routes)

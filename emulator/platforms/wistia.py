@@ -18,7 +18,6 @@ What the references leave open is written in emulator/platforms/README.md.
 from __future__ import annotations
 
 import math
-import threading
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,14 +27,16 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from emulator.platforms.common import (
-    Faults,
+    Endpoint,
     FixedWindow,
+    Handler,
     Links,
-    Logged,
-    control_routes,
+    StandinState,
     file_bytes,
+    guarded,
     json_response,
-    now,
+    signed_file,
+    standin_app,
 )
 
 DEFAULT_TOKEN = "wistia-standin-token"
@@ -57,28 +58,23 @@ def _iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00")
 
 
-class WistiaState:
+class WistiaState(StandinState):
     """The account, its tokens, projects and medias, and the faults and limits the control API sets."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
+        super().__init__(FixedWindow(limit=RATE_PER_MINUTE, seconds=60.0))
         self.tokens: dict[str, set[str]] = {DEFAULT_TOKEN: set(ALL_PERMISSIONS)}
         self.projects: dict[str, dict[str, Any]] = {}
         self.medias: dict[str, dict[str, Any]] = {}
-        self.window = FixedWindow(limit=RATE_PER_MINUTE, seconds=60.0)
-        self.faults = Faults()
         self.links = Links(LINK_LIFETIME)
-        self.log: list[Logged] = []
-        self.base_url = ""
 
     def seed(self, body: dict[str, Any]) -> dict[str, Any]:
         if body.get("reset"):  # a fresh account: the same objects, emptied (routes hold them)
             self.tokens.clear()
             self.tokens[DEFAULT_TOKEN] = set(ALL_PERMISSIONS)
             self.projects, self.medias = {}, {}
-            self.window, self.faults = FixedWindow(RATE_PER_MINUTE, 60.0), Faults()
+            self.restart(FixedWindow(RATE_PER_MINUTE, 60.0))
             self.links = Links(LINK_LIFETIME)
-            self.log.clear()
         for token, permissions in body.get("tokens", {}).items():
             self.tokens[token] = set(permissions)
         for number, project in enumerate(body.get("projects", []), start=len(self.projects) + 1):
@@ -90,12 +86,7 @@ class WistiaState:
         return {"token": DEFAULT_TOKEN, "medias": list(self.medias), "projects": list(self.projects)}
 
     def configure(self, body: dict[str, Any]) -> dict[str, Any]:
-        if "rate_limit" in body:
-            self.window = FixedWindow(
-                limit=int(body["rate_limit"]), seconds=float(body.get("rate_window", 60))
-            )
-        if "fault_count" in body:
-            self.faults = Faults(status=int(body.get("fault_status", 503)), count=int(body["fault_count"]))
+        self.configure_limits(body, 60.0)
         if "link_lifetime" in body:
             self.links.lifetime = float(body["link_lifetime"])
         if body.get("expire_links"):
@@ -167,15 +158,8 @@ def _ordered(request: Request, medias: list[dict[str, Any]]) -> list[dict[str, A
 def wistia_app(state: WistiaState) -> Starlette:
     """The stand-in's ASGI app: the API routes behind auth, rate limit and faults, asset files, control."""
 
-    def guarded(handler: Any, permission: str | None = "read") -> Any:
-        async def route(request: Request) -> Response:
-            at = now()
-            with state.lock:
-                response = _guard(request, at, permission) or await handler(request, at)
-                state.log.append(Logged(at, request.method, request.url.path, response.status_code))
-            return response
-
-        return route
+    def api(endpoint: Endpoint, permission: str | None = "read") -> Handler:
+        return guarded(state, lambda request, at: _guard(request, at, permission), endpoint)
 
     def _guard(request: Request, at: float, permission: str | None) -> Response | None:
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
@@ -256,29 +240,24 @@ def wistia_app(state: WistiaState) -> Starlette:
             ]
         )
 
-    async def delivery(request: Request) -> Response:
+    def delivery_path(request: Request) -> str:
+        return f"/deliveries/{request.path_params['hashed_id']}/{request.path_params['kind']}.bin"
+
+    def delivery(request: Request) -> Response | None:
         hashed, kind = request.path_params["hashed_id"], request.path_params["kind"]
-        q = request.query_params
-        path = f"/deliveries/{hashed}/{kind}.bin"
-        with state.lock:
-            status = state.links.check(path, q.get("exp", ""), q.get("gen", ""), q.get("sig", ""), now())
-            record = state.medias.get(hashed)
-            chosen = [a for a in state.assets(record) if a["type"] == kind] if record else []
-            if status == 200 and not chosen:
-                status = 404
-            state.log.append(Logged(now(), "GET", path, status))
-        if status != 200:
-            return Response(b"link expired" if status == 410 else b"not found", status_code=status)
+        record = state.medias.get(hashed)
+        chosen = [a for a in state.assets(record) if a["type"] == kind] if record else []
+        if not chosen:
+            return None
         return Response(file_bytes(chosen[0], f"{hashed}/{kind}"), media_type=chosen[0].get("contentType"))
 
     routes = [
-        Route("/v1/account.json", guarded(account, None)),
-        Route("/v1/projects.json", guarded(projects)),
-        Route("/v1/projects/{hashed_id}.json", guarded(one_project)),
-        Route("/v1/medias.json", guarded(medias)),
-        Route("/v1/medias/{hashed_id}.json", guarded(one_media)),
-        Route("/v1/medias/{hashed_id}/captions.json", guarded(captions)),
-        Route("/deliveries/{hashed_id}/{kind}.bin", delivery),
-        *control_routes(state.seed, state.configure, state.delete, state.log, state.lock),
+        Route("/v1/account.json", api(account, None)),
+        Route("/v1/projects.json", api(projects)),
+        Route("/v1/projects/{hashed_id}.json", api(one_project)),
+        Route("/v1/medias.json", api(medias)),
+        Route("/v1/medias/{hashed_id}.json", api(one_media)),
+        Route("/v1/medias/{hashed_id}/captions.json", api(captions)),
+        Route("/deliveries/{hashed_id}/{kind}.bin", signed_file(state, delivery_path, delivery)),
     ]
-    return Starlette(routes=routes)
+    return standin_app(state, routes)

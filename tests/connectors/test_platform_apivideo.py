@@ -12,10 +12,8 @@ import pytest
 from connectors.platforms.apivideo import ApiVideoClient, NoMp4Error
 from connectors.platforms.base import PlatformConfigError
 from connectors.platforms.fetch import download
-from emulator.platforms.server import Standin, StandinControl
-from tests.fixtures.platforms import QUICK
-
-Fixture = tuple[Standin, StandinControl]
+from emulator.platforms.server import Standin
+from tests.fixtures.platforms import QUICK, StandinFixture, logged
 
 
 def _videos(count: int, **extra: Any) -> list[dict[str, Any]]:
@@ -26,22 +24,18 @@ def _client(standin: Standin, key: str | None = None) -> ApiVideoClient:
     return ApiVideoClient(standin.base_url, key or standin.token, backoff=QUICK)
 
 
-def _log(control: StandinControl, path: str) -> list[dict[str, Any]]:
-    return [e for e in control.log() if e["path"] == path]
-
-
 @pytest.mark.parametrize(("count", "pages"), [(150, 2), (200, 2), (0, 1)])
-def test_pages_until_the_last(apivideo_standin: Fixture, count: int, pages: int) -> None:
+def test_pages_until_the_last(apivideo_standin: StandinFixture, count: int, pages: int) -> None:
     standin, control = apivideo_standin
     control.seed(videos=_videos(count))
     with _client(standin) as client:
         videos = list(client.list_videos())
     assert [v.key for v in videos] == [f"apivideo:vi{i:05d}" for i in range(count)]
-    assert len(_log(control, "/videos")) == pages
-    assert len(_log(control, "/auth/api-key")) == 1  # one access token for the whole listing
+    assert len(logged(control, "/videos")) == pages
+    assert len(logged(control, "/auth/api-key")) == 1  # one access token for the whole listing
 
 
-def test_metadata_and_privacy(apivideo_standin: Fixture) -> None:
+def test_metadata_and_privacy(apivideo_standin: StandinFixture) -> None:
     standin, control = apivideo_standin
     control.seed(
         videos=[
@@ -56,14 +50,16 @@ def test_metadata_and_privacy(apivideo_standin: Fixture) -> None:
     assert got == [("Open", "Hi", ("x", "y"), "anywhere", "public"), ("Private", None, (), None, "private")]
 
 
-def test_a_wrong_api_key_is_a_setting_to_fix(apivideo_standin: Fixture) -> None:
+def test_a_wrong_api_key_is_a_setting_to_fix(apivideo_standin: StandinFixture) -> None:
     standin, _ = apivideo_standin
     with _client(standin, "wrong-key") as client, pytest.raises(PlatformConfigError) as caught:
         client.check_access()
     assert "VIDEOFERRY_APIVIDEO_TOKEN" in str(caught.value) and "wrong-key" not in str(caught.value)
 
 
-def test_a_429_waits_for_x_ratelimit_retry_after_and_a_5xx_is_retried(apivideo_standin: Fixture) -> None:
+def test_a_429_waits_for_x_ratelimit_retry_after_and_a_5xx_is_retried(
+    apivideo_standin: StandinFixture,
+) -> None:
     standin, control = apivideo_standin
     control.seed(videos=_videos(3))
     control.configure(rate_limit=1, rate_window=2)
@@ -87,7 +83,7 @@ def test_a_429_waits_for_x_ratelimit_retry_after_and_a_5xx_is_retried(apivideo_s
         assert len(list(client.list_videos())) == 3
 
 
-def test_the_mp4_asset_else_a_reason(apivideo_standin: Fixture, tmp_path: Path) -> None:
+def test_the_mp4_asset_else_a_reason(apivideo_standin: StandinFixture, tmp_path: Path) -> None:
     standin, control = apivideo_standin
     control.seed(videos=[{"videoId": "has", "size": 2500}, {"videoId": "none", "mp4Support": False}])
     with _client(standin) as client:
@@ -99,22 +95,22 @@ def test_the_mp4_asset_else_a_reason(apivideo_standin: Fixture, tmp_path: Path) 
     assert str(caught.value).startswith("apivideo video none has no MP4 asset: it was uploaded without MP4")
 
 
-def test_an_access_token_near_its_end_is_exchanged_again(apivideo_standin: Fixture) -> None:
+def test_an_access_token_near_its_end_is_exchanged_again(apivideo_standin: StandinFixture) -> None:
     standin, control = apivideo_standin
     control.seed(videos=_videos(2))
     control.configure(token_lifetime=30)  # shorter than the margin: every call exchanges it again
     with _client(standin) as client:
         client.check_access()
         assert len(list(client.list_videos())) == 2
-    assert len(_log(control, "/auth/api-key")) == 2
+    assert len(logged(control, "/auth/api-key")) == 2
 
 
-def test_an_access_token_ended_early_is_exchanged_again_once(apivideo_standin: Fixture) -> None:
+def test_an_access_token_ended_early_is_exchanged_again_once(apivideo_standin: StandinFixture) -> None:
     standin, control = apivideo_standin
     control.seed(videos=_videos(2))
     with _client(standin) as client:
         client.check_access()
         control.configure(expire_tokens=True)  # api.video ended it before its expires_in
         assert len(list(client.list_videos())) == 2
-    assert [e["status"] for e in _log(control, "/videos")] == [200, 401, 200]
-    assert len(_log(control, "/auth/api-key")) == 2
+    assert [e["status"] for e in logged(control, "/videos")] == [200, 401, 200]
+    assert len(logged(control, "/auth/api-key")) == 2

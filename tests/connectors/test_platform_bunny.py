@@ -12,10 +12,10 @@ from connectors.platforms.base import NotFoundError, PlatformConfigError, Platfo
 from connectors.platforms.bunny import BunnyClient
 from connectors.platforms.fetch import download
 from emulator.platforms.bunny import LIBRARY
-from emulator.platforms.server import Standin, StandinControl
-from tests.fixtures.platforms import QUICK, spend_window
+from emulator.platforms.server import Standin
+from tests.fixtures.platforms import QUICK, StandinFixture, logged, spend_window
 
-Fixture = tuple[Standin, StandinControl]
+LISTING = f"/library/{LIBRARY}/videos"
 
 
 def _videos(count: int, **extra: Any) -> list[dict[str, Any]]:
@@ -32,21 +32,17 @@ def _client(standin: Standin, key: str | None = None, per_page: int = 1000) -> B
     )
 
 
-def _lists(control: StandinControl) -> list[dict[str, Any]]:
-    return [e for e in control.log() if e["path"] == f"/library/{LIBRARY}/videos"]
-
-
 @pytest.mark.parametrize(("count", "pages"), [(7, 3), (6, 3), (0, 1)])
-def test_pages_until_a_short_page(bunny_standin: Fixture, count: int, pages: int) -> None:
+def test_pages_until_a_short_page(bunny_standin: StandinFixture, count: int, pages: int) -> None:
     standin, control = bunny_standin
     control.seed(videos=_videos(count))
     with _client(standin, per_page=3) as client:
         keys = [v.key for v in client.list_videos(LIBRARY)]
     assert keys == [f"bunny:{LIBRARY}/g{i:04d}" for i in range(count)]  # the key links code expects
-    assert len(_lists(control)) == pages
+    assert len(logged(control, LISTING)) == pages
 
 
-def test_the_library_key_is_checked(bunny_standin: Fixture) -> None:
+def test_the_library_key_is_checked(bunny_standin: StandinFixture) -> None:
     standin, _ = bunny_standin
     with _client(standin, "account-key") as client, pytest.raises(PlatformConfigError) as caught:
         client.check_access(LIBRARY)
@@ -56,7 +52,7 @@ def test_the_library_key_is_checked(bunny_standin: Fixture) -> None:
         BunnyClient.from_env({"VIDEOFERRY_BUNNY_TOKEN": "k"})
 
 
-def test_a_429_is_waited_for_and_a_5xx_burst_is_retried(bunny_standin: Fixture) -> None:
+def test_a_429_is_waited_for_and_a_5xx_burst_is_retried(bunny_standin: StandinFixture) -> None:
     standin, control = bunny_standin
     control.seed(videos=_videos(3))
     control.configure(rate_limit=1, rate_window=2)
@@ -65,7 +61,7 @@ def test_a_429_is_waited_for_and_a_5xx_burst_is_retried(bunny_standin: Fixture) 
     )
     with _client(standin) as client:
         assert len(list(client.list_videos(LIBRARY))) == 3
-    log = _lists(control)
+    log = logged(control, LISTING)
     refused = [e for e in log if e["status"] == 429]
     assert refused
     for entry in refused:
@@ -75,7 +71,7 @@ def test_a_429_is_waited_for_and_a_5xx_burst_is_retried(bunny_standin: Fixture) 
         assert len(list(client.list_videos(LIBRARY))) == 3
 
 
-def test_the_original_else_the_best_mp4_else_a_reason(bunny_standin: Fixture, tmp_path: Path) -> None:
+def test_the_original_else_the_best_mp4_else_a_reason(bunny_standin: StandinFixture, tmp_path: Path) -> None:
     standin, control = bunny_standin
     control.seed(videos=[{"guid": "kept", "size": 1234}, {"guid": "nomp4", "resolutions": "240p,720p,360p"}])
     with _client(standin) as client:
@@ -93,7 +89,7 @@ def test_the_original_else_the_best_mp4_else_a_reason(bunny_standin: Fixture, tm
     assert (tmp_path / "kept.mp4").stat().st_size == 1234
 
 
-def test_videos_not_finished_are_left_out(bunny_standin: Fixture) -> None:
+def test_videos_not_finished_are_left_out(bunny_standin: StandinFixture) -> None:
     standin, control = bunny_standin
     control.seed(videos=[{"guid": "done"}, {"guid": "busy", "broken": {"status": 2}}])
     with _client(standin) as client:
@@ -101,7 +97,7 @@ def test_videos_not_finished_are_left_out(bunny_standin: Fixture) -> None:
     assert client.skipped == 1
 
 
-def test_a_pull_zone_that_refuses_is_a_setting_to_fix(bunny_standin: Fixture) -> None:
+def test_a_pull_zone_that_refuses_is_a_setting_to_fix(bunny_standin: StandinFixture) -> None:
     standin, control = bunny_standin
     control.seed(videos=[{"guid": "g1"}], libraries=[{"id": LIBRARY, "token_auth": True}])
     with _client(standin) as client, pytest.raises(PlatformConfigError, match="VIDEOFERRY_BUNNY_CDN_URL"):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,12 +14,12 @@ from connectors.platforms.cloudflare import CloudflareClient
 from connectors.platforms.fetch import download
 from connectors.platforms.prepare import Readiness
 from emulator.platforms.cloudflare import ACCOUNT
-from emulator.platforms.server import Standin, StandinControl
-from tests.fixtures.platforms import QUICK, spend_window
+from emulator.platforms.server import Standin
+from tests.fixtures.platforms import QUICK, StandinFixture, logged, spend_window
 
-Fixture = tuple[Standin, StandinControl]
 SOON = Readiness(interval=0.01, bound=10.0)
 START = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
+LISTING = f"/accounts/{ACCOUNT}/stream"
 
 
 def _at(seconds: float) -> str:
@@ -33,13 +32,9 @@ def _client(standin: Standin, *, token: str | None = None, per_page: int = 1000)
     )
 
 
-def _lists(control: StandinControl) -> list[dict[str, Any]]:
-    return [e for e in control.log() if e["path"] == f"/accounts/{ACCOUNT}/stream"]
-
-
 @pytest.mark.parametrize("per_page", [5, 7, 1000])
 def test_videos_sharing_a_second_are_neither_lost_nor_repeated(
-    cloudflare_standin: Fixture, per_page: int
+    cloudflare_standin: StandinFixture, per_page: int
 ) -> None:
     standin, control = cloudflare_standin
     # 3 alone, then 12 within one second (more than a page of 5 or 7), then 9 two to a second
@@ -53,7 +48,7 @@ def test_videos_sharing_a_second_are_neither_lost_nor_repeated(
     assert [v.id for v in videos] == [f"v{i:03d}" for i in range(len(stamps))]
 
 
-def test_a_page_that_ends_inside_a_second_loses_nothing(cloudflare_standin: Fixture) -> None:
+def test_a_page_that_ends_inside_a_second_loses_nothing(cloudflare_standin: StandinFixture) -> None:
     standin, control = cloudflare_standin
     control.seed(videos=[{"uid": f"w{i:03d}", "created": _at(i // 3 + (i % 3) / 10)} for i in range(20)])
     with _client(standin, per_page=4) as client:
@@ -61,7 +56,7 @@ def test_a_page_that_ends_inside_a_second_loses_nothing(cloudflare_standin: Fixt
     assert keys == [f"cloudflare:w{i:03d}" for i in range(20)]
 
 
-def test_signed_urls_are_said_as_the_source_privacy(cloudflare_standin: Fixture) -> None:
+def test_signed_urls_are_said_as_the_source_privacy(cloudflare_standin: StandinFixture) -> None:
     standin, control = cloudflare_standin
     control.seed(
         videos=[{"uid": "open", "name": "Open"}, {"uid": "locked", "name": "Locked", "signed": True}]
@@ -74,7 +69,7 @@ def test_signed_urls_are_said_as_the_source_privacy(cloudflare_standin: Fixture)
     }
 
 
-def test_the_token_and_account_are_checked(cloudflare_standin: Fixture) -> None:
+def test_the_token_and_account_are_checked(cloudflare_standin: StandinFixture) -> None:
     standin, _ = cloudflare_standin
     with _client(standin, token="wrong") as client, pytest.raises(PlatformConfigError) as caught:
         client.check_access()
@@ -86,14 +81,14 @@ def test_the_token_and_account_are_checked(cloudflare_standin: Fixture) -> None:
         CloudflareClient.from_env({"VIDEOFERRY_CLOUDFLARE_TOKEN": "x"})
 
 
-def test_a_429_waits_for_retry_after_and_a_5xx_burst_is_retried(cloudflare_standin: Fixture) -> None:
+def test_a_429_waits_for_retry_after_and_a_5xx_burst_is_retried(cloudflare_standin: StandinFixture) -> None:
     standin, control = cloudflare_standin
     control.seed(videos=[{"uid": f"v{i}"} for i in range(3)])
     control.configure(rate_limit=1, rate_window=2)
     spend_window(f"{standin.base_url}/user/tokens/verify", standin.token, 2)
     with _client(standin) as client:
         assert len(list(client.list_videos())) == 3
-    log = _lists(control)
+    log = logged(control, LISTING)
     refused = [e for e in log if e["status"] == 429]
     assert refused
     for entry in refused:
@@ -104,7 +99,7 @@ def test_a_429_waits_for_retry_after_and_a_5xx_burst_is_retried(cloudflare_stand
 
 
 def test_an_mp4_download_is_asked_for_waited_for_and_fetched(
-    cloudflare_standin: Fixture, tmp_path: Path
+    cloudflare_standin: StandinFixture, tmp_path: Path
 ) -> None:
     standin, control = cloudflare_standin
     control.seed(videos=[{"uid": "v1", "size": 3000}])
@@ -120,7 +115,7 @@ def test_an_mp4_download_is_asked_for_waited_for_and_fetched(
     assert again.url.split("?")[0] == link.url.split("?")[0]
 
 
-def test_a_failed_download_says_so(cloudflare_standin: Fixture) -> None:
+def test_a_failed_download_says_so(cloudflare_standin: StandinFixture) -> None:
     standin, control = cloudflare_standin
     control.seed(videos=[{"uid": "bad", "download_fails": True}])
     with _client(standin) as client, pytest.raises(PlatformError, match="could not make its MP4 download"):

@@ -14,9 +14,8 @@ from connectors.platforms.fetch import download
 from connectors.platforms.mux import MuxClient
 from connectors.platforms.prepare import Readiness
 from emulator.platforms.server import Standin, StandinControl
-from tests.fixtures.platforms import QUICK, spend_window
+from tests.fixtures.platforms import QUICK, StandinFixture, spend_window
 
-Fixture = tuple[Standin, StandinControl]
 SOON = Readiness(interval=0.01, bound=10.0)
 
 
@@ -39,7 +38,7 @@ def _calls(control: StandinControl, method: str, suffix: str) -> list[dict[str, 
 
 
 @pytest.mark.parametrize(("count", "pages"), [(150, 2), (200, 3), (0, 1)])
-def test_pages_until_a_short_page(mux_standin: Fixture, count: int, pages: int) -> None:
+def test_pages_until_a_short_page(mux_standin: StandinFixture, count: int, pages: int) -> None:
     standin, control = mux_standin
     control.seed(assets=_assets(count))
     with _client(standin) as client:
@@ -49,7 +48,7 @@ def test_pages_until_a_short_page(mux_standin: Fixture, count: int, pages: int) 
     assert len(_calls(control, "GET", "/video/v1/assets")) == pages
 
 
-def test_signed_playback_is_said_and_not_ready_assets_are_left_out(mux_standin: Fixture) -> None:
+def test_signed_playback_is_said_and_not_ready_assets_are_left_out(mux_standin: StandinFixture) -> None:
     standin, control = mux_standin
     control.seed(
         assets=[
@@ -67,7 +66,7 @@ def test_signed_playback_is_said_and_not_ready_assets_are_left_out(mux_standin: 
     assert videos["locked"].source_privacy == "signed playback policy"
 
 
-def test_a_wrong_secret_is_a_setting_to_fix(mux_standin: Fixture) -> None:
+def test_a_wrong_secret_is_a_setting_to_fix(mux_standin: StandinFixture) -> None:
     standin, _ = mux_standin
     token_id = standin.token.partition(":")[0]
     with (
@@ -80,7 +79,7 @@ def test_a_wrong_secret_is_a_setting_to_fix(mux_standin: Fixture) -> None:
         _client(standin, "no-colon")
 
 
-def test_a_429_waits_for_retry_after_and_a_5xx_burst_is_retried(mux_standin: Fixture) -> None:
+def test_a_429_waits_for_retry_after_and_a_5xx_burst_is_retried(mux_standin: StandinFixture) -> None:
     standin, control = mux_standin
     control.seed(assets=_assets(3))
     control.configure(rate_limit=1, rate_window=2)
@@ -99,7 +98,7 @@ def test_a_429_waits_for_retry_after_and_a_5xx_burst_is_retried(mux_standin: Fix
         assert len(list(client.list_videos())) == 3
 
 
-def test_master_access_is_enabled_waited_for_and_fetched(mux_standin: Fixture, tmp_path: Path) -> None:
+def test_master_access_is_enabled_waited_for_and_fetched(mux_standin: StandinFixture, tmp_path: Path) -> None:
     standin, control = mux_standin
     control.seed(assets=_assets(1, size=5000))
     control.configure(prepare_reads=3)
@@ -112,7 +111,7 @@ def test_master_access_is_enabled_waited_for_and_fetched(mux_standin: Fixture, t
     assert len(reads) == 1 + 4  # before enabling, then three reads preparing and one ready
 
 
-def test_an_expired_master_is_enabled_again(mux_standin: Fixture, tmp_path: Path) -> None:
+def test_an_expired_master_is_enabled_again(mux_standin: StandinFixture, tmp_path: Path) -> None:
     standin, control = mux_standin
     control.seed(assets=_assets(1))
     with _client(standin) as client:
@@ -124,7 +123,7 @@ def test_an_expired_master_is_enabled_again(mux_standin: Fixture, tmp_path: Path
     assert len(_calls(control, "PUT", "/master-access")) == 2
 
 
-def test_no_master_falls_back_to_the_best_static_mp4(mux_standin: Fixture, tmp_path: Path) -> None:
+def test_no_master_falls_back_to_the_best_static_mp4(mux_standin: StandinFixture, tmp_path: Path) -> None:
     standin, control = mux_standin
     control.seed(
         assets=[
@@ -142,7 +141,7 @@ def test_no_master_falls_back_to_the_best_static_mp4(mux_standin: Fixture, tmp_p
     assert (tmp_path / "f.mp4").stat().st_size == 4096
 
 
-def test_a_master_never_ready_stops_at_the_bound(mux_standin: Fixture) -> None:
+def test_a_master_never_ready_stops_at_the_bound(mux_standin: StandinFixture) -> None:
     standin, control = mux_standin
     control.seed(assets=_assets(1))
     control.configure(prepare_reads=1_000_000)
@@ -152,7 +151,7 @@ def test_a_master_never_ready_stops_at_the_bound(mux_standin: Fixture) -> None:
         client.resolve_download("a0000")
 
 
-def test_an_asset_not_ready_at_mux_has_nothing_to_fetch(mux_standin: Fixture) -> None:
+def test_an_asset_not_ready_at_mux_has_nothing_to_fetch(mux_standin: StandinFixture) -> None:
     standin, control = mux_standin
     control.seed(assets=[{"id": "busy", "status": "preparing"}])
     with _client(standin) as client, pytest.raises(PlatformError, match="'preparing' at Mux, not ready"):

@@ -18,10 +18,8 @@ from connectors.platforms.base import (
 )
 from connectors.platforms.fetch import download
 from connectors.platforms.vimeo import VimeoClient
-from emulator.platforms.server import Standin, StandinControl
-from tests.fixtures.platforms import QUICK, spend_window
-
-Fixture = tuple[Standin, StandinControl]
+from emulator.platforms.server import Standin
+from tests.fixtures.platforms import QUICK, StandinFixture, spend_window
 
 
 def _videos(count: int, **extra: Any) -> list[dict[str, Any]]:
@@ -36,7 +34,7 @@ def _api(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [e for e in entries if not e["path"].startswith(("/_download", "/_cdn", "/_standin"))]
 
 
-def test_lists_every_page_in_order_following_paging_next(vimeo_standin: Fixture) -> None:
+def test_lists_every_page_in_order_following_paging_next(vimeo_standin: StandinFixture) -> None:
     standin, control = vimeo_standin
     control.seed(videos=_videos(205))
     with _client(standin) as client:
@@ -47,7 +45,7 @@ def test_lists_every_page_in_order_following_paging_next(vimeo_standin: Fixture)
     assert len(pages) == 3  # 100 + 100 + 5, each page asked for once
 
 
-def test_a_folder_lists_its_videos_with_metadata_and_chapters(vimeo_standin: Fixture) -> None:
+def test_a_folder_lists_its_videos_with_metadata_and_chapters(vimeo_standin: StandinFixture) -> None:
     standin, control = vimeo_standin
     control.seed(
         folders=[{"id": "77", "name": "Conference 2026"}],
@@ -75,13 +73,13 @@ def test_a_folder_lists_its_videos_with_metadata_and_chapters(vimeo_standin: Fix
     assert (draft.privacy_type, draft.source_privacy) == (None, "password")  # no match in the service
 
 
-def test_an_unknown_folder_is_a_setting_to_fix(vimeo_standin: Fixture) -> None:
+def test_an_unknown_folder_is_a_setting_to_fix(vimeo_standin: StandinFixture) -> None:
     standin, _ = vimeo_standin
     with _client(standin) as client, pytest.raises(PlatformConfigError, match="no folder 404"):
         list(client.list_videos("404"))
 
 
-def test_no_call_before_the_reset_once_none_remain(vimeo_standin: Fixture) -> None:
+def test_no_call_before_the_reset_once_none_remain(vimeo_standin: StandinFixture) -> None:
     standin, control = vimeo_standin
     control.seed(videos=_videos(250))
     control.configure(rate_limit=2, rate_window=2)
@@ -94,7 +92,7 @@ def test_no_call_before_the_reset_once_none_remain(vimeo_standin: Fixture) -> No
     assert all(windows.count(w) <= 2 for w in windows)
 
 
-def test_a_429_waits_until_x_ratelimit_reset(vimeo_standin: Fixture) -> None:
+def test_a_429_waits_until_x_ratelimit_reset(vimeo_standin: StandinFixture) -> None:
     standin, control = vimeo_standin
     control.seed(videos=_videos(3))
     control.configure(rate_limit=1, rate_window=2)
@@ -116,7 +114,7 @@ def test_reset_times_in_each_notation() -> None:
     assert parse_time("soon") is None
 
 
-def test_a_5xx_burst_is_retried(vimeo_standin: Fixture) -> None:
+def test_a_5xx_burst_is_retried(vimeo_standin: StandinFixture) -> None:
     standin, control = vimeo_standin
     control.seed(videos=_videos(2))
     control.configure(fault_count=3, fault_status=503)
@@ -125,7 +123,7 @@ def test_a_5xx_burst_is_retried(vimeo_standin: Fixture) -> None:
     assert [e["status"] for e in _api(control.log())] == [503, 503, 503, 200]
 
 
-def test_5xx_beyond_the_retries_stops_naming_the_page(vimeo_standin: Fixture) -> None:
+def test_5xx_beyond_the_retries_stops_naming_the_page(vimeo_standin: StandinFixture) -> None:
     standin, control = vimeo_standin
     control.configure(fault_count=10, fault_status=500)
     with (
@@ -144,14 +142,14 @@ def test_a_source_that_is_gone_stops_with_a_clear_message() -> None:
             client.check_access()
 
 
-def test_a_wrong_token_is_a_setting_to_fix(vimeo_standin: Fixture) -> None:
+def test_a_wrong_token_is_a_setting_to_fix(vimeo_standin: StandinFixture) -> None:
     standin, _ = vimeo_standin
     with _client(standin, "not-the-token") as client, pytest.raises(PlatformConfigError) as caught:
         client.check_access()
     assert "VIDEOFERRY_VIMEO_TOKEN" in str(caught.value) and "not-the-token" not in str(caught.value)
 
 
-def test_a_token_without_video_files_is_a_setting_to_fix(vimeo_standin: Fixture) -> None:
+def test_a_token_without_video_files_is_a_setting_to_fix(vimeo_standin: StandinFixture) -> None:
     standin, control = vimeo_standin
     control.seed(tokens={"public-only": ["public", "private"]})
     with (
@@ -161,7 +159,7 @@ def test_a_token_without_video_files_is_a_setting_to_fix(vimeo_standin: Fixture)
         client.check_access()
 
 
-def test_a_plan_without_downloads_is_a_setting_to_fix(vimeo_standin: Fixture) -> None:
+def test_a_plan_without_downloads_is_a_setting_to_fix(vimeo_standin: StandinFixture) -> None:
     standin, control = vimeo_standin
     control.configure(plan="basic")
     with _client(standin) as client, pytest.raises(PlatformConfigError, match="plan \\('basic'"):
@@ -171,7 +169,7 @@ def test_a_plan_without_downloads_is_a_setting_to_fix(vimeo_standin: Fixture) ->
         assert client.check_access() == "standard"
 
 
-def test_a_malformed_page_names_the_page_and_field(vimeo_standin: Fixture) -> None:
+def test_a_malformed_page_names_the_page_and_field(vimeo_standin: StandinFixture) -> None:
     standin, control = vimeo_standin
     videos = _videos(150)
     videos[149]["broken"] = {"uri": None}
@@ -183,7 +181,7 @@ def test_a_malformed_page_names_the_page_and_field(vimeo_standin: Fixture) -> No
     )
 
 
-def test_the_original_is_resolved_else_the_best_progressive_mp4(vimeo_standin: Fixture) -> None:
+def test_the_original_is_resolved_else_the_best_progressive_mp4(vimeo_standin: StandinFixture) -> None:
     standin, control = vimeo_standin
     control.seed(
         videos=[
@@ -220,7 +218,7 @@ def test_the_original_is_resolved_else_the_best_progressive_mp4(vimeo_standin: F
     assert "sig=" not in repr(original)  # the signed link never shows
 
 
-def test_an_expired_link_is_resolved_again(vimeo_standin: Fixture, tmp_path: Path) -> None:
+def test_an_expired_link_is_resolved_again(vimeo_standin: StandinFixture, tmp_path: Path) -> None:
     standin, control = vimeo_standin
     control.seed(
         videos=[
@@ -240,7 +238,7 @@ def test_an_expired_link_is_resolved_again(vimeo_standin: Fixture, tmp_path: Pat
     assert files == [("/_download/5/source", 410), ("/_download/5/source", 302)]
 
 
-def test_a_video_deleted_since_the_listing_is_not_found(vimeo_standin: Fixture) -> None:
+def test_a_video_deleted_since_the_listing_is_not_found(vimeo_standin: StandinFixture) -> None:
     standin, control = vimeo_standin
     control.seed(videos=[{"id": "9", "name": "going"}])
     with _client(standin) as client:

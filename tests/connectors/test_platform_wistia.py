@@ -11,10 +11,8 @@ import pytest
 from connectors.platforms.base import MalformedPage, NotFoundError, PlatformConfigError
 from connectors.platforms.fetch import download
 from connectors.platforms.wistia import WistiaClient
-from emulator.platforms.server import Standin, StandinControl
-from tests.fixtures.platforms import QUICK, spend_window
-
-Fixture = tuple[Standin, StandinControl]
+from emulator.platforms.server import Standin
+from tests.fixtures.platforms import QUICK, StandinFixture, logged, spend_window
 
 
 def _medias(count: int, **extra: Any) -> list[dict[str, Any]]:
@@ -25,21 +23,19 @@ def _client(standin: Standin, token: str | None = None) -> WistiaClient:
     return WistiaClient(standin.base_url, token or standin.token, backoff=QUICK)
 
 
-def _pages(control: StandinControl) -> list[dict[str, Any]]:
-    return [e for e in control.log() if e["path"] == "/v1/medias.json"]
-
-
 @pytest.mark.parametrize(("count", "pages"), [(150, 2), (200, 3), (0, 1)])
-def test_pages_until_a_short_page(wistia_standin: Fixture, count: int, pages: int) -> None:
+def test_pages_until_a_short_page(wistia_standin: StandinFixture, count: int, pages: int) -> None:
     standin, control = wistia_standin
     control.seed(medias=_medias(count))
     with _client(standin) as client:
         videos = list(client.list_videos())
     assert [v.id for v in videos] == [f"h{i:05d}" for i in range(count)]  # oldest first, each once
-    assert len(_pages(control)) == pages
+    assert len(logged(control, "/v1/medias.json")) == pages
 
 
-def test_a_project_lists_its_videos_with_metadata_and_leaves_out_other_media(wistia_standin: Fixture) -> None:
+def test_a_project_lists_its_videos_with_metadata_and_leaves_out_other_media(
+    wistia_standin: StandinFixture,
+) -> None:
     standin, control = wistia_standin
     control.seed(
         projects=[{"hashed_id": "proj1", "name": "Webinars"}],
@@ -64,13 +60,13 @@ def test_a_project_lists_its_videos_with_metadata_and_leaves_out_other_media(wis
     assert client.skipped == 1
 
 
-def test_an_unknown_project_is_a_setting_to_fix(wistia_standin: Fixture) -> None:
+def test_an_unknown_project_is_a_setting_to_fix(wistia_standin: StandinFixture) -> None:
     standin, _ = wistia_standin
     with _client(standin) as client, pytest.raises(PlatformConfigError, match="no project nope"):
         client.check_access("nope")
 
 
-def test_a_429_waits_for_retry_after(wistia_standin: Fixture) -> None:
+def test_a_429_waits_for_retry_after(wistia_standin: StandinFixture) -> None:
     standin, control = wistia_standin
     control.seed(medias=_medias(3))
     control.configure(rate_limit=1, rate_window=2)
@@ -85,16 +81,16 @@ def test_a_429_waits_for_retry_after(wistia_standin: Fixture) -> None:
         assert int(after["at"] // 2) > int(entry["at"] // 2)
 
 
-def test_a_5xx_burst_is_retried(wistia_standin: Fixture) -> None:
+def test_a_5xx_burst_is_retried(wistia_standin: StandinFixture) -> None:
     standin, control = wistia_standin
     control.seed(medias=_medias(2))
     control.configure(fault_count=2, fault_status=502)
     with _client(standin) as client:
         assert len(list(client.list_videos())) == 2
-    assert [e["status"] for e in _pages(control)] == [502, 502, 200]
+    assert [e["status"] for e in logged(control, "/v1/medias.json")] == [502, 502, 200]
 
 
-def test_a_wrong_token_is_a_setting_to_fix(wistia_standin: Fixture) -> None:
+def test_a_wrong_token_is_a_setting_to_fix(wistia_standin: StandinFixture) -> None:
     standin, _ = wistia_standin
     with (
         _client(standin, "wrong") as client,
@@ -103,7 +99,7 @@ def test_a_wrong_token_is_a_setting_to_fix(wistia_standin: Fixture) -> None:
         client.check_access()
 
 
-def test_a_token_that_may_not_read_is_a_setting_to_fix(wistia_standin: Fixture) -> None:
+def test_a_token_that_may_not_read_is_a_setting_to_fix(wistia_standin: StandinFixture) -> None:
     standin, control = wistia_standin
     control.seed(tokens={"upload-only": ["upload"]})
     with (
@@ -113,7 +109,7 @@ def test_a_token_that_may_not_read_is_a_setting_to_fix(wistia_standin: Fixture) 
         client.check_access()
 
 
-def test_a_malformed_page_names_the_page_and_field(wistia_standin: Fixture) -> None:
+def test_a_malformed_page_names_the_page_and_field(wistia_standin: StandinFixture) -> None:
     standin, control = wistia_standin
     medias = _medias(120)
     medias[103]["broken"] = {"name": 17}
@@ -123,7 +119,7 @@ def test_a_malformed_page_names_the_page_and_field(wistia_standin: Fixture) -> N
     assert str(caught.value) == "wistia page 2 of the medias, field [3].name: expected str, got 17"
 
 
-def test_the_original_file_else_the_best_mp4(wistia_standin: Fixture, tmp_path: Path) -> None:
+def test_the_original_file_else_the_best_mp4(wistia_standin: StandinFixture, tmp_path: Path) -> None:
     standin, control = wistia_standin
     control.seed(
         medias=[
@@ -148,7 +144,7 @@ def test_the_original_file_else_the_best_mp4(wistia_standin: Fixture, tmp_path: 
     assert (tmp_path / "b.mp4").stat().st_size == 700
 
 
-def test_a_media_deleted_since_the_listing_is_not_found(wistia_standin: Fixture) -> None:
+def test_a_media_deleted_since_the_listing_is_not_found(wistia_standin: StandinFixture) -> None:
     standin, control = wistia_standin
     control.seed(medias=[{"hashed_id": "gone1", "name": "x"}])
     control.delete("gone1")

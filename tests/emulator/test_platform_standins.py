@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import httpx
 
-from emulator.platforms.server import Standin, StandinControl
-
-Fixture = tuple[Standin, StandinControl]
+from emulator.platforms.server import Standin
+from tests.fixtures.platforms import StandinFixture
 
 
 def _vimeo(standin: Standin, path: str, token: str | None = None) -> httpx.Response:
@@ -19,7 +18,7 @@ def _wistia(standin: Standin, path: str, token: str | None = None) -> httpx.Resp
     return httpx.get(standin.base_url + path, headers={"Authorization": f"Bearer {token or standin.token}"})
 
 
-def test_vimeo_pages_with_paging_links_and_at_most_100(vimeo_standin: Fixture) -> None:
+def test_vimeo_pages_with_paging_links_and_at_most_100(vimeo_standin: StandinFixture) -> None:
     standin, control = vimeo_standin
     control.seed(videos=[{"id": str(i), "name": f"v{i}"} for i in range(1, 4)])
     first = _vimeo(standin, "/me/videos?per_page=2&sort=date&direction=asc").json()
@@ -33,7 +32,7 @@ def test_vimeo_pages_with_paging_links_and_at_most_100(vimeo_standin: Fixture) -
     assert _vimeo(standin, "/me/videos?per_page=101").status_code == 400
 
 
-def test_vimeo_scopes_and_plan_decide_what_is_shown(vimeo_standin: Fixture) -> None:
+def test_vimeo_scopes_and_plan_decide_what_is_shown(vimeo_standin: StandinFixture) -> None:
     standin, control = vimeo_standin
     control.seed(
         videos=[{"id": "1", "name": "public"}, {"id": "2", "name": "private", "privacy": "nobody"}],
@@ -51,7 +50,7 @@ def test_vimeo_scopes_and_plan_decide_what_is_shown(vimeo_standin: Fixture) -> N
     assert _vimeo(standin, "/me").json()["account"] == "basic"
 
 
-def test_vimeo_download_links_redirect_until_they_expire(vimeo_standin: Fixture) -> None:
+def test_vimeo_download_links_redirect_until_they_expire(vimeo_standin: StandinFixture) -> None:
     standin, control = vimeo_standin
     control.seed(
         videos=[
@@ -71,7 +70,7 @@ def test_vimeo_download_links_redirect_until_they_expire(vimeo_standin: Fixture)
     assert httpx.get(entry["link"]).status_code == 410
 
 
-def test_vimeo_rate_limit_headers_and_429(vimeo_standin: Fixture) -> None:
+def test_vimeo_rate_limit_headers_and_429(vimeo_standin: StandinFixture) -> None:
     standin, control = vimeo_standin
     control.configure(rate_limit=1, rate_window=60)
     ok = _vimeo(standin, "/me")
@@ -81,13 +80,13 @@ def test_vimeo_rate_limit_headers_and_429(vimeo_standin: Fixture) -> None:
     assert refused.headers["X-RateLimit-Reset"] == ok.headers["X-RateLimit-Reset"]
 
 
-def test_vimeo_5xx_burst_then_answers(vimeo_standin: Fixture) -> None:
+def test_vimeo_5xx_burst_then_answers(vimeo_standin: StandinFixture) -> None:
     standin, control = vimeo_standin
     control.configure(fault_count=2, fault_status=503)
     assert [_vimeo(standin, "/me").status_code for _ in range(3)] == [503, 503, 200]
 
 
-def test_wistia_permissions_paging_order_and_429(wistia_standin: Fixture) -> None:
+def test_wistia_permissions_paging_order_and_429(wistia_standin: StandinFixture) -> None:
     standin, control = wistia_standin
     control.seed(
         medias=[{"hashed_id": f"m{i}", "name": f"n{i}"} for i in range(105)],

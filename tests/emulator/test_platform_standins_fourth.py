@@ -12,12 +12,10 @@ import sys
 import httpx
 
 from emulator.platforms.cloudflare import ACCOUNT
-from emulator.platforms.server import Standin, StandinControl
-
-Fixture = tuple[Standin, StandinControl]
+from tests.fixtures.platforms import StandinFixture
 
 
-def test_mux_basic_auth_page_bounds_and_master_access(mux_standin: Fixture) -> None:
+def test_mux_basic_auth_page_bounds_and_master_access(mux_standin: StandinFixture) -> None:
     standin, control = mux_standin
     control.seed(assets=[{"id": "a1"}])
     basic = {"Authorization": "Basic " + base64.b64encode(standin.token.encode()).decode()}
@@ -32,7 +30,7 @@ def test_mux_basic_auth_page_bounds_and_master_access(mux_standin: Fixture) -> N
     assert httpx.get(f"{url}/a1", headers=basic).json()["data"]["master"]["status"] == "ready"
 
 
-def test_cloudflare_after_is_compared_by_the_second(cloudflare_standin: Fixture) -> None:
+def test_cloudflare_after_is_compared_by_the_second(cloudflare_standin: StandinFixture) -> None:
     standin, control = cloudflare_standin
     control.seed(
         videos=[
@@ -51,7 +49,9 @@ def test_cloudflare_after_is_compared_by_the_second(cloudflare_standin: Fixture)
     assert httpx.get(f"{standin.base_url}/accounts/other/stream", headers=headers).status_code == 403
 
 
-def test_apivideo_needs_an_access_token_and_shows_mp4_only_with_support(apivideo_standin: Fixture) -> None:
+def test_apivideo_needs_an_access_token_and_shows_mp4_only_with_support(
+    apivideo_standin: StandinFixture,
+) -> None:
     standin, control = apivideo_standin
     control.seed(videos=[{"videoId": "a"}, {"videoId": "b", "mp4Support": False}])
     assert (
@@ -68,7 +68,7 @@ def test_apivideo_needs_an_access_token_and_shows_mp4_only_with_support(apivideo
     assert ["mp4" in v["assets"] for v in body["data"]] == [True, False]
 
 
-def test_bunny_original_only_when_kept(bunny_standin: Fixture) -> None:
+def test_bunny_original_only_when_kept(bunny_standin: StandinFixture) -> None:
     standin, control = bunny_standin
     control.seed(videos=[{"guid": "g1"}])
     cdn = standin.env["VIDEOFERRY_BUNNY_CDN_URL"]

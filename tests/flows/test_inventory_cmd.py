@@ -10,23 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-from typer.testing import CliRunner
 
 from connectors.inventory import read_inventory
-from emulator.platforms.server import Standin, StandinControl
-from flows.cli import app
-from tests.fixtures.platforms import platform_env
+from tests.fixtures.inventory_cli import run_inventory
+from tests.fixtures.platforms import StandinFixture, platform_env
 
-Fixture = tuple[Standin, StandinControl]
 PARENT = "0f8fad5b-d9cb-469f-a165-70867728950e"
 
 
-def _run(env: dict[str, str], *args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(app, ["inventory", *args], env=env)
-    return result.exit_code, result.stdout, result.stderr
-
-
-def test_vimeo_inventory_is_one_migrate_reads(vimeo_standin: Fixture, tmp_path: Path) -> None:
+def test_vimeo_inventory_is_one_migrate_reads(vimeo_standin: StandinFixture, tmp_path: Path) -> None:
     standin, control = vimeo_standin
     control.seed(
         folders=[{"id": "7", "name": "Talks"}],
@@ -44,7 +36,7 @@ def test_vimeo_inventory_is_one_migrate_reads(vimeo_standin: Fixture, tmp_path: 
         ],
     )
     out = tmp_path / "vimeo.csv"
-    code, stdout, stderr = _run(platform_env(standin), "vimeo:", "--out", str(out))
+    code, stdout, stderr = run_inventory(platform_env(standin), "vimeo:", "--out", str(out))
     assert code == 0, stderr
     assert f"wrote {out}" in stdout and "listed 3 videos from vimeo:" in stdout
     assert "1 videos have a privacy the service has no match for" in stdout
@@ -88,14 +80,14 @@ def test_vimeo_inventory_is_one_migrate_reads(vimeo_standin: Fixture, tmp_path: 
     assert extra == ("Talks", "https://vimeo.com/11")
 
 
-def test_wistia_project_inventory_as_json_lines(wistia_standin: Fixture, tmp_path: Path) -> None:
+def test_wistia_project_inventory_as_json_lines(wistia_standin: StandinFixture, tmp_path: Path) -> None:
     standin, control = wistia_standin
     control.seed(
         projects=[{"hashed_id": "p9", "name": "Webinars"}],
         medias=[{"hashed_id": "abc", "name": "One", "project": "p9"}, {"hashed_id": "def", "name": "Two"}],
     )
     out = tmp_path / "wistia.jsonl"
-    code, _, stderr = _run(platform_env(standin), "wistia:project/p9", "--out", str(out))
+    code, _, stderr = run_inventory(platform_env(standin), "wistia:project/p9", "--out", str(out))
     assert code == 0, stderr
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [(r["key"], r["source"], r["platform_folder"]) for r in rows] == [
@@ -104,7 +96,7 @@ def test_wistia_project_inventory_as_json_lines(wistia_standin: Fixture, tmp_pat
     assert read_inventory(str(out), default_parent_id=PARENT).errors == []
 
 
-def test_settings_to_fix_exit_2_and_write_nothing(vimeo_standin: Fixture, tmp_path: Path) -> None:
+def test_settings_to_fix_exit_2_and_write_nothing(vimeo_standin: StandinFixture, tmp_path: Path) -> None:
     standin, control = vimeo_standin
     control.seed(videos=[{"id": "1", "name": "a"}], tokens={"no-files": ["public", "private"]})
     out = tmp_path / "inv.csv"
@@ -120,24 +112,24 @@ def test_settings_to_fix_exit_2_and_write_nothing(vimeo_standin: Fixture, tmp_pa
         (platform_env(standin), "vimeo:folder/99", "no folder 99"),
     ]
     for env, source, message in cases:
-        code, _, stderr = _run(env, source, "--out", str(out))
+        code, _, stderr = run_inventory(env, source, "--out", str(out))
         assert (code, message in stderr) == (2, True), (source, stderr)
         assert "wrong-token" not in stderr
     control.configure(plan="basic")
-    code, _, stderr = _run(platform_env(standin), "vimeo:", "--out", str(out))
+    code, _, stderr = run_inventory(platform_env(standin), "vimeo:", "--out", str(out))
     assert code == 2 and "plan ('basic', as GET /me says) gives no download links" in stderr
     assert not out.exists()
 
 
 def test_a_listing_that_cannot_finish_exits_1_and_writes_nothing(
-    vimeo_standin: Fixture, tmp_path: Path
+    vimeo_standin: StandinFixture, tmp_path: Path
 ) -> None:
     standin, control = vimeo_standin
     videos: list[dict[str, Any]] = [{"id": str(i), "name": f"v{i}"} for i in range(1, 131)]
     videos[120]["broken"] = {"privacy": "everyone"}
     control.seed(videos=videos)
     out = tmp_path / "inv.csv"
-    code, _, stderr = _run(platform_env(standin), "vimeo:", "--out", str(out), "--no-chapters")
+    code, _, stderr = run_inventory(platform_env(standin), "vimeo:", "--out", str(out), "--no-chapters")
     assert code == 1
     assert "vimeo page 2 of the account's videos, field data[20].privacy: expected dict" in stderr
     assert not out.exists() and list(tmp_path.iterdir()) == []
@@ -155,7 +147,7 @@ def test_standin_command_prints_its_address_and_token_first(tmp_path: Path) -> N
         first = json.loads(proc.stdout.readline())
         assert first["platform"] == "wistia" and first["base_url"].startswith("http://127.0.0.1:")
         env = {"VIDEOFERRY_WISTIA_TOKEN": first["token"], "VIDEOFERRY_WISTIA_API_URL": first["base_url"]}
-        code, stdout, stderr = _run(env, "wistia:", "--out", str(tmp_path / "x.csv"))
+        code, stdout, stderr = run_inventory(env, "wistia:", "--out", str(tmp_path / "x.csv"))
         assert code == 0 and "listed 0 videos from wistia:" in stdout, stderr
     finally:
         proc.terminate()

@@ -8,14 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from connectors.inventory import read_inventory
-from emulator.platforms.server import Standin, StandinControl
-from flows.cli import app
-from tests.fixtures.platforms import platform_env
+from tests.fixtures.inventory_cli import run_inventory
+from tests.fixtures.platforms import StandinFixture, platform_env
 
-Fixture = tuple[Standin, StandinControl]
 PARENT = "0f8fad5b-d9cb-469f-a165-70867728950e"
 
 #: platform: (source form, seed, keys expected, privacy types expected, the note a private video gives)
@@ -62,11 +59,6 @@ CASES: dict[str, tuple[str, dict[str, Any], list[str], list[str | None], str | N
 }
 
 
-def _run(env: dict[str, str], *args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(app, ["inventory", *args], env=env)
-    return result.exit_code, result.stdout, result.stderr
-
-
 @pytest.mark.parametrize("platform", list(CASES))
 def test_inventory_is_one_migrate_reads(
     platform: str, request: pytest.FixtureRequest, tmp_path: Path
@@ -75,7 +67,7 @@ def test_inventory_is_one_migrate_reads(
     source, seed, keys, privacy, note = CASES[platform]
     control.seed(**seed)
     out = tmp_path / f"{platform}.csv"
-    code, stdout, stderr = _run(platform_env(standin), source, "--out", str(out))
+    code, stdout, stderr = run_inventory(platform_env(standin), source, "--out", str(out))
     assert code == 0, stderr
     assert f"listed 2 videos from {source}" in stdout and f"wrote {out}" in stdout
     assert note is None or note in stdout
@@ -98,7 +90,7 @@ def test_a_wrong_token_exits_2_before_listing(
     control.seed(**seed)
     wrong = "wrong-id:wrong-secret" if platform == "mux" else "wrong-token"
     out = tmp_path / "inv.csv"
-    code, _, stderr = _run(platform_env(standin, wrong), source, "--out", str(out))
+    code, _, stderr = run_inventory(platform_env(standin, wrong), source, "--out", str(out))
     assert code == 2, stderr
     assert f"VIDEOFERRY_{platform.upper()}_TOKEN" in stderr and wrong not in stderr
     assert not out.exists()
@@ -106,17 +98,17 @@ def test_a_wrong_token_exits_2_before_listing(
     assert listings == []  # refused at the check: nothing was listed
 
 
-def test_a_listing_that_cannot_finish_exits_1(cloudflare_standin: Fixture, tmp_path: Path) -> None:
+def test_a_listing_that_cannot_finish_exits_1(cloudflare_standin: StandinFixture, tmp_path: Path) -> None:
     standin, control = cloudflare_standin
     control.seed(videos=[{"uid": "c1"}, {"uid": "c2", "broken": {"created": "yesterday"}}])
     out = tmp_path / "inv.jsonl"
-    code, _, stderr = _run(platform_env(standin), "cloudflare:", "--out", str(out))
+    code, _, stderr = run_inventory(platform_env(standin), "cloudflare:", "--out", str(out))
     assert code == 1
     assert "field result[1].created: not a date-time: 'yesterday'; nothing was written" in stderr
     assert not out.exists()
 
 
-def test_a_bunny_source_names_its_library(bunny_standin: Fixture, tmp_path: Path) -> None:
+def test_a_bunny_source_names_its_library(bunny_standin: StandinFixture, tmp_path: Path) -> None:
     standin, _ = bunny_standin
-    code, _, stderr = _run(platform_env(standin), "bunny:", "--out", str(tmp_path / "x.csv"))
+    code, _, stderr = run_inventory(platform_env(standin), "bunny:", "--out", str(tmp_path / "x.csv"))
     assert code == 2 and "bunny:<library id>" in stderr
