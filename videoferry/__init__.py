@@ -1,0 +1,1 @@
+"""videoferry as a Python library."""
