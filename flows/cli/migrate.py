@@ -8,6 +8,7 @@ import typer
 
 from flows.cli.app import (
     add_command,
+    announce,
     exit_on_errors,
     job_command,
     join_prefect_server,
@@ -48,7 +49,9 @@ def _migrate(opts: MigrateOptions, service: ServiceOptions, prefect: bool) -> No
 
                     join_prefect_server()
                     # The URLs travel as flow parameters; the token stays in this process's environment.
-                    outcome = run_flow(opts, api_url=settings.api_url, upload_url=settings.upload_url)
+                    outcome = run_flow(
+                        opts, api_url=settings.api_url, upload_url=settings.upload_url, announce=announce
+                    )
                 else:
                     outcome = run_migration(opts, settings)
     _print_outcome(outcome)
