@@ -23,6 +23,7 @@ from prefect import get_run_logger
 from prefect.artifacts import create_markdown_artifact
 from prefect.states import Failed, State
 
+from flows import events
 from flows.job import Outcome, exit_for, failure
 
 if TYPE_CHECKING:
@@ -66,7 +67,8 @@ _FILTER = _ExpectedFailure()
 def job_flow(run: Callable[[], OutcomeT], outcome: type[OutcomeT]) -> dict[str, Any] | State[Any]:
     """The body of every job's flow: run(), then flow_tail. An exception the job map knows (exit_for: a
     configuration error, a busy ledger) ends the run Failed with the exit status and its message, not a
-    traceback; any other (a bug) goes on up."""
+    traceback; any other (a bug) goes on up. Emits the run's events (flows/events.py)."""
+    events.run_started()
     try:
         done = run()
     except Exception as exc:
@@ -89,6 +91,7 @@ def flow_tail(outcome: Outcome, cause: BaseException | None = None) -> dict[str,
     create_markdown_artifact(
         outcome_markdown(outcome), key="videoferry-outcome", description="What the run did not do, and why"
     )
+    events.run_finished(outcome, cause)
     result = outcome.as_dict()
     if outcome.exit_code == 0:
         return result
