@@ -337,12 +337,10 @@ def service_settings(service: ServiceOptions | None = None) -> Settings:
 
 def use_prefect_by_default(given: bool | None) -> bool:
     """--prefect / --no-prefect when given; else whether a Prefect server is configured (PREFECT_API_URL or
-    the active profile: flows/prefect_server.py), so a team's command line runs show in its Prefect UI."""
-    if given is not None:
-        return given
-    from flows.prefect_server import configured_api_url
+    the active profile: flows/running.use_prefect), so a team's command line runs show in its Prefect UI."""
+    from flows.running import use_prefect
 
-    return configured_api_url() is not None
+    return use_prefect(given)
 
 
 def announce(line: str) -> None:
@@ -371,15 +369,14 @@ def join_prefect_server() -> None:
 
 
 def run_command(job: Job, opts: Any, settings: Settings, *, prefect: bool) -> Any:
-    """Run a job from the command line: through its Prefect flow, as a deployment's worker runs it (and its
-    outcome read back, flows/prefect_job.py), or its plain runner; the job's Outcome."""
-    if prefect and job.flow is not None:
-        from flows.prefect_job import flow_params, run_flow
+    """Run a job from the command line as the Python API runs it (flows/running.run_job_as): through its
+    Prefect flow, as a deployment's worker runs it (its outcome read back), or its plain runner; the job's
+    Outcome. A flow run's first line says where its page is (announce)."""
+    from flows.running import run_job_as
 
+    if prefect and job.flow is not None:
         join_prefect_server()
-        flow = job.load(job.flow)
-        return run_flow(flow, flow_params(flow, opts, settings), job.load(job.outcome), announce)
-    return job.load(job.runner)(opts, settings)
+    return run_job_as(job, opts, settings, prefect=prefect, announce=announce)
 
 
 def show_outcome(outcome: Any, totals: str) -> None:
