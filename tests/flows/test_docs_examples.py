@@ -48,3 +48,25 @@ def test_the_python_api_page_runs(
         flows = {run.flow_id: client.read_flow(run.flow_id).name for run in runs}
     subflows = [flows[run.flow_id] for run in runs if run.parent_task_run_id is not None]
     assert "videoferry-migrate" in subflows, subflows  # the job ran as a subflow of the user's flow
+
+
+@pytest.mark.flow
+def test_the_blocks_page_runs(
+    prefect_harness: None,
+    tmp_path: Path,
+    emu: Workspace,
+    emu_control: EmulatorControl,
+    clip_factory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("VIDEOFERRY_API_URL", emu.base_url)
+    monkeypatch.setenv("VIDEOFERRY_UPLOAD_URL", emu.upload_url)
+    monkeypatch.setenv("VIDEOFERRY_TOKEN", emu.token)
+    monkeypatch.setenv("VIDEOFERRY_CREDENTIALS_BLOCK", "")  # restored after the example sets it
+    monkeypatch.setenv("PROJECT_ID", emu.project_id)
+    monkeypatch.chdir(tmp_path)
+    write_inventory(tmp_path / "inventory.csv", clip_rows(clip_factory, 1, metadata=False))
+    blocks = examples("blocks.md")
+    assert len(blocks) == 1
+    exec(compile(blocks[0], "docs/blocks.md", "exec"), {"__name__": "docs_example"})
+    assert len(emu_control.videos(emu)) == 1
