@@ -3,6 +3,9 @@ with a block instead of the variables, a variable set still winning, a source's 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -121,3 +124,28 @@ def test_inventory_reads_the_vimeo_block(
     assert outcome.exit_code == 0, outcome.error
     assert "Keynote" in out.read_text()
     assert standin.token not in out.read_text() + "\n".join(outcome.lines)
+
+
+@pytest.mark.flow
+def test_prefect_block_register_finds_the_three_blocks(prefect_harness: None) -> None:
+    # Only the three concrete blocks: their base (connectors.blocks.CredentialsBlock) is not registered.
+    from prefect.client.orchestration import get_client
+    from prefect.settings import PREFECT_API_URL
+
+    env = {**os.environ, "PREFECT_API_URL": str(PREFECT_API_URL.value())}
+    done = subprocess.run(
+        [sys.executable, "-m", "prefect", "block", "register", "-m", "videoferry.blocks"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Successfully registered 3 blocks" in done.stdout, done.stdout
+    with get_client(sync_client=True) as client:
+        for slug in (
+            "videoferry-credentials",
+            "videoferry-vimeo-credentials",
+            "videoferry-wistia-credentials",
+        ):
+            assert client.read_block_type_by_slug(slug).slug == slug
