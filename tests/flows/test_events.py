@@ -3,6 +3,11 @@ started, finished with counts, a workspace refusal, failed items (bounded per ru
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -106,3 +111,40 @@ def test_item_failures_are_emitted_up_to_the_bound(prefect_harness: None) -> Non
     assert [m["payload"] for m in more] == [{"emitted": events.MAX_ITEM_EVENTS, "not_emitted": 7}]
     finished, _ = _events(run_id, 1, events.FINISHED)
     assert finished[0]["payload"]["failed"] == many
+
+
+@pytest.mark.flow
+def test_the_documented_automation_is_accepted(prefect_harness: None, tmp_path: Path) -> None:
+    from prefect.blocks.notifications import SlackWebhook
+    from prefect.client.orchestration import get_client
+    from prefect.settings import PREFECT_API_URL
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "prefect.md").read_text(encoding="utf-8")
+    documented = re.search(r"^```json\n(.*?)^```", page, re.M | re.S)
+    assert documented is not None
+    slack = SlackWebhook(url="http://127.0.0.1:9/hook")
+    block_id = slack.save(f"slack-{uuid.uuid4().hex[:8]}")
+    automation = json.loads(documented.group(1).replace("SLACK_BLOCK_ID", str(block_id)))
+    (tmp_path / "slack.json").write_text(json.dumps(automation))
+    env = {**os.environ, "PREFECT_API_URL": str(PREFECT_API_URL.value())}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "prefect",
+            "automation",
+            "create",
+            "--from-file",
+            str(tmp_path / "slack.json"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    with get_client(sync_client=True) as client:
+        made = [a for a in client.read_automations() if a.name == automation["name"]]
+    assert len(made) == 1
+    trigger = made[0].trigger
+    assert getattr(trigger, "expect", None) == {events.FINISHED}
