@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 
 from emulator.control import EmulatorControl, Workspace
 from emulator.platforms.server import Standin, StandinControl
@@ -29,9 +30,12 @@ def test_block_round_trip_keeps_the_token_secret(prefect_harness: None) -> None:
     from videoferry.blocks import VideoferryCredentials
 
     VideoferryCredentials(
-        token="tok-round-trip", api_url="https://api.example.test/v1", upload_url="https://up.example.test/"
+        token=SecretStr("tok-round-trip"),
+        api_url="https://api.example.test/v1",
+        upload_url="https://up.example.test/",
     ).save("round-trip", overwrite=True)
     loaded = VideoferryCredentials.load("round-trip")
+    assert isinstance(loaded, VideoferryCredentials)
     assert loaded.environment() == {
         "VIDEOFERRY_TOKEN": "tok-round-trip",
         "VIDEOFERRY_API_URL": "https://api.example.test/v1",
@@ -61,7 +65,7 @@ def test_migrate_flow_runs_with_the_credentials_block(
 
     for name in SERVICE_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    VideoferryCredentials(token=emu.token, api_url=emu.base_url, upload_url=emu.upload_url).save(
+    VideoferryCredentials(token=SecretStr(emu.token), api_url=emu.base_url, upload_url=emu.upload_url).save(
         "emulator", overwrite=True
     )
     monkeypatch.setenv("VIDEOFERRY_CREDENTIALS_BLOCK", "emulator")
@@ -82,7 +86,7 @@ def test_a_variable_set_wins_over_the_block(prefect_harness: None, monkeypatch: 
     for name in SERVICE_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     VideoferryCredentials(
-        token="tok-from-block",
+        token=SecretStr("tok-from-block"),
         api_url="https://block.example.test/v1",
         upload_url="https://block.example.test/u",
     ).save("partly", overwrite=True)
@@ -116,7 +120,9 @@ def test_inventory_reads_the_vimeo_block(
 
     standin, control = vimeo_standin
     control.seed(videos=[{"id": "11", "name": "Keynote"}])
-    VimeoCredentials(token=standin.token, api_url=standin.base_url).save("vimeo-test", overwrite=True)
+    VimeoCredentials(token=SecretStr(standin.token), api_url=standin.base_url).save(
+        "vimeo-test", overwrite=True
+    )
     out = tmp_path / "vimeo.csv"
     outcome = run_inventory(
         InventoryOptions(source="vimeo:", out=str(out)), env={"VIDEOFERRY_VIMEO_BLOCK": "vimeo-test"}

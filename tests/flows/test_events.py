@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import SecretStr
 
 from emulator.control import EmulatorControl, Workspace
 from flows import events
@@ -95,7 +96,7 @@ def test_item_failures_are_emitted_up_to_the_bound(prefect_harness: None) -> Non
     def bounded() -> Any:
         return job_flow(lambda: Outcome(exit_code=1, reasons=["not done"], failed=failed), Outcome)
 
-    state = bounded(return_state=True)
+    state: Any = bounded(return_state=True)
     assert state.is_failed()
     run_id = str(state.state_details.flow_run_id)
     _, total = _events(run_id, events.MAX_ITEM_EVENTS + 3)  # started, the items, more, finished
@@ -122,7 +123,7 @@ def test_the_documented_automation_is_accepted(prefect_harness: None, tmp_path: 
     page = (Path(__file__).resolve().parents[2] / "docs" / "prefect.md").read_text(encoding="utf-8")
     documented = re.search(r"^```json\n(.*?)^```", page, re.M | re.S)
     assert documented is not None
-    slack = SlackWebhook(url="http://127.0.0.1:9/hook")
+    slack = SlackWebhook(url=SecretStr("http://127.0.0.1:9/hook"))
     block_id = slack.save(f"slack-{uuid.uuid4().hex[:8]}")
     automation = json.loads(documented.group(1).replace("SLACK_BLOCK_ID", str(block_id)))
     (tmp_path / "slack.json").write_text(json.dumps(automation))

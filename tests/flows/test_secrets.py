@@ -22,6 +22,7 @@ from uuid import uuid4
 
 import polars as pl
 import pytest
+from pydantic import SecretStr
 
 from connectors.client import VideoClient
 from connectors.errors import VideoApiError
@@ -491,9 +492,9 @@ def test_credentials_blocks_leak_nothing(
 
     for name in ("VIDEOFERRY_API_URL", "VIDEOFERRY_UPLOAD_URL", "VIDEOFERRY_TOKEN", "VIDEOFERRY_TOKEN_BLOCK"):
         monkeypatch.delenv(name, raising=False)
-    block = VideoferryCredentials(token=emu.token, api_url=emu.base_url, upload_url=emu.upload_url)
+    block = VideoferryCredentials(token=SecretStr(emu.token), api_url=emu.base_url, upload_url=emu.upload_url)
     block.save("leak-check", overwrite=True)
-    vimeo = VimeoCredentials(token=USER_QUERY_SECRET)
+    vimeo = VimeoCredentials(token=SecretStr(USER_QUERY_SECRET))
     vimeo.save("leak-check-vimeo", overwrite=True)
     texts = {"reprs": f"{block!r} {block} {vimeo!r} {vimeo}"}
     monkeypatch.setenv("VIDEOFERRY_CREDENTIALS_BLOCK", "leak-check-vimeo")  # the wrong kind: named, no token
