@@ -353,12 +353,14 @@ _server: ServerWarmup | None = None
 
 def start_prefect_server() -> None:
     """--prefect: start Prefect's temporary server in its own process now (flows/warmup.py; nothing when
-    PREFECT_API_URL names a server), so it comes up while the command imports and checks."""
+    PREFECT_API_URL or the active profile names a server), so it comes up while the command imports and
+    checks."""
     global _server
     if _server is None:
+        from flows.prefect_server import configured_api_url
         from flows.warmup import ServerWarmup
 
-        _server = ServerWarmup().start()
+        _server = ServerWarmup() if configured_api_url() else ServerWarmup().start()
 
 
 def join_prefect_server() -> None:

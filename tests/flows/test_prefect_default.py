@@ -44,6 +44,17 @@ def test_a_configured_server_is_used_by_default(
     assert "through Prefect" not in done.stderr
     assert len(_flow_runs(prefect_server["PREFECT_API_URL"])) == 1
 
+    # The active profile names the server (no PREFECT_API_URL in the environment): through it too.
+    home = tmp_path / "user-prefect-home"
+    home.mkdir()
+    url = prefect_server["PREFECT_API_URL"]
+    (home / "profiles.toml").write_text(f'active = "team"\n[profiles.team]\nPREFECT_API_URL = "{url}"\n')
+    by_profile = {k: v for k, v in env.items() if k != "PREFECT_API_URL"} | {"PREFECT_HOME": str(home)}
+    done = run_cli(_args(emu, inventory, tmp_path / "ledger3.db"), by_profile)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    assert done.stderr.startswith("through Prefect: flow run ")
+    assert len(_flow_runs(url)) == 2
+
 
 def test_without_a_server_the_run_is_plain(tmp_path: Path, emu: Workspace, clip_factory) -> None:
     inventory = write_inventory(tmp_path / "inv.csv", clip_rows(clip_factory, 1, metadata=False))
