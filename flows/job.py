@@ -156,6 +156,8 @@ class Outcome:
     reasons: list[str] = field(default_factory=list)
     report_files: list[str] = field(default_factory=list)
     failed: list[dict[str, str]] = field(default_factory=list)
+    #: What stopped the run early, when something did (stop_said: kind, message, code).
+    stopped: dict[str, str] = field(default_factory=dict)
 
     def log_lines(self) -> list[str]:
         """What the run says: the flow logs these, and names a failure by the first."""
@@ -400,6 +402,7 @@ def _run_on(
                 run.stop(KeyboardInterrupt("interrupted by the user"))  # the workers take no new work
                 raise
         _said_silence(run, outcome)
+        _said_stop(run, outcome)
         status = run_status(outcome.exit_code)
         if home is not None and run.gap is not None and held is not None:
             _close_gap(home, run.gap, book, held[0])
@@ -441,6 +444,32 @@ def _said_silence(run: Run, outcome: Outcome) -> None:
         outcome.exit_code = Exit.INCOMPLETE
     if not any(str(cause) in line for line in outcome.reasons):
         outcome.reasons.insert(0, f"stopped: {cause}")
+
+
+def _said_stop(run: Run, outcome: Outcome) -> None:
+    """What stopped the run early, on its outcome (flows/events.py emits a refusal or a lost lease)."""
+    cause = run.stop.cause
+    if cause is None or isinstance(cause, KeyboardInterrupt) or outcome.stopped:
+        return
+    outcome.stopped = stop_said(cause)
+
+
+def stop_said(cause: BaseException) -> dict[str, str]:
+    """What an exception that stopped a run says (Outcome.stopped): kind (workspace-refused, ledger-lost, else
+    its class name), message, and the service's code when it has one."""
+    from connectors.errors import WorkspaceRefusedError
+    from connectors.ledger_errors import RemoteLedgerLostError
+
+    kind = type(cause).__name__
+    if isinstance(cause, WorkspaceRefusedError):
+        kind = "workspace-refused"
+    elif isinstance(cause, RemoteLedgerLostError):
+        kind = "ledger-lost"
+    said = {"kind": kind, "message": str(cause)}
+    code = getattr(cause, "code", None)
+    if code:
+        said["code"] = str(code)
+    return said
 
 
 # -- Ctrl-C (the process's handling: flows/interrupts.py) ---------------------------------------------------

@@ -23,6 +23,7 @@ from prefect import get_run_logger
 from prefect.artifacts import create_markdown_artifact
 from prefect.states import Failed, State
 
+from flows import events
 from flows.job import Outcome, exit_for, failure
 
 if TYPE_CHECKING:
@@ -66,7 +67,8 @@ _FILTER = _ExpectedFailure()
 def job_flow(run: Callable[[], OutcomeT], outcome: type[OutcomeT]) -> dict[str, Any] | State[Any]:
     """The body of every job's flow: run(), then flow_tail. An exception the job map knows (exit_for: a
     configuration error, a busy ledger) ends the run Failed with the exit status and its message, not a
-    traceback; any other (a bug) goes on up."""
+    traceback; any other (a bug) goes on up. Emits the run's events (flows/events.py)."""
+    events.run_started()
     try:
         done = run()
     except Exception as exc:
@@ -89,6 +91,7 @@ def flow_tail(outcome: Outcome, cause: BaseException | None = None) -> dict[str,
     create_markdown_artifact(
         outcome_markdown(outcome), key="videoferry-outcome", description="What the run did not do, and why"
     )
+    events.run_finished(outcome, cause)
     result = outcome.as_dict()
     if outcome.exit_code == 0:
         return result
@@ -169,20 +172,51 @@ class _NoDeadLink(logging.Filter):
         return True
 
 
-def run_flow(flow: Callable[..., Any], params: Mapping[str, Any], outcome: type[OutcomeT]) -> OutcomeT:
+def run_flow(
+    flow: Callable[..., Any],
+    params: Mapping[str, Any],
+    outcome: type[OutcomeT],
+    announce: Callable[[str], None] | None = None,
+) -> OutcomeT:
     """Run a job's flow in this process, as a deployment's worker runs it, and read its outcome back. On a
     temporary server (flows/warmup.is_temporary) the run's "View at" link is replaced by TEMPORARY_SERVER;
-    a server PREFECT_API_URL names keeps its link."""
+    a server PREFECT_API_URL names keeps its link, and with `announce` the flow run is created first so
+    that announce(line) can say, before the run says anything, where its page is (run_line)."""
     from prefect.settings import PREFECT_API_URL
 
     from flows.warmup import is_temporary
 
     engine = logging.getLogger("prefect.flow_runs")
-    note = _NoDeadLink() if is_temporary(PREFECT_API_URL.value()) else None
+    temporary = is_temporary(PREFECT_API_URL.value())
+    note = _NoDeadLink() if temporary else None
     if note is not None:
         engine.addFilter(note)
     try:
-        return outcome_of(flow(**params, return_state=True), outcome)
+        if announce is None or temporary:
+            return outcome_of(flow(**params, return_state=True), outcome)
+        from prefect.client.orchestration import get_client
+        from prefect.flow_engine import run_flow as run_on_engine
+
+        with get_client(sync_client=True) as client:
+            flow_run = client.create_flow_run(flow, parameters=dict(params))  # type: ignore[arg-type]
+        announce(run_line(flow_run.id, flow_run.name))
+        state: Any = run_on_engine(
+            flow,  # type: ignore[arg-type]
+            flow_run=flow_run,
+            parameters=dict(params),
+            return_type="state",
+        )
+        return outcome_of(state, outcome)
     finally:
         if note is not None:
             engine.removeFilter(note)
+
+
+def run_line(flow_run_id: Any, name: str) -> str:
+    """The line that says a run goes through a Prefect server, and where its page is (the UI's, else the
+    API's address of the flow run)."""
+    from prefect.settings import PREFECT_API_URL
+    from prefect.utilities.urls import url_for
+
+    page = url_for("flow-run", obj_id=flow_run_id) or f"{PREFECT_API_URL.value()}/flow_runs/{flow_run_id}"
+    return f"through Prefect: flow run {name} at {page}"

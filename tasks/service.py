@@ -20,6 +20,9 @@ LIMITER_FILE = "videoferry-limiter.db"
 #: The environment variable naming the Prefect Secret block that holds the API token.
 TOKEN_BLOCK_VAR = "VIDEOFERRY_TOKEN_BLOCK"
 TOKEN_VAR = "VIDEOFERRY_TOKEN"
+#: The environment variables naming a credentials block (connectors.blocks.BLOCK_VARIABLES; read lazily,
+#: since the blocks import Prefect).
+BLOCK_VARIABLE_NAMES = ("VIDEOFERRY_CREDENTIALS_BLOCK", "VIDEOFERRY_VIMEO_BLOCK", "VIDEOFERRY_WISTIA_BLOCK")
 
 
 def limiter_folder(ledger: str | os.PathLike[str]) -> Path:
@@ -66,12 +69,25 @@ def run_client(settings: Settings, ledger: str | os.PathLike[str]) -> VideoClien
     return VideoClient.from_settings(settings, limiter=run_limiter(settings, ledger), outage=outage_seconds())
 
 
-def token_env(env: Mapping[str, str] | None = None) -> Mapping[str, str]:
-    """The environment with the API token: VIDEOFERRY_TOKEN when set, else the value of the Prefect Secret
-    block VIDEOFERRY_TOKEN_BLOCK names (read from the Prefect API in use; the value goes into this copy of the
-    environment only, never into os.environ, a parameter or a log). ConfigError when the block cannot be read.
-    """
+def blocks_env(env: Mapping[str, str] | None = None) -> Mapping[str, str]:
+    """The environment with what the credentials blocks it names hold, for the variables it does not set
+    (connectors.blocks.environment_with_blocks; Prefect imported only when a block is named)."""
     env = os.environ if env is None else env
+    if not any(env.get(variable, "").strip() for variable in BLOCK_VARIABLE_NAMES):
+        return env
+    from connectors.blocks import environment_with_blocks
+
+    return environment_with_blocks(env)
+
+
+def token_env(env: Mapping[str, str] | None = None) -> Mapping[str, str]:
+    """The environment with the API token and addresses: the variables when set, else what the blocks
+    VIDEOFERRY_CREDENTIALS_BLOCK etc. name hold (connectors.blocks.environment_with_blocks), else for the
+    token the value of the Prefect Secret block VIDEOFERRY_TOKEN_BLOCK names (read from the Prefect API in
+    use; the values go into this copy of the environment only, never into os.environ, a parameter or a log).
+    ConfigError when a block cannot be read.
+    """
+    env = blocks_env(env)
     block = env.get(TOKEN_BLOCK_VAR, "").strip()
     if env.get(TOKEN_VAR) or not block:
         return env

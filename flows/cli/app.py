@@ -32,7 +32,8 @@ LOGGED_PACKAGES = ("connectors", "core", "flows", "state", "tasks")
 #: What --prefect / --no-prefect says in every job's --help (the default is the same for every job).
 PREFECT_HELP = (
     "Run the job as a Prefect flow (on PREFECT_API_URL's server, else a temporary local one that starts"
-    " first); the default runs the same job without Prefect."
+    " first). Default: through Prefect when a Prefect server is configured (PREFECT_API_URL or the active"
+    " Prefect profile), else without Prefect."
 )
 
 
@@ -116,14 +117,16 @@ def _app_options(
 
 
 def new_app() -> typer.Typer:
-    """The `videoferry` app, with no command yet (flows/cli/__init__.py adds each job's)."""
-    app = new_group("videoferry", "")
+    """The `videoferry` app, with no command yet (flows/cli/__init__.py adds each job's); shell completion
+    for bash, zsh and fish (--install-completion, --show-completion: typer's)."""
+    app = new_group("videoferry", "", completion=True)
     app.callback()(_app_options)
     return app
 
 
-def new_group(name: str, help: str) -> typer.Typer:
-    """An app or sub-app (`setup`) with the conventions of every command (-h, plain value names)."""
+def new_group(name: str, help: str, *, completion: bool = False) -> typer.Typer:
+    """An app or sub-app (`setup`) with the conventions of every command (-h, plain value names);
+    completion: the app's --install-completion / --show-completion (the top app only)."""
     described: dict[str, Any] = {"help": help} if help else {}  # else the callback's docstring
     return typer.Typer(
         name=name,
@@ -131,7 +134,7 @@ def new_group(name: str, help: str) -> typer.Typer:
         cls=Group,
         context_settings=CONTEXT,
         no_args_is_help=True,
-        add_completion=False,
+        add_completion=completion,
         rich_markup_mode=None,  # plain wrapped --help, no boxes (flows/cli/plain_help.py)
         pretty_exceptions_enable=False,
     )
@@ -237,14 +240,16 @@ def command_signature(
     declaration: type, names: tuple[str, ...] | None = None, *, flow: bool = False
 ) -> inspect.Signature:
     """A job command's parameters: the declaration's command line options (only `names`, when given), then
-    --prefect/--no-prefect when the job has a flow (off by default, for every job), then --api-url /
+    --prefect/--no-prefect when the job has a flow (unset by default: use_prefect decides), then --api-url /
     --upload-url."""
     hints = {**typing.get_type_hints(declaration), **typing.get_type_hints(ServiceOptions)}
     parameters = [cli_parameter(f, hints[f.name]) for f in cli_fields(declaration, names)]
     if flow:
-        switch = typer.Option(False, "--prefect/--no-prefect", help=PREFECT_HELP)
+        switch = typer.Option(None, "--prefect/--no-prefect", help=PREFECT_HELP, show_default=False)
         parameters.append(
-            inspect.Parameter("prefect", inspect.Parameter.KEYWORD_ONLY, default=switch, annotation=bool)
+            inspect.Parameter(
+                "prefect", inspect.Parameter.KEYWORD_ONLY, default=switch, annotation=bool | None
+            )
         )
     parameters += [cli_parameter(f, hints[f.name]) for f in cli_fields(ServiceOptions)]
     return inspect.Signature(parameters, return_annotation=None)
@@ -286,10 +291,10 @@ def job_command(
 ) -> Callable[..., None]:
     """A job's command: its parameters derived from the job's declared options (command_signature), its help
     the handler's docstring; handler(options, service, prefect) does the work. flow: the job has a Prefect
-    flow (--prefect runs it; every job runs without Prefect unless asked)."""
+    flow (--prefect / --no-prefect decide; without either, use_prefect)."""
 
     def command(**values: Any) -> None:
-        use_prefect = bool(values.pop("prefect", False))
+        use_prefect = flow and use_prefect_by_default(values.pop("prefect", None))
         with exit_on_errors():
             opts, service = options_from_cli(declaration, values)
         if use_prefect and not getattr(opts, "dry_run", False):
@@ -330,17 +335,32 @@ def service_settings(service: ServiceOptions | None = None) -> Settings:
     return settings
 
 
+def use_prefect_by_default(given: bool | None) -> bool:
+    """--prefect / --no-prefect when given; else whether a Prefect server is configured (PREFECT_API_URL or
+    the active profile: flows/running.use_prefect), so a team's command line runs show in its Prefect UI."""
+    from flows.running import use_prefect
+
+    return use_prefect(given)
+
+
+def announce(line: str) -> None:
+    """The first line of a run through a Prefect server: where its flow run's page is (on stderr, -q too)."""
+    typer.echo(line, err=True)
+
+
 _server: ServerWarmup | None = None
 
 
 def start_prefect_server() -> None:
     """--prefect: start Prefect's temporary server in its own process now (flows/warmup.py; nothing when
-    PREFECT_API_URL names a server), so it comes up while the command imports and checks."""
+    PREFECT_API_URL or the active profile names a server), so it comes up while the command imports and
+    checks."""
     global _server
     if _server is None:
+        from flows.prefect_server import configured_api_url
         from flows.warmup import ServerWarmup
 
-        _server = ServerWarmup().start()
+        _server = ServerWarmup() if configured_api_url() else ServerWarmup().start()
 
 
 def join_prefect_server() -> None:
@@ -351,15 +371,14 @@ def join_prefect_server() -> None:
 
 
 def run_command(job: Job, opts: Any, settings: Settings, *, prefect: bool) -> Any:
-    """Run a job from the command line: through its Prefect flow, as a deployment's worker runs it (and its
-    outcome read back, flows/prefect_job.py), or its plain runner; the job's Outcome."""
-    if prefect and job.flow is not None:
-        from flows.prefect_job import flow_params, run_flow
+    """Run a job from the command line as the Python API runs it (flows/running.run_job_as): through its
+    Prefect flow, as a deployment's worker runs it (its outcome read back), or its plain runner; the job's
+    Outcome. A flow run's first line says where its page is (announce)."""
+    from flows.running import run_job_as
 
+    if prefect and job.flow is not None:
         join_prefect_server()
-        flow = job.load(job.flow)
-        return run_flow(flow, flow_params(flow, opts, settings), job.load(job.outcome))
-    return job.load(job.runner)(opts, settings)
+    return run_job_as(job, opts, settings, prefect=prefect, announce=announce)
 
 
 def show_outcome(outcome: Any, totals: str) -> None:

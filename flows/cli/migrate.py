@@ -10,8 +10,8 @@ from flows.cli.app import (
     add_command,
     exit_on_errors,
     job_command,
-    join_prefect_server,
     quiet,
+    run_command,
     say,
     service_settings,
 )
@@ -29,8 +29,8 @@ def _migrate(opts: MigrateOptions, service: ServiceOptions, prefect: bool) -> No
         from rich.console import Console
 
         from flows.job import ledger_path
+        from flows.migrate import MIGRATE
         from flows.migrate.preview import preview_migration
-        from flows.migrate.runner import run_migration
         from flows.progress import LiveDisplay
         from tasks.service import run_limiter
 
@@ -43,14 +43,8 @@ def _migrate(opts: MigrateOptions, service: ServiceOptions, prefect: bool) -> No
             if prefect:
                 _check_token(settings, counter)
             with LiveDisplay(ledger, Console(stderr=True), counter, enabled=not quiet()):
-                if prefect:
-                    from flows.migrate.flow import run_flow
-
-                    join_prefect_server()
-                    # The URLs travel as flow parameters; the token stays in this process's environment.
-                    outcome = run_flow(opts, api_url=settings.api_url, upload_url=settings.upload_url)
-                else:
-                    outcome = run_migration(opts, settings)
+                # Through the flow the URLs are parameters; the token stays in this process's environment.
+                outcome = run_command(MIGRATE, opts, settings, prefect=prefect)
     _print_outcome(outcome)
     raise typer.Exit(outcome.exit_code)
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from connectors.config import ConfigError
 from connectors.platforms.base import PlatformConfigError, PlatformError
 from connectors.platforms.listing import (
     FORMATS,
@@ -16,6 +16,7 @@ from connectors.platforms.listing import (
     write_inventory,
 )
 from flows.inventory.options import InventoryOptions
+from tasks.service import blocks_env
 
 
 @dataclass
@@ -30,8 +31,8 @@ class InventoryOutcome:
 def run_inventory(opts: InventoryOptions, env: Mapping[str, str] | None = None) -> InventoryOutcome:
     """List the source and write the inventory: exit 0 when written, 2 for settings to fix (source form,
     token, scopes, plan, folder, --out), 1 when the listing could not be finished (nothing written)."""
-    env = os.environ if env is None else env
     try:
+        env = blocks_env(env)  # a source's token from its block (VIDEOFERRY_VIMEO_BLOCK...), when named
         source = parse_platform_source(opts.source)
         out = Path(opts.out).expanduser()
         if out.suffix.lower() not in FORMATS:
@@ -41,7 +42,7 @@ def run_inventory(opts: InventoryOptions, env: Mapping[str, str] | None = None) 
         with platform_client(source, env) as client:
             listing = list_source(source, client, chapters=not opts.no_chapters)
         rows = write_inventory(listing.videos, out)
-    except PlatformConfigError as exc:
+    except (PlatformConfigError, ConfigError) as exc:
         return InventoryOutcome(2, error=str(exc))
     except PlatformError as exc:
         return InventoryOutcome(1, error=f"{exc}; nothing was written")

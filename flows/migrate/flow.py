@@ -183,14 +183,19 @@ def _artifacts(opts: MigrateOptions) -> None:
 
 
 def run_flow(
-    opts: MigrateOptions, *, api_url: str | None = None, upload_url: str | None = None
+    opts: MigrateOptions,
+    *,
+    api_url: str | None = None,
+    upload_url: str | None = None,
+    announce: Callable[[str], None] | None = None,
 ) -> MigrateOutcome:
     """Run migrate_flow in this process with `opts.transfers` worker threads, and read its outcome back.
 
     api_url / upload_url (e.g. the CLI's --api-url / --upload-url) become flow parameters; the token stays in
-    this process's environment (VIDEOFERRY_TOKEN), which the in-process flow reads.
+    this process's environment (VIDEOFERRY_TOKEN), which the in-process flow reads. announce: told where the
+    flow run's page is before it starts (flows/prefect_job.run_flow).
     """
     runner: ThreadPoolTaskRunner[Any] = ThreadPoolTaskRunner(max_workers=max(1, opts.transfers))
     configured = migrate_flow.with_options(task_runner=runner)  # type: ignore[arg-type]
     values = {**params(opts), "api_url": api_url, "upload_url": upload_url}
-    return prefect_job.run_flow(configured, values, MigrateOutcome)
+    return prefect_job.run_flow(configured, values, MigrateOutcome, announce)

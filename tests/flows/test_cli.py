@@ -134,11 +134,11 @@ def test_every_job_command_offers_exactly_its_declared_options(name: str) -> Non
         if cli.envvar:
             assert param.envvar == cli.envvar, spec.name
     # Nothing the declaration does not know of but -v / -q; --prefect/--no-prefect wherever a flow exists,
-    # off by default for every job (Prefect the default for none: said in --help).
+    # unset by default for every job: a configured Prefect server decides (said in --help).
     assert sorted(params) == sorted([*expected, "verbose", "quiet", *(["prefect"] if has_flow else [])])
     if has_flow:
-        assert params["prefect"].default is False
-        assert "the default runs the same job without Prefect" in params["prefect"].help
+        assert params["prefect"].default is None
+        assert "Default: through Prefect when a Prefect server is configured" in params["prefect"].help
     for shared, flag in SHARED_FLAGS.items():
         if shared in params:
             assert params[shared].opts == [flag], shared

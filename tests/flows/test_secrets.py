@@ -22,6 +22,7 @@ from uuid import uuid4
 
 import polars as pl
 import pytest
+from pydantic import SecretStr
 
 from connectors.client import VideoClient
 from connectors.errors import VideoApiError
@@ -470,3 +471,53 @@ def test_live_resources_leak_nothing(
         if value in text
     ]
     assert not leaks, leaks
+
+
+@pytest.mark.flow
+def test_credentials_blocks_leak_nothing(
+    prefect_harness: None,
+    tmp_path: Path,
+    emu: Workspace,
+    emu_control: EmulatorControl,
+    clip_factory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A flow run whose token comes from a credentials block: the block's repr, what the UI reads of it, the
+    run's parameters, logs, artifacts and events, and a block that cannot be read hold no token."""
+    from prefect.client.orchestration import get_client
+
+    from flows.migrate.flow import run_flow
+    from tasks.service import service_settings
+    from videoferry.blocks import VideoferryCredentials, VimeoCredentials
+
+    for name in ("VIDEOFERRY_API_URL", "VIDEOFERRY_UPLOAD_URL", "VIDEOFERRY_TOKEN", "VIDEOFERRY_TOKEN_BLOCK"):
+        monkeypatch.delenv(name, raising=False)
+    block = VideoferryCredentials(token=SecretStr(emu.token), api_url=emu.base_url, upload_url=emu.upload_url)
+    block.save("leak-check", overwrite=True)
+    vimeo = VimeoCredentials(token=SecretStr(USER_QUERY_SECRET))
+    vimeo.save("leak-check-vimeo", overwrite=True)
+    texts = {"reprs": f"{block!r} {block} {vimeo!r} {vimeo}"}
+    monkeypatch.setenv("VIDEOFERRY_CREDENTIALS_BLOCK", "leak-check-vimeo")  # the wrong kind: named, no token
+    with pytest.raises(Exception) as wrong:
+        service_settings()
+    texts["wrong block"] = _exception_texts(wrong.value)
+    monkeypatch.setenv("VIDEOFERRY_CREDENTIALS_BLOCK", "leak-check")
+    rows = [{"source": str(clip_factory(0.5, name="b.mp4")), "title": "from a block"}]
+    outcome = run_flow(options(write_inventory(tmp_path / "inv.csv", rows), emu, tmp_path))
+    assert outcome.exit_code == 0, outcome.reasons
+    texts["outcome"] = json.dumps(outcome.as_dict())
+    with get_client(sync_client=True) as client:
+        for slug, name in (
+            ("videoferry-credentials", "leak-check"),
+            ("videoferry-vimeo-credentials", "leak-check-vimeo"),
+        ):
+            document = client.read_block_document_by_name(name, slug, include_secrets=False)
+            texts[f"block {name}"] = json.dumps(document.data, default=str)
+        runs = client.read_flow_runs(limit=50)
+        texts["parameters"] = json.dumps([run.parameters for run in runs], default=str)
+        texts["logs"] = "\n".join(log.message for log in client.read_logs(limit=200))
+        artifacts = client._client.post("/artifacts/filter", json={"limit": 50, "offset": 0}).json()
+        texts["artifacts"] = json.dumps(artifacts)
+        found = client._client.post("/events/filter", json={"filter": {"event": {"prefix": ["videoferry."]}}})
+        texts["events"] = found.text
+    assert_clean(texts, Secrets(emu.token, emu.upload_url))
