@@ -243,3 +243,16 @@ def test_bunny_takes_the_original_else_the_mp4_fallback(
     status = run_cli(["status", "bunny:4242", "--ledger", str(ledger)], env)
     assert status.returncode == 0 and "bunny:4242: 3 items in the ledger: 3 finished" in status.stdout
     _secrets_absent(standin, ledger, done.stdout, done.stderr, again.stdout, again.stderr)
+
+
+def test_captions_are_refused_for_a_platform_without_them(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, mux_standin: Fixture
+) -> None:
+    standin, control = mux_standin
+    control.seed(assets=[{"id": "m1"}])
+    args = _args(emu, "mux:", tmp_path / "ledger.db", "--captions", str(tmp_path / "captions"))
+    refused = run_cli(args, _env(emu, standin), cwd=tmp_path)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "--captions: mux: has no captions to fetch (Vimeo and Wistia only)" in refused.stderr
+    assert emu_control.videos(emu) == []
+    assert control.log() == []  # refused before anything is listed
