@@ -108,6 +108,8 @@ def test_mux_masters_are_fetched_and_one_not_ready_in_time_waits_for_a_later_run
     assert sorted(v["title"] for v in emu_control.videos(emu)) == ["Keynote", "Panel", "Private"]
     enabled = [e for e in control.log() if e["method"] == "PUT" and e["path"].endswith("/master-access")]
     assert {e["path"].split("/")[4] for e in enabled} == {"m1", "m2", "m3"}
+    fetched = {e["path"] for e in control.log() if e["path"].startswith("/master/") and e["status"] == 200}
+    assert fetched == {f"/master/{a}/master.mp4" for a in ("m1", "m2", "m3")}  # by the service, by URL
     notes = _notes(ledger)
     assert set(notes) == {"mux:m1", "mux:m2", "mux:m3"}
     assert all("bytes from mux: the original file (master)" in n for n in notes.values())
@@ -143,6 +145,8 @@ def test_cloudflare_mp4_downloads_are_prepared_and_streamed_by_tus(
     assert sorted(v["title"] for v in emu_control.videos(emu)) == ["One", "Two"]
     asked = [e for e in control.log() if e["method"] == "POST" and e["path"].endswith("/downloads")]
     assert sorted(e["path"].split("/")[-2] for e in asked) == ["c1", "c2"]
+    read = {e["path"] for e in control.log() if e["path"].startswith("/files/") and e["status"] == 200}
+    assert read == {f"/files/{uid}/downloads/default.mp4" for uid in ("c1", "c2")}  # through this machine
     notes = _notes(ledger)
     assert all(
         "progressive MP4 default.mp4 (the platform offers no original file)" in n for n in notes.values()
