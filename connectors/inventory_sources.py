@@ -20,7 +20,12 @@ SKIPPED_EXAMPLES = 5
 
 SCHEME_RE = r"^([A-Za-z][A-Za-z0-9+.\-]*)://"
 #: A cell meant as a platform video (checked in full by core.item.PLATFORM_SOURCE_RE).
-PLATFORM_PREFIX_RE = r"^(vimeo|wistia|youtube):"
+PLATFORM_PREFIX_RE = r"^(vimeo|wistia|youtube|mux|cloudflare|apivideo|bunny):"
+#: What a platform video cell is, as an error says it.
+PLATFORM_FORMS = (
+    "a platform video is vimeo:<id>, wistia:<hashed_id>, mux:<asset id>, cloudflare:<uid> or"
+    " apivideo:<videoId> (letters and digits), or bunny:<library id>/<video guid>"
+)
 
 
 @dataclass(frozen=True)
@@ -38,7 +43,7 @@ def parse_source(value: str, base: SourceBase) -> tuple[str | None, str | None, 
     if PLATFORM_SOURCE_RE.match(value):
         return value, "platform", None, safe
     if re.match(PLATFORM_PREFIX_RE, value, re.IGNORECASE):
-        return None, None, "a platform video is vimeo:<id> or wistia:<hashed_id> (letters and digits)", safe
+        return None, None, PLATFORM_FORMS, safe
     match = re.match(SCHEME_RE, value)
     if match:
         scheme, rest = match.group(1).lower(), value[match.end() :]

@@ -110,8 +110,11 @@ class RowError(ValueError):
 
 
 _URL_RE = re.compile(r"^https?://", re.IGNORECASE)
-#: A platform video as a source cell: `vimeo:<id>` or `wistia:<hashed_id>` (the item's key too).
-PLATFORM_SOURCE_RE = re.compile(r"^(vimeo|wistia):([A-Za-z0-9]+)$")
+#: A platform video as a source cell: `vimeo:<id>`, `wistia:<hashed_id>`, `mux:<asset id>`,
+#: `cloudflare:<uid>`, `apivideo:<videoId>` or `bunny:<library>/<guid>` (the item's key too).
+PLATFORM_SOURCE_RE = re.compile(
+    r"^(vimeo|wistia|mux|cloudflare|apivideo|bunny):((?<!bunny:)[A-Za-z0-9]+|(?<=bunny:)\d+/[A-Za-z0-9-]+)$"
+)
 
 
 def source_kind(source: str) -> SourceKind:

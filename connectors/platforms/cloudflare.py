@@ -22,7 +22,12 @@ from connectors.platforms.base import (
     need,
 )
 from connectors.platforms.common import SourceClient
-from connectors.platforms.prepare import DEFAULT_READINESS, Readiness, wait_until_ready
+from connectors.platforms.prepare import (
+    DEFAULT_READINESS,
+    Readiness,
+    readiness_from_env,
+    wait_until_ready,
+)
 
 DEFAULT_API_URL = "https://api.cloudflare.com/client/v4"
 TOKEN_VARIABLE = "VIDEOFERRY_CLOUDFLARE_TOKEN"
@@ -67,13 +72,14 @@ class CloudflareClient(SourceClient):
 
     @classmethod
     def settings_from_env(cls, env: Mapping[str, str]) -> dict[str, Any]:
-        """The account (VIDEOFERRY_CLOUDFLARE_ACCOUNT_ID; PlatformConfigError when it is not set)."""
+        """The account (VIDEOFERRY_CLOUDFLARE_ACCOUNT_ID; PlatformConfigError when it is not set) and how
+        long an MP4 download is waited for (connectors/platforms/prepare.readiness_from_env)."""
         account = env.get(ACCOUNT_VARIABLE, "").strip()
         if not account:
             raise PlatformConfigError(
                 f"{ACCOUNT_VARIABLE} is not set: export the Cloudflare account id in it"
             )
-        return {"account": account}
+        return {"account": account, "readiness": readiness_from_env(env)}
 
     def result(self, method: str, path: str, params: Mapping[str, Any] | None = None, *, what: str) -> Any:
         """The `result` of an answer in Cloudflare's envelope (MalformedPage naming `what` otherwise)."""

@@ -9,19 +9,36 @@ from collections.abc import Mapping
 
 import httpx
 
+from connectors.platforms.apivideo import ApiVideoClient
 from connectors.platforms.base import DownloadLink, PlatformClient, PlatformConfigError
+from connectors.platforms.bunny import BunnyClient
+from connectors.platforms.cloudflare import CloudflareClient
 from connectors.platforms.link_source import LinkSource
+from connectors.platforms.mux import MuxClient
 from connectors.platforms.source_rows import Origin
 from connectors.platforms.vimeo import VimeoClient
 from connectors.platforms.wistia import WistiaClient
 from core.item import PLATFORM_SOURCE_RE
 
+#: A client that resolves a video's download link now (`resolve_download(id)`).
+LinkClient = VimeoClient | WistiaClient | MuxClient | CloudflareClient | ApiVideoClient | BunnyClient
+#: The client of each platform whose videos a migration fetches by link (a Takeout's are files).
+CLIENTS: dict[str, type[LinkClient]] = {
+    "vimeo": VimeoClient,
+    "wistia": WistiaClient,
+    "mux": MuxClient,
+    "cloudflare": CloudflareClient,
+    "apivideo": ApiVideoClient,
+    "bunny": BunnyClient,
+}
+
 
 def platform_video(source: str) -> tuple[str, str]:
-    """(platform, video id) of a `vimeo:<id>` / `wistia:<hashed_id>` source; ValueError for anything else."""
+    """(platform, video id) of a platform video source (`vimeo:<id>`, `bunny:<library>/<guid>`, ...:
+    core.item.PLATFORM_SOURCE_RE); ValueError for anything else."""
     match = PLATFORM_SOURCE_RE.match(source)
     if match is None:
-        raise ValueError(f"{source[:60]!r} is not a platform video (vimeo:<id> or wistia:<hashed_id>)")
+        raise ValueError(f"{source[:60]!r} is not a platform video (vimeo:<id>, bunny:<library>/<guid>, ...)")
     return match.group(1), match.group(2)
 
 
@@ -43,12 +60,10 @@ class PlatformLinks:
             found = self._clients.get(platform)
             if found is None:
                 env = os.environ if self._env is None else self._env
-                if platform == "vimeo":
-                    found = VimeoClient.from_env(env)
-                elif platform == "wistia":
-                    found = WistiaClient.from_env(env)
-                else:
-                    raise PlatformConfigError(f"no platform {platform!r} (vimeo or wistia)")
+                kind = CLIENTS.get(platform)
+                if kind is None:
+                    raise PlatformConfigError(f"no platform {platform!r} ({', '.join(CLIENTS)})")
+                found = kind.from_env(env)
                 self._clients[platform] = found
             return found
 
@@ -57,7 +72,7 @@ class PlatformLinks:
         PlatformError: it offers no file; PlatformUnavailable: the platform does not answer)."""
         platform, video_id = platform_video(source)
         client = self.client(platform)
-        assert isinstance(client, VimeoClient | WistiaClient)
+        assert isinstance(client, LinkClient)
         return client.resolve_download(video_id)
 
     def open_file(self, source: str) -> LinkSource:

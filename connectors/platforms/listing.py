@@ -82,12 +82,18 @@ def is_platform_source(text: str) -> bool:
 
 
 def source_key_prefix(text: str) -> str:
-    """The prefix of the ledger keys of a source's items: `vimeo:` for any Vimeo source, `wistia:` for
-    Wistia's, `youtube:` for a YouTube Takeout; PlatformConfigError naming the forms otherwise."""
-    lowered = text.strip().lower()
-    for start, prefix in (("vimeo:", "vimeo:"), ("wistia:", "wistia:"), ("youtube", "youtube:")):
-        if lowered.startswith(start):
-            return prefix
+    """The prefix of the ledger keys of a source's items: `vimeo:` for any Vimeo source (`wistia:`,
+    `mux:`, `cloudflare:`, `apivideo:` likewise), `bunny:<library>/` for a Bunny library's, `youtube:` for
+    a YouTube Takeout; PlatformConfigError naming the forms otherwise."""
+    stripped = text.strip()
+    lowered = stripped.lower()
+    if lowered.startswith("youtube"):
+        return "youtube:"
+    if lowered.startswith("bunny:"):
+        return f"{parse_platform_source(stripped)}/"
+    for platform in ("vimeo", "wistia", *_CLIENTS):
+        if lowered.startswith(f"{platform}:"):
+            return f"{platform}:"
     raise PlatformConfigError(f"{text!r} is not a source: expected {FORMS} or youtube-takeout:PATH")
 
 

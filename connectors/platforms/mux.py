@@ -18,10 +18,16 @@ from connectors.platforms.base import (
     PlatformConfigError,
     PlatformError,
     SourceVideo,
+    StillProcessing,
     need,
 )
 from connectors.platforms.common import SourceClient
-from connectors.platforms.prepare import DEFAULT_READINESS, Readiness, wait_until_ready
+from connectors.platforms.prepare import (
+    DEFAULT_READINESS,
+    Readiness,
+    readiness_from_env,
+    wait_until_ready,
+)
 
 DEFAULT_API_URL = "https://api.mux.com"
 DEFAULT_STREAM_URL = "https://stream.mux.com"
@@ -70,8 +76,12 @@ class MuxClient(SourceClient):
 
     @classmethod
     def settings_from_env(cls, env: Mapping[str, str]) -> dict[str, Any]:
-        """Mux's stream host (VIDEOFERRY_MUX_STREAM_URL, else stream.mux.com)."""
-        return {"stream_url": env.get(STREAM_VARIABLE, "").strip() or DEFAULT_STREAM_URL}
+        """Mux's stream host (VIDEOFERRY_MUX_STREAM_URL, else stream.mux.com) and how long a master is
+        waited for (connectors/platforms/prepare.readiness_from_env)."""
+        return {
+            "stream_url": env.get(STREAM_VARIABLE, "").strip() or DEFAULT_STREAM_URL,
+            "readiness": readiness_from_env(env),
+        }
 
     def check_access(self, folder: str | None = None) -> str:
         """The token works and may read assets; PlatformConfigError saying what to fix otherwise."""
@@ -133,8 +143,11 @@ class MuxClient(SourceClient):
         best static MP4 rendition on a public playback id. NotFoundError when the asset is gone."""
         where = f"mux asset {asset_id}"
         asset = self._asset(asset_id)
-        if asset.get("status") != "ready":
-            raise PlatformError(f"{where} is {asset.get('status')!r} at Mux, not ready: nothing to fetch yet")
+        status = asset.get("status")
+        if status == "preparing":
+            raise StillProcessing(f"{where} is not available yet (status preparing at Mux)")
+        if status != "ready":
+            raise PlatformError(f"{where} is {status!r} at Mux, not ready: nothing to fetch")
         if asset.get("master_access") != "temporary":
             self.call(
                 "PUT",

@@ -1,4 +1,4 @@
-"""A platform source migrated straight (`vimeo:`, `vimeo:folder/<id>`, `wistia:`, `wistia:project/<id>`):
+"""A platform source migrated straight (`vimeo:`, `wistia:project/<id>`, `mux:`, `bunny:<library>`, ...):
 listed now and made the inventory rows migrate reads, each folder put under its target parent by the
 --folder-map file; where each item came from (its page, created date, folder) kept beside the rows."""
 
@@ -92,6 +92,8 @@ def source_rows(
     in a mapped folder (by id, else by name) goes under that parent, others under --parent-id. With
     `captions` (a directory), each video's captions are fetched into it and made the row's attachments."""
     source = parse_platform_source(text)
+    if captions is not None and source.platform not in ("vimeo", "wistia"):
+        raise PlatformConfigError(f"--captions: {source} has no captions to fetch (Vimeo and Wistia only)")
     attached: dict[str, list[str]] = {}
     with platform_client(source, os.environ if env is None else env, **client) as platform:
         listing = list_source(source, platform)

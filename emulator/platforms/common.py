@@ -177,6 +177,9 @@ def guarded(state: StandinState, guard: Guard, endpoint: Endpoint) -> Handler:
     path, status)."""
 
     async def route(request: Request) -> Response:
+        # The body read whole first: an endpoint awaiting it under the (thread) lock would block the event
+        # loop on the next request's lock, and the server with it.
+        await request.body()
         at = now()
         with state.lock:
             response = guard(request, at) or await endpoint(request, at)

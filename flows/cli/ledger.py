@@ -32,7 +32,10 @@ def status(
     source: str | None = typer.Argument(
         None,
         metavar="[SOURCE]",
-        help="Only the items of this source: vimeo:, wistia: or youtube-takeout:PATH (any of its forms).",
+        help=(
+            "Only the items of this source: vimeo:, wistia:, mux:, cloudflare:, apivideo:, bunny:LIBRARY or"
+            " youtube-takeout:PATH (any of its forms)."
+        ),
     ),
     ledger: str = _ledger_option(),
     as_json: bool = typer.Option(
@@ -45,7 +48,8 @@ def status(
     """Show where every item and operation stands (reads the ledger only; no API call, no Prefect).
 
     Exit status 0 when every item and operation is done, 1 otherwise, 2 when the ledger cannot be read.
-    With SOURCE, where the items migrated from that platform stand (keys vimeo:, wistia:, youtube:).
+    With SOURCE, where the items migrated from that platform stand (keys vimeo:, wistia:, youtube:, mux:,
+    cloudflare:, apivideo:, bunny:LIBRARY/).
     """
     from flows.job import read_ledger
     from flows.ledger_report import everything_done, ledger_summary, summary_lines
@@ -124,7 +128,8 @@ def _source_status(book: LedgerReader, source: str, as_json: bool, failures: int
         typer.echo(json.dumps(document, default=str, indent=2, ensure_ascii=False))
         raise typer.Exit(code)
     shown = ", ".join(f"{n} {state}" for state, n in sorted(counts.items())) or "none"
-    say(f"{prefix} {len(items)} items in the ledger: {shown}")
+    label = prefix if prefix.endswith(":") else f"{prefix.removesuffix('/')}:"  # bunny:<library>/
+    say(f"{label} {len(items)} items in the ledger: {shown}")
     if bad:
         typer.echo("failed items:")
     for item in bad:

@@ -33,7 +33,8 @@ class MigrateOptions:
     inventory: str = field(
         metadata=about(
             "CSV, Parquet or JSON Lines inventory (path or s3://bucket/key), s3://bucket/prefix/, or a"
-            " platform: vimeo:, vimeo:folder/ID, wistia:, wistia:project/ID, youtube-takeout:PATH.",
+            " platform: vimeo:, vimeo:folder/ID, wistia:, wistia:project/ID, mux:, cloudflare:, apivideo:,"
+            " bunny:LIBRARY, youtube-takeout:PATH.",
             Cli(argument=True, metavar="INVENTORY"),
         )
     )
@@ -51,7 +52,7 @@ class MigrateOptions:
     folder_map: str | None = field(
         default=None,
         metadata=about(
-            "A platform source only (vimeo:, wistia:): a CSV of folder (a source folder's or project's id or"
+            "Vimeo and Wistia only: a CSV of folder (a source folder's or project's id or"
             " name) and parent_id (the target project or folder); videos of other folders go under"
             " --parent-id.",
             Cli(metavar="FILE"),
@@ -60,7 +61,7 @@ class MigrateOptions:
     captions: str | None = field(
         default=None,
         metadata=about(
-            "A platform source only (vimeo:, wistia:): fetch each video's captions into DIR (kept for the"
+            "Vimeo and Wistia only: fetch each video's captions into DIR (kept for the"
             " reruns) and attach them to its video as additional materials (the service's API cannot set"
             " subtitles).",
             Cli(metavar="DIR"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -193,13 +194,19 @@ def _size(size: int | None) -> str:
 
 def gone_from_source(plan: Plan, ledger: LedgerReader) -> list[str]:
     """The keys of the ledger's items from the platform this whole-account source lists (`vimeo:`,
-    `wistia:`, a YouTube Takeout) that it no longer shows: deleted at the source since an earlier run
-    (their videos here are kept). A folder's or project's listing says nothing of the others: none."""
+    `wistia:`, `mux:`, `cloudflare:`, `apivideo:`, `bunny:<library>`, a YouTube Takeout) that it no
+    longer shows: deleted at the source since an earlier run (their videos here are kept). A folder's or
+    project's listing says nothing of the others: none."""
     source = plan.inventory.uri.strip()
     if plan.inventory.format != "platform":
         return []
-    prefix = "youtube:" if source.lower().startswith("youtube-takeout:") else source
-    if prefix not in ("vimeo:", "wistia:", "youtube:"):
+    if source.lower().startswith("youtube-takeout:"):
+        prefix = "youtube:"
+    elif re.fullmatch(r"bunny:\d+", source):  # a Bunny source is one whole library
+        prefix = f"{source}/"
+    elif source in ("vimeo:", "wistia:", "mux:", "cloudflare:", "apivideo:"):
+        prefix = source
+    else:
         return []
     listed = set(plan.inventory.keys())
     return sorted(k for k, *_ in ledger.title_rows() if k.startswith(prefix) and k not in listed)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from connectors.platforms.base import PlatformConfigError, PlatformError
+from connectors.platforms.base import PlatformConfigError, PlatformError, StillProcessing
 from connectors.platforms.fetch import download
 from connectors.platforms.mux import MuxClient
 from connectors.platforms.prepare import Readiness
@@ -147,13 +147,13 @@ def test_a_master_never_ready_stops_at_the_bound(mux_standin: StandinFixture) ->
     control.configure(prepare_reads=1_000_000)
     client = _client(standin)
     client.readiness = Readiness(interval=0.01, bound=0.2)
-    with client, pytest.raises(PlatformError, match="the master of mux asset a0000 was not ready after"):
+    with client, pytest.raises(StillProcessing, match="the master of mux asset a0000 was not ready after"):
         client.resolve_download("a0000")
 
 
 def test_an_asset_not_ready_at_mux_has_nothing_to_fetch(mux_standin: StandinFixture) -> None:
     standin, control = mux_standin
     control.seed(assets=[{"id": "busy", "status": "preparing"}])
-    with _client(standin) as client, pytest.raises(PlatformError, match="'preparing' at Mux, not ready"):
+    with _client(standin) as client, pytest.raises(StillProcessing, match="status preparing at Mux"):
         client.resolve_download("busy")
     assert _calls(control, "PUT", "/master-access") == []
