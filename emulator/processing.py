@@ -112,8 +112,9 @@ class Processor:
             if started is None or started[0] == "manual":
                 return
             if ws.variants.has("processing-queue"):
-                await self._queued(ws, video_id, generation, started)
-            elif started[0] == "timed":
+                await self._queued(ws, video_id, generation, started)  # finished inside its slot
+                return
+            if started[0] == "timed":
                 await asyncio.sleep(started[1])
             emu.lifecycle.processing_finished(ws, video_id, generation, "done")
         except asyncio.CancelledError:
@@ -133,6 +134,8 @@ class Processor:
         async with self.queues.slot(ws.id, ws.variants.processing_concurrency):
             if self.emu.lifecycle.processing_turn(ws, video_id, generation, seconds):
                 await asyncio.sleep(seconds)
+            # Done before the slot passes on: the next video's turn never overlaps this one's end.
+            self.emu.lifecycle.processing_finished(ws, video_id, generation, "done")
 
     # ------------------------------------------------------------------ URL import
 

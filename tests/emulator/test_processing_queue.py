@@ -15,15 +15,14 @@ from tests.emulator.conftest import roomy_workspace, upload_single, wait_for
 VIDEOS = 4
 
 
-def _samples(api: httpx.Client, ids: list[str]) -> list[dict[str, tuple[str, float]]]:
-    """(status, progress) of every video, sampled until all are done."""
+def _samples(control: EmulatorControl, ws: Workspace, ids: list[str]) -> list[dict[str, tuple[str, float]]]:
+    """(status, progress) of every video, sampled until all are done; each sample is one read of the whole
+    workspace (one video read after another could see one video's end and the next one's start together)."""
     samples: list[dict[str, tuple[str, float]]] = []
 
     def sample() -> bool:
-        seen = {}
-        for video_id in ids:
-            data = api.get(f"/v1/videos/{video_id}").json()["data"]
-            seen[video_id] = (data["status"], float(data["progress"]))
+        listed = {v["id"]: v for v in control.videos(ws)}
+        seen = {i: (listed[i]["status"], float(listed[i]["progress"])) for i in ids}
         samples.append(seen)
         return all(status == "done" for status, _ in seen.values())
 
@@ -42,12 +41,9 @@ def test_at_most_n_process_at_once(
         ws, ["processing-queue"] if queued else [], processing_concurrency=1, queue_seconds=0.3
     )
     clip = clip_factory(1.0)
-    with (
-        httpx.Client(base_url=ws.upload_url, headers=ws.headers, timeout=30) as up,
-        httpx.Client(base_url=ws.base_url, headers=ws.headers, timeout=30) as api,
-    ):
+    with httpx.Client(base_url=ws.upload_url, headers=ws.headers, timeout=30) as up:
         ids = [upload_single(up, ws, clip, title=f"v{i}") for i in range(VIDEOS)]
-        samples = _samples(api, ids)
+        samples = _samples(emu_control, ws, ids)
     running = [sum(s == "processing" and p > 0 for s, p in seen.values()) for seen in samples]
     waiting = [sum(s == "processing" and p == 0 for s, p in seen.values()) for seen in samples]
     if queued:
