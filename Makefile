@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 # .pytest-logs/chaos.log: its last line is printed, the whole log when it failed.
 PYTEST_BOTH = mkdir -p .pytest-logs; \
 	$(BIN)/pytest -q -n 2 -m chaos > .pytest-logs/chaos.log 2>&1 & chaos=$$!; \
-	$(BIN)/pytest -q -n 4 -m "not chaos"; suite=$$?; \
+	$(BIN)/pytest -q -n 4 -m "not chaos and not long"; suite=$$?; \
 	wait $$chaos; chaos_status=$$?; \
 	if [ $$chaos_status -ne 0 ]; then cat .pytest-logs/chaos.log; fi; \
 	echo "chaos suite (beside the rest): $$(tail -n 1 .pytest-logs/chaos.log)"; \
@@ -43,7 +43,7 @@ pytest: $(STAMP)
 	@$(PYTEST_BOTH)
 
 chaos: $(STAMP)
-	VIDEOFERRY_CHAOS_SEEDS=$${VIDEOFERRY_CHAOS_SEEDS:-20} $(BIN)/pytest -q -n 2 -m chaos
+	VIDEOFERRY_CHAOS_SEEDS=$${VIDEOFERRY_CHAOS_SEEDS:-20} $(BIN)/pytest -q -n 2 -m "chaos or long"
 
 demo: $(STAMP)
 	$(BIN)/videoferry demo

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from connectors.config import ConfigError
+from flows.job_remote import close_gap, hold_on, hold_remote
 from tasks.stop import ServiceUnavailable, Stop, outage_seconds
 
 # Light at import (the command line reads this module for every command, --help included): the ledger,
@@ -339,28 +340,8 @@ def run_job(
         check_token(settings, ledger)  # a refused token: exit status 2, nothing in the ledger
     if not is_remote_ledger(ledger):
         return _run_on(name, params, ledger, None, settings, body)
-    with _hold_remote(str(ledger), name) as home:  # settled after the run's ledger is closed
+    with hold_remote(str(ledger), name) as home:  # settled after the run's ledger is closed
         return _run_on(name, params, ledger, home, settings, body)
-
-
-def _hold_remote(url: str, name: str) -> RemoteLedger:
-    """Take, restore and start replicating the remote ledger for a run of the job `name`."""
-    from connectors.ledger_lease import Holder
-    from connectors.ledger_remote import RemoteLedger, default_workdir, lease_from_env
-    from connectors.s3 import S3Config
-    from state.ledger import Ledger
-
-    def prepare(path: Path) -> None:  # the schema created or upgraded before Litestream sees the file
-        Ledger.open(path).close()
-
-    return RemoteLedger.open(
-        url,
-        default_workdir(),
-        S3Config.from_env(),
-        holder=Holder.current(run=name),
-        prepare=prepare,
-        lease_seconds=lease_from_env(),
-    )
 
 
 def _run_on(
@@ -394,7 +375,7 @@ def _run_on(
     status = RunStatus.FAILED
     try:
         if home is not None and held is not None:
-            _hold_on(run, home, *held)
+            hold_on(run, home, *held)
         with run._ending:
             try:
                 outcome = body(run)
@@ -405,7 +386,7 @@ def _run_on(
         _said_stop(run, outcome)
         status = run_status(outcome.exit_code)
         if home is not None and run.gap is not None and held is not None:
-            _close_gap(home, run.gap, book, held[0])
+            close_gap(home, run.gap, book, held[0])
         return outcome
     except KeyboardInterrupt:
         status = RunStatus.INTERRUPTED
@@ -488,49 +469,3 @@ def _interrupted(run: Run) -> str:
         f"interrupted: the {run.name} run {run.run_id} stopped{done};"
         " rerun the same command to resume where it stopped"
     )
-
-
-def _hold_on(run: Run, home: RemoteLedger, mark: GapMark, taken: datetime | None) -> None:
-    """Stopped when the ledger is lost; no intent before the gap mark is past (tasks/gap_mark.py) nor once
-    the lock is lost; run.gap (bounded by the mark the ledger kept) when the restored copy may be behind."""
-    from connectors.ledger_errors import RemoteLedgerLostError
-    from tasks.gap import Gap
-
-    home.on_lost = lambda why: run.stop(RemoteLedgerLostError(why))
-    # Nothing that changes the service leaves once the lease may have ended (checked per request).
-    run.guard = run.client.transport.send_guard = home.check
-    run.durable = lambda: None if home.sync() is None else None
-
-    def guard() -> None:  # mark.hold() waits a few seconds at most, for the first create only
-        mark.hold()
-        home.check()
-
-    run.ledger.guard_intents(guard)
-    if home.may_be_behind:
-        run.gap = Gap(home.behind_reason, home.behind_since, taken)
-        log.warning(
-            "ledger %s: the restored copy may be behind (%s); whatever it does not show settled is looked"
-            " up before anything is created for it",
-            home.url,
-            home.behind_reason,
-        )
-
-
-def _close_gap(home: RemoteLedger, gap: Gap, book: Ledger, mark: GapMark) -> None:
-    """Mark the remote ledger reconciled when this run looked up everything its copy did not show settled."""
-    from tasks.gap_mark import keep_mark
-
-    left = gap.unsettled(book)
-    if gap.complete(book):
-        keep_mark(book, mark)  # everything before this run is in the ledger now
-        home.mark_reconciled()
-        log.info("ledger %s: every unsettled entry was looked up; the gap is closed", home.url)
-    else:
-        shown = ", ".join(left[:5]) + (" ..." if len(left) > 5 else "")
-        log.warning(
-            "ledger %s: %d entr%s not looked up in this run (%s): the next run looks them up again",
-            home.url,
-            len(left),
-            "y" if len(left) == 1 else "ies",
-            shown or "the listing failed",
-        )

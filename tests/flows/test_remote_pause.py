@@ -32,6 +32,9 @@ from tests.flows.test_remote_gap import migrated
 SLOW = {"VIDEOFERRY_RATE_PER_SECOND": "1"}
 LOST = ("could not renew its lease", "lost its lock")
 WHEN = ["during", "after"]
+#: make test runs migrate woken during the second run; the other five (tens of seconds each) run in make chaos
+#: (marker `long`), as do all but migrate's of tests/flows/test_remote_s3_frozen.py.
+WHEN_IN_MAKE_TEST = ["during", pytest.param("after", marks=pytest.mark.long)]
 
 
 def lost_its_lease(code: int, output: str) -> None:
@@ -106,7 +109,7 @@ class Quiet:
         assert changes_since(self.control, self.ws, self.since) == [], who
 
 
-@pytest.mark.parametrize("when", WHEN)
+@pytest.mark.parametrize("when", WHEN_IN_MAKE_TEST)
 def test_migrate_holder_woken_after_its_lease_sends_nothing(
     tmp_path: Path,
     emu: Workspace,
@@ -134,6 +137,7 @@ def test_migrate_holder_woken_after_its_lease_sends_nothing(
     third_run_does_nothing(args, emu, tmp_path, quiet)
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("when", WHEN)
 def test_apply_holder_woken_after_its_lease_sends_nothing(
     tmp_path: Path,
@@ -175,6 +179,7 @@ def test_apply_holder_woken_after_its_lease_sends_nothing(
     third_run_does_nothing(args, emu, tmp_path, quiet)
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("when", WHEN)
 def test_backup_holder_woken_after_its_lease_writes_nothing(
     tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory, s3_bucket: str, when: str

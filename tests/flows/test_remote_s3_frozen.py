@@ -15,6 +15,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
 from connectors.client import VideoClient
 from emulator.control import EmulatorControl, Workspace
 from tests.connectors.waiting import poll
@@ -94,6 +96,7 @@ def test_migrate_through_an_s3_outage_past_the_lease(
     assert finished == len(rows) and "could not be used" not in why
 
 
+@pytest.mark.long
 def test_apply_through_an_s3_outage_past_the_lease(
     tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory, frozen_s3: FrozenS3
 ) -> None:
@@ -130,6 +133,7 @@ def test_apply_through_an_s3_outage_past_the_lease(
     assert len(states) == len(targets) and set(states.values()) == {"done"} and "could not be used" not in why
 
 
+@pytest.mark.long
 def test_backup_through_an_s3_outage_past_the_lease(
     tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory, frozen_s3: FrozenS3
 ) -> None:
@@ -163,6 +167,7 @@ def test_backup_through_an_s3_outage_past_the_lease(
     assert done >= len(truth) and "could not be used" not in why
 
 
+@pytest.mark.long
 def test_archive_through_an_s3_outage_past_the_lease(
     tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, frozen_s3: FrozenS3
 ) -> None:
@@ -194,6 +199,7 @@ def test_archive_through_an_s3_outage_past_the_lease(
     assert "could not be used" not in why
 
 
+@pytest.mark.long
 def test_setup_through_an_s3_outage_past_the_lease(
     tmp_path: Path, emu_control: EmulatorControl, frozen_s3: FrozenS3
 ) -> None:
