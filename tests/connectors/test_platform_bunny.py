@@ -55,17 +55,20 @@ def test_the_library_key_is_checked(bunny_standin: StandinFixture) -> None:
 def test_a_429_is_waited_for_and_a_5xx_burst_is_retried(bunny_standin: StandinFixture) -> None:
     standin, control = bunny_standin
     control.seed(videos=_videos(3))
-    control.configure(rate_limit=1, rate_window=2)
-    spend_window(
-        f"{standin.base_url}/library/{LIBRARY}/videos/other", "", 2, headers={"AccessKey": standin.token}
-    )
-    with _client(standin) as client:
-        assert len(list(client.list_videos(LIBRARY))) == 3
-    log = logged(control, LISTING)
-    refused = [e for e in log if e["status"] == 429]
-    assert refused
+    refused: list[dict[str, Any]] = []
+    for _ in range(3):  # a loaded machine can outlast the window left: the listing is then not refused
+        control.configure(rate_limit=1, rate_window=4)
+        with _client(standin) as client:  # made first, so only the listing's own call follows the spending
+            other = f"{standin.base_url}/library/{LIBRARY}/videos/other"
+            spend_window(other, "", 4, headers={"AccessKey": standin.token})
+            assert len(list(client.list_videos(LIBRARY))) == 3
+        log = logged(control, LISTING)
+        refused = [e for e in log if e["status"] == 429]
+        if refused:
+            break
+    assert refused, "the listing was never refused: the window was not spent when it came"
     for entry in refused:
-        assert int(log[log.index(entry) + 1]["at"] // 2) > int(entry["at"] // 2)
+        assert int(log[log.index(entry) + 1]["at"] // 4) > int(entry["at"] // 4)
     control.configure(rate_limit=0, fault_count=2, fault_status=503)
     with _client(standin) as client:
         assert len(list(client.list_videos(LIBRARY))) == 3
