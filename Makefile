@@ -49,13 +49,13 @@ demo: $(STAMP)
 	$(BIN)/videoferry demo
 
 # The documentation site (mkdocs.yml, docs/). docs-check (in make test, a few seconds): the command-line
-# reference is what `python -m flows.cli.reference` writes today, and the site builds with --strict (a broken
+# reference is what `python -m videoferry.flows.cli.reference` writes today, and the site builds with --strict (a broken
 # link or anchor, a missing included file fails; not --quiet: mkdocs then counts no warnings and passes).
 # docs: serve it at http://127.0.0.1:8000, reloading on edits.
 DOCS_ENV = NO_MKDOCS_2_WARNING=1 PYTHONPATH=$(CURDIR)
 
 docs-check: $(STAMP)
-	$(DOCS_ENV) $(BIN)/python -m flows.cli.reference --check
+	$(DOCS_ENV) $(BIN)/python -m videoferry.flows.cli.reference --check
 	$(DOCS_ENV) $(BIN)/mkdocs build --strict --site-dir $(CURDIR)/site
 
 docs: $(STAMP)

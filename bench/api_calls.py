@@ -19,9 +19,9 @@ from bench.workload import (
     write_inventory,
     write_rows,
 )
-from emulator.control import EmulatorControl, Workspace
-from flows.migrate.options import MigrateOptions
-from flows.migrate.runner import run_migration
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.migrate.options import MigrateOptions
+from videoferry.flows.migrate.runner import run_migration
 
 #: Videos per mode; processing time per video and the service's poll rule (the spec's 5 s; lowered for the
 #: quick run through the emulator's control API, the only way below 5 s).

@@ -16,10 +16,10 @@ from bench.figures import Figure
 from bench.ratelog import api_calls, earliest, refused
 from bench.services import EmulatorProcess
 from bench.workload import BenchConfig, clip_bytes, settings_for
-from connectors.client import VideoClient
-from emulator.control import EmulatorControl, Workspace
-from flows.apply.options import ApplyOptions
-from flows.apply.runner import run_apply
+from videoferry.connectors.client import VideoClient
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.apply.options import ApplyOptions
+from videoferry.flows.apply.runner import run_apply
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from bench.child import measure
 from bench.figures import Figure
 from bench.services import EmulatorProcess, MotoProcess
 from bench.workload import MIB, BenchConfig, environment, fit_size, settings_for
-from connectors.s3_multipart import DEFAULT_IN_FLIGHT, DEFAULT_PART_SIZE
-from emulator.control import Workspace
+from videoferry.connectors.s3_multipart import DEFAULT_IN_FLIGHT, DEFAULT_PART_SIZE
+from videoferry.emulator.control import Workspace
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -105,8 +105,8 @@ def archive_once(ws: Workspace, event_id: str, size: int, workdir: Path, n: int)
     video GET for fresh links is before; download, multipart upload, md5 check, HEAD of the stored object
     are in; wall seconds of the whole run_archive call).
     """
-    from flows.archive.options import ArchiveOptions
-    from flows.archive.runner import run_archive
+    from videoferry.flows.archive.options import ArchiveOptions
+    from videoferry.flows.archive.runner import run_archive
 
     ledger = workdir / f"archive-{n}.db"
     opts = ArchiveOptions(to=f"s3://{BUCKET}/run-{n}/", events=[event_id], ledger=str(ledger), transfers=1)
@@ -123,7 +123,7 @@ def archive_once(ws: Workspace, event_id: str, size: int, workdir: Path, n: int)
 def copy_step_seconds(ledger: Path) -> float:
     """Seconds of the run's one copy step (op key ending `:copy`), from its intent to its outcome as the
     ledger journals them."""
-    from state.ledger import Ledger
+    from videoferry.state.ledger import Ledger
 
     with Ledger.open(str(ledger), create=False) as reader:
         (op,) = [op for op in reader.ops() if (op.op_key or "").endswith(":copy")]

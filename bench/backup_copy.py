@@ -25,8 +25,8 @@ from bench.archive_copy import (
 from bench.figures import Figure
 from bench.services import EmulatorProcess, MotoProcess
 from bench.workload import MIB, BenchConfig, fit_size, settings_for
-from connectors.s3_multipart import DEFAULT_IN_FLIGHT
-from emulator.control import Workspace
+from videoferry.connectors.s3_multipart import DEFAULT_IN_FLIGHT
+from videoferry.emulator.control import Workspace
 
 #: The video copied for throughput, and the (reference, big) videos of the memory runs.
 FULL_SIZE, QUICK_SIZE = 512 * MIB, 16 * MIB
@@ -39,8 +39,8 @@ UNLIMITED_PER_SECOND, UNLIMITED_PER_MINUTE = 10_000, 600_000
 def backup_once(ws: Workspace, project: str, size: int, workdir: Path, n: int) -> tuple[float, float]:
     """One run_backup of the project into s3://BUCKET/backup-n/ with a fresh ledger: (seconds of the copy
     step from its intent to its outcome as the ledger journals them, wall seconds of the whole run)."""
-    from flows.backup.options import BackupOptions
-    from flows.backup.runner import run_backup
+    from videoferry.flows.backup.options import BackupOptions
+    from videoferry.flows.backup.runner import run_backup
 
     ledger = workdir / f"backup-{n}.db"
     opts = BackupOptions(project=project, to=f"s3://{BUCKET}/backup-{n}/", ledger=str(ledger), transfers=1)
@@ -104,8 +104,8 @@ def _memory(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: MotoPro
 def _restore_once(emu: EmulatorProcess, inventory: str, via: str, workdir: Path) -> tuple[float, int, int]:
     """Migrate the backup's inventory into a fresh workspace (limits off): (seconds until every video is
     done, bytes sent by videoferry, API calls the service counted)."""
-    from flows.migrate.options import MigrateOptions
-    from flows.migrate.runner import run_migration
+    from videoferry.flows.migrate.options import MigrateOptions
+    from videoferry.flows.migrate.runner import run_migration
 
     other = emu.ctl().create_workspace(processing="immediate", rate_per_second=0, rate_per_minute=0)
     opts = MigrateOptions(
@@ -134,8 +134,8 @@ def _restore(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: MotoPr
         _recording(emu, ws, size + n * MIB, f"restore-{n}", parent_id=project)
     total = sum(size + n * MIB for n in range(RESTORE_VIDEOS)) / MIB
     with _aws_env(moto):
-        from flows.backup.options import BackupOptions
-        from flows.backup.runner import run_backup
+        from videoferry.flows.backup.options import BackupOptions
+        from videoferry.flows.backup.runner import run_backup
 
         opts = BackupOptions(project=project, to=f"s3://{BUCKET}/restore/", ledger=str(root / "backup.db"))
         backed = run_backup(opts, settings_for(ws, UNLIMITED_PER_SECOND, UNLIMITED_PER_MINUTE))

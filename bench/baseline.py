@@ -20,7 +20,7 @@ from bench.figures import Figure
 from bench.ratelog import api_calls, breakdown, refusal_windows, refused
 from bench.services import REPO, EmulatorProcess
 from bench.workload import BenchConfig, clip_bytes, write_clips, write_inventory
-from emulator.control import EmulatorControl, Workspace
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 
 @dataclass(frozen=True)

@@ -45,8 +45,8 @@ def _cpu_now() -> float:
 
 
 def _plan(spec: dict[str, Any]) -> dict[str, Any]:
-    from state.ledger import Ledger
-    from tasks.migrate.plan import read_plan, store_plan
+    from videoferry.state.ledger import Ledger
+    from videoferry.tasks.migrate.plan import read_plan, store_plan
 
     baseline = _rss_now()
     started = time.perf_counter()
@@ -92,13 +92,13 @@ def _copy_details(outcome: Any) -> dict[str, Any]:
 #: of the outcome the result carries.
 RUNNERS: dict[str, tuple[str, str, Callable[[Any], dict[str, Any]]]] = {
     "migrate": (
-        "flows.migrate.options:MigrateOptions",
-        "flows.migrate.runner:run_migration",
+        "videoferry.flows.migrate.options:MigrateOptions",
+        "videoferry.flows.migrate.runner:run_migration",
         _migrate_details,
     ),
-    "apply": ("flows.apply.options:ApplyOptions", "flows.apply.runner:run_apply", _apply_details),
-    "archive": ("flows.archive.options:ArchiveOptions", "flows.archive.runner:run_archive", _copy_details),
-    "backup": ("flows.backup.options:BackupOptions", "flows.backup.runner:run_backup", _copy_details),
+    "apply": ("videoferry.flows.apply.options:ApplyOptions", "videoferry.flows.apply.runner:run_apply", _apply_details),
+    "archive": ("videoferry.flows.archive.options:ArchiveOptions", "videoferry.flows.archive.runner:run_archive", _copy_details),
+    "backup": ("videoferry.flows.backup.options:BackupOptions", "videoferry.flows.backup.runner:run_backup", _copy_details),
 }
 
 
@@ -107,7 +107,7 @@ def _run(spec: dict[str, Any]) -> dict[str, Any]:
     runner's call to its return, with what RUNNERS says the job reports."""
     import importlib
 
-    from connectors.config import Settings
+    from videoferry.connectors.config import Settings
 
     def load(path: str) -> Any:
         module, _, attribute = path.partition(":")

@@ -16,7 +16,7 @@ from bench.child import measure
 from bench.figures import Figure
 from bench.services import EmulatorProcess
 from bench.workload import BenchConfig, clip_bytes, write_clips, write_inventory
-from emulator.control import EmulatorControl, Workspace
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 #: Scaled limits (real 10/s, 300/min x10 per second; the minute window x20 so it never binds before the
 #: second's), the spec's 5 s poll interval divided by 10, 0.2 s of processing: the run is bound by the

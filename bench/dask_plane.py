@@ -9,8 +9,8 @@ from pathlib import Path
 from bench.figures import Figure
 from bench.services import EmulatorProcess
 from bench.workload import MIB, BenchConfig, fit_size, settings_for, write_inventory, write_random_file
-from flows.migrate.options import MigrateOptions
-from flows.migrate.runner import run_migration
+from videoferry.flows.migrate.options import MigrateOptions
+from videoferry.flows.migrate.runner import run_migration
 
 FILES = 4
 FULL_SIZE = 64 * MIB

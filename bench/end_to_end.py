@@ -21,7 +21,7 @@ from bench.ratelog import api_calls, breakdown, earliest, kind, refusal_windows,
 from bench.services import REPO, EmulatorProcess
 from bench.timeline import CREATES, Timeline
 from bench.workload import BenchConfig, clip_bytes, write_clips, write_inventory
-from emulator.control import Workspace
+from videoferry.emulator.control import Workspace
 
 #: The real limits and times: 10/s, 300/min, the spec's 5 s poll interval, 2 s of processing per video.
 PER_SECOND, PER_MINUTE, POLL, PROCESSING = 10, 300, 5.0, 2.0
@@ -129,7 +129,7 @@ NAIVE_ITEMS, QUICK_NAIVE_ITEMS = 6, 2
 
 def _cli() -> list[str]:
     script = Path(sys.executable).parent / "videoferry"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "flows.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "videoferry.flows.cli"]
 
 
 def migrate_command(

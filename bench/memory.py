@@ -10,8 +10,8 @@ from bench.child import measure
 from bench.figures import Figure
 from bench.services import EmulatorProcess, MotoProcess
 from bench.workload import MIB, BenchConfig, fit_size, write_inventory, write_random_file
-from connectors.config import DEFAULT_CHUNK_SIZE
-from emulator.control import Workspace
+from videoferry.connectors.config import DEFAULT_CHUNK_SIZE
+from videoferry.emulator.control import Workspace
 
 #: (reference size, big size) per source. moto answers every ranged GET by reading the whole object, so an
 #: S3 migration costs O(size^2) inside moto: the S3 file is smaller to keep `make bench` under 10 minutes.

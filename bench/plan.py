@@ -13,9 +13,9 @@ from bench.figures import Figure
 from bench.ratelog import api_calls, breakdown
 from bench.services import EmulatorProcess
 from bench.workload import MIB, BenchConfig
-from state.batch import CreateIntent, UploadSession
-from state.ledger import Ledger
-from state.machine import PLANNED
+from videoferry.state.batch import CreateIntent, UploadSession
+from videoferry.state.ledger import Ledger
+from videoferry.state.machine import PLANNED
 
 FULL_ROWS = 100_000
 QUICK_ROWS = 1_000

@@ -14,11 +14,11 @@ from bench.figures import Figure
 from bench.ratelog import api_calls
 from bench.services import REPO, EmulatorProcess, _first_line, _stop
 from bench.workload import BenchConfig, clip_bytes, environment, settings_for
-from connectors.platforms.listing import list_source, parse_platform_source
-from connectors.platforms.vimeo import VimeoClient
-from emulator.platforms.server import StandinControl
-from flows.migrate.options import MigrateOptions
-from flows.migrate.runner import run_migration
+from videoferry.connectors.platforms.listing import list_source, parse_platform_source
+from videoferry.connectors.platforms.vimeo import VimeoClient
+from videoferry.emulator.platforms.server import StandinControl
+from videoferry.flows.migrate.options import MigrateOptions
+from videoferry.flows.migrate.runner import run_migration
 
 FULL = {"listed": 10_000, "migrated": 1_000}
 QUICK = {"listed": 200, "migrated": 10}
@@ -42,7 +42,7 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
     root = cfg.subdir("platform")
     clip = base64.b64encode(clip_bytes()).decode()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "flows.cli", "standin", "vimeo", "--port", "0"],
+        [sys.executable, "-m", "videoferry.flows.cli", "standin", "vimeo", "--port", "0"],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

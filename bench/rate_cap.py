@@ -20,8 +20,8 @@ from bench.ratelog import (
 )
 from bench.services import EmulatorProcess
 from bench.workload import BenchConfig, clip_bytes, free_port, settings_for, write_clips, write_inventory
-from flows.migrate.options import MigrateOptions
-from flows.migrate.runner import run_migration
+from videoferry.flows.migrate.options import MigrateOptions
+from videoferry.flows.migrate.runner import run_migration
 
 #: The real limits are 10/s and 300/min; both the emulator and the client get them times SCALE.
 FULL = {"scale": 3, "minutes": 1.5, "poll": 5.0}

@@ -17,7 +17,7 @@ from bench.archive_copy import _s3_client
 from bench.figures import Figure
 from bench.services import EmulatorProcess, MotoProcess
 from bench.workload import BenchConfig, clip_bytes, environment, settings_for, write_clips, write_inventory
-from connectors.ledger_lease import LOCK_SUFFIX
+from videoferry.connectors.ledger_lease import LOCK_SUFFIX
 
 BUCKET = "videoferry-ledger-bench"
 FULL_ITEMS, QUICK_ITEMS = 100, 5
@@ -41,8 +41,8 @@ def _recorded(moto: MotoProcess) -> Counter[str]:
 
 def _migrate_once(emu: EmulatorProcess, root: Path, items: int, ledger: str, n: int) -> tuple[float, int]:
     """One run_migration of `items` small clips into a fresh workspace; (wall seconds, exit status)."""
-    from flows.migrate.options import MigrateOptions
-    from flows.migrate.runner import run_migration
+    from videoferry.flows.migrate.options import MigrateOptions
+    from videoferry.flows.migrate.runner import run_migration
 
     ws = emu.ctl().create_workspace(
         processing="immediate",

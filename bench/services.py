@@ -14,7 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from emulator.control import EmulatorControl
+from videoferry.emulator.control import EmulatorControl
 
 #: The repository root (the benchmarks run the project's own modules from here).
 REPO = Path(__file__).resolve().parent.parent
@@ -81,7 +81,7 @@ class EmulatorProcess:
         env = dict(os.environ, TMPDIR=str(tmp), PYTHONUNBUFFERED="1")
         self._log = open(self.workdir / "emulator.log", "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "flows.cli", "emulator", "--port", "0", "--upload-port", "0"],
+            [sys.executable, "-m", "videoferry.flows.cli", "emulator", "--port", "0", "--upload-port", "0"],
             cwd=REPO,
             env=env,
             stdout=subprocess.PIPE,

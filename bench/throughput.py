@@ -13,13 +13,13 @@ import httpx
 from bench.figures import Figure
 from bench.services import EmulatorProcess
 from bench.workload import MIB, BenchConfig, fit_size, settings_for, write_inventory, write_random_file
-from connectors.client import VideoClient
-from connectors.config import DEFAULT_CHUNK_SIZE
-from connectors.sources import open_source
-from connectors.tus import TusUpload
-from emulator.control import EmulatorControl, Workspace
-from flows.migrate.options import MigrateOptions
-from flows.migrate.runner import run_migration
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.config import DEFAULT_CHUNK_SIZE
+from videoferry.connectors.sources import open_source
+from videoferry.connectors.tus import TusUpload
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.migrate.options import MigrateOptions
+from videoferry.flows.migrate.runner import run_migration
 
 FULL_SIZE = 1024 * MIB
 QUICK_SIZE = 16 * MIB

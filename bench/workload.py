@@ -13,8 +13,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from connectors.config import Settings
-from emulator.control import Workspace
+from videoferry.connectors.config import Settings
+from videoferry.emulator.control import Workspace
 
 MIB = 1024 * 1024
 #: Random block repeated to fill big files (fast to write; nothing on the path compresses or dedupes).
@@ -42,7 +42,7 @@ class BenchConfig:
 
 def clip_bytes(seconds: float = 0.4, *, width: int = 32, height: int = 32) -> bytes:
     """The bytes of one small real H.264/AAC mp4 (the emulator probes it and ends it done)."""
-    from emulator.media import make_clip
+    from videoferry.emulator.media import make_clip
 
     with tempfile.TemporaryDirectory(prefix="bench-clip-") as tmp:
         path = make_clip(Path(tmp) / "clip.mp4", seconds, width=width, height=height, fps=5)

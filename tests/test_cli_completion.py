@@ -25,7 +25,7 @@ ASKS = {
 
 
 #: `videoferry ARGS...` from this checkout, named as the console script is (the name the shells complete).
-SCRIPT = "import sys; sys.argv[0] = 'videoferry'; from flows.cli import main; main()"
+SCRIPT = "import sys; sys.argv[0] = 'videoferry'; from videoferry.flows.cli import main; main()"
 
 
 def _videoferry(*args: str, **env: str) -> subprocess.CompletedProcess[str]:

@@ -12,13 +12,13 @@ import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from flows.cli import app
-from flows.cli.plain_help import PlainContext, wrap
+from videoferry.flows.cli import app
+from videoferry.flows.cli.plain_help import PlainContext, wrap
 
 _PROBE = (
     "import sys\n"
     "from typer.testing import CliRunner\n"
-    "from flows.cli import app\n"
+    "from videoferry.flows.cli import app\n"
     "r = CliRunner().invoke(app, ['--help'])\n"
     "print(r.exit_code, 'prefect' in sys.modules)\n"
 )

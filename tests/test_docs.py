@@ -8,7 +8,7 @@ import re
 from decimal import Decimal
 from pathlib import Path
 
-from flows.cli import reference
+from videoferry.flows.cli import reference
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "RESULTS.md"
@@ -65,7 +65,7 @@ def test_cli_reference_page_is_what_the_declarations_generate() -> None:
         committed.splitlines(), fresh.splitlines(), "committed", "generated", lineterm=""
     )
     assert committed == fresh, (
-        "docs/reference/cli.md is stale: run `python -m flows.cli.reference` and commit the page\n"
+        "docs/reference/cli.md is stale: run `python -m videoferry.flows.cli.reference` and commit the page\n"
         + "\n".join(list(diff)[:20])
     )
 

@@ -13,14 +13,14 @@ both are VideoferryError (videoferry.errors). The service's token comes from VID
 credentials block (videoferry.blocks), never from an argument. docs/python-api.md has the details.
 """
 
-from flows.apply.options import ApplyOptions
-from flows.archive.options import ArchiveOptions
-from flows.backup.options import BackupOptions
-from flows.check.options import CheckOptions
-from flows.links.options import LinksOptions
-from flows.migrate.options import MigrateOptions
-from flows.setup.options import SetupOptions
 from videoferry.errors import ConfigurationError, RunStopped, VideoferryError
+from videoferry.flows.apply.options import ApplyOptions
+from videoferry.flows.archive.options import ArchiveOptions
+from videoferry.flows.backup.options import BackupOptions
+from videoferry.flows.check.options import CheckOptions
+from videoferry.flows.links.options import LinksOptions
+from videoferry.flows.migrate.options import MigrateOptions
+from videoferry.flows.setup.options import SetupOptions
 from videoferry.jobs import apply, archive, backup, check, links, migrate, setup
 
 __all__ = [

@@ -37,7 +37,7 @@ def raised() -> Iterator[None]:
     try:
         yield
     except Exception as exc:
-        from flows.job import Exit, exit_for
+        from videoferry.flows.job import Exit, exit_for
 
         mapped = exit_for(exc)
         if mapped is None:

@@ -5,23 +5,23 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from flows.apply.options import ApplyOptions
-from flows.archive.options import ArchiveOptions
-from flows.backup.options import BackupOptions
-from flows.check.options import CheckOptions
-from flows.links.options import LinksOptions
-from flows.migrate.options import MigrateOptions
-from flows.options import ServiceOptions, options_from_params
-from flows.setup.options import SetupOptions
 from videoferry.errors import ConfigurationError, raised
+from videoferry.flows.apply.options import ApplyOptions
+from videoferry.flows.archive.options import ArchiveOptions
+from videoferry.flows.backup.options import BackupOptions
+from videoferry.flows.check.options import CheckOptions
+from videoferry.flows.links.options import LinksOptions
+from videoferry.flows.migrate.options import MigrateOptions
+from videoferry.flows.options import ServiceOptions, options_from_params
+from videoferry.flows.setup.options import SetupOptions
 
 if TYPE_CHECKING:
-    from flows.apply.runner import ApplyOutcome
-    from flows.check.runner import CheckOutcome
-    from flows.job import CopyOutcome, Job
-    from flows.links.runner import LinksOutcome
-    from flows.migrate.runner import MigrateOutcome
-    from flows.setup.runner import SetupOutcome
+    from videoferry.flows.apply.runner import ApplyOutcome
+    from videoferry.flows.check.runner import CheckOutcome
+    from videoferry.flows.job import CopyOutcome, Job
+    from videoferry.flows.links.runner import LinksOutcome
+    from videoferry.flows.migrate.runner import MigrateOutcome
+    from videoferry.flows.setup.runner import SetupOutcome
 
 __all__ = ["apply", "archive", "backup", "check", "links", "migrate", "setup"]
 
@@ -43,11 +43,11 @@ def migrate(
     (flows/migrate/options.py: parent_id, ledger, transfers, report_dir, dry_run...; sizes in bytes,
     seconds as floats). dry_run=True returns the preview (outcome.preview) and calls nothing that writes.
     """
-    from flows.migrate import MIGRATE
+    from videoferry.flows.migrate import MIGRATE
 
     opts, service = _options(MigrateOptions, "inventory", inventory, options, api_url, upload_url)
     if opts.dry_run:
-        from flows.migrate.preview import preview_migration
+        from videoferry.flows.migrate.preview import preview_migration
 
         with raised():
             return preview_migration(opts, service=service)
@@ -65,7 +65,7 @@ def apply(
 ) -> ApplyOutcome:
     """`videoferry apply`: an operations file (path or s3://), each operation exactly once; options:
     ApplyOptions' fields (flows/apply/options.py)."""
-    from flows.apply import APPLY
+    from videoferry.flows.apply import APPLY
 
     opts, service = _options(ApplyOptions, "ops", ops, options, api_url, upload_url)
     return _run(APPLY, opts, service, prefect)  # type: ignore[no-any-return]
@@ -82,7 +82,7 @@ def archive(
 ) -> CopyOutcome:
     """`videoferry archive`: the recordings of finished live events to `to` (s3:// or a directory), then
     tidied; options: ArchiveOptions' fields (flows/archive/options.py)."""
-    from flows.archive import ARCHIVE
+    from videoferry.flows.archive import ARCHIVE
 
     opts, service = _options(ArchiveOptions, "to", to, options, api_url, upload_url)
     return _run(ARCHIVE, opts, service, prefect)  # type: ignore[no-any-return]
@@ -99,7 +99,7 @@ def backup(
 ) -> CopyOutcome:
     """`videoferry backup`: every video of a project to `to=` (s3:// or a directory), only what is new or
     changed; options: BackupOptions' fields (flows/backup/options.py; `to` is required)."""
-    from flows.backup import BACKUP
+    from videoferry.flows.backup import BACKUP
 
     opts, service = _options(BackupOptions, "project", project, options, api_url, upload_url)
     return _run(BACKUP, opts, service, prefect)  # type: ignore[no-any-return]
@@ -115,7 +115,7 @@ def check(
 ) -> CheckOutcome:
     """`videoferry check`: the library against an inventory and its ledger (reads the service; adopt=True
     writes the ledger); options: CheckOptions' fields (flows/check/options.py). No flow: runs plainly."""
-    from flows.check import CHECK
+    from videoferry.flows.check import CHECK
 
     opts, service = _options(CheckOptions, "inventory", inventory, options, api_url, upload_url)
     return _run(CHECK, opts, service, False)  # type: ignore[no-any-return]
@@ -133,7 +133,7 @@ def setup(
 ) -> SetupOutcome:
     """`videoferry setup plan|up|drift`: the service against a desired-state file (plan: no write; up: make
     it match, each write exactly once; drift: exit_code 1 when it differs); options: SetupOptions' fields."""
-    from flows.setup import SETUP_DRIFT, SETUP_PLAN, SETUP_UP
+    from videoferry.flows.setup import SETUP_DRIFT, SETUP_PLAN, SETUP_UP
 
     jobs = {"plan": SETUP_PLAN, "up": SETUP_UP, "drift": SETUP_DRIFT}
     if action not in jobs:
@@ -145,7 +145,7 @@ def setup(
 def links(*, api_url: str | None = None, upload_url: str | None = None, **options: Any) -> LinksOutcome:
     """`videoferry links`: every migrated item's old and new links, from the ledger; options: LinksOptions'
     fields (flows/links/options.py: ledger, format, out). No flow: runs plainly."""
-    from flows.links import LINKS
+    from videoferry.flows.links import LINKS
 
     opts, service = _options(LinksOptions, None, None, options, api_url, upload_url)
     return _run(LINKS, opts, service, False)  # type: ignore[no-any-return]
@@ -189,9 +189,9 @@ def _options(
 def _run(job: Job, opts: Any, service: ServiceOptions, prefect: bool | None) -> Any:
     """Run the job (flows/running.run_job_as): through its flow when `prefect` says, or by default inside a
     flow run (a subflow) or with a Prefect server configured; else plainly."""
-    from flows.running import run_job_as, use_prefect
-    from tasks.preflight import check_reachable
-    from tasks.service import service_settings
+    from videoferry.flows.running import run_job_as, use_prefect
+    from videoferry.tasks.preflight import check_reachable
+    from videoferry.tasks.service import service_settings
 
     with raised():
         settings = service_settings(api_url=service.api_url, upload_url=service.upload_url)

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.careful import Outcome, Timing, migrate, workers_for
-from emulator.control import EmulatorControl, Workspace
 from tests.fixtures.media import ClipFactory
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 FAST = Timing(poll=0.05, pause_429=0.05, retry_pause=0.01, timeout=10.0)
 

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.tidy import same_title
-from emulator.control import EmulatorControl, Workspace
-from flows.migrate.runner import run_migration
-from state.ledger import Ledger
 from tests.flows.apply_fixtures import wait_done, write_ops
 from tests.flows.helpers import options, settings_for, write_inventory
+from videoferry.core.tidy import same_title
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.migrate.runner import run_migration
+from videoferry.state.ledger import Ledger
 
 #: Clip length of the library, and what a cut keeps of it: a second trim of the result would keep less.
 CLIP_SECONDS = 2.0

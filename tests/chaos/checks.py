@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from connectors.ids import try_normal_id
-from core.tidy import same_tags, same_title
-from emulator.control import EmulatorControl, Workspace
-from state.ledger import Ledger
+from videoferry.connectors.ids import try_normal_id
+from videoferry.core.tidy import same_tags, same_title
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.state.ledger import Ledger
 
 #: Published limits of the service (spec section 8); the chaos runs keep them.
 PER_SECOND = 10

@@ -13,14 +13,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 
 @pytest.fixture(scope="session")
 def chaos_control() -> Iterator[EmulatorControl]:
-    """`python -m emulator` on free loopback ports for the session, and its control client."""
+    """`python -m videoferry.emulator` on free loopback ports for the session, and its control client."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "emulator", "--port", "0", "--upload-port", "0"],
+        [sys.executable, "-m", "videoferry.emulator", "--port", "0", "--upload-port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
-from emulator.control import EmulatorControl, WebhookFaultKind, Workspace
-from emulator.variants import EXCLUSIVE, REFUSING, VARIANTS
 from tests.flows.helpers import write_inventory
+from videoferry.emulator.control import EmulatorControl, WebhookFaultKind, Workspace
+from videoferry.emulator.variants import EXCLUSIVE, REFUSING, VARIANTS
 
 
 def chaos_seeds() -> list[int]:

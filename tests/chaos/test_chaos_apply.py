@@ -10,9 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
-from flows.apply.options import ApplyOptions
-from flows.apply.runner import run_apply
 from tests.chaos.apply_harness import (
     ACTION_PATHS,
     CHUNK,
@@ -31,6 +28,9 @@ from tests.chaos.harness import (
     run_and_kill,
 )
 from tests.flows.helpers import cli_argv, cli_env, run_cli, settings_for
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.apply.options import ApplyOptions
+from videoferry.flows.apply.runner import run_apply
 
 pytestmark = [pytest.mark.chaos, pytest.mark.timeout(900)]
 

@@ -14,11 +14,6 @@ from typing import Any
 import boto3
 import pytest
 
-from connectors.client import VideoClient
-from connectors.inventory import read_inventory
-from emulator.control import EmulatorControl, Workspace
-from flows.migrate.runner import run_migration
-from tasks.service import run_limiter
 from tests.chaos.checks import rate_figures_of
 from tests.chaos.harness import (
     FaultScript,
@@ -30,6 +25,11 @@ from tests.chaos.harness import (
 )
 from tests.flows.backup_fixtures import library_rows, media_gets
 from tests.flows.helpers import cli_argv, cli_env, options, run_cli, settings_for, write_inventory
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.inventory import read_inventory
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.migrate.runner import run_migration
+from videoferry.tasks.service import run_limiter
 
 pytestmark = [pytest.mark.chaos, pytest.mark.timeout(900)]
 

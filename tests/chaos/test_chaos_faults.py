@@ -9,10 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
-from flows.migrate.flow import run_flow  # imported here: Prefect sets up its logging once, not mid-test
-from flows.migrate.options import MigrateOptions
-from flows.migrate.runner import MigrateOutcome, run_migration
 from tests.chaos.checks import (
     assert_exactly_one_each,
     assert_no_duplicates,
@@ -35,6 +31,12 @@ from tests.chaos.harness import (
     write_rows,
 )
 from tests.flows.helpers import free_port, settings_for
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.migrate.flow import (
+    run_flow,  # imported here: Prefect sets up its logging once, not mid-test
+)
+from videoferry.flows.migrate.options import MigrateOptions
+from videoferry.flows.migrate.runner import MigrateOutcome, run_migration
 
 pytestmark = [pytest.mark.chaos, pytest.mark.timeout(900)]
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
 from tests.chaos.checks import assert_exactly_one_each, assert_no_duplicates, rate_figures
 from tests.chaos.harness import (
     FaultScript,
@@ -26,6 +25,7 @@ from tests.chaos.harness import (
     write_rows,
 )
 from tests.flows.helpers import cli_argv, cli_env, migrate_args, run_cli
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 pytestmark = [pytest.mark.chaos, pytest.mark.timeout(900)]
 

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
-from emulator.platforms.server import Standin, StandinControl, start_standin
-from flows.migrate.options import MigrateOptions
-from flows.migrate.runner import run_migration
 from tests.chaos.checks import assert_settled, ledger_items
 from tests.chaos.harness import FaultScript, chaos_seeds
 from tests.fixtures.platforms import platform_env
 from tests.flows.helpers import settings_for
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.emulator.platforms.server import Standin, StandinControl, start_standin
+from videoferry.flows.migrate.options import MigrateOptions
+from videoferry.flows.migrate.runner import run_migration
 
 pytestmark = [pytest.mark.chaos, pytest.mark.timeout(600)]
 

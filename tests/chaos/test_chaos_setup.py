@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from connectors.client import VideoClient
-from connectors.client.live_models import LiveEvent
-from emulator.control import EmulatorControl, Workspace
-from tasks.service import run_limiter
 from tests.chaos.checks import rate_figures
 from tests.chaos.harness import SETUP_ONLY, FaultScript, chaos_seeds, journal_rows, run_and_kill
 from tests.flows.helpers import cli_argv, cli_env, run_cli, settings_for
 from tests.flows.test_setup import SECRET_ENV, conference, write
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.client.live_models import LiveEvent
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.tasks.service import run_limiter
 
 pytestmark = [pytest.mark.chaos, pytest.mark.timeout(900)]
 

@@ -10,8 +10,6 @@ from typing import Any
 
 import pytest
 
-from emulator.variants import EXCLUSIVE, VARIANTS
-from state import Ledger
 from tests.chaos.checks import (
     PAUSE_AFTER_429,
     RateFigures,
@@ -24,6 +22,8 @@ from tests.chaos.checks import (
 )
 from tests.chaos.harness import REFUSALS, SETUP_ONLY, draw_variants, shared_groups
 from tests.state.helpers import spec
+from videoferry.emulator.variants import EXCLUSIVE, VARIANTS
+from videoferry.state import Ledger
 
 
 def test_max_in_window_counts_half_open_windows() -> None:

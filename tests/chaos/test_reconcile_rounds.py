@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
-from flows.migrate.runner import run_migration
-from state.ledger import Ledger
-from tasks import lookup
-from tasks.migrate import schedule
 from tests.flows.helpers import clip_rows, creates, options, settings_for, write_inventory
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.migrate.runner import run_migration
+from videoferry.state.ledger import Ledger
+from videoferry.tasks import lookup
+from videoferry.tasks.migrate import schedule
 
 
 def test_a_postponed_reconcile_settles_before_the_run_ends(

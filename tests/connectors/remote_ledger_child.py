@@ -14,10 +14,10 @@ import signal
 import sys
 from pathlib import Path
 
-from connectors.ledger_lease import Holder
-from connectors.ledger_remote import RemoteLedger
-from connectors.s3 import S3Config
-from state import Ledger
+from videoferry.connectors.ledger_lease import Holder
+from videoferry.connectors.ledger_remote import RemoteLedger
+from videoferry.connectors.s3 import S3Config
+from videoferry.state import Ledger
 
 
 def _prepare(path: Path) -> None:

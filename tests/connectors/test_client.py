@@ -8,15 +8,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from connectors import error_table as T
-from connectors import errors as E
-from connectors.client import VideoClient
-from connectors.limiter import ApiRateLimiter
-from connectors.models import Video
-from connectors.retry import RetryPolicy
-from connectors.sources import LocalFileSource
-from emulator.control import EmulatorControl, Workspace
 from tests.connectors.waiting import wait_terminal
+from videoferry.connectors import error_table as T
+from videoferry.connectors import errors as E
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.limiter import ApiRateLimiter
+from videoferry.connectors.models import Video
+from videoferry.connectors.retry import RetryPolicy
+from videoferry.connectors.sources import LocalFileSource
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 FAST = RetryPolicy(max_attempts=5, initial_wait=0.01, max_wait=0.05)
 

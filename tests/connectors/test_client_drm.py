@@ -16,13 +16,13 @@ from typing import Any
 import httpx
 import pytest
 
-from connectors import errors as E
-from connectors.client.drm import Drm
-from connectors.client.transport import Transport
-from connectors.ids import to_base58
-from connectors.limiter import ApiRateLimiter
-from connectors.retry import RetryPolicy
-from emulator.control import EmulatorControl, Workspace
+from videoferry.connectors import errors as E
+from videoferry.connectors.client.drm import Drm
+from videoferry.connectors.client.transport import Transport
+from videoferry.connectors.ids import to_base58
+from videoferry.connectors.limiter import ApiRateLimiter
+from videoferry.connectors.retry import RetryPolicy
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 FAST = RetryPolicy(max_attempts=3, initial_wait=0.01, max_wait=0.05)
 PASSWORD = "drm-pass-Kx73-never-seen"
@@ -172,7 +172,7 @@ def test_password_stays_out_of_logs_reprs_and_errors(
         drm.update(url="gopher://x", password=PASSWORD + "2")
     exc = refused.value
     texts += [str(exc), repr(exc), "".join(traceback.format_exception(exc)), str(exc.invalid_params)]
-    ours = [r for r in caplog.records if not r.name.startswith(("emulator", "uvicorn"))]
+    ours = [r for r in caplog.records if not r.name.startswith(("videoferry.emulator", "uvicorn"))]
     texts += [f"{r.name} {r.getMessage()}" for r in ours]
     assert ours  # the client's and httpx's DEBUG records were captured
     blob = "\n".join(texts)

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from connectors import errors as E
-from connectors.client import VideoClient
-from connectors.limiter import ApiRateLimiter
-from connectors.retry import RetryPolicy
-from connectors.sources import LocalFileSource
-from emulator.control import EmulatorControl, Workspace
 from tests.connectors.waiting import wait_terminal
+from videoferry.connectors import errors as E
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.limiter import ApiRateLimiter
+from videoferry.connectors.retry import RetryPolicy
+from videoferry.connectors.sources import LocalFileSource
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 FAST = RetryPolicy(max_attempts=5, initial_wait=0.01, max_wait=0.05)
 
@@ -202,7 +202,7 @@ def test_rate_limit_is_never_exceeded_under_load(
 def test_tus_bytes_do_not_pass_the_api_limiter(
     client: VideoClient, emu: Workspace, emu_control: EmulatorControl, sample_clip: Path
 ) -> None:
-    from connectors.tus import TusUpload
+    from videoferry.connectors.tus import TusUpload
 
     source = LocalFileSource(sample_clip)
     session = client.uploads.init(parent_id=emu.project_id, title="t", filesize=source.size)
@@ -237,7 +237,7 @@ def test_timeout_after_sending(emu: Workspace, emu_control: EmulatorControl) -> 
 
 
 def test_client_from_settings_with_sqlite_limiter(emu: Workspace, tmp_path: Path) -> None:
-    from connectors.config import Settings
+    from videoferry.connectors.config import Settings
 
     settings = Settings(
         api_url=emu.base_url,

@@ -10,14 +10,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from connectors import errors as E
-from connectors.client.live_events import EventNotPendingError, LiveEvents
-from connectors.client.live_models import ChatMessage, LiveEvent, RestreamTarget
-from connectors.client.transport import Transport
-from connectors.ids import to_base58
-from connectors.limiter import ApiRateLimiter
-from connectors.retry import RetryPolicy
-from emulator.control import EmulatorControl, Workspace
+from videoferry.connectors import errors as E
+from videoferry.connectors.client.live_events import EventNotPendingError, LiveEvents
+from videoferry.connectors.client.live_models import ChatMessage, LiveEvent, RestreamTarget
+from videoferry.connectors.client.transport import Transport
+from videoferry.connectors.ids import to_base58
+from videoferry.connectors.limiter import ApiRateLimiter
+from videoferry.connectors.retry import RetryPolicy
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 FAST = RetryPolicy(max_attempts=3, initial_wait=0.01, max_wait=0.05)
 
@@ -279,7 +279,7 @@ def test_secrets_stay_out_of_logs_reprs_and_errors(
         failures.append(caught.value)
     for exc in failures:
         texts += [str(exc), repr(exc), "".join(traceback.format_exception(exc)), str(exc.invalid_params)]
-    ours = [r for r in caplog.records if not r.name.startswith(("emulator", "uvicorn"))]
+    ours = [r for r in caplog.records if not r.name.startswith(("videoferry.emulator", "uvicorn"))]
     texts += [f"{r.name} {r.getMessage()}" for r in ours]
     blob = "\n".join(texts)
     for secret in (password, restream_key, streamkey, bad_key, ws.token):
@@ -310,7 +310,7 @@ def test_retries_follow_the_call_kind(
 
 
 def test_the_client_object_carries_every_live_resource(ws: Workspace) -> None:
-    from connectors.client import VideoClient
+    from videoferry.connectors.client import VideoClient
 
     limiter = ApiRateLimiter.memory(10_000, 1_000_000)
     with VideoClient(ws.base_url, ws.upload_url, ws.token, limiter=limiter, retry=FAST) as client:

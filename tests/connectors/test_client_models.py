@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from connectors.ids import to_base58
-from connectors.models import Chapters, UploadResult, UploadSession, Video, VideoPage
+from videoferry.connectors.ids import to_base58
+from videoferry.connectors.models import Chapters, UploadResult, UploadSession, Video, VideoPage
 
 
 def test_minimal_video_and_unknown_fields() -> None:

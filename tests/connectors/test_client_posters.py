@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from connectors import errors as E
-from connectors.client.live_events import LiveEvents
-from connectors.client.posters import Posters
-from connectors.client.transport import Transport
-from connectors.ids import to_base58
-from connectors.limiter import ApiRateLimiter
-from connectors.retry import RetryPolicy
-from emulator.control import EmulatorControl, Workspace
+from videoferry.connectors import errors as E
+from videoferry.connectors.client.live_events import LiveEvents
+from videoferry.connectors.client.posters import Posters
+from videoferry.connectors.client.transport import Transport
+from videoferry.connectors.ids import to_base58
+from videoferry.connectors.limiter import ApiRateLimiter
+from videoferry.connectors.retry import RetryPolicy
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 FAST = RetryPolicy(max_attempts=3, initial_wait=0.01, max_wait=0.05)
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
@@ -124,7 +124,7 @@ def test_the_signed_address_stays_out_of_logs_and_errors(
         posters.upload(event_id, f"{base}/gone.png?X-Amz-Signature={SIGNATURE}")
     exc = refused.value
     texts += [str(exc), repr(exc), "".join(traceback.format_exception(exc)), str(exc.invalid_params)]
-    ours = [r for r in caplog.records if not r.name.startswith(("emulator", "uvicorn"))]
+    ours = [r for r in caplog.records if not r.name.startswith(("videoferry.emulator", "uvicorn"))]
     assert any("/v2/poster" in r.getMessage() for r in ours)
     texts += [f"{r.name} {r.getMessage()}" for r in ours]
     assert SIGNATURE not in "\n".join(texts)

@@ -8,13 +8,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from connectors import errors as E
-from connectors.client.privacy_domains import PrivacyDomains
-from connectors.client.transport import Transport
-from connectors.ids import to_base58
-from connectors.limiter import ApiRateLimiter
-from connectors.retry import RetryPolicy
-from emulator.control import EmulatorControl, Workspace
+from videoferry.connectors import errors as E
+from videoferry.connectors.client.privacy_domains import PrivacyDomains
+from videoferry.connectors.client.transport import Transport
+from videoferry.connectors.ids import to_base58
+from videoferry.connectors.limiter import ApiRateLimiter
+from videoferry.connectors.retry import RetryPolicy
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 FAST = RetryPolicy(max_attempts=3, initial_wait=0.01, max_wait=0.05)
 

@@ -8,16 +8,16 @@ from collections.abc import Iterator
 
 import pytest
 
-from connectors import errors as E
-from connectors.client.live_events import LiveEvents
-from connectors.client.live_models import RestreamTarget
-from connectors.client.live_support import REDACTED, redacting
-from connectors.client.restreams import Restreams
-from connectors.client.transport import Transport
-from connectors.ids import to_base58
-from connectors.limiter import ApiRateLimiter
-from connectors.retry import RetryPolicy
-from emulator.control import EmulatorControl, Workspace
+from videoferry.connectors import errors as E
+from videoferry.connectors.client.live_events import LiveEvents
+from videoferry.connectors.client.live_models import RestreamTarget
+from videoferry.connectors.client.live_support import REDACTED, redacting
+from videoferry.connectors.client.restreams import Restreams
+from videoferry.connectors.client.transport import Transport
+from videoferry.connectors.ids import to_base58
+from videoferry.connectors.limiter import ApiRateLimiter
+from videoferry.connectors.retry import RetryPolicy
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 FAST = RetryPolicy(max_attempts=3, initial_wait=0.01, max_wait=0.05)
 KEY = "live_8842_restream-key-never-seen"
@@ -102,7 +102,7 @@ def test_the_key_stays_out_of_logs_reprs_and_errors(
         restreams.update(event_id, made.id, url="http://a.example/" + bad, key=bad)
     exc = refused.value
     texts += [str(exc), repr(exc), "".join(traceback.format_exception(exc)), str(exc.invalid_params)]
-    ours = [r for r in caplog.records if not r.name.startswith(("emulator", "uvicorn"))]
+    ours = [r for r in caplog.records if not r.name.startswith(("videoferry.emulator", "uvicorn"))]
     texts += [f"{r.name} {r.getMessage()}" for r in ours]
     blob = "\n".join(texts)
     assert KEY not in blob and bad not in blob

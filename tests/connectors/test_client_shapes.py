@@ -15,10 +15,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from connectors.client import VideoClient
-from connectors.errors import MethodNotAllowedError
-from connectors.limiter import ApiRateLimiter
-from connectors.retry import RetryPolicy
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.errors import MethodNotAllowedError
+from videoferry.connectors.limiter import ApiRateLimiter
+from videoferry.connectors.retry import RetryPolicy
 
 #: (method, path, query) -> (status, JSON body or None for an empty body)
 Script = Callable[[str, str, dict[str, str]], tuple[int, Any]]

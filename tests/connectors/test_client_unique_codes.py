@@ -10,14 +10,14 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from connectors import errors as E
-from connectors.client.live_events import LiveEvents
-from connectors.client.transport import Transport
-from connectors.client.unique_codes import UniqueCodes, parse_codes_csv
-from connectors.errors import ResponseFormatError
-from connectors.limiter import ApiRateLimiter
-from connectors.retry import RetryPolicy
-from emulator.control import EmulatorControl, Workspace
+from videoferry.connectors import errors as E
+from videoferry.connectors.client.live_events import LiveEvents
+from videoferry.connectors.client.transport import Transport
+from videoferry.connectors.client.unique_codes import UniqueCodes, parse_codes_csv
+from videoferry.connectors.errors import ResponseFormatError
+from videoferry.connectors.limiter import ApiRateLimiter
+from videoferry.connectors.retry import RetryPolicy
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 FAST = RetryPolicy(max_attempts=3, initial_wait=0.01, max_wait=0.05)
 
@@ -142,7 +142,7 @@ def test_codes_stay_out_of_logs_and_reprs(
     with pytest.raises(E.NameTakenError) as taken:
         codes.create(event_id, "secret", 1)
     texts += [str(taken.value), "".join(traceback.format_exception(taken.value))]
-    ours = [r for r in caplog.records if not r.name.startswith(("emulator", "uvicorn"))]
+    ours = [r for r in caplog.records if not r.name.startswith(("videoferry.emulator", "uvicorn"))]
     texts += [f"{r.name} {r.getMessage()}" for r in ours]
     blob = "\n".join(texts)
     assert len(file.codes) == 25

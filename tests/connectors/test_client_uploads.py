@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from connectors import errors as E
-from connectors.client import VideoClient
-from connectors.limiter import ApiRateLimiter
-from connectors.retry import RetryPolicy
-from connectors.sources import LocalFileSource
-from connectors.titles import PLACEHOLDER_PREFIX, header_safe_title
-from connectors.tus import TusUpload
-from emulator.control import EmulatorControl, Workspace
 from tests.connectors.waiting import wait_terminal
+from videoferry.connectors import errors as E
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.limiter import ApiRateLimiter
+from videoferry.connectors.retry import RetryPolicy
+from videoferry.connectors.sources import LocalFileSource
+from videoferry.connectors.titles import PLACEHOLDER_PREFIX, header_safe_title
+from videoferry.connectors.tus import TusUpload
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 FAST = RetryPolicy(max_attempts=5, initial_wait=0.01, max_wait=0.05)
 

@@ -10,18 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from connectors.client import VideoClient
-from connectors.clock import ServiceClock
-from connectors.errors import NotFoundError, UnknownOutcomeError
-from connectors.ids import normal_id
-from connectors.limiter import ApiRateLimiter
-from connectors.models import Video
-from connectors.retry import RetryPolicy
-from connectors.sources import LocalFileSource
-from connectors.tus import TusEndpointGoneError, TusUpload
-from connectors.webhook import WebhookReceiver
-from emulator.control import EmulatorControl, Workspace
 from tests.connectors.waiting import wait_terminal
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.clock import ServiceClock
+from videoferry.connectors.errors import NotFoundError, UnknownOutcomeError
+from videoferry.connectors.ids import normal_id
+from videoferry.connectors.limiter import ApiRateLimiter
+from videoferry.connectors.models import Video
+from videoferry.connectors.retry import RetryPolicy
+from videoferry.connectors.sources import LocalFileSource
+from videoferry.connectors.tus import TusEndpointGoneError, TusUpload
+from videoferry.connectors.webhook import WebhookReceiver
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 FAST = RetryPolicy(max_attempts=3, initial_wait=0.01, max_wait=0.05)
 
@@ -86,7 +86,7 @@ def test_a_405_teaches_the_other_method_once(
         "set_chapters": lambda: client.videos.set_chapters(video.id, [(0, "Start")]),
     }
     before = len(emu_control.videos(emu))
-    caplog.set_level(logging.INFO, logger="connectors.methods")
+    caplog.set_level(logging.INFO, logger="videoferry.connectors.methods")
     calls[operation]()
     wait_terminal(client, video.id)
     calls[operation]()  # the learned method is used at once
@@ -111,7 +111,7 @@ def test_delete_by_post_is_learned_once(
     first = _done_video(client, emu, sample_clip, "delete me")
     second = client.videos.copy(first.id)
     emu_control.set_variants(emu, ["delete-post"])
-    caplog.set_level(logging.INFO, logger="connectors.methods")
+    caplog.set_level(logging.INFO, logger="videoferry.connectors.methods")
     client.videos.delete(first.id)
     client.videos.delete(second.id)  # the learned method at once
     assert client.methods()["delete_video"] == "POST"
@@ -384,7 +384,7 @@ def test_tus_counted_by_the_rate_limit_learns_to_pass_the_limiter(
     limiter = ApiRateLimiter.memory(per_second=3, per_minute=300)
     client = VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=limiter, retry=FAST)
     tus = TusUpload.from_transport(client.transport, chunk_size=4096)
-    caplog.set_level(logging.INFO, logger="connectors.tus")
+    caplog.set_level(logging.INFO, logger="videoferry.connectors.tus")
     try:
         source = LocalFileSource(sample_clip)
         session = client.uploads.init(parent_id=emu.project_id, title="counted", filesize=source.size)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
-from connectors.clock import ServiceClock
+from videoferry.connectors.clock import ServiceClock
 
 T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from connectors.config import ConfigError, Settings
+from videoferry.connectors.config import ConfigError, Settings
 
 ENV = {
     "VIDEOFERRY_API_URL": "http://127.0.0.1:8080/",

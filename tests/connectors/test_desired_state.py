@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from connectors.desired_state import DesiredStateError, SecretRef, load_desired_state, parse_secret_ref
+from videoferry.connectors.desired_state import (
+    DesiredStateError,
+    SecretRef,
+    load_desired_state,
+    parse_secret_ref,
+)
 
 PARENT = "11111111-1111-1111-1111-111111111111"
 SECRETS = {"PW": "s3cret-pw", "ONE": "x", "YT": "yt-key-123"}

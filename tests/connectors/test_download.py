@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from connectors.download import Downloader, DownloadError
+from videoferry.connectors.download import Downloader, DownloadError
 
 BODY = os.urandom(3 * 1024 * 1024 + 17)  # chunks of 64 KiB: 49 of them, the last one short
 

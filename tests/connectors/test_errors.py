@@ -8,9 +8,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from connectors import error_table as T
-from connectors import errors as E
-from connectors.retry import CallKind, should_retry, unknown_outcome
+from videoferry.connectors import error_table as T
+from videoferry.connectors import errors as E
+from videoferry.connectors.retry import CallKind, should_retry, unknown_outcome
 
 #: The spec lives beside the repository: CI runs a fresh clone of main with `shared/` next to it.
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -11,9 +11,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from connectors.inventory import OUTPUT_SCHEMA, InventoryError, read_inventory
-from connectors.s3 import S3Config, make_s3_client
-from core.item import Chapter, ItemSpec, PrivacyType, RowError, Via, derive_key
+from videoferry.connectors.inventory import OUTPUT_SCHEMA, InventoryError, read_inventory
+from videoferry.connectors.s3 import S3Config, make_s3_client
+from videoferry.core.item import Chapter, ItemSpec, PrivacyType, RowError, Via, derive_key
 
 PARENT = "0f8fad5b-d9cb-469f-a165-70867728950e"
 OTHER_PARENT = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
@@ -377,7 +377,7 @@ def test_a_misspelled_column_refuses_the_inventory_naming_the_near_name(tmp_path
     with pytest.raises(InventoryError) as refused:
         read_inventory(str(path), default_parent_id=PARENT)
     assert str(refused.value) == (
-        f"{path}: unknown column 'titel' (did you mean 'title'?) (connectors/INVENTORY.md lists the columns)"
+        f"{path}: unknown column 'titel' (did you mean 'title'?) (videoferry/connectors/INVENTORY.md lists the columns)"
     )
 
 

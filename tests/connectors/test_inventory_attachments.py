@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from connectors.inventory import read_inventory
 from tests.connectors.test_inventory import PARENT, write_csv
+from videoferry.connectors.inventory import read_inventory
 
 HEADER = ["source", "title", "attachments"]
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from connectors.ids import to_base58
-from connectors.inventory import InventoryError, read_inventory
 from tests.connectors.test_inventory import write_csv, write_jsonl
+from videoferry.connectors.ids import to_base58
+from videoferry.connectors.inventory import InventoryError, read_inventory
 
 PARENT = "0f8fad5b-d9cb-469f-a165-70867728950e"
 OTHER_PARENT = "7c9e6679-7425-40de-944b-e07fc1f90ae7"

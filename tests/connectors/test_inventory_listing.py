@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from connectors.inventory import InventoryError, read_inventory
-from connectors.s3 import S3Config, make_s3_client
+from videoferry.connectors.inventory import InventoryError, read_inventory
+from videoferry.connectors.s3 import S3Config, make_s3_client
 
 PARENT = "0f8fad5b-d9cb-469f-a165-70867728950e"
 KEYS = [

@@ -8,11 +8,15 @@ from collections.abc import Callable
 
 import pytest
 
-from connectors.ledger_errors import RemoteLedgerBusyError, RemoteLedgerError, RemoteLedgerLostError
-from connectors.ledger_keeper import LeaseKeeper
-from connectors.ledger_lease import FREE, HELD, Holder, LeaseLock, LockView, lease_clock
-from connectors.s3 import S3Config, make_s3_client
 from tests.connectors.waiting import poll
+from videoferry.connectors.ledger_errors import (
+    RemoteLedgerBusyError,
+    RemoteLedgerError,
+    RemoteLedgerLostError,
+)
+from videoferry.connectors.ledger_keeper import LeaseKeeper
+from videoferry.connectors.ledger_lease import FREE, HELD, Holder, LeaseLock, LockView, lease_clock
+from videoferry.connectors.s3 import S3Config, make_s3_client
 
 URL = "s3://{bucket}/ledgers/prod.db"
 

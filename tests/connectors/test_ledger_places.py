@@ -14,10 +14,6 @@ from pathlib import Path
 import boto3
 import pytest
 
-from connectors.ledger_errors import RemoteLedgerBusyError, RemoteLedgerLostError
-from connectors.ledger_places import GENERATIONS, Places
-from connectors.ledger_remote import RemoteLedger, open_readonly
-from connectors.s3 import S3Config
 from tests.connectors.test_ledger_remote import (
     _no_litestream_left,  # noqa: F401 - an autouse fixture: no test leaves a litestream running
     count_runs,
@@ -26,6 +22,10 @@ from tests.connectors.test_ledger_remote import (
     write_runs,
 )
 from tests.connectors.waiting import poll
+from videoferry.connectors.ledger_errors import RemoteLedgerBusyError, RemoteLedgerLostError
+from videoferry.connectors.ledger_places import GENERATIONS, Places
+from videoferry.connectors.ledger_remote import RemoteLedger, open_readonly
+from videoferry.connectors.s3 import S3Config
 
 REPO = Path(__file__).resolve().parents[2]
 CHILD_LEASE = 5.0

@@ -16,13 +16,17 @@ import boto3
 import psutil
 import pytest
 
-from connectors.ledger_errors import RemoteLedgerBusyError, RemoteLedgerError, RemoteLedgerLostError
-from connectors.ledger_lease import FREE, HELD, Holder, LockRecord
-from connectors.ledger_remote import LEDGER_FILE, RemoteLedger, is_remote_ledger, open_readonly
-from connectors.litestream import CA_BUNDLE_VAR, CERT_FILE_VAR, find_binary, litestream_env
-from connectors.s3 import S3Config
-from state import Ledger
 from tests.connectors.waiting import poll
+from videoferry.connectors.ledger_errors import (
+    RemoteLedgerBusyError,
+    RemoteLedgerError,
+    RemoteLedgerLostError,
+)
+from videoferry.connectors.ledger_lease import FREE, HELD, Holder, LockRecord
+from videoferry.connectors.ledger_remote import LEDGER_FILE, RemoteLedger, is_remote_ledger, open_readonly
+from videoferry.connectors.litestream import CA_BUNDLE_VAR, CERT_FILE_VAR, find_binary, litestream_env
+from videoferry.connectors.s3 import S3Config
+from videoferry.state import Ledger
 
 REPO = Path(__file__).resolve().parents[2]
 # Tests that never wait for a lease to run out hold the default 60 s one: a short lease on a loaded machine

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from connectors.limiter import ApiRateLimiter, limiter_rates, rate_limiter
+from videoferry.connectors.limiter import ApiRateLimiter, limiter_rates, rate_limiter
 
 
 def max_in_window(stamps: list[float], window: float) -> int:
@@ -173,7 +173,7 @@ def test_redis_bucket_counts_entries_stamped_after_the_caller(redis_url: str) ->
     import redis
     from pyrate_limiter import Rate, RateItem
 
-    from connectors.limiter_backends import OrderFreeRedisBucket
+    from videoferry.connectors.limiter_backends import OrderFreeRedisBucket
 
     client = redis.Redis.from_url(redis_url)
     bucket = OrderFreeRedisBucket.init_sync([Rate(2, 1100)], client, "videoferry:test:order")

@@ -14,17 +14,23 @@ from pathlib import Path
 
 import pytest
 
-from connectors.client import VideoClient
-from connectors.limiter import (
+from tests.connectors.test_limiter import max_in_window
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.limiter import (
     DEFAULT_MINUTE_MARGIN,
     DEFAULT_SECOND_MARGIN,
     REDIS_SECOND_MARGIN,
     ApiRateLimiter,
     rate_limiter,
 )
-from connectors.limiter_windows import MemoryWindows, SQLiteWindows, Window, Windows, settling_windows
-from emulator.control import EmulatorControl, Workspace
-from tests.connectors.test_limiter import max_in_window
+from videoferry.connectors.limiter_windows import (
+    MemoryWindows,
+    SQLiteWindows,
+    Window,
+    Windows,
+    settling_windows,
+)
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 #: What a window-test's windows are made of: (windows, flight limit, clock) -> Windows.
 MakeWindows = Callable[[list[Window], float, Callable[[], float]], Windows]

@@ -9,15 +9,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from connectors import errors as E
-from connectors.client import VideoClient
-from connectors.client.probe import ServiceUnreachableError, probe_service
-from connectors.client.transport import Transport
-from connectors.config import ConfigError, Settings
-from connectors.limiter import ApiRateLimiter
-from connectors.retry import CallKind, RetryPolicy
-from connectors.tus import TusError, TusUpload
-from emulator.control import EmulatorControl, Workspace
+from videoferry.connectors import errors as E
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.client.probe import ServiceUnreachableError, probe_service
+from videoferry.connectors.client.transport import Transport
+from videoferry.connectors.config import ConfigError, Settings
+from videoferry.connectors.limiter import ApiRateLimiter
+from videoferry.connectors.retry import CallKind, RetryPolicy
+from videoferry.connectors.tus import TusError, TusUpload
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 NO_WAIT = RetryPolicy(max_attempts=2, initial_wait=0, max_wait=0)
 TOKEN = "tok-secret-4242"
@@ -85,7 +85,7 @@ def assert_clean(text: str) -> None:
 
 
 def test_connection_refused_names_the_host_and_the_setting(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.WARNING, logger="connectors.retry")
+    caplog.set_level(logging.WARNING, logger="videoferry.connectors.retry")
     port = closed_port()
     err = failure_of(transport(f"http://127.0.0.1:{port}", "http://127.0.0.1:1"))
     assert err.message == f"connection refused by 127.0.0.1:{port} (is VIDEOFERRY_API_URL / --api-url right?)"
@@ -133,7 +133,7 @@ def test_a_create_whose_connection_broke_is_unknown_and_says_why(hangup_port: in
 def test_http_failures_in_retry_lines_carry_status_code_and_request_id(
     emu: Workspace, emu_control: EmulatorControl, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="connectors.retry")
+    caplog.set_level(logging.WARNING, logger="videoferry.connectors.retry")
     emu_control.set_faults(emu, [{"kind": "error", "status": 503, "method": "GET", "times": 1}])
     with VideoClient(
         emu.base_url, emu.upload_url, emu.token, limiter=ApiRateLimiter.memory(), retry=NO_WAIT

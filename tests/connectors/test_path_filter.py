@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from connectors.path_filter import MEDIA_EXTENSIONS, FilterError, PathFilter, glob_regex, is_media
+from videoferry.connectors.path_filter import MEDIA_EXTENSIONS, FilterError, PathFilter, glob_regex, is_media
 
 # (pattern, matches, does not match): rclone's "Filter pattern examples" table and its anchoring examples,
 # paths relative to the listing's root.

@@ -9,11 +9,11 @@ from typing import Any
 import httpx
 import pytest
 
-from connectors.platforms.apivideo import ApiVideoClient, NoMp4Error
-from connectors.platforms.base import PlatformConfigError
-from connectors.platforms.fetch import download
-from emulator.platforms.server import Standin
 from tests.fixtures.platforms import QUICK, StandinFixture, logged
+from videoferry.connectors.platforms.apivideo import ApiVideoClient, NoMp4Error
+from videoferry.connectors.platforms.base import PlatformConfigError
+from videoferry.connectors.platforms.fetch import download
+from videoferry.emulator.platforms.server import Standin
 
 
 def _videos(count: int, **extra: Any) -> list[dict[str, Any]]:

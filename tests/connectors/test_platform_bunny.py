@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from connectors.platforms.base import NotFoundError, PlatformConfigError, PlatformError
-from connectors.platforms.bunny import BunnyClient
-from connectors.platforms.fetch import download
-from emulator.platforms.bunny import LIBRARY
-from emulator.platforms.server import Standin
 from tests.fixtures.platforms import QUICK, StandinFixture, logged, spend_window
+from videoferry.connectors.platforms.base import NotFoundError, PlatformConfigError, PlatformError
+from videoferry.connectors.platforms.bunny import BunnyClient
+from videoferry.connectors.platforms.fetch import download
+from videoferry.emulator.platforms.bunny import LIBRARY
+from videoferry.emulator.platforms.server import Standin
 
 LISTING = f"/library/{LIBRARY}/videos"
 

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from connectors.platforms.base import PlatformConfigError, PlatformError
-from connectors.platforms.cloudflare import CloudflareClient
-from connectors.platforms.fetch import download
-from connectors.platforms.prepare import Readiness
-from emulator.platforms.cloudflare import ACCOUNT
-from emulator.platforms.server import Standin
 from tests.fixtures.platforms import QUICK, StandinFixture, logged, spend_window
+from videoferry.connectors.platforms.base import PlatformConfigError, PlatformError
+from videoferry.connectors.platforms.cloudflare import CloudflareClient
+from videoferry.connectors.platforms.fetch import download
+from videoferry.connectors.platforms.prepare import Readiness
+from videoferry.emulator.platforms.cloudflare import ACCOUNT
+from videoferry.emulator.platforms.server import Standin
 
 SOON = Readiness(interval=0.01, bound=10.0)
 START = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)

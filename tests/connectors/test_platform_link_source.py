@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import base64
 
-from connectors.platforms.links import PlatformLinks
-from emulator.platforms.server import Standin, StandinControl
 from tests.fixtures.platforms import platform_env
+from videoferry.connectors.platforms.links import PlatformLinks
+from videoferry.emulator.platforms.server import Standin, StandinControl
 
 Fixture = tuple[Standin, StandinControl]
 FILE = bytes(range(256)) * 40  # 10,240 bytes

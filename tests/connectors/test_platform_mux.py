@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from connectors.platforms.base import PlatformConfigError, PlatformError, StillProcessing
-from connectors.platforms.fetch import download
-from connectors.platforms.mux import MuxClient
-from connectors.platforms.prepare import Readiness
-from emulator.platforms.server import Standin, StandinControl
 from tests.fixtures.platforms import QUICK, StandinFixture, spend_window
+from videoferry.connectors.platforms.base import PlatformConfigError, PlatformError, StillProcessing
+from videoferry.connectors.platforms.fetch import download
+from videoferry.connectors.platforms.mux import MuxClient
+from videoferry.connectors.platforms.prepare import Readiness
+from videoferry.emulator.platforms.server import Standin, StandinControl
 
 SOON = Readiness(interval=0.01, bound=10.0)
 

@@ -9,17 +9,17 @@ from typing import Any
 
 import pytest
 
-from connectors.platforms.base import (
+from tests.fixtures.platforms import QUICK, StandinFixture, spend_window
+from videoferry.connectors.platforms.base import (
     MalformedPage,
     NotFoundError,
     PlatformConfigError,
     PlatformError,
     parse_time,
 )
-from connectors.platforms.fetch import download
-from connectors.platforms.vimeo import VimeoClient
-from emulator.platforms.server import Standin
-from tests.fixtures.platforms import QUICK, StandinFixture, spend_window
+from videoferry.connectors.platforms.fetch import download
+from videoferry.connectors.platforms.vimeo import VimeoClient
+from videoferry.emulator.platforms.server import Standin
 
 
 def _videos(count: int, **extra: Any) -> list[dict[str, Any]]:

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from connectors.platforms.base import MalformedPage, NotFoundError, PlatformConfigError
-from connectors.platforms.fetch import download
-from connectors.platforms.wistia import WistiaClient
-from emulator.platforms.server import Standin
 from tests.fixtures.platforms import QUICK, StandinFixture, logged, spend_window
+from videoferry.connectors.platforms.base import MalformedPage, NotFoundError, PlatformConfigError
+from videoferry.connectors.platforms.fetch import download
+from videoferry.connectors.platforms.wistia import WistiaClient
+from videoferry.emulator.platforms.server import Standin
 
 
 def _medias(count: int, **extra: Any) -> list[dict[str, Any]]:

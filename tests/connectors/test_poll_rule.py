@@ -11,15 +11,15 @@ from typing import ClassVar
 
 import pytest
 
-from connectors.client import VideoClient
-from connectors.client.emulated import is_loopback
-from connectors.client.poll_pacing import POLL_RULE_HEADER, PollRule
-from connectors.config import POLL_RULE_SECONDS, ConfigError
-from connectors.limiter import ApiRateLimiter
-from connectors.sources import LocalFileSource
-from emulator.control import EmulatorControl, Workspace
-from flows.apply.options import ApplyOptions
-from flows.migrate.options import MigrateOptions
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.client.emulated import is_loopback
+from videoferry.connectors.client.poll_pacing import POLL_RULE_HEADER, PollRule
+from videoferry.connectors.config import POLL_RULE_SECONDS, ConfigError
+from videoferry.connectors.limiter import ApiRateLimiter
+from videoferry.connectors.sources import LocalFileSource
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.apply.options import ApplyOptions
+from videoferry.flows.migrate.options import MigrateOptions
 
 
 def test_a_stated_rule_is_taken_within_bounds() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from connectors.s3 import (
+from videoferry.connectors.s3 import (
     S3Config,
     S3UriError,
     get_object_bytes,

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from connectors.client import VideoClient
-from connectors.ledger_errors import RemoteLedgerLostError
-from connectors.limiter import ApiRateLimiter
-from connectors.sources import LocalFileSource
-from connectors.tus import TusUpload
-from emulator.control import EmulatorControl, Workspace
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.ledger_errors import RemoteLedgerLostError
+from videoferry.connectors.limiter import ApiRateLimiter
+from videoferry.connectors.sources import LocalFileSource
+from videoferry.connectors.tus import TusUpload
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 
 class Gate:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from botocore.response import StreamingBody
 
-from connectors.s3 import S3Config, make_s3_client
-from connectors.sources import (
+from videoferry.connectors.s3 import S3Config, make_s3_client
+from videoferry.connectors.sources import (
     ByteSource,
     ByteSourceReader,
     LocalFileSource,
@@ -21,7 +21,7 @@ from connectors.sources import (
     iter_range,
     open_source,
 )
-from core.redact import safe_uri
+from videoferry.core.redact import safe_uri
 
 PAYLOAD = bytes((i * 7) % 256 for i in range(300_001))
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from connectors.titles import (
+from videoferry.connectors.titles import (
     PLACEHOLDER_PREFIX,
     header_exact,
     header_safe_filename,
@@ -11,7 +11,7 @@ from connectors.titles import (
     placeholder_title,
     placeholder_titles,
 )
-from core.tidy import MIN_TITLE_CAP, same_title, survives_tidying, tidy_text, title_cut
+from videoferry.core.tidy import MIN_TITLE_CAP, same_title, survives_tidying, tidy_text, title_cut
 
 
 def test_ascii_titles_travel_unchanged() -> None:

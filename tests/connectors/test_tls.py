@@ -6,7 +6,7 @@ import ssl
 
 import httpx
 
-from connectors.tls import tls_context
+from videoferry.connectors.tls import tls_context
 
 
 def test_one_context_that_verifies_like_httpx_default() -> None:

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from connectors.client import VideoClient
-from connectors.limiter import ApiRateLimiter
-from connectors.models import UploadSession
-from connectors.retry import RetryPolicy
-from connectors.sources import LocalFileSource, SourceError, open_source
-from connectors.tus import TusEndpointGoneError, TusError, TusUpload
-from emulator.control import EmulatorControl, Workspace
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.limiter import ApiRateLimiter
+from videoferry.connectors.models import UploadSession
+from videoferry.connectors.retry import RetryPolicy
+from videoferry.connectors.sources import LocalFileSource, SourceError, open_source
+from videoferry.connectors.tus import TusEndpointGoneError, TusError, TusUpload
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 CHUNK = 32 * 1024
 

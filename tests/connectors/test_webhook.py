@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from connectors.ids import to_base58
-from connectors.webhook import WebhookReceiver
+from videoferry.connectors.ids import to_base58
+from videoferry.connectors.webhook import WebhookReceiver
 
 Event = tuple[str, str, "str | None"]
 
@@ -107,7 +107,7 @@ def test_a_failing_callback_answers_500(recorder: Recorder) -> None:
 def test_basic_auth_is_enforced(
     basic_receiver: WebhookReceiver, recorder: Recorder, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger="connectors.webhook")
+    caplog.set_level(logging.DEBUG, logger="videoferry.connectors.webhook")
     url = basic_receiver.url
     missing = httpx.post(url, json=status_event("v1", "done"))
     assert missing.status_code == 401

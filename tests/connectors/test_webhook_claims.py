@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from connectors.config import ConfigError
-from connectors.webhook import (
+from videoferry.connectors.config import ConfigError
+from videoferry.connectors.webhook import (
     PASSWORD_ENV,
     USERNAME_ENV,
     WebhookConfigError,

@@ -6,9 +6,9 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from connectors.client import VideoClient
-from connectors.ids import same_id
-from connectors.models import Video
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.ids import same_id
+from videoferry.connectors.models import Video
 
 T = TypeVar("T")
 

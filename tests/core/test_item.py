@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.item import (
+from videoferry.core.item import (
     Chapter,
     ItemSpec,
     ItemState,

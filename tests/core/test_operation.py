@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from core.item import Chapter, PrivacyType, RowError, VideoStatus
-from core.operation import (
+from videoferry.core.item import Chapter, PrivacyType, RowError, VideoStatus
+from videoferry.core.operation import (
     ALL_COLUMNS,
     KIND_COLUMNS,
     ChaptersParams,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.redact import log_url, safe_uri, sanitize, scrub, scrub_aws, scrub_urls
+from videoferry.core.redact import log_url, safe_uri, sanitize, scrub, scrub_aws, scrub_urls
 
 
 def test_safe_uri_drops_user_info_query_and_fragment() -> None:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from core.tidy import (
+from videoferry.core.tidy import (
     MIN_TITLE_CAP,
     same_chapters,
     same_description,

@@ -11,8 +11,8 @@ from datetime import datetime, timedelta
 import httpx
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
 from tests.emulator.conftest import wait_status
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 
 def _event(api: httpx.Client, **body: object) -> dict:

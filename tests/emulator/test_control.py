@@ -7,8 +7,8 @@ import uuid
 
 import httpx
 
-from emulator.control import EmulatorControl, Workspace
-from emulator.server import EmulatorServer
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.emulator.server import EmulatorServer
 
 
 def test_workspace_keys_and_repr(emu: Workspace, emulator_server: EmulatorServer) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 
 @dataclass

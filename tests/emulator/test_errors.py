@@ -6,7 +6,7 @@ import uuid
 
 import httpx
 
-from emulator.control import EmulatorControl, Workspace
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 
 def _error(response: httpx.Response) -> dict:

@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
 from tests.emulator.conftest import roomy_workspace, wait_status
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 TUS = {"Tus-Resumable": "1.0.0", "Content-Type": "application/offset+octet-stream"}
 

@@ -7,8 +7,8 @@ import uuid
 import httpx
 import pytest
 
-from emulator.errors import ApiError
-from emulator.ids import BASE58_ALPHABET, parse_id, to_base58, to_hex
+from videoferry.emulator.errors import ApiError
+from videoferry.emulator.ids import BASE58_ALPHABET, parse_id, to_base58, to_hex
 
 
 def test_round_trip_of_every_notation() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 
 def _create(api: httpx.Client, **body: Any) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import av
 import pytest
 
-from emulator.media import MediaInfo, concat, cut, make_clip, probe
+from videoferry.emulator.media import MediaInfo, concat, cut, make_clip, probe
 
 
 def _luma(

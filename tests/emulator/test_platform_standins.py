@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import httpx
 
-from emulator.platforms.server import Standin
 from tests.fixtures.platforms import StandinFixture
+from videoferry.emulator.platforms.server import Standin
 
 
 def _vimeo(standin: Standin, path: str, token: str | None = None) -> httpx.Response:

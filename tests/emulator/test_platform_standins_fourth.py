@@ -11,8 +11,8 @@ import sys
 
 import httpx
 
-from emulator.platforms.cloudflare import ACCOUNT
 from tests.fixtures.platforms import StandinFixture
+from videoferry.emulator.platforms.cloudflare import ACCOUNT
 
 
 def test_mux_basic_auth_page_bounds_and_master_access(mux_standin: StandinFixture) -> None:
@@ -84,7 +84,7 @@ def test_bunny_original_only_when_kept(bunny_standin: StandinFixture) -> None:
 
 def test_the_standin_command_prints_what_to_export() -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "flows.cli", "standin", "cloudflare"],
+        [sys.executable, "-m", "videoferry.flows.cli", "standin", "cloudflare"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

@@ -7,7 +7,7 @@ import uuid
 import httpx
 import pytest
 
-from emulator.control import Workspace
+from videoferry.emulator.control import Workspace
 
 
 def _create(api: httpx.Client, domain: str) -> dict:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import httpx
 
-from emulator.control import EmulatorControl, Workspace
 from tests.emulator.conftest import Receiver, upload_single, wait_for, wait_status
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 
 def _statuses(receiver: Receiver, video_id: str) -> list[str]:

@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
 from tests.emulator.conftest import roomy_workspace, upload_single, wait_for
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 VIDEOS = 4
 

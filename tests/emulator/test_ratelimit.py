@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import httpx
 
-from emulator.control import EmulatorControl
-from emulator.ratelimit import SlidingWindowLimiter
+from videoferry.emulator.control import EmulatorControl
+from videoferry.emulator.ratelimit import SlidingWindowLimiter
 
 
 def test_one_second_window_slides() -> None:

@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
-from emulator.variants import REFUSING
 from tests.emulator.conftest import upload_single, wait_status
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.emulator.variants import REFUSING
 
 
 def _init(up: httpx.Client, ws: Workspace, title: str) -> httpx.Response:

@@ -8,7 +8,7 @@ import uuid
 import httpx
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 
 @pytest.fixture()

@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
 from tests.emulator.conftest import roomy_workspace, upload_single, wait_status
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 Video = dict[str, Any]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from emulator.server import EmulatorServer, PortUnavailableError
+from videoferry.emulator.server import EmulatorServer, PortUnavailableError
 
 
 def test_in_process_server_lifecycle(tmp_path: Path) -> None:
@@ -39,7 +39,7 @@ def test_in_process_server_lifecycle(tmp_path: Path) -> None:
 
 def test_cli_prints_the_default_workspace_first() -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "flows.cli", "emulator", "--port", "0", "--upload-port", "0"],
+        [sys.executable, "-m", "videoferry.flows.cli", "emulator", "--port", "0", "--upload-port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -69,7 +69,7 @@ def test_a_busy_port_is_one_line_naming_it(tmp_path: Path) -> None:
         assert not server.data_dir.exists()  # nothing left behind
         with pytest.raises(ValueError, match=f"port {port} .*--upload-port"):  # the CLI prints a ValueError
             EmulatorServer(data_dir=tmp_path, upload_port=port).start()
-        for command in (["-m", "flows.cli", "emulator"], ["-m", "emulator"]):
+        for command in (["-m", "videoferry.flows.cli", "emulator"], ["-m", "videoferry.emulator"]):
             done = subprocess.run(
                 [sys.executable, *command, "--port", str(port), "--upload-port", "0"],
                 capture_output=True,

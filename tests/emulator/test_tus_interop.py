@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 from tusclient.uploader import Uploader
 
-from emulator.control import Workspace
 from tests.emulator.conftest import wait_status
+from videoferry.emulator.control import Workspace
 
 
 def _init(up: httpx.Client, ws: Workspace, size: int) -> dict:

@@ -10,9 +10,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
-from emulator.ids import to_base58
 from tests.emulator.conftest import Receiver, upload_single, wait_for, wait_status
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.emulator.ids import to_base58
 
 TUS = {"Tus-Resumable": "1.0.0", "Content-Type": "application/offset+octet-stream"}
 

@@ -9,11 +9,11 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from emulator.control import EmulatorControl, Workspace
-from emulator.server import EmulatorServer
-from emulator.variants import VARIANTS, Variants, make_variants
-from flows.cli import app as cli_app
 from tests.emulator.conftest import wait_for, wait_status
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.emulator.server import EmulatorServer
+from videoferry.emulator.variants import VARIANTS, Variants, make_variants
+from videoferry.flows.cli import app as cli_app
 
 Video = dict[str, Any]
 

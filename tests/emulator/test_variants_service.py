@@ -14,9 +14,9 @@ from typing import Any
 import httpx
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
-from emulator.ids import to_base58, to_hex
 from tests.emulator.conftest import Receiver, upload_single, wait_for, wait_status
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.emulator.ids import to_base58, to_hex
 
 TUS = {"Tus-Resumable": "1.0.0"}
 NOTATIONS = {

@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
 from tests.emulator.conftest import Receiver, upload_single, wait_for, wait_status
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 Video = dict[str, Any]
 CAFE_DECOMPOSED = "  Cafe\u0301 \t Lecture   001\n"

@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
 from tests.emulator.conftest import upload_single, wait_status
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 
 def _error(response: httpx.Response) -> dict:

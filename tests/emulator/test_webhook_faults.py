@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
 from tests.emulator.conftest import Receiver, upload_single, wait_for, wait_status
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 ALL = ["uploading", "pre-processing", "processing", "done"]
 BASIC = "Basic " + base64.b64encode(b"hook:secret").decode()

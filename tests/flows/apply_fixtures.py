@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from connectors.client import VideoClient
-from emulator.control import EmulatorControl, Workspace
-from state.ledger import Ledger
-from tasks.service import run_limiter
 from tests.flows.helpers import cli_env, clip_rows, run_cli, settings_for, write_inventory
+from videoferry.connectors.client import VideoClient
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.state.ledger import Ledger
+from videoferry.tasks.service import run_limiter
 
 
 def run_vf(args: list[str], ws: Workspace | None, **env: str) -> subprocess.CompletedProcess[str]:

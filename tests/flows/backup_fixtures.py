@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from emulator.control import EmulatorControl, Workspace
-from flows.backup.options import BackupOptions
-from flows.backup.runner import run_backup
-from flows.check.options import CheckOptions
-from flows.check.runner import CheckOutcome, run_check
-from flows.job import CopyOutcome
-from flows.migrate.runner import run_migration
 from tests.flows.helpers import options, settings_for, write_inventory
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.backup.options import BackupOptions
+from videoferry.flows.backup.runner import run_backup
+from videoferry.flows.check.options import CheckOptions
+from videoferry.flows.check.runner import CheckOutcome, run_check
+from videoferry.flows.job import CopyOutcome
+from videoferry.flows.migrate.runner import run_migration
 
 #: Tests raise the workspace's limits (and the client's) so they run in seconds.
 FAST = {"rate_per_second": 200, "rate_per_minute": 12000}

@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from connectors.config import Settings
-from emulator.control import EmulatorControl, Workspace
-from flows.migrate.options import MigrateOptions
+from videoferry.connectors.config import Settings
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.migrate.options import MigrateOptions
 
 TITLES = ("Plain title {n}", "Лекция №{n}", "第{n}回 東京", "Café {n} 🎬", "Ελληνικά {n}")
 
@@ -44,7 +44,7 @@ def cli_env(ws: Workspace | None = None, **extra: str) -> dict[str, str]:
 
 def cli_argv(*args: str) -> list[str]:
     """The command line of `videoferry ARGS...` run from this checkout's interpreter."""
-    return [sys.executable, "-m", "flows.cli", *args]
+    return [sys.executable, "-m", "videoferry.flows.cli", *args]
 
 
 def run_cli(

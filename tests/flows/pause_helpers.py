@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from emulator.control import EmulatorControl, Workspace
 from tests.flows.helpers import cli_argv
 from tests.flows.remote_helpers import local_copy, read_local
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 #: Methods that only read: any other request may change the service.
 READS = ("GET", "HEAD", "OPTIONS")

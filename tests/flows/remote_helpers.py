@@ -12,10 +12,10 @@ from typing import Any
 
 import psutil
 
-from connectors.ledger_remote import local_path, open_readonly
-from connectors.s3 import S3Config
-from state.ledger import Ledger
 from tests.connectors.waiting import poll
+from videoferry.connectors.ledger_remote import local_path, open_readonly
+from videoferry.connectors.s3 import S3Config
+from videoferry.state.ledger import Ledger
 
 #: A lease short enough for a test to wait out, long enough for a loaded machine to renew it in time.
 TEST_LEASE = "10"

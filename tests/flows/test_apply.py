@@ -7,12 +7,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from emulator.control import EmulatorControl, Workspace
-from flows.apply.options import ApplyOptions
-from flows.apply.runner import run_apply
-from state.ledger import Ledger
 from tests.flows.apply_fixtures import wait_done, write_ops
 from tests.flows.helpers import settings_for
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.apply.options import ApplyOptions
+from videoferry.flows.apply.runner import run_apply
+from videoferry.state.ledger import Ledger
 
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
 

@@ -10,13 +10,13 @@ from typing import Any
 import boto3
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
-from flows.apply.options import ApplyOptions
-from flows.apply.runner import run_apply
-from state.ledger import Ledger
-from tasks import lookup
 from tests.flows.apply_fixtures import upload_requests, uploaded_video, write_ops
 from tests.flows.helpers import settings_for
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.apply.options import ApplyOptions
+from videoferry.flows.apply.runner import run_apply
+from videoferry.state.ledger import Ledger
+from videoferry.tasks import lookup
 
 #: The tus chunk of these tests: each material is a few chunks.
 CHUNK = 8 * 1024

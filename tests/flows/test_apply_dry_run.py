@@ -8,10 +8,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from emulator.control import EmulatorControl, Workspace
-from state.ledger import Ledger
 from tests.flows.apply_fixtures import run_vf as _run
 from tests.flows.apply_fixtures import write_ops as _write_ops
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.state.ledger import Ledger
 
 
 def test_dry_run_lists_each_row_and_makes_only_get_calls(

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
-from flows.apply.options import ApplyOptions
-from flows.apply.runner import run_apply
-from state.ledger import Ledger
-from tasks import lookup
 from tests.flows.apply_fixtures import wait_done, write_ops
 from tests.flows.helpers import settings_for
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.apply.options import ApplyOptions
+from videoferry.flows.apply.runner import run_apply
+from videoferry.state.ledger import Ledger
+from videoferry.tasks import lookup
 
 TRIM = '[{"start": 0.2, "length": 0.6}]'
 

@@ -9,9 +9,9 @@ from uuid import UUID
 
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
-from state.ledger import Ledger
 from tests.flows.apply_fixtures import write_ops
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.state.ledger import Ledger
 
 ARTIFACT_KEYS = ("videoferry-operations", "videoferry-apply-summary")
 
@@ -43,7 +43,7 @@ def test_apply_flow_runs_on_prefect(
     library: dict[str, Any],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from flows.apply.flow import apply_flow
+    from videoferry.flows.apply.flow import apply_flow
 
     # The token only in the environment of the process running the flow; the URLs are flow parameters.
     monkeypatch.setenv("VIDEOFERRY_TOKEN", emu.token)
@@ -108,9 +108,9 @@ def test_a_failed_operation_fails_the_flow_run_and_keeps_its_outcome(
     library: dict[str, Any],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from flows.apply.flow import apply_flow
-    from flows.apply.runner import ApplyOutcome
-    from flows.prefect_job import JobFailed, outcome_of
+    from videoferry.flows.apply.flow import apply_flow
+    from videoferry.flows.apply.runner import ApplyOutcome
+    from videoferry.flows.prefect_job import JobFailed, outcome_of
 
     monkeypatch.setenv("VIDEOFERRY_TOKEN", emu.token)
     key = next(iter(library["keys"]))

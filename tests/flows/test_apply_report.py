@@ -9,12 +9,12 @@ from typing import Any
 
 import polars as pl
 
-from emulator.control import EmulatorControl, Workspace
-from flows.apply.options import ApplyOptions
-from flows.apply.runner import run_apply
-from state.ledger import Ledger
 from tests.flows.apply_fixtures import run_vf, wait_done, write_ops
 from tests.flows.helpers import settings_for
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.apply.options import ApplyOptions
+from videoferry.flows.apply.runner import run_apply
+from videoferry.state.ledger import Ledger
 
 MISSING = "00000000-0000-0000-0000-000000000000"
 FILES = (

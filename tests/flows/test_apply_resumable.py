@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from connectors.client import VideoClient
-from emulator.control import EmulatorControl, Workspace
-from flows.apply.options import ApplyOptions
-from flows.apply.runner import run_apply
-from state.ledger import Ledger
-from tasks import lookup
 from tests.flows.apply_fixtures import upload_requests, uploaded_video, wait_done, write_ops
 from tests.flows.helpers import settings_for
+from videoferry.connectors.client import VideoClient
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.apply.options import ApplyOptions
+from videoferry.flows.apply.runner import run_apply
+from videoferry.state.ledger import Ledger
+from videoferry.tasks import lookup
 
 #: The tus chunk of these tests: a 2-second clip is several chunks.
 CHUNK = 8 * 1024

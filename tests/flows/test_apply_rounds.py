@@ -7,17 +7,17 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from connectors.operations import read_operations
-from emulator.control import Workspace
-from state.ledger import Ledger
-from tasks.apply.context import ApplyContext
-from tasks.apply.plan import resolve_plan
-from tasks.apply.schedule import advance_units, prepare
-from tasks.apply.unit import run_unit
-from tasks.apply.units import unit_plans
-from tasks.service import run_client
 from tests.flows.apply_fixtures import write_ops
 from tests.flows.helpers import settings_for
+from videoferry.connectors.operations import read_operations
+from videoferry.emulator.control import Workspace
+from videoferry.state.ledger import Ledger
+from videoferry.tasks.apply.context import ApplyContext
+from videoferry.tasks.apply.plan import resolve_plan
+from videoferry.tasks.apply.schedule import advance_units, prepare
+from videoferry.tasks.apply.unit import run_unit
+from videoferry.tasks.apply.units import unit_plans
+from videoferry.tasks.service import run_client
 
 #: A tick no test waits out: a round that comes sooner came from a unit's end (or a stop).
 LONG_TICK = 3600.0

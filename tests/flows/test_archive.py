@@ -16,14 +16,14 @@ import boto3
 import polars as pl
 import pytest
 
-from connectors.client import VideoClient
-from emulator.control import EmulatorControl, Workspace
-from flows.archive.options import ArchiveOptions
-from flows.archive.runner import run_archive
-from flows.job import CopyOutcome
-from state.ledger import Ledger
-from tasks.archive.report import archive_lines, archive_summary
 from tests.flows.helpers import cli_env, run_cli, settings_for
+from videoferry.connectors.client import VideoClient
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.archive.options import ArchiveOptions
+from videoferry.flows.archive.runner import run_archive
+from videoferry.flows.job import CopyOutcome
+from videoferry.state.ledger import Ledger
+from videoferry.tasks.archive.report import archive_lines, archive_summary
 
 #: Tests raise the workspace's limits (and the client's) so they run in seconds; the crash test keeps 10/300.
 FAST = {"rate_per_second": 200, "rate_per_minute": 12000}
@@ -306,7 +306,7 @@ def test_a_copy_that_keeps_failing_is_reported_and_nothing_is_deleted(
     "bad", [{"events": ["x"], "project": "p"}, {"quality": "4k"}, {"since": "yesterday"}]
 )
 def test_bad_options_are_configuration_errors(tmp_path: Path, emu: Workspace, bad: dict[str, Any]) -> None:
-    from flows.job import ConfigError
+    from videoferry.flows.job import ConfigError
 
     with pytest.raises(ConfigError):
         run(emu, tmp_path, to=str(tmp_path), **bad)
@@ -328,7 +328,7 @@ def test_since_and_event_ids_select_what_is_archived(
     )
     assert one.counts == {"archived": 1}
     assert [p.name for p in (tmp_path / "e").iterdir()] == [first]
-    from flows.job import ConfigError
+    from videoferry.flows.job import ConfigError
 
     with pytest.raises(ConfigError, match="does not exist"):
         run(emu, tmp_path, to=dest, project=None, events=["0" * 32])

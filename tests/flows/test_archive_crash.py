@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
 from tests.flows.helpers import cli_env
 from tests.flows.test_archive import broadcast_world, objects, s3, stored
+from videoferry.emulator.control import EmulatorControl, Workspace
 
-#: `python -m flows.cli` runs the module as __main__, whose app never gets the jobs' commands (they register
+#: `python -m videoferry.flows.cli` runs the module as __main__, whose app never gets the jobs' commands (they register
 #: on flows.cli.app): run the console script's entry point instead.
-ENTRY = [sys.executable, "-c", "from flows.cli import main; main()"]
+ENTRY = [sys.executable, "-c", "from videoferry.flows.cli import main; main()"]
 
 
 def run_cli(args: list[str], env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -88,7 +88,7 @@ def test_archive_flow_on_prefect_and_the_cli_dry_run(
     emu_control: EmulatorControl,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from flows.archive.flow import archive_flow
+    from videoferry.flows.archive.flow import archive_flow
 
     world = broadcast_world(emu_control, emu, {"Flow show": 1})
     dry = run_cli(
@@ -143,10 +143,10 @@ def test_archive_flow_on_prefect_and_the_cli_dry_run(
 def test_a_copy_completed_just_before_a_crash_is_adopted_not_copied_again(
     tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, s3_bucket: str
 ) -> None:
-    from flows.archive.options import ArchiveOptions
-    from flows.archive.runner import run_archive
-    from state.ledger import Ledger
     from tests.flows.test_archive import FAST, settings_for
+    from videoferry.flows.archive.options import ArchiveOptions
+    from videoferry.flows.archive.runner import run_archive
+    from videoferry.state.ledger import Ledger
 
     world = broadcast_world(emu_control, emu, {"Adopt": 1})
     (event_id, [(stream_id, video_id)]) = next(iter(world.streams.items()))

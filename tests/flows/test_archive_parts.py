@@ -12,8 +12,8 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from connectors.s3_multipart import MIN_PART_SIZE, MultipartWriter, abort_uploads, open_uploads
-from tasks.archive.plan import QOS_BUCKET, qos_windows
+from videoferry.connectors.s3_multipart import MIN_PART_SIZE, MultipartWriter, abort_uploads, open_uploads
+from videoferry.tasks.archive.plan import QOS_BUCKET, qos_windows
 
 
 def _client(endpoint: str):  # type: ignore[no-untyped-def]

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import polars as pl
 
-from connectors.client import VideoClient
-from emulator.control import EmulatorControl, Workspace
-from tasks.archive.plan import qos_windows
 from tests.flows.helpers import settings_for
 from tests.flows.test_archive import FAST, run, wait_status
+from videoferry.connectors.client import VideoClient
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.tasks.archive.plan import qos_windows
 
 HOURS = 20
 BUCKET = timedelta(seconds=30)

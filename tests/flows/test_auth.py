@@ -8,9 +8,9 @@ import sys
 import time
 from pathlib import Path
 
-from emulator.control import EmulatorControl, Workspace
-from state.ledger import Ledger
 from tests.flows.helpers import clip_rows, write_inventory
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.state.ledger import Ledger
 
 
 def _migrate(
@@ -24,7 +24,7 @@ def _migrate(
             env[name] = value
     args = ["migrate", str(inventory), "--no-prefect", "--parent-id", parent_id, "--ledger", str(ledger)]
     return subprocess.run(
-        [sys.executable, "-m", "flows.cli", *args, "--transfers", "1"],
+        [sys.executable, "-m", "videoferry.flows.cli", *args, "--transfers", "1"],
         env=env,
         capture_output=True,
         text=True,

@@ -16,11 +16,6 @@ import boto3
 import polars as pl
 import pytest
 
-from connectors.client import VideoClient
-from connectors.inventory import read_inventory
-from emulator.control import EmulatorControl, Workspace
-from tasks.backup.index import MANIFEST_COLUMNS
-from tasks.backup.metadata import INVENTORY_COLUMNS
 from tests.flows.backup_fixtures import (
     FAST,
     backup,
@@ -31,6 +26,11 @@ from tests.flows.backup_fixtures import (
     video_reads,
 )
 from tests.flows.helpers import settings_for
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.inventory import read_inventory
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.tasks.backup.index import MANIFEST_COLUMNS
+from videoferry.tasks.backup.metadata import INVENTORY_COLUMNS
 
 
 def _modes(root: Path) -> tuple[set[int], set[int]]:
@@ -196,8 +196,8 @@ def test_incremental_runs_copy_only_what_changed_keep_deleted_videos_and_prune_o
 def test_dry_run_names_what_a_run_would_do_and_writes_nothing(
     tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory
 ) -> None:
-    from flows.backup.options import BackupOptions
-    from flows.backup.runner import preview_backup
+    from videoferry.flows.backup.options import BackupOptions
+    from videoferry.flows.backup.runner import preview_backup
 
     make_library(tmp_path, emu_control, emu, clip_factory, n=2)
     opts = BackupOptions(project=emu.project_id, to=str(tmp_path / "d"), ledger=str(tmp_path / "l.db"))
@@ -210,8 +210,8 @@ def test_dry_run_names_what_a_run_would_do_and_writes_nothing(
 
 @pytest.mark.parametrize("bad", ["--project", "--part-mib", "--since", "--to", "retry_backoff"])
 def test_options_that_cannot_work_are_refused(bad: str) -> None:
-    from connectors.config import ConfigError
-    from flows.backup.options import BackupOptions
+    from videoferry.connectors.config import ConfigError
+    from videoferry.flows.backup.options import BackupOptions
 
     values: dict[str, Any] = {"project": "6f1c2a9e-0000-4000-8000-000000000001", "to": "s3://b/p/"}
     cases: dict[str, dict[str, Any]] = {
@@ -232,7 +232,7 @@ def test_no_link_token_or_title_reaches_logs_reports_or_the_ledger_report(
     clip_factory,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from flows.ledger_report import report_only, summary_lines
+    from videoferry.flows.ledger_report import report_only, summary_lines
 
     make_library(tmp_path, emu_control, emu, clip_factory, n=3)
     titles = [v["title"] for v in emu_control.videos(emu)]

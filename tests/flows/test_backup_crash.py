@@ -14,17 +14,17 @@ from pathlib import Path
 import boto3
 import pytest
 
-from connectors.client import VideoClient
-from connectors.download import Downloader
-from connectors.models import Video
-from emulator.control import EmulatorControl, Workspace
-from state.ledger import Ledger
-from tasks.backup.files import save_files
-from tasks.backup.held import destination_id, op_key
-from tasks.backup.video import BackupContext
-from tasks.destination import LocalDestination
 from tests.flows.backup_fixtures import FAST, backup, make_library, md5_of, media_gets
 from tests.flows.helpers import cli_argv, cli_env, run_cli, settings_for
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.download import Downloader
+from videoferry.connectors.models import Video
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.state.ledger import Ledger
+from videoferry.tasks.backup.files import save_files
+from videoferry.tasks.backup.held import destination_id, op_key
+from videoferry.tasks.backup.video import BackupContext
+from videoferry.tasks.destination import LocalDestination
 
 
 def _s3():  # type: ignore[no-untyped-def]
@@ -184,7 +184,7 @@ def test_backup_flow_on_prefect_the_cli_and_its_refusals(
     clip_factory,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from flows.backup.flow import backup_flow
+    from videoferry.flows.backup.flow import backup_flow
 
     make_library(tmp_path, emu_control, emu, clip_factory, n=2)
     dest, ledger = tmp_path / "d", tmp_path / "l.db"

@@ -14,14 +14,14 @@ from typing import Any
 import httpx
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
-from flows.check.options import CheckOptions
-from flows.check.runner import run_check
-from flows.migrate.runner import run_migration
-from state.ledger import Ledger
-from tasks.backup.files import safe_name
 from tests.flows.backup_fixtures import FAST, backup, md5_of
 from tests.flows.helpers import options, settings_for, write_inventory
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.check.options import CheckOptions
+from videoferry.flows.check.runner import run_check
+from videoferry.flows.migrate.runner import run_migration
+from videoferry.state.ledger import Ledger
+from videoferry.tasks.backup.files import safe_name
 
 SLIDES = b"%PDF-1.4\n" + bytes(range(256)) * 40
 HANDOUT = b"Handout: read chapter 2 before the talk.\n" * 30

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from emulator.control import EmulatorControl, Workspace
-from flows.prefect_job import outcome_markdown
 from tests.flows.backup_fixtures import backup, make_library
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.prefect_job import outcome_markdown
 
 
 def test_the_outcome_names_each_failed_video_and_its_step(

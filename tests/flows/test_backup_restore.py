@@ -7,12 +7,12 @@ import csv
 import json
 from pathlib import Path
 
-from connectors.client import VideoClient
-from connectors.ids import same_id
-from emulator.control import EmulatorControl, Workspace
-from flows.migrate.runner import run_migration
 from tests.flows.backup_fixtures import FAST
 from tests.flows.helpers import cli_env, clip_rows, options, run_cli, settings_for, write_inventory
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.ids import same_id
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.migrate.runner import run_migration
 
 
 def _library(tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory) -> dict[str, str]:

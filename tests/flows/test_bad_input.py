@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
-from flows.migrate.runner import run_migration
-from state.errors import LedgerError
-from state.ledger import Ledger
-from state.models import Item
 from tests.flows.helpers import cli_env, clip_rows, creates, options, run_cli, settings_for, write_inventory
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.migrate.runner import run_migration
+from videoferry.state.errors import LedgerError
+from videoferry.state.ledger import Ledger
+from videoferry.state.models import Item
 
 
 def _items(ledger: Path) -> dict[int, Item]:
@@ -62,7 +62,7 @@ def test_missing_file_names_the_file_and_its_row(
 def test_unreadable_s3_objects_name_the_object(
     tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory, s3_bucket: str
 ) -> None:
-    from connectors.s3 import shared_s3_client
+    from videoferry.connectors.s3 import shared_s3_client
 
     shared_s3_client().upload_file(str(clip_factory(1.0, name="ok.mp4")), s3_bucket, "v/ok.mp4")
     rows = [

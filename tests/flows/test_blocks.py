@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from emulator.control import EmulatorControl, Workspace
-from emulator.platforms.server import Standin, StandinControl
 from tests.flows.helpers import clip_rows, options, write_inventory
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.emulator.platforms.server import Standin, StandinControl
 
 SERVICE_VARIABLES = (
     "VIDEOFERRY_API_URL",
@@ -60,8 +60,8 @@ def test_migrate_flow_runs_with_the_credentials_block(
 ) -> None:
     from prefect.client.orchestration import get_client
 
-    from flows.migrate.flow import run_flow
     from videoferry.blocks import VideoferryCredentials
+    from videoferry.flows.migrate.flow import run_flow
 
     for name in SERVICE_VARIABLES:
         monkeypatch.delenv(name, raising=False)
@@ -80,8 +80,8 @@ def test_migrate_flow_runs_with_the_credentials_block(
 
 @pytest.mark.flow
 def test_a_variable_set_wins_over_the_block(prefect_harness: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tasks.service import service_settings
     from videoferry.blocks import VideoferryCredentials
+    from videoferry.tasks.service import service_settings
 
     for name in SERVICE_VARIABLES:
         monkeypatch.delenv(name, raising=False)
@@ -100,8 +100,8 @@ def test_a_variable_set_wins_over_the_block(prefect_harness: None, monkeypatch: 
 
 @pytest.mark.flow
 def test_a_missing_block_is_named(prefect_harness: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    from connectors.config import ConfigError
-    from tasks.service import service_settings
+    from videoferry.connectors.config import ConfigError
+    from videoferry.tasks.service import service_settings
 
     for name in SERVICE_VARIABLES:
         monkeypatch.delenv(name, raising=False)
@@ -114,9 +114,9 @@ def test_a_missing_block_is_named(prefect_harness: None, monkeypatch: pytest.Mon
 def test_inventory_reads_the_vimeo_block(
     prefect_harness: None, vimeo_standin: tuple[Standin, StandinControl], tmp_path: Path
 ) -> None:
-    from flows.inventory.options import InventoryOptions
-    from flows.inventory.runner import run_inventory
     from videoferry.blocks import VimeoCredentials
+    from videoferry.flows.inventory.options import InventoryOptions
+    from videoferry.flows.inventory.runner import run_inventory
 
     standin, control = vimeo_standin
     control.seed(videos=[{"id": "11", "name": "Keynote"}])

@@ -8,13 +8,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from connectors.client import VideoClient
-from connectors.sources import open_source
-from emulator.control import EmulatorControl, Workspace
-from flows.check.options import CheckOptions
-from flows.check.runner import run_check
-from flows.migrate.runner import run_migration
-from tasks.service import run_limiter
 from tests.flows.helpers import (
     api_calls,
     cli_env,
@@ -24,6 +17,13 @@ from tests.flows.helpers import (
     settings_for,
     write_inventory,
 )
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.sources import open_source
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.check.options import CheckOptions
+from videoferry.flows.check.runner import run_check
+from videoferry.flows.migrate.runner import run_migration
+from videoferry.tasks.service import run_limiter
 
 #: Methods that change something in the service: check never sends one.
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
@@ -31,7 +31,7 @@ WRITES = ("POST", "PUT", "PATCH", "DELETE")
 
 def _videoferry(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """`videoferry ARGS` as the console script runs it (flows.cli imported: every job's command is there)."""
-    argv = [sys.executable, "-c", "from flows.cli import main; main()", *args]
+    argv = [sys.executable, "-c", "from videoferry.flows.cli import main; main()", *args]
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
 
 

@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
-from flows.apply.options import ApplyOptions
-from flows.apply.runner import run_apply
-from flows.check.options import CheckOptions
-from flows.check.runner import run_check
-from flows.migrate.runner import run_migration
-from state.ledger import Ledger
 from tests.flows.apply_fixtures import wait_done, write_ops
 from tests.flows.helpers import api_calls, clip_rows, creates, options, settings_for, write_inventory
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.apply.options import ApplyOptions
+from videoferry.flows.apply.runner import run_apply
+from videoferry.flows.check.options import CheckOptions
+from videoferry.flows.check.runner import run_check
+from videoferry.flows.migrate.runner import run_migration
+from videoferry.state.ledger import Ledger
 
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
 TRIM = '[{"start": 0.2, "length": 0.6}]'

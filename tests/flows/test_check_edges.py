@@ -14,16 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from connectors.client import VideoClient
-from connectors.inventory import read_inventory
-from connectors.models import Video
-from emulator.control import EmulatorControl, Workspace
-from flows.check.options import CheckOptions
-from flows.check.runner import run_check
-from flows.migrate.runner import run_migration
-from tasks.check.items import CheckSettings, check_items
-from tasks.check.listing import Listing
 from tests.flows.helpers import api_calls, cli_env, clip_rows, options, settings_for, write_inventory
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.inventory import read_inventory
+from videoferry.connectors.models import Video
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.check.options import CheckOptions
+from videoferry.flows.check.runner import run_check
+from videoferry.flows.migrate.runner import run_migration
+from videoferry.tasks.check.items import CheckSettings, check_items
+from videoferry.tasks.check.listing import Listing
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -105,7 +105,7 @@ def test_capped_pages_without_total_are_listed_to_the_end(
 
 
 def _videoferry(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-c", "from flows.cli import main; main()", *args]
+    argv = [sys.executable, "-c", "from videoferry.flows.cli import main; main()", *args]
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
 
 

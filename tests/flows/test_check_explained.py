@@ -7,16 +7,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from connectors.client import VideoClient
-from connectors.sources import open_source
-from emulator.control import EmulatorControl, Workspace
-from flows.apply.options import ApplyOptions
-from flows.apply.runner import run_apply
-from flows.migrate.runner import run_migration
-from state.ledger import Ledger
-from tasks.service import run_limiter
 from tests.flows.apply_fixtures import wait_done, write_ops
 from tests.flows.helpers import cli_env, clip_rows, options, run_cli, settings_for, write_inventory
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.sources import open_source
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.apply.options import ApplyOptions
+from videoferry.flows.apply.runner import run_apply
+from videoferry.flows.migrate.runner import run_migration
+from videoferry.state.ledger import Ledger
+from videoferry.tasks.service import run_limiter
 
 TRIM = '[{"start": 0.2, "length": 0.6}]'
 CHAPTERS = [{"time": "0:00", "title": "Opening"}, {"time": 0.4, "title": "Apply's"}]

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from emulator.control import Workspace
-from flows.migrate.runner import run_migration
-from tasks.check.playable import tolerance
 from tests.flows.helpers import cli_env, options, run_cli, settings_for, write_inventory
+from videoferry.emulator.control import Workspace
+from videoferry.flows.migrate.runner import run_migration
+from videoferry.tasks.check.playable import tolerance
 
 
 def test_a_done_video_shorter_than_its_source_is_a_finding(

@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 from typer.core import TyperGroup
 
-from connectors.config import ConfigError
-from emulator.control import EmulatorControl, Workspace
-from flows.apply.options import ApplyOptions
-from flows.archive.options import ArchiveOptions
-from flows.migrate.options import MigrateOptions
-from flows.options import (
+from tests.flows.helpers import cli_env, clip_rows, run_cli, write_inventory
+from videoferry.connectors.config import ConfigError
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.apply.options import ApplyOptions
+from videoferry.flows.archive.options import ArchiveOptions
+from videoferry.flows.migrate.options import MigrateOptions
+from videoferry.flows.options import (
     MAX_TRANSFERS,
     MIB,
     MIN_POLL_SECONDS,
@@ -25,7 +26,6 @@ from flows.options import (
     cli_fields,
     options_from_params,
 )
-from tests.flows.helpers import cli_env, clip_rows, run_cli, write_inventory
 
 
 def _run(
@@ -88,15 +88,15 @@ def test_status_of_a_missing_ledger(tmp_path: Path) -> None:
 
 #: Each job command, its declaration, the options it takes (None: all declared) and whether it has a flow.
 COMMANDS = {
-    "migrate": ("flows.migrate.options:MigrateOptions", None, True),
-    "apply": ("flows.apply.options:ApplyOptions", None, True),
-    "archive": ("flows.archive.options:ArchiveOptions", None, True),
-    "backup": ("flows.backup.options:BackupOptions", None, True),
-    "check": ("flows.check.options:CheckOptions", None, False),
-    "setup plan": ("flows.setup.options:SetupOptions", "PLAN_FIELDS", True),
-    "setup up": ("flows.setup.options:SetupOptions", "UP_FIELDS", True),
-    "setup drift": ("flows.setup.options:SetupOptions", "DRIFT_FIELDS", True),
-    "setup drm-check": ("flows.setup.options:DrmCheckOptions", None, False),
+    "migrate": ("videoferry.flows.migrate.options:MigrateOptions", None, True),
+    "apply": ("videoferry.flows.apply.options:ApplyOptions", None, True),
+    "archive": ("videoferry.flows.archive.options:ArchiveOptions", None, True),
+    "backup": ("videoferry.flows.backup.options:BackupOptions", None, True),
+    "check": ("videoferry.flows.check.options:CheckOptions", None, False),
+    "setup plan": ("videoferry.flows.setup.options:SetupOptions", "PLAN_FIELDS", True),
+    "setup up": ("videoferry.flows.setup.options:SetupOptions", "UP_FIELDS", True),
+    "setup drift": ("videoferry.flows.setup.options:SetupOptions", "DRIFT_FIELDS", True),
+    "setup drm-check": ("videoferry.flows.setup.options:DrmCheckOptions", None, False),
 }
 
 
@@ -111,7 +111,7 @@ def _command(group: TyperGroup, name: str) -> Any:
 def test_every_job_command_offers_exactly_its_declared_options(name: str) -> None:
     from typer.main import get_command
 
-    from flows.cli import app
+    from videoferry.flows.cli import app
 
     path, names_attr, has_flow = COMMANDS[name]
     module_name, _, attribute = path.partition(":")
@@ -160,7 +160,7 @@ SHARED_FLAGS = {
 def test_the_shared_options_have_one_name_unit_and_bound() -> None:
     from typer.main import get_command
 
-    from flows.cli import app
+    from videoferry.flows.cli import app
 
     group = get_command(app)
     assert isinstance(group, TyperGroup)
@@ -177,7 +177,7 @@ def test_the_shared_options_have_one_name_unit_and_bound() -> None:
 
 
 def test_command_line_values_become_the_options() -> None:
-    from flows.cli.app import options_from_cli
+    from videoferry.flows.cli.app import options_from_cli
 
     values = {(f.metadata["cli"].name or f.name): f.default for f in cli_fields(MigrateOptions)}
     values.update(inventory="inv.csv", chunk_mib=2, wait_timeout=0.0, transfers=9)
@@ -191,7 +191,7 @@ def test_command_line_values_become_the_options() -> None:
 
 
 def test_a_value_outside_its_bounds_is_a_configuration_error() -> None:
-    from flows.job import exit_for
+    from videoferry.flows.job import exit_for
 
     with pytest.raises(ConfigError, match="--poll-interval must be at least 5") as caught:
         options_from_params(ApplyOptions, {"ops": "o.csv", "poll_interval": 0.5})

@@ -11,12 +11,12 @@ import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from connectors.config import ConfigError
-from flows.archive.options import ArchiveOptions
-from flows.backup.options import BackupOptions
-from flows.cli import app
-from flows.cli.app import options_from_cli
-from state.ledger import Ledger
+from videoferry.connectors.config import ConfigError
+from videoferry.flows.archive.options import ArchiveOptions
+from videoferry.flows.backup.options import BackupOptions
+from videoferry.flows.cli import app
+from videoferry.flows.cli.app import options_from_cli
+from videoferry.state.ledger import Ledger
 
 PROJECT = "6f1c2a9e-0000-4000-8000-000000000001"
 FOLDER = "6f1c2a9e-0000-4000-8000-000000000002"

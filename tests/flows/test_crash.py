@@ -7,9 +7,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from emulator.control import EmulatorControl, Workspace
-from state.ledger import Ledger
 from tests.flows.helpers import cli_argv, cli_env, clip_rows, migrate_args, run_cli, write_inventory
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.state.ledger import Ledger
 
 
 def _counts(path: Path) -> dict[str, int]:

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
-from flows.migrate.runner import run_migration
-from state.ledger import Ledger
 from tests.chaos.checks import file_md5, rate_figures
 from tests.flows.bounds import within
 from tests.flows.helpers import options, settings_for, write_inventory
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.migrate.runner import run_migration
+from videoferry.state.ledger import Ledger
 
 pytestmark = pytest.mark.timeout(300)
 

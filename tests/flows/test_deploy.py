@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
-from state.ledger import Ledger
 from tests.flows.deploy_fixtures import POOL, PREFECT, ROOT, _declared, _prefect, _wait
 from tests.flows.helpers import clip_rows, write_inventory
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.state.ledger import Ledger
 
 pytestmark = [pytest.mark.deploy, pytest.mark.timeout(600)]
 

@@ -17,15 +17,15 @@ from typing import Any
 import boto3
 import pytest
 
-from connectors.ledger_lease import Holder
-from connectors.ledger_remote import RemoteLedger, local_path
-from connectors.s3 import S3Config
-from emulator.control import EmulatorControl, Workspace
-from state.ledger import Ledger
 from tests.flows.apply_fixtures import wait_done
 from tests.flows.deploy_fixtures import POOL, PREFECT, ROOT, _prefect, _wait
 from tests.flows.helpers import clip_rows, creates, write_inventory
 from tests.flows.remote_helpers import TEST_LEASE, replica
+from videoferry.connectors.ledger_lease import Holder
+from videoferry.connectors.ledger_remote import RemoteLedger, local_path
+from videoferry.connectors.s3 import S3Config
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.state.ledger import Ledger
 
 pytestmark = [pytest.mark.deploy, pytest.mark.timeout(900)]
 

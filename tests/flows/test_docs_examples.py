@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
 from tests.flows.helpers import clip_rows, write_inventory
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 _BLOCK = re.compile(r"^```python\n(.*?)^```", re.M | re.S)

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from emulator.control import EmulatorControl, Workspace
-from flows import events
 from tests.flows.helpers import clip_rows, options, write_inventory
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows import events
 
 #: How long the server may take to store an emitted event (they travel over a websocket, then a queue).
 EVENT_BOUND = 30.0
@@ -60,8 +60,8 @@ def test_a_refused_run_emits_started_refused_and_finished(
     clip_factory,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from flows.migrate.flow import migrate_flow
-    from flows.options import params
+    from videoferry.flows.migrate.flow import migrate_flow
+    from videoferry.flows.options import params
 
     monkeypatch.setenv("VIDEOFERRY_API_URL", emu.base_url)
     monkeypatch.setenv("VIDEOFERRY_UPLOAD_URL", emu.upload_url)
@@ -86,8 +86,8 @@ def test_a_refused_run_emits_started_refused_and_finished(
 def test_item_failures_are_emitted_up_to_the_bound(prefect_harness: None) -> None:
     from prefect import flow
 
-    from flows.job import Outcome, failure
-    from flows.prefect_job import job_flow
+    from videoferry.flows.job import Outcome, failure
+    from videoferry.flows.prefect_job import job_flow
 
     many = events.MAX_ITEM_EVENTS + 7
     failed = [failure(f"s3://bucket/v{i}.mp4", "400101", "invalid source") for i in range(many)]

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
-from state.ledger import Ledger
 from tests.flows.helpers import cli_env, clip_rows, run_cli, write_inventory
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.state.ledger import Ledger
 
 
 def _commands(tmp: Path, ws: Workspace, inventory: Path) -> dict[str, list[str]]:
@@ -104,7 +104,7 @@ def test_a_wrong_token_is_one_line_and_plans_nothing(
 def test_include_everything_on_a_prefix_refuses_what_is_not_a_video_before_creating_anything(
     tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory, s3_bucket: str
 ) -> None:
-    from connectors.s3 import shared_s3_client
+    from videoferry.connectors.s3 import shared_s3_client
 
     s3 = shared_s3_client()
     for i in range(2):

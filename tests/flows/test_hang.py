@@ -19,8 +19,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
 from tests.flows.helpers import cli_argv, cli_env, clip_rows, write_inventory
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 #: The bound the runs are given (seconds).
 BOUND = 3
@@ -35,10 +35,10 @@ STARTED_WITHIN = 60.0
 
 @pytest.fixture()
 def emulator_process() -> Iterator[tuple[subprocess.Popen[str], EmulatorControl]]:
-    """`python -m emulator` in its own process (it can be frozen), and its control client; thawed and ended
+    """`python -m videoferry.emulator` in its own process (it can be frozen), and its control client; thawed and ended
     at the end."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "emulator", "--port", "0", "--upload-port", "0"],
+        [sys.executable, "-m", "videoferry.emulator", "--port", "0", "--upload-port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

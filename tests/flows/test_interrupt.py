@@ -13,9 +13,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
-from state.ledger import Ledger
 from tests.flows.helpers import cli_argv, cli_env, clip_rows, run_cli, write_inventory
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.state.ledger import Ledger
 
 #: How long a stopped command may take to be gone. Not a speed figure: after Ctrl-C a run has
 #: flows.interrupts.STOP_GRACE_SECONDS (10 s) to stop its workers before the process ends at once, so a

@@ -11,9 +11,9 @@ from typing import Any
 
 import polars as pl
 
-from connectors.inventory import read_inventory
 from tests.fixtures.inventory_cli import run_inventory
 from tests.fixtures.platforms import StandinFixture, platform_env
+from videoferry.connectors.inventory import read_inventory
 
 PARENT = "0f8fad5b-d9cb-469f-a165-70867728950e"
 
@@ -137,7 +137,7 @@ def test_a_listing_that_cannot_finish_exits_1_and_writes_nothing(
 
 def test_standin_command_prints_its_address_and_token_first(tmp_path: Path) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "flows.cli", "standin", "wistia", "--port", "0"],
+        [sys.executable, "-m", "videoferry.flows.cli", "standin", "wistia", "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from connectors.inventory import read_inventory
 from tests.fixtures.inventory_cli import run_inventory
 from tests.fixtures.platforms import StandinFixture, platform_env
+from videoferry.connectors.inventory import read_inventory
 
 PARENT = "0f8fad5b-d9cb-469f-a165-70867728950e"
 

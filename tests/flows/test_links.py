@@ -21,11 +21,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from connectors.client import VideoClient
-from emulator.control import EmulatorControl, Workspace
-from flows.migrate.runner import run_migration
-from tasks.service import run_limiter
 from tests.flows.helpers import api_calls, cli_env, free_port, options, run_cli, settings_for, write_inventory
+from videoferry.connectors.client import VideoClient
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.migrate.runner import run_migration
+from videoferry.tasks.service import run_limiter
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -79,7 +79,7 @@ def migrated(tmp_path: Path, emu: Workspace, clip_factory, served: tuple[str, Pa
     outcome = run_migration(options(inventory, emu, tmp_path), settings_for(emu))
     assert outcome.exit_code == 1  # the last row's URL answers 404: the service's import fails
     ledger = tmp_path / "ledger.db"
-    from state.ledger import Ledger
+    from videoferry.state.ledger import Ledger
 
     book = Ledger.open(ledger, create=False)
     try:

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from connectors.errors import AuthError
-from emulator.control import EmulatorControl, Workspace
-from flows.job import Exit, exit_for
-from flows.migrate.runner import run_migration
-from state.ledger import Ledger
 from tests.flows.helpers import clip_rows, creates, options, settings_for, write_inventory
+from videoferry.connectors.errors import AuthError
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.job import Exit, exit_for
+from videoferry.flows.migrate.runner import run_migration
+from videoferry.state.ledger import Ledger
 
 
 def test_full_migration_lands_every_item_exactly(
@@ -123,7 +123,7 @@ def test_a_rejected_token_stops_the_run_before_any_item(
 def test_s3_sources(
     tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory, s3_bucket: str, via: str
 ) -> None:
-    from connectors.s3 import shared_s3_client
+    from videoferry.connectors.s3 import shared_s3_client
 
     client = shared_s3_client()
     for i in range(2):

@@ -10,15 +10,15 @@ from typing import Any
 
 import boto3
 
-from connectors.client import VideoClient
-from emulator.control import EmulatorControl, Workspace
-from flows.check.options import CheckOptions
-from flows.check.runner import run_check
-from flows.migrate.runner import run_migration
-from state.ledger import Ledger
-from tasks.sessions import attach_files
-from tasks.stop import Stop
 from tests.flows.helpers import options, settings_for, write_inventory
+from videoferry.connectors.client import VideoClient
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.check.options import CheckOptions
+from videoferry.flows.check.runner import run_check
+from videoferry.flows.migrate.runner import run_migration
+from videoferry.state.ledger import Ledger
+from videoferry.tasks.sessions import attach_files
+from videoferry.tasks.stop import Stop
 
 #: The tus chunk of these tests: each material is a few chunks.
 CHUNK = 8 * 1024

@@ -13,10 +13,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from emulator.control import EmulatorControl, Workspace
-from emulator.platforms.server import Standin, StandinControl
 from tests.fixtures.platforms import platform_env
 from tests.flows.helpers import cli_argv, cli_env, creates, run_cli
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.emulator.platforms.server import Standin, StandinControl
 
 Fixture = tuple[Standin, StandinControl]
 #: A prepared file (Mux master, Cloudflare MP4) looked for every 50 ms, at most 60 s.

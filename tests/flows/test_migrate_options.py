@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
 from tests.flows.helpers import cli_argv, cli_env, clip_rows, creates, run_cli, write_inventory
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 STOPPED = "stopped waiting for processing after 1 s (--wait-timeout); rerun to keep waiting"
 

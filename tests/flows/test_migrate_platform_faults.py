@@ -8,11 +8,11 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from emulator.control import EmulatorControl, Workspace
-from emulator.platforms.server import Standin, StandinControl, start_standin
 from tests.fixtures.platforms import platform_env
 from tests.flows.helpers import write_inventory
 from tests.flows.test_migrate_platforms import _migrate, _vimeo_video
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.emulator.platforms.server import Standin, StandinControl, start_standin
 
 Fixture = tuple[Standin, StandinControl]
 

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from emulator.control import EmulatorControl, Workspace
-from emulator.platforms.server import Standin, StandinControl
 from tests.fixtures.platforms import platform_env
 from tests.flows.helpers import cli_argv, cli_env, creates, run_cli, write_inventory
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.emulator.platforms.server import Standin, StandinControl
 
 Fixture = tuple[Standin, StandinControl]
 

@@ -10,9 +10,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from emulator.control import EmulatorControl, Workspace
 from tests.fixtures.takeout import make_takeout, zip_takeout
 from tests.flows.helpers import cli_argv, cli_env, creates, run_cli
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 
 def _migrate(ws: Workspace, source: str, tmp: Path, *extra: str) -> tuple[int, str]:

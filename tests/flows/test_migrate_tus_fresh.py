@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from emulator.control import EmulatorControl, Workspace
-from flows.migrate.runner import run_migration
 from tests.flows.helpers import api_calls, clip_rows, options, settings_for, write_inventory
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.migrate.runner import run_migration
 
 
 def test_small_clips_cost_an_init_and_one_patch_each_under_tus_rate_limited(

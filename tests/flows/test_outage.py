@@ -11,14 +11,14 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from connectors.client.silence import Silence
-from connectors.config import ConfigError
-from connectors.errors import ServiceSilentError
-from emulator.control import EmulatorControl
-from emulator.server import EmulatorServer
-from state.ledger import Ledger
-from tasks.stop import OUTAGE_ENV, outage_seconds
 from tests.flows.helpers import cli_argv, cli_env, clip_rows, write_inventory
+from videoferry.connectors.client.silence import Silence
+from videoferry.connectors.config import ConfigError
+from videoferry.connectors.errors import ServiceSilentError
+from videoferry.emulator.control import EmulatorControl
+from videoferry.emulator.server import EmulatorServer
+from videoferry.state.ledger import Ledger
+from videoferry.tasks.stop import OUTAGE_ENV, outage_seconds
 
 #: How long the run may take to get its items into processing.
 STARTED_WITHIN = 120.0

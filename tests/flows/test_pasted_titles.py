@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from core.tidy import same_chapters, same_tags, same_title, title_cut
-from emulator.control import EmulatorControl, Workspace
 from tests.flows.bounds import RUN_BOUND_SECONDS
 from tests.flows.helpers import cli_env, migrate_args, run_cli, write_inventory
 from tests.flows.test_variants_migrate import LOST_CREATES, md5_of
+from videoferry.core.tidy import same_chapters, same_tags, same_title, title_cut
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 #: The variants of a service that keeps text in another form than it was sent (emulator/README.md).
 TIDYING = ["tidy-text", "title-cap", "tags-tidy", "chapter-titles-trimmed"]

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import httpx
 
-from emulator.control import Workspace
-from flows.prefect_server import configured_api_url
 from tests.flows.helpers import cli_env, clip_rows, migrate_args, run_cli, write_inventory
+from videoferry.emulator.control import Workspace
+from videoferry.flows.prefect_server import configured_api_url
 
 
 def _args(ws: Workspace, inventory: Path, ledger: Path, *flags: str) -> list[str]:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
 from tests.flows.helpers import cli_env, clip_rows, options, run_cli, write_inventory
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 
 @pytest.mark.flow
@@ -22,7 +22,7 @@ def test_migrate_flow_runs_on_prefect(
 ) -> None:
     from prefect.client.orchestration import get_client
 
-    from flows.migrate.flow import run_flow
+    from videoferry.flows.migrate.flow import run_flow
 
     monkeypatch.setenv("VIDEOFERRY_API_URL", emu.base_url)
     monkeypatch.setenv("VIDEOFERRY_UPLOAD_URL", emu.upload_url)

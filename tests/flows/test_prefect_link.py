@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from emulator.control import Workspace
-from flows.prefect_job import TEMPORARY_SERVER
 from tests.flows.helpers import cli_env, clip_rows, migrate_args, run_cli, write_inventory
+from videoferry.emulator.control import Workspace
+from videoferry.flows.prefect_job import TEMPORARY_SERVER
 
 
 def test_a_temporary_server_is_said_instead_of_a_dead_link(

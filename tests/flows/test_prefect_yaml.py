@@ -14,12 +14,12 @@ import yaml
 from prefect.client.schemas.actions import DeploymentScheduleCreate
 from prefect.client.schemas.schedules import CronSchedule
 
-from flows.apply.options import ApplyOptions
-from flows.archive.options import ArchiveOptions
-from flows.backup.options import BackupOptions
-from flows.migrate.options import MigrateOptions
-from flows.options import MIB, ServiceOptions, flow_fields, options_from_params, params
-from flows.setup.options import DRIFT_FIELDS, PLAN_FIELDS, UP_FIELDS, SetupOptions
+from videoferry.flows.apply.options import ApplyOptions
+from videoferry.flows.archive.options import ArchiveOptions
+from videoferry.flows.backup.options import BackupOptions
+from videoferry.flows.migrate.options import MigrateOptions
+from videoferry.flows.options import MIB, ServiceOptions, flow_fields, options_from_params, params
+from videoferry.flows.setup.options import DRIFT_FIELDS, PLAN_FIELDS, UP_FIELDS, SetupOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -131,13 +131,13 @@ def test_migrate_deployment_has_no_schedule() -> None:
 
 #: Every job's flow (module:function), its declared options and the ones it takes (None: every flow field).
 JOB_FLOWS = {
-    "flows.migrate.flow:migrate_flow": (MigrateOptions, None),
-    "flows.apply.flow:apply_flow": (ApplyOptions, None),
-    "flows.archive.flow:archive_flow": (ArchiveOptions, None),
-    "flows.backup.flow:backup_flow": (BackupOptions, None),
-    "flows.setup.flow:setup_plan_flow": (SetupOptions, PLAN_FIELDS),
-    "flows.setup.flow:setup_up_flow": (SetupOptions, UP_FIELDS),
-    "flows.setup.flow:setup_drift_flow": (SetupOptions, DRIFT_FIELDS),
+    "videoferry.flows.migrate.flow:migrate_flow": (MigrateOptions, None),
+    "videoferry.flows.apply.flow:apply_flow": (ApplyOptions, None),
+    "videoferry.flows.archive.flow:archive_flow": (ArchiveOptions, None),
+    "videoferry.flows.backup.flow:backup_flow": (BackupOptions, None),
+    "videoferry.flows.setup.flow:setup_plan_flow": (SetupOptions, PLAN_FIELDS),
+    "videoferry.flows.setup.flow:setup_up_flow": (SetupOptions, UP_FIELDS),
+    "videoferry.flows.setup.flow:setup_drift_flow": (SetupOptions, DRIFT_FIELDS),
 }
 
 
@@ -178,7 +178,7 @@ def test_flow_parameters_are_the_declared_options(path: str) -> None:
 
 
 def test_migrate_takes_every_option_but_the_requeue() -> None:
-    params = inspect.signature(_flow("flows.migrate.flow:migrate_flow").fn).parameters
+    params = inspect.signature(_flow("videoferry.flows.migrate.flow:migrate_flow").fn).parameters
     # The one option the flow does not take: requeueing failed items is always on through Prefect.
     assert {f.name for f in dataclasses.fields(MigrateOptions)} - set(params) == {"retry_failed"}
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from flows.progress import LiveDisplay
-from state.ledger import Ledger
 from tests.state.helpers import spec
+from videoferry.flows.progress import LiveDisplay
+from videoferry.state.ledger import Ledger
 
 
 class _Counter:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import boto3
 
-from emulator.control import EmulatorControl, Workspace
 from tests.flows.backup_fixtures import make_library
 from tests.flows.helpers import cli_env
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 README = Path(__file__).resolve().parents[2] / "docs" / "jobs" / "backup.md"
 #: The sentence the second-workspace recipe follows in the backup section.
@@ -34,7 +34,7 @@ def _block_after(text: str, lead: str) -> list[str]:
 
 def _bash(script: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """script run by bash, `videoferry` being this checkout's command and `python` this interpreter."""
-    prelude = f'videoferry() {{ "{sys.executable}" -m flows.cli "$@"; }}\n'
+    prelude = f'videoferry() {{ "{sys.executable}" -m videoferry.flows.cli "$@"; }}\n'
     env = {**env, "PATH": f"{Path(sys.executable).parent}:{env.get('PATH', '')}"}
     return subprocess.run(
         ["bash", "-euo", "pipefail", "-c", prelude + script],

@@ -18,9 +18,6 @@ from typing import Any
 
 import boto3
 
-from connectors.ledger_lease import LockRecord
-from emulator.control import EmulatorControl, Workspace
-from state.ledger import Ledger
 from tests.flows.apply_fixtures import wait_done, write_ops
 from tests.flows.helpers import cli_argv, cli_env, clip_rows, migrate_args, run_cli, write_inventory
 from tests.flows.remote_helpers import (
@@ -35,6 +32,9 @@ from tests.flows.remote_helpers import (
     wait_for,
 )
 from tests.flows.test_archive import broadcast_world, objects, stored
+from videoferry.connectors.ledger_lease import LockRecord
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.state.ledger import Ledger
 
 VIDEO_STATES = ("uploading", "uploaded", "processing", "done", "finished")
 

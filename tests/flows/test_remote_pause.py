@@ -19,7 +19,6 @@ from pathlib import Path
 import boto3
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
 from tests.connectors.waiting import poll
 from tests.flows.apply_fixtures import wait_done, write_ops
 from tests.flows.backup_fixtures import make_library, media_gets
@@ -27,6 +26,7 @@ from tests.flows.helpers import cli_env, clip_rows, migrate_args, run_cli, write
 from tests.flows.pause_helpers import changes_since, start, take_over
 from tests.flows.remote_helpers import remote_env, replica
 from tests.flows.test_remote_gap import migrated
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 #: The stopped run's rate: its calls queue in the limiter, so some wait there when it is stopped.
 SLOW = {"VIDEOFERRY_RATE_PER_SECOND": "1"}

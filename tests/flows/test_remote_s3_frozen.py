@@ -17,8 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from connectors.client import VideoClient
-from emulator.control import EmulatorControl, Workspace
 from tests.connectors.waiting import poll
 from tests.flows.apply_fixtures import wait_done, write_ops
 from tests.flows.backup_fixtures import make_library, media_gets
@@ -28,6 +26,8 @@ from tests.flows.pause_helpers import changes_since, start
 from tests.flows.remote_helpers import TEST_LEASE, remote_env, replica, rerun_until_free
 from tests.flows.test_archive import broadcast_world, stored
 from tests.flows.test_setup import SECRET_ENV, conference, write
+from videoferry.connectors.client import VideoClient
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 #: How long S3 stays frozen beyond the lease (the issue's: the lease + 4 s).
 BEYOND_LEASE = 4.0

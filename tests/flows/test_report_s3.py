@@ -11,9 +11,9 @@ from typing import Any
 
 import boto3
 
-from emulator.control import EmulatorControl, Workspace
 from tests.flows.helpers import cli_env, clip_rows, run_cli, write_inventory
 from tests.flows.test_archive import broadcast_world
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 
 def _reports(bucket: str, prefix: str) -> dict[str, bytes]:

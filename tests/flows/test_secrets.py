@@ -24,19 +24,19 @@ import polars as pl
 import pytest
 from pydantic import SecretStr
 
-from connectors.client import VideoClient
-from connectors.errors import VideoApiError
-from connectors.limiter import ApiRateLimiter
-from connectors.s3 import S3Config, shared_s3_client
-from connectors.sources import open_source
-from connectors.tus import TusError, TusUpload
-from emulator.control import EmulatorControl, Workspace
-from flows.ledger_report import build_report, markdown
-from flows.migrate.runner import run_migration
-from state.ledger import Ledger
-from tasks.migrate.context import MigrateContext
 from tests.flows.helpers import cli_env, options, run_cli, settings_for, write_inventory
 from tests.state.helpers import spec
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.errors import VideoApiError
+from videoferry.connectors.limiter import ApiRateLimiter
+from videoferry.connectors.s3 import S3Config, shared_s3_client
+from videoferry.connectors.sources import open_source
+from videoferry.connectors.tus import TusError, TusUpload
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.ledger_report import build_report, markdown
+from videoferry.flows.migrate.runner import run_migration
+from videoferry.state.ledger import Ledger
+from videoferry.tasks.migrate.context import MigrateContext
 
 AWS_KEY_ID = "AKIAVFERRYSECRET0042"
 AWS_SECRET = "vf-aws-secret-access-key-never-to-be-seen"
@@ -260,7 +260,7 @@ def test_a_run_in_process_leaks_nothing(
     assert states["user-signed url"] == "finished" and states["presigned 0"] == "finished"
     assert states["0"] == "finished" and states["1"] == "finished"  # the S3 objects (titles from key names)
 
-    ours = [r for r in caplog.records if not r.name.startswith(("emulator", "uvicorn"))]
+    ours = [r for r in caplog.records if not r.name.startswith(("videoferry.emulator", "uvicorn"))]
     texts = {
         "logs": "\n".join(
             f"{r.name} {r.levelname} {r.getMessage()} {r.exc_text or ''}"
@@ -401,8 +401,8 @@ def test_live_resources_leak_nothing(
 ) -> None:
     """DRM passwords, stream and restream keys, privacy_share secrets and links, unique codes and a signed
     poster URL stay out of logs, reprs and exceptions: through refusals, retried 5xx and lost answers."""
-    from connectors.client.live_models import RestreamTarget
-    from connectors.retry import RetryPolicy
+    from videoferry.connectors.client.live_models import RestreamTarget
+    from videoferry.connectors.retry import RetryPolicy
 
     caplog.set_level(logging.DEBUG)
     secrets = Secrets(emu.token, emu.upload_url)
@@ -456,7 +456,7 @@ def test_live_resources_leak_nothing(
     finally:
         emu_control.clear_faults(emu)
         client.close()
-    ours = [r for r in caplog.records if not r.name.startswith(("emulator", "uvicorn"))]
+    ours = [r for r in caplog.records if not r.name.startswith(("videoferry.emulator", "uvicorn"))]
     assert any("retrying" in r.getMessage() for r in ours)  # the 503s did bite
     texts = {
         "reprs": "\n".join(reprs),
@@ -486,9 +486,9 @@ def test_credentials_blocks_leak_nothing(
     run's parameters, logs, artifacts and events, and a block that cannot be read hold no token."""
     from prefect.client.orchestration import get_client
 
-    from flows.migrate.flow import run_flow
-    from tasks.service import service_settings
     from videoferry.blocks import VideoferryCredentials, VimeoCredentials
+    from videoferry.flows.migrate.flow import run_flow
+    from videoferry.tasks.service import service_settings
 
     for name in ("VIDEOFERRY_API_URL", "VIDEOFERRY_UPLOAD_URL", "VIDEOFERRY_TOKEN", "VIDEOFERRY_TOKEN_BLOCK"):
         monkeypatch.delenv(name, raising=False)

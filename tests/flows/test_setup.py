@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 import yaml
 
-from connectors.client import VideoClient
-from connectors.config import Settings
-from emulator.control import EmulatorControl, Workspace
-from flows.setup.options import SetupOptions
-from flows.setup.runner import run_plan, run_up
-from state.ledger import Ledger
 from tests.flows.helpers import cli_env, run_cli, settings_for
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.config import Settings
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.setup.options import SetupOptions
+from videoferry.flows.setup.runner import run_plan, run_up
+from videoferry.state.ledger import Ledger
 
 RATE = {"rate_per_second": 500, "rate_per_minute": 30000}
 SECRET_ENV = {"YT_KEY": "yt-secret-key-0001", "ROOM_PW": "room-pass-777", "FB_KEY": "fb-secret-key-0002"}

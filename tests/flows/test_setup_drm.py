@@ -11,11 +11,11 @@ from typing import Any
 import httpx
 import pytest
 
-from connectors.client import VideoClient
-from emulator.control import Workspace
-from tasks.setup.drm import check_drm, decide
 from tests.flows.helpers import cli_env, settings_for
 from tests.flows.test_setup_secrets import videoferry
+from videoferry.connectors.client import VideoClient
+from videoferry.emulator.control import Workspace
+from videoferry.tasks.setup.drm import check_drm, decide
 
 
 class Callback:

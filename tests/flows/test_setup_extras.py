@@ -11,12 +11,12 @@ from typing import Any
 import boto3
 import pytest
 
-from connectors.client import VideoClient
-from connectors.config import Settings
-from emulator.control import EmulatorControl, Workspace
-from flows.setup.options import SetupOptions
-from flows.setup.runner import run_plan, run_up
 from tests.flows.test_setup import SECRET_ENV, now, write, writes
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.config import Settings
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.setup.options import SetupOptions
+from videoferry.flows.setup.runner import run_plan, run_up
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
 

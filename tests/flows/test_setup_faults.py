@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from connectors.client import VideoClient
-from connectors.client.live_models import RestreamTarget
-from connectors.config import Settings
-from emulator.control import EmulatorControl, Workspace
-from flows.setup.options import SetupOptions
-from flows.setup.runner import run_plan, run_up
-from state.ledger import Ledger
 from tests.flows.test_setup import SECRET_ENV, conference, now, write, writes
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.client.live_models import RestreamTarget
+from videoferry.connectors.config import Settings
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.setup.options import SetupOptions
+from videoferry.flows.setup.runner import run_plan, run_up
+from videoferry.state.ledger import Ledger
 
 
 @pytest.fixture(autouse=True)

@@ -8,8 +8,8 @@ from uuid import UUID
 
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
 from tests.flows.test_setup import SECRET_ENV, conference, write
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 
 def _artifacts(flow_run_id: UUID) -> list[Any]:
@@ -32,9 +32,9 @@ def test_up_then_nightly_drift_on_prefect(
     emu_control: EmulatorControl,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from flows.prefect_job import outcome_of
-    from flows.setup.flow import setup_drift_flow, setup_up_flow
-    from flows.setup.runner import SetupOutcome
+    from videoferry.flows.prefect_job import outcome_of
+    from videoferry.flows.setup.flow import setup_drift_flow, setup_up_flow
+    from videoferry.flows.setup.runner import SetupOutcome
 
     ws: Workspace = emu_control.create_workspace(rate_per_second=500, rate_per_minute=30000)
     for name, value in {**SECRET_ENV, "VIDEOFERRY_TOKEN": ws.token}.items():
@@ -76,8 +76,8 @@ def test_up_then_nightly_drift_on_prefect(
 def test_a_secret_block_reference_resolves(prefect_harness: None, tmp_path: Path) -> None:
     from prefect.blocks.system import Secret
 
-    from connectors.desired_state import SecretRef, load_desired_state
-    from tasks.setup.plan import resolve_secret
+    from videoferry.connectors.desired_state import SecretRef, load_desired_state
+    from videoferry.tasks.setup.plan import resolve_secret
 
     Secret(value="block-held-key-42").save("videoferry-test-yt-key", overwrite=True)  # type: ignore[arg-type]
     assert resolve_secret(SecretRef(block="videoferry-test-yt-key")) == "block-held-key-42"

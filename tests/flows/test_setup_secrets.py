@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
 from tests.flows.helpers import cli_env
 from tests.flows.test_setup import SECRET_ENV, conference, write
+from videoferry.emulator.control import EmulatorControl, Workspace
 
 DRM_PASSWORD = "drm-callback-pass-9"
 
 
 def videoferry(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """`videoferry ARGS` through the console script's entry point (the job commands are registered there)."""
-    argv = [sys.executable, "-c", "from flows.cli import main; main()", *args]
+    argv = [sys.executable, "-c", "from videoferry.flows.cli import main; main()", *args]
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
 
 

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from connectors.client import VideoClient
-from connectors.config import Settings
-from emulator.control import EmulatorControl, Workspace
-from flows.setup.options import SetupOptions
-from flows.setup.runner import run_plan, run_up
 from tests.flows import test_setup
 from tests.flows.test_setup import now, write, writes
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.config import Settings
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.setup.options import SetupOptions
+from videoferry.flows.setup.runner import run_plan, run_up
 
 #: The workspace (limits raised) and its settings: test_setup's fixtures.
 ws, settings = test_setup.ws, test_setup.settings

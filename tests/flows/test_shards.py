@@ -5,11 +5,11 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from core.item import in_shard, parse_shard
-from emulator.control import EmulatorControl, Workspace
-from state.ledger import Ledger
 from tests.chaos.checks import rate_figures
 from tests.flows.helpers import cli_argv, cli_env, clip_rows, write_inventory
+from videoferry.core.item import in_shard, parse_shard
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.state.ledger import Ledger
 
 
 def test_shards_split_keys_evenly_and_without_overlap() -> None:

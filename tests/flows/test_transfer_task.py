@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
-from state.errors import LedgerError
-from state.ledger import Ledger
-from state.machine import PLANNED
-from tasks.migrate import open_run
-from tasks.migrate.open_run import RunRef
-from tasks.migrate.plan import read_plan, store_plan
 from tests.flows.helpers import clip_rows, write_inventory
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.state.errors import LedgerError
+from videoferry.state.ledger import Ledger
+from videoferry.state.machine import PLANNED
+from videoferry.tasks.migrate import open_run
+from videoferry.tasks.migrate.open_run import RunRef
+from videoferry.tasks.migrate.plan import read_plan, store_plan
 
 
 def test_the_task_body_opens_the_run_from_plain_values(
@@ -25,7 +25,7 @@ def test_the_task_body_opens_the_run_from_plain_values(
     clip_factory: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from tasks.migrate.prefect_tasks import transfer_batch_task
+    from videoferry.tasks.migrate.prefect_tasks import transfer_batch_task
 
     inventory = write_inventory(tmp_path / "inv.csv", clip_rows(clip_factory, 3, metadata=False))
     ledger = Ledger.open(tmp_path / "ledger.db")  # the run's own process: it holds the run, shares nothing

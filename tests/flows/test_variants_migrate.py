@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from connectors.ids import try_normal_id
-from core.tidy import same_chapters, same_tags, same_title
-from emulator.control import EmulatorControl, Workspace
-from emulator.variants import EXCLUSIVE
-from flows.migrate.runner import run_migration
-from state.ledger import Ledger
 from tests.chaos.harness import REFUSALS, SETUP_ONLY
 from tests.flows.bounds import RUN_BOUND_SECONDS, within
 from tests.flows.helpers import free_port, options, settings_for, write_inventory
+from videoferry.connectors.ids import try_normal_id
+from videoferry.core.tidy import same_chapters, same_tags, same_title
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.emulator.variants import EXCLUSIVE
+from videoferry.flows.migrate.runner import run_migration
+from videoferry.state.ledger import Ledger
 
 #: Bundles of compatible variants; together they cover every variant the emulator has. Variants of operations
 #: a migration never makes (copy, move, cut, concat and their bodies) ride along to show a migration does

@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 #: Starts the warmup, joins it, runs a one-line flow, and prints what it saw (as JSON) before exiting.
 SCRIPT = """
 import json, os, sys
-from flows.warmup import ServerWarmup
+from videoferry.flows.warmup import ServerWarmup
 warmup = ServerWarmup().start()
 started = warmup._process is not None
 warmup.join()
@@ -97,7 +97,7 @@ def test_nothing_starts_when_the_environment_names_a_server(tmp_path: Path) -> N
 def test_the_early_server_dies_with_a_command_killed_by_sigkill(tmp_path: Path) -> None:
     script = (
         "import os, signal, sys\n"
-        "from flows.warmup import ServerWarmup\n"
+        "from videoferry.flows.warmup import ServerWarmup\n"
         "warmup = ServerWarmup().start()\n"
         "warmup.join()\n"
         "print(warmup.api_url, flush=True)\n"

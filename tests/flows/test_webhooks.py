@@ -8,9 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from emulator.control import EmulatorControl, Workspace
-from flows.migrate.runner import MigrateOutcome, run_migration
-from tasks.migrate.context import MigrateContext
 from tests.connectors.waiting import poll
 from tests.flows.helpers import (
     api_calls,
@@ -23,6 +20,9 @@ from tests.flows.helpers import (
     settings_for,
     write_inventory,
 )
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.migrate.runner import MigrateOutcome, run_migration
+from videoferry.tasks.migrate.context import MigrateContext
 
 
 def _hooked(emu: Workspace, emu_control: EmulatorControl, monkeypatch: pytest.MonkeyPatch) -> str:

@@ -14,16 +14,6 @@ import httpx
 import pytest
 import yaml
 
-from connectors.error_table import CODE_CLASSES, error_class_for
-from connectors.errors import stops_run
-from emulator.control import EmulatorControl, Workspace
-from flows.apply.options import ApplyOptions
-from flows.apply.runner import run_apply
-from flows.job import Exit, exit_for
-from flows.migrate.runner import run_migration
-from flows.setup.options import SetupOptions
-from flows.setup.runner import run_up
-from state.ledger import Ledger
 from tests.flows.apply_fixtures import wait_done, write_ops
 from tests.flows.backup_fixtures import backup, make_library
 from tests.flows.helpers import (
@@ -38,6 +28,16 @@ from tests.flows.helpers import (
 )
 from tests.flows.test_archive import broadcast_world
 from tests.flows.test_archive import run as run_archive
+from videoferry.connectors.error_table import CODE_CLASSES, error_class_for
+from videoferry.connectors.errors import stops_run
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.apply.options import ApplyOptions
+from videoferry.flows.apply.runner import run_apply
+from videoferry.flows.job import Exit, exit_for
+from videoferry.flows.migrate.runner import run_migration
+from videoferry.flows.setup.options import SetupOptions
+from videoferry.flows.setup.runner import run_up
+from videoferry.state.ledger import Ledger
 
 #: Each refusal variant, the parameters that let two creates through, and the code and name the run says.
 REFUSALS: dict[str, tuple[dict[str, int], int, str]] = {

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from state import Ledger
+from videoferry.state import Ledger
 
 
 @pytest.fixture()

@@ -9,8 +9,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from core.item import Chapter, ItemSpec, PrivacyType, Via
-from state import Ledger
+from videoferry.core.item import Chapter, ItemSpec, PrivacyType, Via
+from videoferry.state import Ledger
 
 ENDPOINT = "https://upload.example.test/tus/SECRET-CAPABILITY-0123456789"
 REPO = Path(__file__).resolve().parents[2]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from state.ledger import Ledger
 from tests.state.helpers import spec
+from videoferry.state.ledger import Ledger
 
 
 def _upload(ledger: Ledger, run: str, key: str, n: int) -> None:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from core.item import ItemSpec
-from state import Ledger, LedgerError
 from tests.state.helpers import ENDPOINT, REPO, drive, sigkill_mid_transaction, spec
+from videoferry.core.item import ItemSpec
+from videoferry.state import Ledger, LedgerError
 
 
 def _poison_events(path: Path) -> None:
@@ -105,8 +105,8 @@ def test_threads_transition_different_items(ledger: Ledger, ledger_path: Path, r
 _KILL_MID_PLAN = """
 import sys
 sys.path.insert(0, sys.argv[2])
-from core.item import ItemSpec, Via
-from state import Ledger
+from videoferry.core.item import ItemSpec, Via
+from videoferry.state import Ledger
 ledger = Ledger.open(sys.argv[1])
 run = ledger.start_run("migrate", {})
 ledger.plan([ItemSpec(key="committed", source="/c.mp4", parent_id="", via=Via.TUS, title="c")], run)
@@ -135,8 +135,8 @@ def test_sigkill_mid_plan_leaves_a_consistent_ledger(ledger_path: Path) -> None:
 _KILL_BUSY = """
 import sys
 sys.path.insert(0, sys.argv[2])
-from core.item import ItemSpec, Via
-from state import Ledger
+from videoferry.core.item import ItemSpec, Via
+from videoferry.state import Ledger
 ledger = Ledger.open(sys.argv[1])
 run = ledger.start_run("migrate", {})
 keys = [f"k{i}" for i in range(400)]

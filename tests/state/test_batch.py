@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from state import InvalidTransition, Ledger, LedgerError, UnknownItem
-from state.batch import CreateIntent, UploadSession
-from state.columns import meta_pending
 from tests.state.helpers import drive, endpoint_for, spec
+from videoferry.state import InvalidTransition, Ledger, LedgerError, UnknownItem
+from videoferry.state.batch import CreateIntent, UploadSession
+from videoferry.state.columns import meta_pending
 
 KEYS = ("k1", "k2", "k3")
 #: Columns that differ between two ledgers written at different times by different runs.

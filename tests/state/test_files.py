@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from state import Ledger, LedgerBusyError, LedgerError
-from state.schema import SCHEMA_VERSION
 from tests.state.helpers import drive, shared_lock_held, spec
+from videoferry.state import Ledger, LedgerBusyError, LedgerError
+from videoferry.state.schema import SCHEMA_VERSION
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from core.item import Chapter, ItemSpec, PrivacyType, Via
-from state import Ledger, planning
 from tests.state.helpers import drive, spec
+from videoferry.core.item import Chapter, ItemSpec, PrivacyType, Via
+from videoferry.state import Ledger, planning
 
 
 def test_first_plan_adds_and_journals(ledger: Ledger, run_id: str) -> None:

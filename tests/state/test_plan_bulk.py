@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from core.item import Chapter, ItemSpec, Via, owes_metadata
-from state import Ledger, planning
-from state.columns import spec_columns
-from state.journal import Transition, write_births, write_transitions
-from state.machine import PLANNED
-from state.schema import EVENTS_INDEXES, ITEMS_INDEXES, VIA_CHECK
 from tests.state.helpers import sigkill_mid_transaction, spec
+from videoferry.core.item import Chapter, ItemSpec, Via, owes_metadata
+from videoferry.state import Ledger, planning
+from videoferry.state.columns import spec_columns
+from videoferry.state.journal import Transition, write_births, write_transitions
+from videoferry.state.machine import PLANNED
+from videoferry.state.schema import EVENTS_INDEXES, ITEMS_INDEXES, VIA_CHECK
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 #: The secondary indexes a plan into a new ledger builds after its rows.
@@ -202,8 +202,8 @@ def test_a_failed_bulk_plan_leaves_a_new_ledger_its_indexes(
 _KILL_BULK_PLAN = """
 import sys
 sys.path.insert(0, sys.argv[2])
-from core.item import ItemSpec, Via
-from state import Ledger, planning
+from videoferry.core.item import ItemSpec, Via
+from videoferry.state import Ledger, planning
 planning._BIRTHS = 500  # bulk writes of 500 new items
 ledger = Ledger.open(sys.argv[1])
 run = ledger.start_run("migrate", {})

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from state import InvalidTransition, Ledger, LedgerError
 from tests.state.helpers import ENDPOINT, drive, endpoint_for, failed_from, spec
+from videoferry.state import InvalidTransition, Ledger, LedgerError
 
 
 def test_report_rows_never_contain_the_endpoint(ledger: Ledger, run_id: str) -> None:

@@ -7,9 +7,9 @@ from itertools import product
 
 import pytest
 
-from state import STATES, TRANSITIONS, InvalidTransition, Ledger, UnknownItem
-from state.machine import check_transition
 from tests.state.helpers import ENDPOINT, drive, endpoint_for, failed_from, spec
+from videoferry.state import STATES, TRANSITIONS, InvalidTransition, Ledger, UnknownItem
+from videoferry.state.machine import check_transition
 
 Step = Callable[[Ledger, str, str], object]
 

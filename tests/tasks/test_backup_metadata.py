@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from connectors.inventory import read_inventory
-from connectors.models import Video
-from tasks.backup.held import Held
-from tasks.backup.index import Index, build_index, csv_bytes, parent_of
-from tasks.backup.metadata import (
+from videoferry.connectors.inventory import read_inventory
+from videoferry.connectors.models import Video
+from videoferry.tasks.backup.held import Held
+from videoferry.tasks.backup.index import Index, build_index, csv_bytes, parent_of
+from videoferry.tasks.backup.metadata import (
     clean,
     content_mark,
     files_mark,

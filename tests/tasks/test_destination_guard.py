@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from connectors.ledger_errors import RemoteLedgerLostError
-from connectors.s3 import S3Config
-from tasks.destination import Destination, open_destination
+from videoferry.connectors.ledger_errors import RemoteLedgerLostError
+from videoferry.connectors.s3 import S3Config
+from videoferry.tasks.destination import Destination, open_destination
 
 
 def closed() -> None:

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from connectors.errors import NotFoundError, UnknownOutcomeError
-from state.ledger import Ledger
-from state.machine import OpStatus
-from tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, exactly_once, settle
-from tasks.lookup import Postponed
+from videoferry.connectors.errors import NotFoundError, UnknownOutcomeError
+from videoferry.state.ledger import Ledger
+from videoferry.state.machine import OpStatus
+from videoferry.tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, exactly_once, settle
+from videoferry.tasks.lookup import Postponed
 
 
 @pytest.fixture()

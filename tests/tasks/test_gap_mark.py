@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from connectors.client import VideoClient
-from connectors.limiter import ApiRateLimiter
-from emulator.control import EmulatorControl, Workspace
-from state.ledger import Ledger
-from tasks.gap import Gap
-from tasks.gap_mark import GapMark, keep_mark, precision_of, restored_mark, take_mark
-from tasks.lookup import SentCreate
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.limiter import ApiRateLimiter
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.state.ledger import Ledger
+from videoferry.tasks.gap import Gap
+from videoferry.tasks.gap_mark import GapMark, keep_mark, precision_of, restored_mark, take_mark
+from videoferry.tasks.lookup import SentCreate
 
 TITLE = "Same title"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.platform_keys import platform_key
-from tasks.links.platforms import embed_url, find_platform_urls, page_url
-from tasks.links.rewrite import EmbedMap, rewrite_text
-from tasks.links.table import LinkRow, url_key
+from videoferry.core.platform_keys import platform_key
+from videoferry.tasks.links.platforms import embed_url, find_platform_urls, page_url
+from videoferry.tasks.links.rewrite import EmbedMap, rewrite_text
+from videoferry.tasks.links.table import LinkRow, url_key
 
 FORMS = [
     ("https://player.vimeo.com/video/123456?h=abcdef", "vimeo", "123456", True),

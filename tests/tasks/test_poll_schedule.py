@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from connectors.client import VideoClient
-from connectors.limiter import ApiRateLimiter
-from connectors.tus import TusUpload
-from emulator.control import EmulatorControl, Workspace
-from state.ledger import Ledger
-from tasks.migrate.context import MigrateContext
-from tasks.migrate.readiness import Watcher
-from tasks.migrate.transfer import transfer_item
 from tests.state.helpers import spec
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.limiter import ApiRateLimiter
+from videoferry.connectors.tus import TusUpload
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.state.ledger import Ledger
+from videoferry.tasks.migrate.context import MigrateContext
+from videoferry.tasks.migrate.readiness import Watcher
+from videoferry.tasks.migrate.transfer import transfer_item
 
 
 @pytest.fixture()

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from connectors.client.probe import ServiceRouteError
-from connectors.config import Settings
-from flows.job import Exit, exit_for
-from tasks.preflight import check_reachable, check_token
+from videoferry.connectors.client.probe import ServiceRouteError
+from videoferry.connectors.config import Settings
+from videoferry.flows.job import Exit, exit_for
+from videoferry.tasks.preflight import check_reachable, check_token
 
 
 class _AuthFirst(BaseHTTPRequestHandler):

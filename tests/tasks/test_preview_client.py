@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from connectors.config import Settings
-from connectors.limiter import rate_limiter
-from tasks.service import LIMITER_FILE, preview_client, run_limiter
+from videoferry.connectors.config import Settings
+from videoferry.connectors.limiter import rate_limiter
+from videoferry.tasks.service import LIMITER_FILE, preview_client, run_limiter
 
 
 def _settings(token: str) -> Settings:

@@ -7,20 +7,20 @@ from typing import Any
 
 import pytest
 
-from connectors.client import VideoClient
-from connectors.limiter import ApiRateLimiter
-from connectors.tus import TusUpload
-from emulator.control import EmulatorControl, Workspace
-from flows.migrate.runner import run_migration
-from state.ledger import Ledger
-from tasks.migrate.context import MigrateContext
-from tasks.migrate.readiness import Watcher
-from tasks.migrate.schedule import ItemSchedule
-from tasks.migrate.transfer import transfer_item
-from tasks.scheduling import Handle
 from tests.fixtures.emulator import fast_polls
 from tests.flows.helpers import api_calls, clip_rows, options, settings_for, write_inventory
 from tests.state.helpers import spec
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.limiter import ApiRateLimiter
+from videoferry.connectors.tus import TusUpload
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.migrate.runner import run_migration
+from videoferry.state.ledger import Ledger
+from videoferry.tasks.migrate.context import MigrateContext
+from videoferry.tasks.migrate.readiness import Watcher
+from videoferry.tasks.migrate.schedule import ItemSchedule
+from videoferry.tasks.migrate.transfer import transfer_item
+from videoferry.tasks.scheduling import Handle
 
 
 @pytest.fixture()

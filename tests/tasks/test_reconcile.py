@@ -11,24 +11,24 @@ from typing import Any
 import httpx
 import pytest
 
-from connectors.client import VideoClient
-from connectors.limiter import ApiRateLimiter
-from connectors.models import Video
-from connectors.titles import PLACEHOLDER_PREFIX
-from connectors.tus import TusUpload
-from core.item import Via
-from emulator.control import EmulatorControl, Workspace
-from flows.migrate.runner import run_migration
-from state.ledger import Ledger
-from state.models import Item
-from tasks.lookup import fits
-from tasks.migrate.context import MigrateContext
-from tasks.migrate.create import create_item, create_title
-from tasks.migrate.reconcile import locate, sent_create
-from tasks.migrate.transfer import transfer_item
 from tests.fixtures.emulator import fast_polls
 from tests.flows.helpers import options, settings_for, write_inventory
 from tests.state.helpers import spec
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.limiter import ApiRateLimiter
+from videoferry.connectors.models import Video
+from videoferry.connectors.titles import PLACEHOLDER_PREFIX
+from videoferry.connectors.tus import TusUpload
+from videoferry.core.item import Via
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.flows.migrate.runner import run_migration
+from videoferry.state.ledger import Ledger
+from videoferry.state.models import Item
+from videoferry.tasks.lookup import fits
+from videoferry.tasks.migrate.context import MigrateContext
+from videoferry.tasks.migrate.create import create_item, create_title
+from videoferry.tasks.migrate.reconcile import locate, sent_create
+from videoferry.tasks.migrate.transfer import transfer_item
 
 
 @pytest.fixture()

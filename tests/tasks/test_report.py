@@ -8,11 +8,11 @@ from pathlib import Path
 
 import polars as pl
 
-from core.redact import safe_uri
-from flows.ledger_report import FORMATS, build_report, markdown, render_html, write_report
-from state.ledger import Ledger
-from tasks.migrate.report import items_html
 from tests.state.helpers import spec
+from videoferry.core.redact import safe_uri
+from videoferry.flows.ledger_report import FORMATS, build_report, markdown, render_html, write_report
+from videoferry.state.ledger import Ledger
+from videoferry.tasks.migrate.report import items_html
 
 ENDPOINT = "http://127.0.0.1:9/upload/abc/SECRET-CAPABILITY"
 

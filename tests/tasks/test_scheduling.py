@@ -5,8 +5,8 @@ from __future__ import annotations
 import concurrent.futures
 import threading
 
-from tasks.scheduling import Schedule, when_done
-from tasks.stop import Stop
+from videoferry.tasks.scheduling import Schedule, when_done
+from videoferry.tasks.stop import Stop
 
 #: A tick no test waits out: a round that comes sooner came from a nudge or a stop.
 LONG_TICK = 3600.0

@@ -10,17 +10,17 @@ from typing import Any
 
 import pytest
 
-from connectors.client import VideoClient
-from connectors.limiter import ApiRateLimiter
-from connectors.tus import TusUpload
-from emulator.control import EmulatorControl, Workspace
-from state.ledger import Ledger
-from state.models import Item
-from tasks.migrate.context import MigrateContext
-from tasks.migrate.create import create_item
-from tasks.migrate.transfer import transfer_batch, transfer_item
 from tests.fixtures.emulator import fast_polls
 from tests.state.helpers import spec
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.limiter import ApiRateLimiter
+from videoferry.connectors.tus import TusUpload
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.state.ledger import Ledger
+from videoferry.state.models import Item
+from videoferry.tasks.migrate.context import MigrateContext
+from videoferry.tasks.migrate.create import create_item
+from videoferry.tasks.migrate.transfer import transfer_batch, transfer_item
 
 #: Every request to an upload address (HEAD and PATCH) fails.
 UPLOADS_FAIL = [{"kind": "error", "status": 503, "path": "^/upload/"}]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import unicodedata
 
-from connectors.client.live_models import LiveEvent
-from connectors.desired_state import EventSpec
-from tasks.setup.differences import event_differences
+from videoferry.connectors.client.live_models import LiveEvent
+from videoferry.connectors.desired_state import EventSpec
+from videoferry.tasks.setup.differences import event_differences
 
 
 def _event(**fields: str) -> LiveEvent:

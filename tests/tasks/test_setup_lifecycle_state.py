@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from connectors.client.live_models import LiveEvent
-from state.ledger import Ledger
-from tasks.setup.lifecycle import current_state, state_step
+from videoferry.connectors.client.live_models import LiveEvent
+from videoferry.state.ledger import Ledger
+from videoferry.tasks.setup.lifecycle import current_state, state_step
 
 EVENT = "00000000-0000-0000-0000-00000000000e"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from state import Ledger
-from tasks.migrate.plan import Plan, read_plan, store_plan
+from videoferry.state import Ledger
+from videoferry.tasks.migrate.plan import Plan, read_plan, store_plan
 
 PARENT = "19a68028-c230-464a-9e28-c407aea46bfc"
 

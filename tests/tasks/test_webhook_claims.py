@@ -9,19 +9,19 @@ from typing import Any
 import httpx
 import pytest
 
-from connectors.client import VideoClient
-from connectors.limiter import ApiRateLimiter
-from connectors.tus import TusUpload
-from connectors.webhook import WebhookConfigError
-from emulator.control import EmulatorControl, Workspace
-from state.ledger import Ledger
-from tasks.migrate.claims import Claims, start_webhooks
-from tasks.migrate.context import WEBHOOK_POLL_SECONDS, MigrateContext
-from tasks.migrate.readiness import Watcher
-from tasks.migrate.transfer import transfer_item
 from tests.connectors.waiting import poll
 from tests.flows.helpers import api_calls
 from tests.state.helpers import spec
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.limiter import ApiRateLimiter
+from videoferry.connectors.tus import TusUpload
+from videoferry.connectors.webhook import WebhookConfigError
+from videoferry.emulator.control import EmulatorControl, Workspace
+from videoferry.state.ledger import Ledger
+from videoferry.tasks.migrate.claims import Claims, start_webhooks
+from videoferry.tasks.migrate.context import WEBHOOK_POLL_SECONDS, MigrateContext
+from videoferry.tasks.migrate.readiness import Watcher
+from videoferry.tasks.migrate.transfer import transfer_item
 
 
 def _status(video_id: str, status: str) -> dict[str, Any]:

@@ -1,6 +1,0 @@
-"""The video API client: `VideoClient`, one resource per endpoint group over one `Transport`."""
-
-from connectors.client.transport import Transport
-from connectors.client.video_client import VideoClient
-
-__all__ = ["Transport", "VideoClient"]

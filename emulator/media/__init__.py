@@ -1,7 +1,0 @@
-"""Real media for the emulator and the tests (PyAV): probe, cut / concat and small test clips."""
-
-from emulator.media.clips import make_clip
-from emulator.media.edit import concat, cut
-from emulator.media.probe import MediaInfo, probe
-
-__all__ = ["MediaInfo", "concat", "cut", "make_clip", "probe"]

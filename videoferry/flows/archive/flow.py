@@ -1,0 +1,60 @@
+"""The Prefect flow around run_archive: the same runner, its results as Prefect artifacts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefect import flow
+from prefect.artifacts import create_markdown_artifact
+from prefect.states import State
+
+from videoferry.flows.archive.options import DEFAULT_PART_MIB, ArchiveOptions
+from videoferry.flows.archive.runner import run_archive
+from videoferry.flows.job import CopyOutcome
+from videoferry.flows.options import DEFAULT_LEDGER, MIB, options_from_params
+from videoferry.flows.prefect_job import job_flow
+from videoferry.tasks.service import service_settings
+
+
+@flow(name="videoferry-archive", log_prints=False)
+def archive_flow(
+    to: str,
+    events: list[str] | None = None,
+    project: str | None = None,
+    since: str | None = None,
+    quality: str = "best",
+    move_to: str | None = None,
+    move_to_folder: str | None = None,
+    tags: list[str] | None = None,
+    delete_after_archive: bool = False,
+    ledger: str = DEFAULT_LEDGER,
+    report_dir: str | None = None,
+    transfers: int = 2,
+    part_size: int = DEFAULT_PART_MIB * MIB,
+    retry_backoff: float = 0.5,
+    api_url: str | None = None,
+    upload_url: str | None = None,
+) -> dict[str, Any] | State[Any]:
+    """Archive the recordings of finished live events into `to` (s3://bucket/prefix/ or a directory).
+
+    The parameters are ArchiveOptions' flow fields (flows/archive/options.py), then the service's {base_url} /
+    {upload_url} (None reads
+    VIDEOFERRY_API_URL / VIDEOFERRY_UPLOAD_URL). The token comes from VIDEOFERRY_TOKEN in the environment
+    running the flow, never from a parameter. A run with a failed recording (exit status 1) ends as a Failed
+    flow run (flows/prefect_job.flow_tail), so a nightly deployment shows red.
+    """
+    values = dict(locals())  # first: locals() holds the parameters
+    return job_flow(lambda: _archive(values), CopyOutcome)
+
+
+def _archive(values: dict[str, Any]) -> CopyOutcome:
+    """The archive flow's body: the options from its parameters, the run, its summary artifact."""
+    opts, service = options_from_params(ArchiveOptions, values)
+    outcome = run_archive(opts, service_settings(api_url=service.api_url, upload_url=service.upload_url))
+    counts = ", ".join(f"{n} {s}" for s, n in outcome.counts.items()) or "no recordings"
+    text = "\n".join(
+        ["# videoferry archive", "", f"{counts}; {outcome.bytes} bytes copied", ""]
+        + [f"- {line}" for line in outcome.reasons]
+    )
+    create_markdown_artifact(text, key="videoferry-archive-summary", description="Archive summary")
+    return outcome

@@ -1,0 +1,56 @@
+"""The Prefect flow around run_backup: the same runner, its results as Prefect artifacts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefect import flow
+from prefect.artifacts import create_markdown_artifact
+from prefect.states import State
+
+from videoferry.flows.backup.options import DEFAULT_PART_MIB, BackupOptions
+from videoferry.flows.backup.runner import run_backup
+from videoferry.flows.job import CopyOutcome
+from videoferry.flows.options import DEFAULT_LEDGER, MIB, options_from_params
+from videoferry.flows.prefect_job import job_flow
+from videoferry.tasks.service import service_settings
+
+
+@flow(name="videoferry-backup", log_prints=False)
+def backup_flow(
+    project: str,
+    to: str,
+    folder: str | None = None,
+    since: str | None = None,
+    prune: bool = False,
+    ledger: str = DEFAULT_LEDGER,
+    report_dir: str | None = None,
+    transfers: int = 2,
+    part_size: int = DEFAULT_PART_MIB * MIB,
+    retry_backoff: float = 0.5,
+    api_url: str | None = None,
+    upload_url: str | None = None,
+) -> dict[str, Any] | State[Any]:
+    """Back up every video of `project` (or of `folder`) into `to` (s3://bucket/prefix/ or a directory).
+
+    The parameters are BackupOptions' flow fields (flows/backup/options.py), then the service's
+    {base_url} / {upload_url} (None reads VIDEOFERRY_API_URL / VIDEOFERRY_UPLOAD_URL). The token comes from
+    VIDEOFERRY_TOKEN or the Secret block VIDEOFERRY_TOKEN_BLOCK names, never from a parameter. A run with a
+    failed video (exit status 1) ends as a Failed flow run (flows/prefect_job.flow_tail), a nightly run shows
+    red.
+    """
+    values = dict(locals())  # first: locals() holds the parameters
+    return job_flow(lambda: _backup(values), CopyOutcome)
+
+
+def _backup(values: dict[str, Any]) -> CopyOutcome:
+    """The backup flow's body: the options from its parameters, the run, its summary artifact."""
+    opts, service = options_from_params(BackupOptions, values)
+    outcome = run_backup(opts, service_settings(api_url=service.api_url, upload_url=service.upload_url))
+    counts = ", ".join(f"{n} {s}" for s, n in outcome.counts.items()) or "no videos"
+    text = "\n".join(
+        ["# videoferry backup", "", f"{counts}; {outcome.bytes} bytes copied", ""]
+        + [f"- {line}" for line in outcome.reasons]
+    )
+    create_markdown_artifact(text, key="videoferry-backup-summary", description="Backup summary")
+    return outcome

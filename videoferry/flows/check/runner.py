@@ -1,0 +1,152 @@
+"""The check runner: compare an inventory (and its ledger) with the service; --adopt rebuilds the ledger."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from videoferry.connectors.client import VideoClient
+from videoferry.connectors.config import Settings
+from videoferry.connectors.errors import AuthError, VideoApiError
+from videoferry.connectors.inventory import Inventory, read_inventory
+from videoferry.connectors.ledger_remote import is_remote_ledger
+from videoferry.connectors.s3 import S3Config
+from videoferry.flows.check.options import CheckOptions
+from videoferry.flows.job import Outcome, Run, ServiceUnavailable, ledger_path, read_ledger, run_job
+from videoferry.state.ledger import Ledger
+from videoferry.tasks.check.adopt import Adoption, AdoptPolicy, adopt_items, closing
+from videoferry.tasks.check.compare import CheckLine, Mark
+from videoferry.tasks.check.durations import inventory_durations
+from videoferry.tasks.check.explain import Applied, applied_edits
+from videoferry.tasks.check.items import CheckSettings, check_items
+from videoferry.tasks.check.listing import list_destination
+from videoferry.tasks.check.playable import PLAYABLE, playable_lines
+from videoferry.tasks.check.report import summarize, write_check_report, write_combined
+from videoferry.tasks.report_files import publish_report
+from videoferry.tasks.service import run_client
+
+
+@dataclass
+class CheckOutcome(Outcome):
+    """How a check ended: exit status, the check's lines (=, -, +, *, !), notes (ledger, adoptions), the
+    summary, adoptions and report files."""
+
+    lines: list[CheckLine] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+    adoptions: list[Adoption] = field(default_factory=list)
+
+
+def _rejected_lines(errors: list[Any]) -> list[CheckLine]:
+    return [
+        CheckLine(Mark.ERROR, f"row {e.row}", e.row, None, None, (), f"rejected, field {e.field}: {e.reason}")
+        for e in errors
+    ]
+
+
+def run_check(opts: CheckOptions, settings: Settings, s3: S3Config | None = None) -> CheckOutcome:
+    """Run one check: a run of its own with --adopt (the ledger written through its own steps), else a read.
+
+    Raises InventoryError, LedgerError (and LedgerBusyError), AuthError, ServiceUnavailable (the listing).
+    """
+    s3 = s3 or S3Config.from_env()
+    inventory = read_inventory(
+        opts.inventory,
+        default_parent_id=opts.parent_id,
+        via="auto",
+        s3=s3,
+        parent_map=opts.parent_map or (),
+    )
+    path = opts.ledger if is_remote_ledger(opts.ledger) else ledger_path(opts.ledger)
+    if opts.adopt:
+
+        def body(run: Run) -> CheckOutcome:
+            run.summary = lambda: run.ledger.summary(run.run_id)
+            note = f"ledger {path}: adopting into it"
+            return _check(opts, inventory, s3, run.client, run.ledger, run.run_id, note)
+
+        return run_job("check", asdict(opts), opts.ledger, settings, body)
+    notes: list[str] = []
+    with read_ledger(opts.ledger, notes) as ledger, run_client(settings, opts.ledger) as client:
+        if ledger is None:
+            note = f"no ledger at {path}: items matched by title (and size) in their parent"
+        else:
+            note = f"ledger {path}: items matched by its video ids first"
+        outcome = _check(opts, inventory, s3, client, ledger, None, note)
+    outcome.notes[1:1] = notes
+    return outcome
+
+
+def _check(
+    opts: CheckOptions,
+    inventory: Inventory,
+    s3: S3Config,
+    client: VideoClient,
+    ledger: Ledger | None,
+    run_id: str | None,
+    ledger_note: str,
+) -> CheckOutcome:
+    """The check itself: list the destination, match and compare every item, adopt (in a run), report."""
+    specs = list(inventory.specs())
+    if ledger is not None and run_id is not None:
+        ledger.plan(iter(specs), run_id)
+    try:
+        dest = list_destination(client, [s.parent_id for s in specs])
+    except AuthError:
+        raise
+    except VideoApiError as exc:  # the listing failed after its retries: nothing could be checked
+        raise ServiceUnavailable(f"the destination could not be listed: {exc}") from exc
+    ledger_ids: dict[str, str] = {}
+    owners: dict[str, str] = {}
+    states: dict[str, str] = {}
+    if ledger is not None:
+        known = ledger.items()
+        ledger_ids = {i.key: i.video_id for i in known if i.video_id}
+        states = {i.key: i.state for i in known}
+        owners = ledger.video_owners(list(dest.videos))
+    adopting = ledger is not None and run_id is not None
+    cfg = CheckSettings(
+        download_md5=opts.download_md5,
+        s3=s3,
+        durations=inventory_durations(opts.inventory, s3),
+        oldest=adopting and not opts.reupload_unproven,
+        # --adopt decides on the differences themselves (tasks/check/adopt.py): nothing explained away
+        applied=applied_edits(ledger) if ledger is not None and not adopting else Applied(),
+        one_way=opts.one_way,
+    )
+    result = check_items(client, specs, dest, ledger_ids, owners, cfg)
+    if opts.playable:
+        result.items = playable_lines(
+            client, result.items, result.matches, states, cfg.durations, s3, cfg.applied
+        )
+    adoptions: list[Adoption] = []
+    if ledger is not None and run_id is not None:
+        policy = AdoptPolicy(opts.reupload_unproven, opts.rewrite_differing)
+        adoptions = adopt_items(ledger, run_id, result.matches, result.items, dest, policy)
+    lines = [*result.items, *result.extras, *_rejected_lines(inventory.errors)]
+    summary = summarize(
+        [*result.items, *_rejected_lines(inventory.errors)],
+        result.extras,
+        adoptions,
+        one_way=opts.one_way,
+        outside=result.outside,
+    )
+    if opts.playable:
+        summary["not_playable"] = sum(PLAYABLE in line.fields for line in result.items)
+    outcome = CheckOutcome(
+        exit_code=0 if summary["match"] and specs else 1,
+        lines=lines,
+        notes=[ledger_note, *inventory.warnings, *(a.text() for a in adoptions)]
+        + ([closing(adoptions)] if adopting else []),
+        summary=summary,
+        adoptions=adoptions,
+    )
+    if not specs and not inventory.errors:
+        outcome.notes.append(f"the inventory {opts.inventory} has no rows: nothing to check")
+    if opts.combined:
+        outcome.report_files.append(str(write_combined(Path(opts.combined), lines)))
+    if opts.report_dir:
+        write = lambda d: write_check_report(d, lines, summary, adoptions)  # noqa: E731
+        outcome.report_files += publish_report(opts.report_dir, write, s3)
+    return outcome

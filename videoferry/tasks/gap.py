@@ -1,0 +1,170 @@
+"""The replication gap: a run whose restored ledger may miss what its last holder did looks up, before it
+creates anything, whatever the copy does not show as settled (one listing for the whole run, the lookup rules
+of tasks/lookup.py), and says when it has looked everything up.
+
+A remote ledger (connectors/ledger_remote.py) is replicated asynchronously: a run killed between a create
+and the replication of its outcome leaves a replica that does not know the video. The next run restores a
+copy that "may be behind" (`home.behind_reason`). What the lost run can have made is bounded by the gap mark
+the ledger keeps (tasks/gap_mark.py): on the service's own clock, a moment by which the earliest run whose
+writes may be missing held the ledger. The one listing every lookup of the run reads is the workspace,
+newest first, down to just past it (one call per 100 videos created since), taken before this run creates
+anything; a video is a lost run's only when its created_at is provably after the mark (Gap.bound), so a
+video that existed before (an original migrated with another ledger, a copy's own source, same title, same
+place) is never taken for the result it looks like. No mark known: the lookup cannot tell, adopts nothing,
+and the run does what the ledger does not show done (said once as a warning).
+
+What each job looks up before its create (the subject key it records): migrate, an item in planned / creating
+/ failed without a video (its key), under every title its create can have been sent with; apply, a copy /
+concat unit that is not done (its unit key; cuts and replaces write their intent durably first instead, so
+they are never in the gap); archive, a recording's copy not done (its op key: the destination object at its
+own key adopted by size and md5: the same bytes, whenever written, so no mark bounds it). complete() says when
+every subject was looked up, and only then may the home be marked reconciled: a run that touched part of the
+ledger leaves the gap open for the next.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from videoferry.connectors.models import Video
+from videoferry.core.item import ItemState
+from videoferry.core.operation import OpKind
+from videoferry.state.machine import OpStatus, UnitState
+from videoferry.tasks.lookup import Postponed, SentCreate, besides, choose_created
+
+if TYPE_CHECKING:
+    from videoferry.connectors.client import VideoClient
+    from videoferry.state.ledger import Ledger
+
+log = logging.getLogger(__name__)
+
+#: Apply kinds whose lost result a gap lookup finds by listing (cut and replace: durable intents instead).
+GAP_UNIT_KINDS = frozenset({OpKind.COPY.value, OpKind.CONCAT.value})
+#: Items in these states may hide a create the copy does not know (with `failed` only when it has no video).
+GAP_ITEM_STATES = (ItemState.PLANNED, ItemState.CREATING, ItemState.FAILED)
+#: The op key of an archive copy step ends so (tasks/archive/recording.op_key(video, "copy")).
+ARCHIVE_COPY_SUFFIX = ":copy"
+
+
+class GapListingFailed(Exception):
+    """The listing every gap lookup reads could not be made: nothing may be created for a gap subject (the
+    run stops; exit status 1, a rerun lists again)."""
+
+
+@dataclass
+class Gap:
+    """One run's view of the replication gap: why, since when, the one listing, and what was looked up."""
+
+    reason: str
+    since: datetime | None  #: this machine's clock: when the lost run started, as the lock tells (or None)
+    taken: datetime | None = None  #: the gap mark (service clock, tasks/gap_mark.py); None: cannot tell
+    looked: set[str] = field(default_factory=set)
+    unresolved: dict[str, str] = field(default_factory=dict)  #: subject -> why it could not be told
+    listed_calls: int = 0
+    _videos: list[Video] | None = field(default=None, repr=False)
+    _failed: str = field(default="", repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def bound(self) -> datetime | None:
+        """The earliest created_at a lost run's video can have (service clock): just past the mark; None when
+        no mark is known (nothing can be told)."""
+        if self.taken is None:
+            return None
+        return self.taken + timedelta(microseconds=1)
+
+    def listing(self, client: VideoClient) -> list[Video]:
+        """Every live video created after the gap mark, newest first: listed once for the run (on the first
+        call), one list call per 100 videos; none without a mark. GapListingFailed when the service would
+        not list."""
+        from videoferry.connectors.errors import AuthError, VideoApiError
+
+        with self._lock:
+            if self._failed:
+                raise GapListingFailed(self._failed)
+            if self._videos is None and self.bound is None:
+                log.warning(
+                    "replication gap: the ledger keeps no gap mark, so no video can be told as the lost"
+                    " run's: what the ledger does not show done is done again"
+                )
+                self._videos = []
+            if self._videos is None:
+                try:
+                    self._videos = list(client.videos.scan(newer_than=self.bound))
+                except AuthError:
+                    raise
+                except VideoApiError as exc:
+                    self._failed = f"the destination could not be listed for the gap ({exc.code}): {exc}"
+                    raise GapListingFailed(self._failed) from None
+                self.listed_calls = max(1, -(-len(self._videos) // 100))
+                log.info("replication gap: %d video(s) created since its mark", len(self._videos))
+            return self._videos
+
+    def find(
+        self,
+        client: VideoClient,
+        subject: str,
+        sents: Sequence[SentCreate],
+        owners: Callable[[Sequence[str]], dict[str, str]],
+        sources: Collection[str] = (),
+    ) -> Video | None:
+        """The video one of `sents` (the ways the subject's create can have been sent) made during the gap,
+        never one another ledger entry owns nor one of `sources` (the ids the call was made on: they existed
+        before it); tasks/lookup.choose_created over the run's one listing, bounded by the mark. The subject
+        counts as looked up; Postponed (recorded as unresolved) when several videos could be it and cannot be
+        told apart."""
+        videos = self.listing(client)
+        held = besides(owners, sources)
+        try:
+            for sent in sents:
+                found = choose_created(videos, sent, held, bound=self.bound, clock_known=True)
+                if found is not None:
+                    return found
+        except Postponed:
+            with self._lock:
+                self.unresolved[subject] = "several videos could be its create's; cannot tell which"
+            raise
+        finally:
+            with self._lock:
+                self.looked.add(subject)
+        with self._lock:
+            self.unresolved.pop(subject, None)
+        return None
+
+    def pending(self, subject: str) -> bool:
+        """Whether the subject still has to be looked up before its create (not yet in this run)."""
+        with self._lock:
+            return subject not in self.looked
+
+    def mark_looked(self, subject: str) -> None:
+        """Record a subject as looked up by other means (an archive object checked by size and md5)."""
+        with self._lock:
+            self.looked.add(subject)
+            self.unresolved.pop(subject, None)
+
+    def unsettled(self, ledger: Ledger) -> list[str]:
+        """The subjects the ledger does not show settled and this run has not looked up (empty: complete)."""
+        subjects: list[str] = []
+        for item in ledger.items(GAP_ITEM_STATES):
+            if item.state != ItemState.FAILED or not item.video_id:
+                subjects.append(item.key)
+        for unit in ledger.units():
+            if unit.kind in GAP_UNIT_KINDS and unit.state != UnitState.DONE:
+                subjects.append(unit.unit_key)
+        last: dict[str, str] = {}
+        for op in ledger.ops(kind="archive"):
+            if op.op_key and op.op_key.endswith(ARCHIVE_COPY_SUFFIX):
+                last[op.op_key] = op.status
+        subjects += [key for key, status in last.items() if status != OpStatus.DONE]
+        with self._lock:
+            return [s for s in subjects if s not in self.looked or s in self.unresolved]
+
+    def complete(self, ledger: Ledger) -> bool:
+        """Whether every subject the ledger does not show settled was looked up in this run (then the home
+        may be marked reconciled)."""
+        return not self._failed and not self.unsettled(ledger)

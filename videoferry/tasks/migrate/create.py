@@ -1,0 +1,305 @@
+"""Creating an item's video exactly once: the title it is sent under; the create by tus, URL or single."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from videoferry.connectors.config import ConfigError
+from videoferry.connectors.errors import (
+    FolderNotFoundError,
+    NotFoundError,
+    VideoApiError,
+)
+from videoferry.connectors.ids import same_id
+from videoferry.connectors.retry import describe_failure
+from videoferry.connectors.s3 import parse_s3_uri, presign_get, shared_s3_client
+from videoferry.connectors.sources import ByteSource, source_version
+from videoferry.connectors.titles import header_exact, header_safe_title, placeholder_title
+from videoferry.core.item import SourceKind, Via, default_title
+from videoferry.core.tidy import same_title
+from videoferry.state.machine import CREATING
+from videoferry.state.models import Item
+from videoferry.tasks.exactly_once import Intent, NotMade, exactly_once, settle
+from videoferry.tasks.lookup import is_shared, shared_titles
+from videoferry.tasks.migrate.context import MigrateContext, scope_of
+from videoferry.tasks.migrate.platform_source import journal_file_origin, resolve_link
+from videoferry.tasks.migrate.reconcile import (
+    adopt_found,
+    api_failure,
+    create_intent,
+    fail_item,
+    item_lookup,
+    reload,
+)
+from videoferry.tasks.migrate.upload import open_bytes
+
+log = logging.getLogger(__name__)
+
+
+#: error.code of a create whose parent_id the service does not know (spec section 7).
+PARENT_REFUSED_CODE = 400236
+
+
+def item_title_groups(ctx: MigrateContext) -> frozenset[tuple[str, str]]:
+    """(parent, title_group_key) pairs more than one item of the ledger falls in (tasks/lookup.shared_titles):
+    learned once per run."""
+    with ctx.lock:
+        if ctx.shared_titles is None:
+            rows = ctx.ledger.title_rows()
+            titles = ((parent, title or default_title(source, key)) for key, parent, title, source in rows)
+            ctx.shared_titles = shared_titles(titles)
+        return ctx.shared_titles
+
+
+def create_title(ctx: MigrateContext, item: Item, mode: Via) -> str:
+    """The title the create sends: one a lookup can tell from every other item's in its parent, and ASCII in
+    headers.
+
+    Items whose titles a tidying service could make alike (equal once tidied, or in their first
+    core.tidy.MIN_TITLE_CAP characters: tasks/lookup.shared_titles) get a marker derived from their key (set
+    to the real title by the finish step), so a lost create answer can only ever match its own item's video.
+    Header uploads send titles that are not plain ASCII as the same marker.
+    """
+    title = item.spec.title
+    if is_shared(item_title_groups(ctx), item.spec.parent_id, title):
+        return placeholder_title(item.key)
+    if mode is not Via.TUS:
+        return header_safe_title(title, item.key)[0]
+    return title
+
+
+def learn_init_ids(ctx: MigrateContext, init_id: str, sent_title: str, parent: str) -> str | None:
+    """The video id an init answer names, or None when the service's init id is an upload session's.
+
+    Learned once per run with one GET of the first answer's id (spec 2.14 calls the answer a session): a 404
+    means init ids are not video ids, and every item's video is then found by listing after its upload. The
+    video that GET shows also tells how its parent is listed (context.scope_of), which the first listing
+    would otherwise spend a GET of its own on.
+    """
+    with ctx.init_lock:
+        if ctx.init_id_is_video is None:
+            started = time.monotonic()
+            try:
+                video = ctx.client.videos.get(init_id)
+                ctx.init_id_is_video = video.title is None or same_title(sent_title, video.title)
+                if ctx.init_id_is_video and parent and parent not in ctx.scopes:
+                    ctx.scopes[parent] = scope_of(parent, video)
+            except NotFoundError:
+                ctx.init_id_is_video = False
+            except VideoApiError as exc:
+                log.warning("could not learn what init ids name (%s); listing instead", describe_failure(exc))
+                return None
+            log.info(
+                "init answers name %s (learned in %.2f s)",
+                "the video" if ctx.init_id_is_video else "an upload session; videos are found by listing",
+                time.monotonic() - started,
+            )
+    return init_id if ctx.init_id_is_video else None
+
+
+def create_item(ctx: MigrateContext, item: Item) -> None:
+    """Create the item's video by its upload mode, writing the intent before the call."""
+    mode = item.spec.via
+    title = create_title(ctx, item, mode)
+    refused = ctx.refused_parents.get(item.spec.parent_id or "")
+    if refused is not None:
+        fail_item(ctx, item, PARENT_REFUSED_CODE, f"{refused} (refused earlier in this run; not sent again)")
+        return
+    if mode is Via.URL:
+        _create_by_url(ctx, item, title)
+        return
+    if item.spec.source_kind is not SourceKind.PLATFORM:
+        journal_file_origin(ctx, item)  # a Takeout's file: where it came from (nothing for others)
+    source = open_bytes(ctx, item)
+    if source is None:
+        return
+    if mode is Via.SINGLE:
+        _create_single(ctx, item, title, source)
+    else:
+        _create_tus(ctx, item, title, source)
+
+
+@dataclass
+class CreateJournal:
+    """An item's create, written in the item itself (tasks/exactly_once.Journal): the intent is the state
+    creating with the title and description sent, the outcome the state the answer (or the lookup) tells.
+
+    accepted(answer): writes what the call answered (an upload session, or the accepted video).
+    """
+
+    ctx: MigrateContext
+    item: Item
+    title: str = ""
+    description: str | None = None
+    source: ByteSource | None = None
+    accepted: Callable[[Any], None] = lambda _answer: None
+
+    def open_intent(self) -> Intent | None:
+        """The create an earlier attempt left in creating."""
+        return create_intent(self.item) if self.item.state == CREATING else None
+
+    def write_intent(self) -> Intent:
+        """planned -> creating, with the title and description sent and the source's version."""
+        at = datetime.now(UTC)
+        self.ctx.ledger.begin_create(
+            self.item.key,
+            self.ctx.run_id,
+            self.title,
+            create_description=self.description,
+            source_version=source_version(self.source) if self.source is not None else None,
+        )
+        return Intent(self.item.key, at)
+
+    def write_done(self, intent: Intent, result: Any) -> None:
+        """The answer: uploading (tus) or processing (single, URL)."""
+        self.accepted(result)
+
+    def write_found(self, intent: Intent, found: Any) -> None:
+        """The video the lost answer's create made, adopted (reconcile.adopt_found)."""
+        adopt_found(self.ctx, reload(self.ctx, self.item.key), found)
+
+    def write_failed(self, intent: Intent, exc: BaseException) -> None:
+        """creating -> planned: the service refused the create, nothing was made (the item fails next)."""
+        why = f"create refused ({getattr(exc, 'code', None)})"
+        self.ctx.ledger.reconcile_none(self.item.key, self.ctx.run_id, why)
+
+    def write_void(self, intent: Intent, why: str) -> None:
+        """creating -> planned: no video was made; the item may be created again."""
+        self.ctx.ledger.reconcile_none(self.item.key, self.ctx.run_id, why or None)
+
+
+def settle_creating(ctx: MigrateContext, item: Item) -> None:
+    """An item left in creating (its answer lost, or a crash): adopt the video its create made, or plan it
+    again (tasks/exactly_once.settle); Postponed (it stays creating) while that cannot be told."""
+    settle(CreateJournal(ctx, item), create_intent(item), item_lookup(ctx, item.key))
+
+
+def _create(
+    ctx: MigrateContext,
+    item: Item,
+    sent_title: str,
+    sent_description: str | None,
+    call: Callable[[], Any],
+    accepted: Callable[[Any], None],
+    source: ByteSource | None = None,
+) -> None:
+    """The item's create, exactly once (tasks/exactly_once.py); a refusal fails the item, a refused parent
+    fails every later item under it (and the run, when it is --parent-id)."""
+    journal = CreateJournal(ctx, item, sent_title, sent_description, source, accepted)
+    try:
+        exactly_once(journal, call, lookup=item_lookup(ctx, item.key))
+    except NotMade:
+        log.info("item %s: its lost create made no video; creating it again", item.key)
+    except FolderNotFoundError as exc:  # the parent is unknown to this token: every item under it would fail
+        reason = (
+            f"parent_id {item.spec.parent_id} does not exist or belongs to another workspace (check"
+            " --parent-id or the row's parent_id, or use a token of the workspace that owns it)"
+        )
+        ctx.refused_parents[item.spec.parent_id or ""] = reason
+        fail_item(ctx, reload(ctx, item.key), exc.code or 400236, f"{reason}: {exc}", exc.request_id)
+        if same_id(item.spec.parent_id, ctx.default_parent_id):
+            ctx.stop(
+                ConfigError(
+                    f"--parent-id {ctx.default_parent_id} was refused (code {exc.code}): it does not exist or"
+                    " belongs to another workspace; check --parent-id, or set VIDEOFERRY_TOKEN to a token of"
+                    " the workspace that owns it"
+                )
+            )
+    except VideoApiError as exc:  # a definitive refusal: nothing was created
+        api_failure(ctx, reload(ctx, item.key), exc)
+
+
+def _create_tus(ctx: MigrateContext, item: Item, title: str, source: ByteSource) -> None:
+    def started(session: Any) -> None:
+        video_id = learn_init_ids(ctx, session.id, title, item.spec.parent_id or "")
+        ctx.ledger.create_started_upload(item.key, ctx.run_id, video_id, session.endpoint, source.size)
+        ctx.fresh_uploads.add(item.key)
+
+    _create(
+        ctx,
+        item,
+        title,
+        item.spec.description,
+        lambda: ctx.client.uploads.init(
+            parent_id=item.spec.parent_id or "",
+            title=title,
+            filesize=source.size,
+            filename=source.name,
+            description=item.spec.description,
+        ),
+        started,
+        source,
+    )
+
+
+def _header_description(description: str | None) -> str | None:
+    return description if description and header_exact(description) else None
+
+
+def _create_by_url(ctx: MigrateContext, item: Item, title: str) -> None:
+    kind = item.spec.source_kind
+    if kind is SourceKind.URL:
+        url = item.spec.source
+    elif kind is SourceKind.S3:
+        try:
+            bucket, key = parse_s3_uri(item.spec.source)
+            url = presign_get(shared_s3_client(ctx.s3), bucket, key)
+        except Exception as exc:  # boto raises many shapes; the message never holds the presigned URL
+            fail_item(ctx, item, "source", f"cannot presign {item.spec.source}: {type(exc).__name__}")
+            return
+    elif kind is SourceKind.PLATFORM:  # resolved now, as its create is due: a link listed earlier may expire
+        link = resolve_link(ctx, item)
+        if link is None:
+            return
+        url = link.url
+    else:
+        fail_item(ctx, item, "source", "a local file cannot be imported by URL")
+        return
+    name = (
+        None
+        if kind is SourceKind.PLATFORM
+        else item.spec.source.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] or None
+    )
+    _create(
+        ctx,
+        item,
+        title,
+        _header_description(item.spec.description),
+        lambda: ctx.client.uploads.import_url(
+            parent_id=item.spec.parent_id or "",
+            title=title,
+            url=url,
+            filename=name,
+            description=item.spec.description,
+            title_key=item.key,
+        ),
+        lambda video: ctx.ledger.create_accepted(item.key, ctx.run_id, video.id, status=video.status),
+    )
+
+
+def _create_single(ctx: MigrateContext, item: Item, title: str, source: ByteSource) -> None:
+    def accepted(video: Any) -> None:
+        ctx.progress.add_bytes(source.size)
+        ctx.ledger.create_accepted(item.key, ctx.run_id, video.id, status=video.status)
+
+    _create(
+        ctx,
+        item,
+        title,
+        _header_description(item.spec.description),
+        lambda: ctx.client.uploads.single(
+            parent_id=item.spec.parent_id or "",
+            title=title,
+            source=source,
+            filename=source.name,
+            description=item.spec.description,
+            title_key=item.key,
+        ),
+        accepted,
+        source,
+    )

@@ -1,0 +1,195 @@
+"""Reconcile: find the video a lost create answer made (only what is provably ours); fail items keeping it."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from videoferry.connectors.errors import NotFoundError, VideoApiError, stops_run
+from videoferry.connectors.models import Video
+from videoferry.connectors.retry import describe_failure
+from videoferry.core.item import FAILED_STATUSES, ItemState, Via
+from videoferry.state.errors import LedgerError
+from videoferry.state.machine import UPLOADING
+from videoferry.state.models import Item
+from videoferry.tasks.exactly_once import Intent, Lookup, error_code, look_up
+from videoferry.tasks.lookup import Postponed, SentCreate, find_created, service_bound
+from videoferry.tasks.migrate.context import MigrateContext
+
+log = logging.getLogger(__name__)
+
+
+def sent_create(item: Item) -> SentCreate:
+    """What the item's create sent, for a lookup."""
+    return SentCreate(
+        owner=item.key,
+        title=item.create_title or item.spec.title,
+        parent_id=item.spec.parent_id,
+        intent_at=item.created_intent_at,
+        size=item.spec.source_size,
+    )
+
+
+def lower_bound(ctx: MigrateContext, item: Item) -> datetime | None:
+    """The earliest service-clock creation time the item's video can have (None: no intent recorded)."""
+    return service_bound(ctx.client, item.created_intent_at)[0]
+
+
+def locate(ctx: MigrateContext, item: Item) -> Video | None:
+    """The video a create sent for this item made, if the service shows it; never another item's."""
+    return find_created(ctx.client, sent_create(item), ctx.ledger.keys_for_videos)
+
+
+def item_lookup(ctx: MigrateContext, key: str, what: str = "reconcile") -> Lookup[Video]:
+    """How an item's create is looked up when its answer was lost (tasks/exactly_once.py): locate(), the
+    item as the ledger has it now; a failed listing postpones, journalled as "<what> postponed: ..." (an auth
+    error stops the run instead)."""
+
+    def find(_intent: Intent) -> Video | None:
+        item = reload(ctx, key)
+        try:
+            return locate(ctx, item)
+        except VideoApiError as exc:
+            if stops_run(exc):
+                ctx.stop(exc)
+            else:
+                why = describe_failure(exc)
+                log.warning("item %s: %s listing failed (%s); left for later", key, what, why)
+                ctx.ledger.note(key, ctx.run_id, f"{what} postponed: {exc}")
+            raise Postponed(key) from None
+
+    return Lookup(find, absent="")
+
+
+def create_intent(item: Item) -> Intent:
+    """The intent of the item's create, as the ledger recorded it (the item is in creating)."""
+    return Intent(item.key, item.created_intent_at)
+
+
+def adopt_found(ctx: MigrateContext, item: Item, match: Video) -> None:
+    """The video a lost create answer made, found: adopted (its status tells the item's state).
+
+    A found video that our own broken transfer left in error/aborted (a cut single upload) is deleted and the
+    item planned again; a tus video that never got its bytes is replaced (its endpoint was lost).
+    """
+    status = match.status or "pending"
+    if status in FAILED_STATUSES:
+        if delete_video(ctx, item, match.id):
+            why = f"its video {match.id} was in status {status} (a broken transfer): deleted"
+            ctx.ledger.reconcile_none(item.key, ctx.run_id, why)
+        return
+    state = ctx.ledger.adopt(item.key, ctx.run_id, match.id, status)
+    if state == UPLOADING and item.spec.via is Via.TUS:
+        replace_empty_video(ctx, reload(ctx, item.key), "init answer lost")
+
+
+def delete_video(ctx: MigrateContext, item: Item, video_id: str) -> bool:
+    """Delete a video of this item (gone already counts); False when the service refused (item failed).
+
+    An item failed here keeps the video's id (recorded if it had none): a requeue of a failed item without a
+    video id plans a new create, which would leave this video beside the new one.
+    """
+    try:
+        ctx.client.videos.delete(video_id)
+    except NotFoundError:
+        pass
+    except VideoApiError as exc:
+        if stops_run(exc):
+            ctx.stop(exc)
+        else:
+            if reload(ctx, item.key).video_id is None:
+                try:
+                    ctx.ledger.set_video_id(item.key, ctx.run_id, video_id)
+                except LedgerError:  # another item owns it: not this item's to keep
+                    log.warning("item %s: video %s belongs to another item", item.key, video_id)
+            why = f"could not delete video {video_id}: {exc}"
+            ctx.ledger.fail(item.key, ctx.run_id, exc.code or "delete", why)
+        return False
+    return True
+
+
+def claim_video(ctx: MigrateContext, item: Item, *, wait: bool = True) -> str | None:
+    """The item's video id, found by listing and recorded when its init named only an upload session.
+
+    None only when the item made no create, or its create made no video the service shows once the listing
+    had time to show it. Whatever may delete the video, fail the item (a failed item without a video id is
+    requeued to planned: a new create) or create again asks this first. A lookup that cannot decide (the
+    listing failed, several candidates, too early to say "none") raises Postponed; with wait, a lookup only
+    too early waits (abort-aware) until the listing can show the video, then looks once more.
+    """
+    if item.video_id is not None or item.created_intent_at is None:
+        return item.video_id
+    found = look_up(
+        item_lookup(ctx, item.key, "video lookup"), create_intent(item), wait=wait, stop=ctx.abort
+    )
+    if found is None:
+        return None
+    try:
+        ctx.ledger.set_video_id(item.key, ctx.run_id, found.id)
+    except LedgerError:  # another item took it, or this one learned another id meanwhile: look again later
+        raise Postponed(item.key) from None
+    return found.id
+
+
+def replace_empty_video(ctx: MigrateContext, item: Item, why: str) -> None:
+    """Delete an item's video whose bytes cannot be completed, then plan the item again (a new create).
+
+    For a tus item whose init answer (and endpoint) was lost, whose upload address stopped working, or whose
+    source changed since its upload began. Nobody else can complete that video, so the item still ends with
+    exactly one video. A video id not known yet (init named a session) is looked up and recorded first; a
+    lookup that cannot decide leaves the item as it is (Postponed): nothing is created beside a video that
+    may exist.
+    """
+    video_id = claim_video(ctx, item)
+    if video_id is not None and not delete_video(ctx, reload(ctx, item.key), video_id):
+        return
+    ctx.ledger.restart(item.key, ctx.run_id, f"{why}; the unfinished video was deleted")
+
+
+def retry_service_errors(ctx: MigrateContext) -> int:
+    """--retry-errors: delete the video of every item the service ended in error/aborted, plan it again."""
+    done = 0
+    for item in ctx.ledger.items([ItemState.ERROR, ItemState.ABORTED]):
+        if ctx.abort.is_set():
+            break
+        try:
+            video_id = claim_video(ctx, item)
+        except Postponed:
+            continue  # its video may exist and was not found: not created again this run
+        if video_id is None or delete_video(ctx, reload(ctx, item.key), video_id):
+            why = f"--retry-errors: the video in status {item.state} was deleted"
+            ctx.ledger.restart(item.key, ctx.run_id, why)
+            done += 1
+    return done
+
+
+def reload(ctx: MigrateContext, key: str) -> Item:
+    """The item as the ledger has it now."""
+    item = ctx.ledger.get(key)
+    if item is None:
+        raise LookupError(f"item {key!r} vanished from the ledger")
+    return item
+
+
+def fail_item(
+    ctx: MigrateContext, item: Item, code: str | int, message: str, request_id: str | None = None
+) -> None:
+    """Fail the item; one whose init named only an upload session gets its video's id recorded first.
+
+    A failed item without a video id is requeued to planned (a new create), so an uploading item's video is
+    found by listing before it fails; a lookup that cannot decide leaves it uploading (Postponed) for later.
+    """
+    current = reload(ctx, item.key)
+    if current.state == UPLOADING:
+        claim_video(ctx, current)
+    ctx.ledger.fail(item.key, ctx.run_id, code, message, request_id=request_id)
+
+
+def api_failure(ctx: MigrateContext, item: Item, exc: VideoApiError) -> None:
+    """Record a definitive API refusal; a refusal of the token or of the workspace's state (quota, balance...)
+    stops the whole run instead (it would fail every item): the item stays as it is (planned, when its create
+    was refused) for the rerun."""
+    if stops_run(exc):
+        ctx.stop(exc)
+        return
+    fail_item(ctx, item, error_code(exc), str(exc), exc.request_id)
