@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo docs docs-check bench bench-alone bench-scale lint typecheck pytest chaos clean
+.PHONY: test package-check demo docs docs-check bench bench-alone bench-scale lint typecheck pytest chaos clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,7 +31,19 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy .
 	@$(MAKE) --no-print-directory docs-check
-	@$(PYTEST_BOTH)
+	@mkdir -p .pytest-logs; $(BIN)/python .ci/wheel_check.py > .pytest-logs/package.log 2>&1 & package=$$!; \
+	( $(PYTEST_BOTH) ); tests=$$?; \
+	wait $$package; package_status=$$?; \
+	if [ $$package_status -ne 0 ]; then cat .pytest-logs/package.log; fi; \
+	grep '^package-check:' .pytest-logs/package.log || true; \
+	[ $$tests -eq 0 ] && [ $$package_status -eq 0 ]
+
+# The package as a user installs it (.ci/wheel_check.py): the sdist and the wheel built, the wheel installed
+# with its emulator extra into a clean venv (a few minutes: pip resolves and installs Prefect's tree, mostly
+# waiting, so make test runs it beside the suite), then `videoferry --version`, `videoferry emulator` and a
+# migration of three clips run from it, in an empty folder with nothing of the repository on the path.
+package-check: $(STAMP)
+	$(BIN)/python .ci/wheel_check.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

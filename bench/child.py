@@ -96,9 +96,21 @@ RUNNERS: dict[str, tuple[str, str, Callable[[Any], dict[str, Any]]]] = {
         "videoferry.flows.migrate.runner:run_migration",
         _migrate_details,
     ),
-    "apply": ("videoferry.flows.apply.options:ApplyOptions", "videoferry.flows.apply.runner:run_apply", _apply_details),
-    "archive": ("videoferry.flows.archive.options:ArchiveOptions", "videoferry.flows.archive.runner:run_archive", _copy_details),
-    "backup": ("videoferry.flows.backup.options:BackupOptions", "videoferry.flows.backup.runner:run_backup", _copy_details),
+    "apply": (
+        "videoferry.flows.apply.options:ApplyOptions",
+        "videoferry.flows.apply.runner:run_apply",
+        _apply_details,
+    ),
+    "archive": (
+        "videoferry.flows.archive.options:ArchiveOptions",
+        "videoferry.flows.archive.runner:run_archive",
+        _copy_details,
+    ),
+    "backup": (
+        "videoferry.flows.backup.options:BackupOptions",
+        "videoferry.flows.backup.runner:run_backup",
+        _copy_details,
+    ),
 }
 
 

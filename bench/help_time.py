@@ -29,7 +29,11 @@ def _wall(command: list[str]) -> float:
 def run(cfg: BenchConfig) -> Iterator[Figure]:
     """Time the console script with --help (first run, then the median of the next runs)."""
     script = Path(sys.executable).parent / "videoferry"
-    command = [str(script), "--help"] if script.exists() else [sys.executable, "-m", "videoferry.flows.cli", "--help"]
+    command = (
+        [str(script), "--help"]
+        if script.exists()
+        else [sys.executable, "-m", "videoferry.flows.cli", "--help"]
+    )
     runs = QUICK_RUNS if cfg.quick else RUNS
     times = [_wall(command) for _ in range(runs)]
     bare = statistics.median(_wall([sys.executable, "-c", "pass"]) for _ in range(runs))

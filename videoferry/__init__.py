@@ -5,7 +5,8 @@
     outcome = videoferry.migrate("inventory.csv", parent_id="...", ledger="ledger.db")
     assert outcome.exit_code == 0, outcome.reasons
 
-Each function takes its command's options by name (the same declarations: flows/<job>/options.py), runs the
+Each function takes its command's options by name (the same declarations: videoferry/flows/<job>/options.py),
+runs the
 job through its Prefect flow (a subflow when called inside a flow; a flow run of its own when a Prefect
 server is configured, or prefect=True) or plainly, and returns the job's outcome (exit_code: what the command
 would exit with). Configuration to fix raises ConfigurationError; a run stopped early raises RunStopped;
@@ -13,15 +14,43 @@ both are VideoferryError (videoferry.errors). The service's token comes from VID
 credentials block (videoferry.blocks), never from an argument. docs/python-api.md has the details.
 """
 
-from videoferry.errors import ConfigurationError, RunStopped, VideoferryError
-from videoferry.flows.apply.options import ApplyOptions
-from videoferry.flows.archive.options import ArchiveOptions
-from videoferry.flows.backup.options import BackupOptions
-from videoferry.flows.check.options import CheckOptions
-from videoferry.flows.links.options import LinksOptions
-from videoferry.flows.migrate.options import MigrateOptions
-from videoferry.flows.setup.options import SetupOptions
-from videoferry.jobs import apply, archive, backup, check, links, migrate, setup
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from videoferry.errors import ConfigurationError, RunStopped, VideoferryError
+    from videoferry.flows.apply.options import ApplyOptions
+    from videoferry.flows.archive.options import ArchiveOptions
+    from videoferry.flows.backup.options import BackupOptions
+    from videoferry.flows.check.options import CheckOptions
+    from videoferry.flows.links.options import LinksOptions
+    from videoferry.flows.migrate.options import MigrateOptions
+    from videoferry.flows.setup.options import SetupOptions
+    from videoferry.jobs import apply, archive, backup, check, links, migrate, setup
+
+# Where each public name lives: imported on first use (PEP 562), so `python -m videoferry.emulator` or a
+# module of the package does not load Prefect and every job's flow first.
+_HOMES = {
+    "ApplyOptions": "videoferry.flows.apply.options",
+    "ArchiveOptions": "videoferry.flows.archive.options",
+    "BackupOptions": "videoferry.flows.backup.options",
+    "CheckOptions": "videoferry.flows.check.options",
+    "ConfigurationError": "videoferry.errors",
+    "LinksOptions": "videoferry.flows.links.options",
+    "MigrateOptions": "videoferry.flows.migrate.options",
+    "RunStopped": "videoferry.errors",
+    "SetupOptions": "videoferry.flows.setup.options",
+    "VideoferryError": "videoferry.errors",
+    "apply": "videoferry.jobs",
+    "archive": "videoferry.jobs",
+    "backup": "videoferry.jobs",
+    "check": "videoferry.jobs",
+    "links": "videoferry.jobs",
+    "migrate": "videoferry.jobs",
+    "setup": "videoferry.jobs",
+}
 
 __all__ = [
     "ApplyOptions",
@@ -42,3 +71,18 @@ __all__ = [
     "migrate",
     "setup",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its module the first time it is asked for."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The public names beside the module's own."""
+    return sorted(set(globals()) | set(_HOMES))

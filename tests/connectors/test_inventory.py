@@ -377,7 +377,8 @@ def test_a_misspelled_column_refuses_the_inventory_naming_the_near_name(tmp_path
     with pytest.raises(InventoryError) as refused:
         read_inventory(str(path), default_parent_id=PARENT)
     assert str(refused.value) == (
-        f"{path}: unknown column 'titel' (did you mean 'title'?) (videoferry/connectors/INVENTORY.md lists the columns)"
+        f"{path}: unknown column 'titel' (did you mean 'title'?)"
+        " (videoferry/connectors/INVENTORY.md lists the columns)"
     )
 
 

@@ -282,7 +282,8 @@ def test_empty_rows_are_warnings_and_an_unknown_column_refuses_the_file(tmp_path
     with pytest.raises(OperationsError) as refused:
         read_operations(str(path))
     assert str(refused.value) == (
-        f"{path}: unknown columns 'titel' (did you mean 'title'?), 'colour' (videoferry/connectors/OPERATIONS.md lists"
+        f"{path}: unknown columns 'titel' (did you mean 'title'?), 'colour'"
+        " (videoferry/connectors/OPERATIONS.md lists"
         " the columns)"
     )
 
@@ -624,7 +625,7 @@ def test_parquet_and_jsonl_accept_native_values(tmp_path: Path) -> None:
 
 
 def test_the_documented_examples_read_the_same_in_csv_and_yaml(tmp_path: Path) -> None:
-    doc = (Path(__file__).parents[2] / "videoferry" / "connectors" / "OPERATIONS.md").read_text()
+    doc = (Path(__file__).parents[2] / "videoferry" / "videoferry" / "connectors" / "OPERATIONS.md").read_text()
     (tmp_path / "doc.csv").write_text(doc.split("```csv\n", 1)[1].split("```", 1)[0])
     (tmp_path / "doc.yaml").write_text(doc.split("```yaml\n", 1)[1].split("```", 1)[0])
     from_csv = read_operations(str(tmp_path / "doc.csv"))

@@ -217,7 +217,8 @@ def read_inventory(
     if misspelled:  # most probably meant as a known column, which every row would then go without
         raise InventoryError(
             f"{safe_uri(uri)}: unknown column{'s' * (len(misspelled) > 1)}"
-            f" {unknown_names(misspelled, INPUT_COLUMNS)} (videoferry/connectors/INVENTORY.md lists the columns)"
+            f" {unknown_names(misspelled, INPUT_COLUMNS)}"
+            " (videoferry/connectors/INVENTORY.md lists the columns)"
         )
     if loaded.unknown_columns:
         warnings.insert(0, "ignored unknown columns: " + unknown_names(loaded.unknown_columns, INPUT_COLUMNS))

@@ -15,7 +15,11 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--upload-port", type=int, default=8081)
     parser.add_argument(
-        "--variant", action="append", default=[], metavar="NAME", help="a variant (videoferry/emulator/README.md)"
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a variant (videoferry/emulator/README.md)",
     )
     args = parser.parse_args()
     try:

@@ -2,4 +2,8 @@
 
 from videoferry.flows.job import Job
 
-CHECK = Job("check", runner="videoferry.flows.check.runner:run_check", outcome="videoferry.flows.check.runner:CheckOutcome")
+CHECK = Job(
+    "check",
+    runner="videoferry.flows.check.runner:run_check",
+    outcome="videoferry.flows.check.runner:CheckOutcome",
+)

@@ -57,8 +57,10 @@ def standin(
     interrupted; its first line is JSON with its base_url and token (set VIDEOFERRY_VIMEO_API_URL /
     VIDEOFERRY_VIMEO_TOKEN to them) and `env`, the other variables its client reads. Its control API
     (/_standin/seed, /_standin/config) seeds videos and faults: emulator/platforms/README.md."""
-    from videoferry.emulator.platforms.server import PLATFORMS, serve_forever
+    from videoferry.flows.cli.tools import import_sandbox
 
+    sandbox = import_sandbox("standin", "videoferry.emulator.platforms.server")
+    PLATFORMS, serve_forever = sandbox.PLATFORMS, sandbox.serve_forever  # noqa: N806 - the module's names
     if platform not in PLATFORMS:
         raise fail(f"unknown platform {platform!r} (expected one of: {', '.join(PLATFORMS)})")
     try:

@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
+
 import typer
 
 from videoferry.flows.cli.app import add_command, comma_list
 from videoferry.flows.options import MAX_TRANSFERS
+
+#: The sandbox's server stack, installed by the `emulator` extra.
+SANDBOX_EXTRA = "pip install 'videoferry[emulator]'"
+
+
+def import_sandbox(command: str, module: str) -> ModuleType:
+    """The emulator's (or a stand-in's) module; exit 2 naming the extra when its server stack is missing."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        missing = f"needs {exc.name}, part of the emulator extra: {SANDBOX_EXTRA}"
+        typer.echo(f"videoferry {command}: {missing}", err=True)
+        raise typer.Exit(2) from None
 
 
 def emulator(
@@ -21,8 +37,7 @@ def emulator(
     ),
 ) -> None:
     """Run the local emulator of the video service until interrupted."""
-    from videoferry.emulator.server import serve_forever
-
+    serve_forever = import_sandbox("emulator", "videoferry.emulator.server").serve_forever
     try:
         serve_forever(host=host, port=port, upload_port=upload_port, variants=comma_list(variant) or ())
     except ValueError as exc:

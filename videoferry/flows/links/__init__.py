@@ -2,7 +2,13 @@
 
 from videoferry.flows.job import Job
 
-LINKS = Job("links", runner="videoferry.flows.links.runner:run_links", outcome="videoferry.flows.links.runner:LinksOutcome")
+LINKS = Job(
+    "links",
+    runner="videoferry.flows.links.runner:run_links",
+    outcome="videoferry.flows.links.runner:LinksOutcome",
+)
 EMBEDS = Job(
-    "rewrite-embeds", runner="videoferry.flows.links.runner:run_rewrite", outcome="videoferry.flows.links.runner:RewriteOutcome"
+    "rewrite-embeds",
+    runner="videoferry.flows.links.runner:run_rewrite",
+    outcome="videoferry.flows.links.runner:RewriteOutcome",
 )

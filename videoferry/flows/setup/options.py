@@ -20,7 +20,8 @@ class SetupOptions:
 
     file: str = field(
         metadata=about(
-            "The desired-state file (YAML; videoferry/tasks/setup/README.md).", Cli(argument=True, metavar="FILE")
+            "The desired-state file (YAML; videoferry/tasks/setup/README.md).",
+            Cli(argument=True, metavar="FILE"),
         )
     )
     ledger: str = ledger_option(

@@ -75,7 +75,8 @@ def finish_item(ctx: MigrateContext, item: Item) -> str:
         kept = kept_otherwise if kind == "update" else chapters_kept_otherwise
         differ = kept(params, answer)
         if differ:
-            message = "the service kept " + "; ".join(differ) + " (beyond any tidying: videoferry/core/tidy.py)"
+            tidying = " (beyond any tidying: videoferry/core/tidy.py)"
+            message = "the service kept " + "; ".join(differ) + tidying
             ctx.ledger.fail(item.key, ctx.run_id, STORED_DIFFERS, message)
             return FAILED
         if kind == "update" and isinstance(answer, Video) and "title" in params:
