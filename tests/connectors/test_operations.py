@@ -625,7 +625,7 @@ def test_parquet_and_jsonl_accept_native_values(tmp_path: Path) -> None:
 
 
 def test_the_documented_examples_read_the_same_in_csv_and_yaml(tmp_path: Path) -> None:
-    doc = (Path(__file__).parents[2] / "videoferry" / "videoferry" / "connectors" / "OPERATIONS.md").read_text()
+    doc = (Path(__file__).parents[2] / "videoferry" / "connectors" / "OPERATIONS.md").read_text()
     (tmp_path / "doc.csv").write_text(doc.split("```csv\n", 1)[1].split("```", 1)[0])
     (tmp_path / "doc.yaml").write_text(doc.split("```yaml\n", 1)[1].split("```", 1)[0])
     from_csv = read_operations(str(tmp_path / "doc.csv"))

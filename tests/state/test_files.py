@@ -291,7 +291,7 @@ def test_run_params_drop_secret_keys(ledger: Ledger) -> None:
 
 def test_stale_running_run_is_marked_interrupted(ledger_path: Path) -> None:
     script = (
-        "import os, sys; sys.path.insert(0, sys.argv[2]); from state import Ledger; "
+        "import os, sys; sys.path.insert(0, sys.argv[2]); from videoferry.state import Ledger; "
         "l = Ledger.open(sys.argv[1]); l.start_run('migrate', {}); os._exit(0)"
     )
     subprocess.run([sys.executable, "-c", script, str(ledger_path), str(REPO)], check=True, timeout=60)
