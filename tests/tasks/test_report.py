@@ -10,7 +10,7 @@ import polars as pl
 
 from tests.state.helpers import spec
 from videoferry.core.redact import safe_uri
-from videoferry.flows.ledger_report import FORMATS, build_report, markdown, render_html, write_report
+from videoferry.flows.ledger_report import FORMATS, build_report, markdown, render_html, write_ledger_report
 from videoferry.state.ledger import Ledger
 from videoferry.tasks.migrate.report import items_html
 
@@ -45,7 +45,7 @@ def test_every_format_without_secrets(tmp_path: Path) -> None:
         )
     finally:
         ledger.close()
-    files = write_report(report, tmp_path / "out", FORMATS)
+    files = write_ledger_report(report, tmp_path / "out", FORMATS)
     assert {p.name for p in files} == {
         "items.csv",
         "summary.csv",

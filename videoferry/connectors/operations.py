@@ -13,12 +13,13 @@ import polars as pl
 import yaml
 
 from videoferry.connectors.input_files import InputFileError, detect_format, read_input
-from videoferry.connectors.inventory import _as_text
+from videoferry.connectors.inventory_load import as_text
 from videoferry.connectors.operations_rows import parse_row
 from videoferry.connectors.s3 import S3Config
 from videoferry.core.fields import unknown_names
 from videoferry.core.item import RowError
-from videoferry.core.operation import ALL_COLUMNS, OperationSpec, check_references, order_operations
+from videoferry.core.operation import ALL_COLUMNS, OperationSpec
+from videoferry.core.operation_graph import check_references, order_operations
 from videoferry.core.redact import safe_uri, scrub_urls
 
 FORMATS = {
@@ -133,7 +134,7 @@ def _table_records(label: str, df: pl.DataFrame, warnings: list[str]) -> list[Re
             raise OperationsError(f"{label}: column {(dup.group(1) if dup else name)!r} appears twice")
     if df.height and "op" not in names:
         raise OperationsError(f"{label} has no 'op' column (columns: {', '.join(names)[:200]})")
-    df = pl.DataFrame([_as_text(s).alias(n) for s, n in zip(df.get_columns(), names, strict=True)])
+    df = pl.DataFrame([as_text(s).alias(n) for s, n in zip(df.get_columns(), names, strict=True)])
     records: list[Record] = []
     empty: list[int] = []
     for row, cells in enumerate(df.iter_rows(named=True), start=1):

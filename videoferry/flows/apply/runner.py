@@ -14,7 +14,7 @@ from videoferry.connectors.retry import describe_failure
 from videoferry.connectors.s3 import S3Config
 from videoferry.flows.apply.options import ApplyOptions
 from videoferry.flows.job import Outcome, Run, failure, read_ledger, run_job, run_status, stopped_exit
-from videoferry.flows.ledger_report import RunReport, build_report, write_report
+from videoferry.flows.ledger_report import RunReport, build_report, write_ledger_report
 from videoferry.state.applied import Unit
 from videoferry.state.machine import UNIT_END_STATES, OpStatus, UnitState
 from videoferry.tasks.apply.context import ApplyContext
@@ -123,7 +123,9 @@ def run_apply(opts: ApplyOptions, settings: Settings, *, s3: S3Config | None = N
                 "apply", run.run_id, run_status(outcome.exit_code), this_run, [run_line(this_run)]
             )
             report = build_report(run.ledger, rejected=[_rejected(r) for r in refused], run=ending)
-            outcome.report_files = publish_report(opts.report_dir, lambda d: write_report(report, d), s3)
+            outcome.report_files = publish_report(
+                opts.report_dir, lambda d: write_ledger_report(report, d), s3
+            )
         return outcome
 
     return run_job("apply", asdict(opts), opts.ledger, settings, body, token_check=True)

@@ -14,8 +14,9 @@ from collections import Counter
 from videoferry.connectors.config import ConfigError
 from videoferry.connectors.s3 import S3Config
 from videoferry.flows.job import Exit, read_ledger
+from videoferry.flows.migrate.inventory import read_migration_plan
 from videoferry.flows.migrate.options import MigrateOptions
-from videoferry.flows.migrate.runner import MigrateOutcome, read_migration_plan
+from videoferry.flows.migrate.outcome import MigrateOutcome
 from videoferry.flows.options import ServiceOptions
 from videoferry.tasks.migrate.plan import VERBS, preview
 from videoferry.tasks.migrate.source_preview import source_lines
@@ -48,9 +49,7 @@ def preview_migration(
     if configuration is not None:
         lines.append(f"the real run would stop at once: {configuration}")
     elif code != Exit.DONE:
-        lines.append(
-            "the real run would not finish every item: fix the rows above, or expect them failed"
-        )
+        lines.append("the real run would not finish every item: fix the rows above, or expect them failed")
     return MigrateOutcome(
         exit_code=code, reasons=lines, rejected=rejected, preview={verb: counts[verb] for verb in VERBS}
     )
