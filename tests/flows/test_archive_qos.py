@@ -12,7 +12,7 @@ from tests.flows.helpers import settings_for
 from tests.flows.test_archive import FAST, run, wait_status
 from videoferry.connectors.client import VideoClient
 from videoferry.emulator.control import EmulatorControl, Workspace
-from videoferry.tasks.archive.plan import qos_windows
+from videoferry.tasks.archive.events import qos_windows
 
 HOURS = 20
 BUCKET = timedelta(seconds=30)

@@ -22,7 +22,7 @@ from videoferry.connectors.models import Video
 from videoferry.emulator.control import EmulatorControl, Workspace
 from videoferry.state.ledger import Ledger
 from videoferry.tasks.backup.files import save_files
-from videoferry.tasks.backup.held import destination_id, op_key
+from videoferry.tasks.backup.held import backup_key, destination_id
 from videoferry.tasks.backup.video import BackupContext
 from videoferry.tasks.destination import LocalDestination
 
@@ -96,7 +96,7 @@ def test_a_copy_committed_just_before_a_crash_is_adopted_not_downloaded_again(
     (video_id,) = [v["id"] for v in emu_control.videos(emu)]
     dest = tmp_path / "d"
     assert backup(emu, str(dest), tmp_path / "first.db").counts == {"copied": 1}
-    key = op_key(destination_id(str(dest.resolve())), video_id, "copy")
+    key = backup_key(destination_id(str(dest.resolve())), video_id, "copy")
     with Ledger.open(tmp_path / "first.db") as ledger:
         (done,) = ledger.ops(op_key=key)
     # The ledger a run killed right after its copy was committed leaves: the intent, no outcome; and a
@@ -164,7 +164,9 @@ def test_a_poster_with_a_link_is_copied_beside_the_video(
     dest = LocalDestination(tmp_path / "d")
     with Ledger.open(tmp_path / "l.db") as ledger, VideoClient.from_settings(settings) as client:
         downloader = Downloader(emu.base_url)
-        ctx = BackupContext(ledger, "run", client, dest, "dest", downloader)
+        ctx = BackupContext(
+            ledger=ledger, run_id="run", client=client, dest=dest, dest_id="dest", downloader=downloader
+        )
         saved, notes = save_files(ctx, staged)
         downloader.close()
     (poster,) = saved
