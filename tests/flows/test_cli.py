@@ -92,7 +92,7 @@ COMMANDS = {
     "apply": ("videoferry.flows.apply.options:ApplyOptions", None, True),
     "archive": ("videoferry.flows.archive.options:ArchiveOptions", None, True),
     "backup": ("videoferry.flows.backup.options:BackupOptions", None, True),
-    "check": ("videoferry.flows.check.options:CheckOptions", None, False),
+    "check": ("videoferry.flows.check.options:CheckOptions", None, True),
     "setup plan": ("videoferry.flows.setup.options:SetupOptions", "PLAN_FIELDS", True),
     "setup up": ("videoferry.flows.setup.options:SetupOptions", "UP_FIELDS", True),
     "setup drift": ("videoferry.flows.setup.options:SetupOptions", "DRIFT_FIELDS", True),

@@ -1,4 +1,4 @@
-"""The check job: its options and its runner (no flow: it only reads, like rclone check)."""
+"""The check job: its options, its plain runner and its Prefect flow (its findings as artifacts)."""
 
 from videoferry.flows.job import Job
 
@@ -6,4 +6,5 @@ CHECK = Job(
     "check",
     runner="videoferry.flows.check.runner:run_check",
     outcome="videoferry.flows.check.runner:CheckOutcome",
+    flow="videoferry.flows.check.flow:check_flow",
 )

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from videoferry.connectors.client import VideoClient
 from videoferry.connectors.config import Settings
@@ -12,8 +13,9 @@ from videoferry.connectors.errors import AuthError, VideoApiError
 from videoferry.connectors.inventory import Inventory, read_inventory
 from videoferry.connectors.ledger_remote import is_remote_ledger
 from videoferry.connectors.s3 import S3Config
+from videoferry.core.item import ItemSpec
 from videoferry.flows.check.options import CheckOptions
-from videoferry.flows.job import Outcome, Run, ServiceUnavailable, ledger_path, read_ledger, run_job
+from videoferry.flows.job import Outcome, Run, ServiceUnavailable, failure, ledger_path, read_ledger, run_job
 from videoferry.state.ledger import Ledger
 from videoferry.tasks.check.adopt import Adoption, AdoptPolicy, adopt_items, closing
 from videoferry.tasks.check.compare import CheckLine, Mark
@@ -22,7 +24,7 @@ from videoferry.tasks.check.explain import Applied, applied_edits
 from videoferry.tasks.check.items import CheckSettings, check_items
 from videoferry.tasks.check.listing import list_destination
 from videoferry.tasks.check.playable import PLAYABLE, playable_lines
-from videoferry.tasks.check.report import summarize, write_check_report, write_combined
+from videoferry.tasks.check.report import summarize, summary_lines, write_check_report, write_combined
 from videoferry.tasks.report_files import publish_report
 from videoferry.tasks.service import run_client
 
@@ -36,6 +38,58 @@ class CheckOutcome(Outcome):
     notes: list[str] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
     adoptions: list[Adoption] = field(default_factory=list)
+
+    def log_lines(self) -> list[str]:
+        """What a flow run logs: why it stopped (a configuration error), the notes, then the summary (the
+        lines themselves are in the artifacts and the report)."""
+        return [*self.reasons, *self.notes, *(summary_lines(self.summary) if self.summary else [])]
+
+    def failure(self) -> str:
+        """The message of a Failed flow run: how many videos do not play when some do not, else the
+        summary's first line; a run that stopped (no summary) says why."""
+        if not self.summary:
+            return super().failure()
+        said = summary_lines(self.summary)
+        playable = [line for line in said if line.startswith("playable")]
+        first = playable[0] if self.summary.get("not_playable") and playable else said[0]
+        return f"exit status {self.exit_code}: {first}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-friendly form (the flow's result): marks as their characters, tuples as lists."""
+        data = asdict(self)
+        rows = zip(data["lines"], self.lines, strict=True)
+        data["lines"] = [{**row, "mark": line.mark.value} for row, line in rows]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """The outcome a flow returned (as_dict's form): its lines and adoptions made again."""
+        outcome = super().from_dict(data)
+        outcome.lines = [_line(row) for row in outcome.lines]  # type: ignore[arg-type]
+        outcome.adoptions = [
+            a if isinstance(a, Adoption) else Adoption(**{**a, "writes": tuple(a.get("writes", ()))})
+            for a in outcome.adoptions  # type: ignore[arg-type]
+        ]
+        return outcome
+
+
+def _line(row: CheckLine | Mapping[str, Any]) -> CheckLine:
+    if isinstance(row, CheckLine):
+        return row
+    return CheckLine(**{**row, "mark": Mark(row["mark"]), "fields": tuple(row.get("fields", ()))})
+
+
+def findings(lines: list[CheckLine]) -> list[dict[str, str]]:
+    """Every line that is not `=` or `~`, as the outcome artifact lists what failed: the key (or video),
+    the field named first (`playable` when the video does not play) or the mark, and the line's note."""
+    out: list[dict[str, str]] = []
+    for line in lines:
+        if line.mark in (Mark.SAME, Mark.EXPLAINED):
+            continue
+        source = line.key if line.key is not None else f"video {line.video_id}"
+        code = PLAYABLE if PLAYABLE in line.fields else ", ".join(line.fields) or line.mark.name.lower()
+        out.append(failure(source, code, line.note or line.text()))
+    return out
 
 
 def _rejected_lines(errors: list[Any]) -> list[CheckLine]:
@@ -78,6 +132,19 @@ def run_check(opts: CheckOptions, settings: Settings, s3: S3Config | None = None
     return outcome
 
 
+def _durations(uri: str, inventory: Inventory, specs: list[ItemSpec], s3: S3Config) -> dict[int, float]:
+    """{row: seconds} of the sources: the inventory's `duration` column, or, for a platform source checked
+    as it is (`check mux:`), the durations its listing says (Inventory.origins)."""
+    if not inventory.origins:
+        return inventory_durations(uri, s3)
+    found: dict[int, float] = {}
+    for spec in specs:
+        origin = inventory.origins.get(spec.key)
+        if origin is not None and origin.duration is not None and spec.row is not None:
+            found[spec.row] = origin.duration
+    return found
+
+
 def _check(
     opts: CheckOptions,
     inventory: Inventory,
@@ -109,7 +176,7 @@ def _check(
     cfg = CheckSettings(
         download_md5=opts.download_md5,
         s3=s3,
-        durations=inventory_durations(opts.inventory, s3),
+        durations=_durations(opts.inventory, inventory, specs, s3),
         oldest=adopting and not opts.reupload_unproven,
         # --adopt decides on the differences themselves (tasks/check/adopt.py): nothing explained away
         applied=applied_edits(ledger) if ledger is not None and not adopting else Applied(),
@@ -118,7 +185,7 @@ def _check(
     result = check_items(client, specs, dest, ledger_ids, owners, cfg)
     if opts.playable:
         result.items = playable_lines(
-            client, result.items, result.matches, states, cfg.durations, s3, cfg.applied
+            client, result.items, result.matches, states, cfg.durations, s3, cfg.applied, inventory.origins
         )
     adoptions: list[Adoption] = []
     if ledger is not None and run_id is not None:
@@ -141,6 +208,7 @@ def _check(
         + ([closing(adoptions)] if adopting else []),
         summary=summary,
         adoptions=adoptions,
+        failed=findings(lines),
     )
     if not specs and not inventory.errors:
         outcome.notes.append(f"the inventory {opts.inventory} has no rows: nothing to check")

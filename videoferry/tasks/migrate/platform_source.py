@@ -20,6 +20,7 @@ from videoferry.connectors.platforms.link_source import LinkSource
 from videoferry.connectors.platforms.links import platform_video
 from videoferry.connectors.platforms.source_rows import Origin
 from videoferry.connectors.sources import SourceError
+from videoferry.core.platform_keys import player_ids_note
 from videoferry.state.models import Item
 from videoferry.tasks.migrate.context import MigrateContext
 from videoferry.tasks.migrate.plan import Plan, gone_from_source
@@ -110,6 +111,8 @@ def _journal(ctx: MigrateContext, item: Item, link: DownloadLink) -> None:
     origin = ctx.platforms.origins.get(item.key)
     came = _came(origin) if origin is not None else ""
     ctx.ledger.note(item.key, ctx.run_id, f"{ORIGIN_NOTE}{platform}: the {link.describe()}{came}")
+    if origin is not None and origin.player_ids:  # what `links` and `rewrite-embeds` map its embeds by
+        ctx.ledger.note(item.key, ctx.run_id, player_ids_note(origin.player_ids))
 
 
 def _came(origin: Origin) -> str:
