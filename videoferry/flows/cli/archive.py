@@ -3,28 +3,12 @@ shape: flows/cli/copying.py)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 import typer
 
+from videoferry import jobs
 from videoferry.flows.archive.options import ArchiveOptions
 from videoferry.flows.cli.app import add_command, job_command
 from videoferry.flows.cli.copying import copy_handler
-
-if TYPE_CHECKING:
-    from videoferry.flows.job import Job
-
-
-def _job() -> Job:
-    from videoferry.flows.archive import ARCHIVE
-
-    return ARCHIVE
-
-
-def _preview() -> Any:
-    from videoferry.flows.archive.runner import preview_archive
-
-    return preview_archive
 
 
 def register(app: typer.Typer) -> None:
@@ -33,5 +17,5 @@ def register(app: typer.Typer) -> None:
     add_command(
         app,
         "archive",
-        job_command(ArchiveOptions, copy_handler(_job, _preview, "recordings", doc), flow=True),
+        job_command(ArchiveOptions, copy_handler(jobs.archive, "recordings", doc), flow=True),
     )

@@ -3,28 +3,12 @@ flows/cli/copying.py)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 import typer
 
+from videoferry import jobs
 from videoferry.flows.backup.options import BackupOptions
 from videoferry.flows.cli.app import add_command, job_command
 from videoferry.flows.cli.copying import copy_handler
-
-if TYPE_CHECKING:
-    from videoferry.flows.job import Job
-
-
-def _job() -> Job:
-    from videoferry.flows.backup import BACKUP
-
-    return BACKUP
-
-
-def _preview() -> Any:
-    from videoferry.flows.backup.runner import preview_backup
-
-    return preview_backup
 
 
 def register(app: typer.Typer) -> None:
@@ -32,5 +16,5 @@ def register(app: typer.Typer) -> None:
     doc = """Back up every video of a project (file, metadata, poster) to S3 or a directory, with an inventory
     `videoferry migrate` restores from; only what is new or changed since the last run."""
     add_command(
-        app, "backup", job_command(BackupOptions, copy_handler(_job, _preview, "videos", doc), flow=True)
+        app, "backup", job_command(BackupOptions, copy_handler(jobs.backup, "videos", doc), flow=True)
     )

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import typer
 
+from videoferry import jobs
 from videoferry.flows.check.options import CheckOptions
-from videoferry.flows.cli.app import add_command, exit_on_errors, job_command, run_command, service_settings
+from videoferry.flows.cli.app import add_command, job_command, run_command
 from videoferry.flows.options import ServiceOptions
 
 
@@ -18,11 +19,9 @@ def _check(opts: CheckOptions, service: ServiceOptions, prefect: bool) -> None:
     = or ~, 1 otherwise, 2 for configuration to fix. Only reads the service; --adopt writes the ledger.
     Through Prefect (--prefect) the findings, the videos that do not play first, are the run's artifacts.
     """
-    from videoferry.flows.check import CHECK
     from videoferry.tasks.check.report import summary_lines
 
-    with exit_on_errors():
-        outcome = run_command(CHECK, opts, service_settings(service), prefect=prefect)
+    outcome = run_command(jobs.check, opts, service, prefect=prefect)
     for line in outcome.lines:
         typer.echo(line.text())
     for note in outcome.notes:

@@ -4,35 +4,31 @@ the run, then its totals line."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 
-from videoferry.connectors.config import Settings
-from videoferry.flows.cli.app import exit_on_errors, run_command, service_settings, show_outcome
+from videoferry.flows.cli.app import run_command, show_outcome
 from videoferry.flows.options import ServiceOptions
-
-if TYPE_CHECKING:
-    from videoferry.flows.job import Job
 
 __all__ = ["copy_handler"]
 
 
 def copy_handler(
-    job: Callable[[], Job], preview: Callable[[], Callable[[Any, Settings], list[str]]], noun: str, doc: str
+    api: Callable[..., Any], noun: str, doc: str
 ) -> Callable[[Any, ServiceOptions, bool], None]:
-    """The handler flows/cli/app.job_command runs for a copying job (its help: doc): with --dry-run the
-    preview's lines (exit status 0), else the run (through Prefect or not), its lines and
-    `<noun>: N (counts), B bytes copied`. job and preview are imported only when the command runs."""
+    """The handler flows/cli/app.job_command runs for a copying job (its help: doc): the job's
+    videoferry.jobs function (`api`) called as the Python API calls it; with --dry-run its Preview's lines,
+    else the run (through Prefect or not), its lines and `<noun>: N (counts), B bytes copied`."""
 
     def handler(opts: Any, service: ServiceOptions, prefect: bool) -> None:
-        with exit_on_errors():
-            settings = service_settings(service)
-            if opts.dry_run:
-                for line in preview()(opts, settings):
-                    typer.echo(line)
-                raise typer.Exit(0)
-            outcome = run_command(job(), opts, settings, prefect=prefect)
+        from videoferry import jobs
+
+        outcome = run_command(api, opts, service, prefect=prefect)
+        if isinstance(outcome, jobs.Preview):
+            for line in outcome.lines:
+                typer.echo(line)
+            raise typer.Exit(outcome.exit_code)
         counts = ", ".join(f"{n} {s}" for s, n in outcome.counts.items()) or "none"
         show_outcome(
             outcome, f"{noun}: {sum(outcome.counts.values())} ({counts}), {outcome.bytes} bytes copied"
