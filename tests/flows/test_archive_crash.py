@@ -15,8 +15,8 @@ from tests.flows.helpers import cli_env
 from tests.flows.test_archive import broadcast_world, objects, s3, stored
 from videoferry.emulator.control import EmulatorControl, Workspace
 
-#: `python -m videoferry.flows.cli` runs the module as __main__, whose app never gets the jobs' commands (they register
-#: on flows.cli.app): run the console script's entry point instead.
+#: `python -m videoferry.flows.cli` runs the module as __main__, whose app never gets the jobs' commands (they
+#: register on flows.cli.app): run the console script's entry point instead.
 ENTRY = [sys.executable, "-c", "from videoferry.flows.cli import main; main()"]
 
 

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.flows.deploy_fixtures import ROOT, _prefect, _wait
+from tests.fixtures.prefect import wait_for
+from tests.flows.deploy_fixtures import ROOT, _prefect
 from tests.flows.helpers import clip_rows
 from tests.flows.remote_helpers import TEST_LEASE, replica
 from tests.flows.test_deploy_remote import put_csv, s3_rows
@@ -144,7 +145,7 @@ def test_a_process_worker_installs_the_package_and_runs_the_nightly_deployment(
                 state = client.read_flow_run(run.id).state
                 return state if state is not None and state.is_final() else None
 
-            state = _wait(final, 600, "the migrate-nightly flow run")
+            state = wait_for(final, 600, "the migrate-nightly flow run")
             assert state.type == StateType.COMPLETED, (state, log_path.read_text()[-4000:])
         finally:
             worker.terminate()

@@ -35,8 +35,8 @@ STARTED_WITHIN = 60.0
 
 @pytest.fixture()
 def emulator_process() -> Iterator[tuple[subprocess.Popen[str], EmulatorControl]]:
-    """`python -m videoferry.emulator` in its own process (it can be frozen), and its control client; thawed and ended
-    at the end."""
+    """`python -m videoferry.emulator` in its own process (it can be frozen), and its control client; thawed
+    and ended at the end."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "videoferry.emulator", "--port", "0", "--upload-port", "0"],
         stdout=subprocess.PIPE,

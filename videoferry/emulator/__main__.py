@@ -1,4 +1,4 @@
-"""`python -m videoferry.emulator [--host H] [--port P] [--upload-port Q] [--variant NAME]...`: `videoferry emulator`."""
+"""`python -m videoferry.emulator [--host H] [--port P] [--upload-port Q] [--variant V]...`: the emulator."""
 
 from __future__ import annotations
 
