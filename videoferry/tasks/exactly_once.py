@@ -2,12 +2,14 @@
 
 The service has no Idempotency-Key (spec 7, rule 4), so a call is written down before it is made and settled
 before it is ever made again: an intent an earlier attempt left open is settled first (what it did is looked
-up: done with what was found, void when it provably did nothing), then the intent is written, the call made,
-its outcome written; an answer lost on the way (UnknownOutcomeError) is looked up the same way, never
-repeated blind. Lookups follow tasks/lookup.py (what a listing may show, and the settle time before "not
-there" is believed). Where intent and outcome are written is a Journal: the ledger's ops table under one
-op_key (OpJournal: archive steps, setup writes, apply units, migrate's finish step) or an item's own create
-columns (migrate's create, tasks/migrate/create.py).
+up: done with what was found, void when it provably did nothing); with none open, a subject a stale replica
+may not know is looked up across the replication gap (GapCheck, tasks/gap.py: found, it is adopted: intent,
+then found); then the intent is written, the call made, its outcome written; an answer lost on the way
+(UnknownOutcomeError) is looked up the same way, never repeated blind. Lookups follow tasks/lookup.py (what
+a listing may show, and the settle time before "not there" is believed). Where intent and outcome are
+written is a Journal: the ledger's ops table under one op_key (OpJournal: archive steps, setup writes, apply
+units, migrate's finish step and deletes) or an item's own create columns (migrate's create,
+tasks/migrate/create_journal.py).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from videoferry.tasks.lookup import LOOKUP_WAIT_SECONDS, Postponed, settle_remai
 
 if TYPE_CHECKING:
     from videoferry.state.ledger import Ledger
+    from videoferry.tasks.gap import Gap
 
 T = TypeVar("T")
 R_contra = TypeVar("R_contra", contravariant=True)
@@ -51,7 +54,7 @@ class NotMade(Exception):
         self.unknown = unknown
 
 
-class Stop(Protocol):
+class StopSignal(Protocol):
     """A run's stop signal as a wait sees it (threading.Event-like): wait() is True once the run stops."""
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -99,7 +102,7 @@ class Lookup(Generic[T]):
     bound: float = LOOKUP_WAIT_SECONDS
 
 
-def look_up(lookup: Lookup[T], intent: Intent, *, wait: bool, stop: Stop | None = None) -> T | None:
+def look_up(lookup: Lookup[T], intent: Intent, *, wait: bool, stop: StopSignal | None = None) -> T | None:
     """What the call of `intent` did: found, or None once "not there" can be believed (tasks/lookup.py).
 
     Without wait, a lookup that cannot tell yet (too early to believe "not there", or Postponed by find)
@@ -126,7 +129,7 @@ def look_up(lookup: Lookup[T], intent: Intent, *, wait: bool, stop: Stop | None 
             raise Postponed(str(intent.ref))
 
 
-def _pause(seconds: float, stop: Stop | None) -> bool:
+def _pause(seconds: float, stop: StopSignal | None) -> bool:
     """Wait; True when the run was stopped meanwhile."""
     if stop is not None:
         return stop.wait(seconds)
@@ -140,7 +143,7 @@ def settle(
     lookup: Lookup[T] | None,
     *,
     wait: bool = False,
-    stop: Stop | None = None,
+    stop: StopSignal | None = None,
 ) -> T | None:
     """Settle an intent whose outcome is unknown: done with what the lookup found (returned), or void (None)
     when the call provably did nothing or is repeatable; Postponed (the intent stays open) while that cannot
@@ -153,6 +156,42 @@ def settle(
         journal.write_void(intent, lookup.absent)
         return None
     journal.write_found(intent, found)
+    return found
+
+
+@dataclass(frozen=True)
+class GapCheck(Generic[T]):
+    """How a call's subject is found across the replication gap (tasks/gap.py), before its intent, when the
+    run's restored ledger may miss what a lost run did.
+
+    subject: its key in the gap's bookkeeping (the job's wing declares which ledger entries are subjects).
+    find(): what a lost run's call made, found in the gap's one listing (Gap.created) or by a direct check;
+    None when nothing is there; tasks/gap.GapAmbiguous when several could be it. find None: nothing can
+    hide there (the call is durable or repeatable): the subject only counts as looked up. hold(): held
+    around the lookup and the adoption's record (one step against other subjects' lookups).
+    """
+
+    gap: Gap
+    subject: str
+    find: Callable[[], T | None] | None
+    hold: Callable[[], AbstractContextManager[Any]] = nullcontext
+
+
+def adopt_across_gap(journal: Journal[T], check: GapCheck[T] | None) -> T | None:
+    """The step before the intent: a subject not looked up yet in this run (and with no intent open) is looked
+    up across the gap; found, it is adopted (journal: intent, then found) and returned: nothing is sent.
+    None when there is no gap, nothing to look up, or nothing found (the call may be made)."""
+    if check is None or not check.gap.pending(check.subject) or journal.open_intent() is not None:
+        return None
+    find = check.find
+    if find is None:
+        check.gap.mark_looked(check.subject)
+        return None
+    with check.hold():
+        found = check.gap.look(check.subject, find)
+        if found is None:
+            return None
+        journal.write_found(journal.write_intent(), found)
     return found
 
 
@@ -174,13 +213,16 @@ def exactly_once(
     lookup: Lookup[T] | None = None,
     refused: tuple[type[BaseException], ...] = (VideoApiError,),
     waits: Waits = Waits(),  # noqa: B008 - frozen, shared safely
-    stop: Stop | None = None,
+    stop: StopSignal | None = None,
     hold: Callable[[], AbstractContextManager[Any]] = nullcontext,
+    gap: GapCheck[T] | None = None,
 ) -> T:
     """Make one call that changes the service, exactly once; its result (or what a lookup found it did).
 
     1. An intent an earlier attempt left open is settled first (settle()): what it did is returned and
-       nothing is sent. 2. The intent is written. 3. The call, under hold() until its outcome is written.
+       nothing is sent; with none open, the subject is looked up across the replication gap
+       (adopt_across_gap(): found, adopted and returned). 2. The intent is written. 3. The call, under
+       hold() until its outcome is written.
     4. Its outcome: done with the answer; a refusal of the workspace's state (WorkspaceRefusedError: quota,
        balance...) is a definite "not made": void, raised again (the run stops; a later run sends it again);
        failed with any other refusal (an exception of `refused`, raised again);
@@ -194,6 +236,10 @@ def exactly_once(
         found = settle(journal, earlier, lookup, wait=waits.earlier, stop=stop)
         if found is not None:
             return found
+    else:
+        adopted = adopt_across_gap(journal, gap)
+        if adopted is not None:
+            return adopted
     intent = journal.write_intent()
     with hold():
         try:
@@ -250,7 +296,7 @@ class OpJournal(Generic[T]):
     op_key: str
     kind: str
     params: Mapping[str, Any]
-    item_key: str | None = None
+    owner_key: str | None = None
     video_id: str | None = None
     target: tuple[str, str] | None = None
     before: Mapping[str, Any] | None = None
@@ -267,7 +313,7 @@ class OpJournal(Generic[T]):
         """A new op row in status intent."""
         at = datetime.now(UTC)
         op_id = self.ledger.record_op_intent(
-            self.item_key,
+            self.owner_key,
             self.kind,
             self.params,
             run_id=self.run_id,

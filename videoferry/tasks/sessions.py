@@ -18,16 +18,13 @@ from videoferry.connectors.errors import UnknownOutcomeError
 from videoferry.connectors.sources import ByteSource, open_source
 from videoferry.connectors.tus import TusEndpointGoneError, TusError, TusUpload
 from videoferry.core.tidy import same_text
+from videoferry.tasks.stop import UploadStopped
 
 if TYPE_CHECKING:
     from videoferry.connectors.client import VideoClient
     from videoferry.connectors.models import Video
     from videoferry.connectors.s3 import S3Config
     from videoferry.tasks.stop import Stop
-
-
-class UploadStopped(Exception):
-    """The run stopped between two chunks of an upload: its intent stays open (the next run settles it)."""
 
 
 def send_by_tus(

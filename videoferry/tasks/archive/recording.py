@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from videoferry.connectors.client import VideoClient
 from videoferry.connectors.errors import NotFoundError, VideoApiError, stops_run
@@ -14,7 +14,10 @@ from videoferry.tasks.archive.events import UNKNOWN_STREAM, Layout, Recording
 from videoferry.tasks.archive.files import save_chat, save_qos
 from videoferry.tasks.assets import choose_asset, extension
 from videoferry.tasks.copying.steps import CopyContext, adopted, copy_step, run_step
-from videoferry.tasks.exactly_once import OpJournal
+from videoferry.tasks.exactly_once import GapCheck, OpJournal
+
+if TYPE_CHECKING:
+    from videoferry.state.ledger import Ledger
 
 __all__ = ["ArchiveContext", "RecordingResult", "archive_recording", "op_key", "TERMINAL_BAD"]
 
@@ -25,6 +28,17 @@ TERMINAL_BAD = ("error", "aborted")
 def op_key(video_id: str, step: str) -> str:
     """The ledger key of one step of one recording: archive:<video_id>:<step>."""
     return f"archive:{video_id}:{step}"
+
+
+def gap_subjects(ledger: Ledger) -> Iterable[str]:
+    """Archive's gap subjects: the recordings' copies not done (their op keys; _copy's gap step adopts the
+    destination object at its own key by size and md5: the same bytes, whenever written, so no mark bounds
+    it)."""
+    last: dict[str, str] = {}
+    for op in ledger.ops(kind="archive"):
+        if op.op_key and op.op_key.endswith(":copy"):
+            last[op.op_key] = op.status
+    return [key for key, status in last.items() if status != OpStatus.DONE]
 
 
 @dataclass(kw_only=True)
@@ -80,7 +94,7 @@ def _journal(
         op_key(rec.video_id, step),
         kind,
         params,
-        item_key=f"archive:{rec.video_id}",
+        owner_key=f"archive:{rec.video_id}",
         video_id=rec.video_id,
     )
 
@@ -94,14 +108,16 @@ def _step(
     call: Callable[[], Any],
     *,
     recover: Callable[[Op], Any] | None = None,
+    gap: GapCheck[Any] | None = None,
 ) -> tuple[bool, Any]:
     """Run a step exactly once (tasks/copying/steps.run_step): (True, result) done now or before, (False,
     error text) failed now; recover(op) settles an intent a crash left open (the result when the step had
-    taken effect, None when not: it runs again)."""
+    taken effect, None when not: it runs again); gap: the step's look-up across the replication gap
+    (tasks/exactly_once.GapCheck), if any."""
     last = _last(ctx, op_key(rec.video_id, step))
     if last is not None and last.status == OpStatus.DONE:
         return True, last.result
-    return run_step(ctx, _journal(ctx, rec, step, kind, params), call, recover=recover)
+    return run_step(ctx, _journal(ctx, rec, step, kind, params), call, recover=recover, gap=gap)
 
 
 # -- copy -------------------------------------------------------------------------------------------
@@ -141,24 +157,19 @@ def _copy(ctx: ArchiveContext, rec: Recording) -> tuple[bool, Any]:
         "object_key": key,
     }
     link = str(asset.download_link)
-    subject = op_key(rec.video_id, "copy")
-    gap = ctx.gap
-    if gap is not None and gap.pending(subject) and (last is None or last.status != OpStatus.INTENT):
-        # The restored ledger may have missed this copy: an object already complete is adopted, not copied
-        # (an open intent is settled the same way by _step).
-        gap.mark_looked(subject)
+
+    def complete_across_gap() -> dict[str, Any] | None:
+        """The restored ledger may have missed this copy: an object already complete is adopted, not copied
+        (an open intent is settled the same way, by recover)."""
         found = _complete(ctx, params)
         if found is not None:
             found["note"] = "found complete at the destination across the replication gap"
-            item = f"archive:{rec.video_id}"
-            journal: OpJournal[Any] = OpJournal(
-                ctx.ledger, ctx.run_id, subject, "archive", params, item_key=item, video_id=rec.video_id
-            )
-            journal.write_found(journal.write_intent(), found)
-            return True, found
+        return found
 
     journal = _journal(ctx, rec, "copy", "archive", params)
-    return copy_step(ctx, journal, link, size=asset.file_size, md5=asset.md5, stamp="archived_at")
+    subject = op_key(rec.video_id, "copy")
+    gap = GapCheck(ctx.gap, subject, complete_across_gap) if ctx.gap is not None else None
+    return copy_step(ctx, journal, link, size=asset.file_size, md5=asset.md5, stamp="archived_at", gap=gap)
 
 
 # -- the recording ----------------------------------------------------------------------------------

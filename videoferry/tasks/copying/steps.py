@@ -14,7 +14,7 @@ from videoferry.connectors.errors import VideoApiError, stops_run
 from videoferry.state.ledger import Ledger
 from videoferry.state.models import Op
 from videoferry.tasks.destination import Destination
-from videoferry.tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, exactly_once
+from videoferry.tasks.exactly_once import GapCheck, Intent, Lookup, NotMade, OpJournal, exactly_once
 from videoferry.tasks.stop import Stop
 from videoferry.tasks.streamed_copy import COPY_ERRORS, adopt_copy, copy_link
 
@@ -75,6 +75,7 @@ def run_step(
     recover: Callable[[Op], Any] | None = None,
     leftovers: Sequence[str] = (),
     absent: str | None = None,
+    gap: GapCheck[Any] | None = None,
 ) -> tuple[bool, Any]:
     """Run one step exactly once (tasks/exactly_once.py): (True, result) done now, (False, "<step>: error")
     failed now; the step's name is the last part of its op key.
@@ -84,6 +85,7 @@ def run_step(
     effect (a direct check, believed at once), None when not (void for `absent`: the step runs again);
     without either the step is repeatable and is made again. A refusal that would refuse every further call
     alike (the token's, the workspace's: connectors.errors.stops_run) stops the run (ctx.stop) and is raised.
+    gap: the step's look-up across the replication gap (tasks/exactly_once.GapCheck), if any.
     """
     lookup = None
     if recover is not None or leftovers:
@@ -98,7 +100,7 @@ def run_step(
         why = absent or (NOT_TAKEN_EFFECT if recover is not None else REPEATED)
         lookup = Lookup(settle, listing=False, absent=why)
     try:
-        return True, exactly_once(journal, call, lookup=lookup, refused=STEP_ERRORS)
+        return True, exactly_once(journal, call, lookup=lookup, refused=STEP_ERRORS, gap=gap)
     except (*STEP_ERRORS, NotMade) as exc:
         if stops_run(exc):
             ctx.stop(exc)
@@ -132,6 +134,7 @@ def copy_step(
     md5: str | None,
     stamp: str,
     same: Callable[[Mapping[str, Any]], bool] | None = None,
+    gap: GapCheck[Any] | None = None,
 ) -> tuple[bool, Any]:
     """Copy one asset's file (its signed link: a secret, in no result) to journal.params' object_key, exactly
     once: streamed and verified (tasks/streamed_copy.py); the result is the params with the bytes and md5
@@ -155,7 +158,7 @@ def copy_step(
     def recover(op: Op) -> dict[str, Any] | None:
         return adopted(ctx, op.params, stamp, same)
 
-    return run_step(ctx, journal, call, recover=recover, absent=NOT_COPIED)
+    return run_step(ctx, journal, call, recover=recover, absent=NOT_COPIED, gap=gap)
 
 
 def each_item(

@@ -10,7 +10,8 @@ from videoferry.state.machine import DONE, FAILED
 from videoferry.state.models import Item
 from videoferry.tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, error_code, exactly_once
 from videoferry.tasks.migrate.context import MigrateContext
-from videoferry.tasks.sessions import Attached, UploadStopped, attach_files, material_name, missing_materials
+from videoferry.tasks.sessions import Attached, attach_files, material_name, missing_materials
+from videoferry.tasks.stop import UploadStopped
 
 #: The error code of an item one of whose attachments cannot be read.
 ATTACHMENT_UNREADABLE = "attachment"
@@ -42,7 +43,7 @@ def attach_materials(ctx: MigrateContext, item: Item) -> str | None:
         f"finish:{item.key}:attach",
         "attach",
         {"attachments": [material_name(s) for s in sources]},
-        item_key=item.key,
+        owner_key=item.key,
         video_id=video_id,
     )
     journal.outcome = _stored

@@ -23,8 +23,8 @@ from videoferry.connectors.sources import SourceError
 from videoferry.core.platform_keys import player_ids_note
 from videoferry.state.models import Item
 from videoferry.tasks.migrate.context import MigrateContext
+from videoferry.tasks.migrate.item_failure import fail_item
 from videoferry.tasks.migrate.plan import Plan, gone_from_source
-from videoferry.tasks.migrate.reconcile import fail_item
 from videoferry.tasks.migrate.report import ORIGIN_NOTE
 from videoferry.tasks.stop import ServiceUnavailable
 

@@ -1,9 +1,10 @@
-"""Reconcile: find the video a lost create answer made (only what is provably ours); fail items keeping it."""
+"""Reconcile: the look-ups and adoption of a lost create answer's video (only what is provably ours)."""
 
 from __future__ import annotations
 
 import logging
 from datetime import datetime
+from typing import Any
 
 from videoferry.connectors.errors import NotFoundError, VideoApiError, stops_run
 from videoferry.connectors.models import Video
@@ -12,9 +13,9 @@ from videoferry.core.item import FAILED_STATUSES, ItemState, Via
 from videoferry.state.errors import LedgerError
 from videoferry.state.machine import UPLOADING
 from videoferry.state.models import Item
-from videoferry.tasks.exactly_once import Intent, Lookup, error_code, look_up
+from videoferry.tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, exactly_once, look_up
 from videoferry.tasks.lookup import Postponed, SentCreate, find_created, service_bound
-from videoferry.tasks.migrate.context import MigrateContext
+from videoferry.tasks.migrate.context import MigrateContext, reload
 
 log = logging.getLogger(__name__)
 
@@ -83,27 +84,57 @@ def adopt_found(ctx: MigrateContext, item: Item, match: Video) -> None:
         replace_empty_video(ctx, reload(ctx, item.key), "init answer lost")
 
 
+#: The ops kind of a video migrate deletes (state/machine.OP_KINDS; op_key delete:<item key>:<video id>).
+DELETE_KIND = "delete"
+
+
 def delete_video(ctx: MigrateContext, item: Item, video_id: str) -> bool:
-    """Delete a video of this item (gone already counts); False when the service refused (item failed).
+    """Delete a video of this item exactly once (tasks/exactly_once.py, op_key delete:<item>:<video>); gone
+    already counts (a 404, on the call or on the GET that looks a lost answer up, is done). False when the
+    service refused, or a lost answer's video is still there (the item failed; a rerun deletes it again).
 
     An item failed here keeps the video's id (recorded if it had none): a requeue of a failed item without a
     video id plans a new create, which would leave this video beside the new one.
     """
+    journal: OpJournal[dict[str, Any]] = OpJournal(
+        ctx.ledger,
+        ctx.run_id,
+        f"delete:{item.key}:{video_id}",
+        DELETE_KIND,
+        {"video_id": video_id},
+        owner_key=item.key,
+        video_id=video_id,
+    )
+
+    def call() -> dict[str, Any]:
+        try:
+            ctx.client.videos.delete(video_id)
+        except NotFoundError:
+            return {"deleted": True, "found_gone": True}
+        return {"deleted": True}
+
+    def gone(_intent: Intent) -> dict[str, Any] | None:
+        try:
+            ctx.client.videos.get(video_id)
+        except NotFoundError:
+            return {"deleted": True, "found_gone": True}
+        return None
+
+    lookup = Lookup(gone, listing=False, absent="the video is still there: its delete did nothing")
     try:
-        ctx.client.videos.delete(video_id)
-    except NotFoundError:
-        pass
-    except VideoApiError as exc:
-        if stops_run(exc):
-            ctx.stop(exc)
+        exactly_once(journal, call, lookup=lookup)
+    except (VideoApiError, NotMade) as exc:
+        refusal = exc.unknown if isinstance(exc, NotMade) else exc
+        if stops_run(refusal):
+            ctx.stop(refusal)
         else:
             if reload(ctx, item.key).video_id is None:
                 try:
                     ctx.ledger.set_video_id(item.key, ctx.run_id, video_id)
                 except LedgerError:  # another item owns it: not this item's to keep
                     log.warning("item %s: video %s belongs to another item", item.key, video_id)
-            why = f"could not delete video {video_id}: {exc}"
-            ctx.ledger.fail(item.key, ctx.run_id, exc.code or "delete", why)
+            why = f"could not delete video {video_id}: {refusal}"
+            ctx.ledger.fail(item.key, ctx.run_id, refusal.code or "delete", why)
         return False
     return True
 
@@ -161,35 +192,3 @@ def retry_service_errors(ctx: MigrateContext) -> int:
             ctx.ledger.restart(item.key, ctx.run_id, why)
             done += 1
     return done
-
-
-def reload(ctx: MigrateContext, key: str) -> Item:
-    """The item as the ledger has it now."""
-    item = ctx.ledger.get(key)
-    if item is None:
-        raise LookupError(f"item {key!r} vanished from the ledger")
-    return item
-
-
-def fail_item(
-    ctx: MigrateContext, item: Item, code: str | int, message: str, request_id: str | None = None
-) -> None:
-    """Fail the item; one whose init named only an upload session gets its video's id recorded first.
-
-    A failed item without a video id is requeued to planned (a new create), so an uploading item's video is
-    found by listing before it fails; a lookup that cannot decide leaves it uploading (Postponed) for later.
-    """
-    current = reload(ctx, item.key)
-    if current.state == UPLOADING:
-        claim_video(ctx, current)
-    ctx.ledger.fail(item.key, ctx.run_id, code, message, request_id=request_id)
-
-
-def api_failure(ctx: MigrateContext, item: Item, exc: VideoApiError) -> None:
-    """Record a definitive API refusal; a refusal of the token or of the workspace's state (quota, balance...)
-    stops the whole run instead (it would fail every item): the item stays as it is (planned, when its create
-    was refused) for the rerun."""
-    if stops_run(exc):
-        ctx.stop(exc)
-        return
-    fail_item(ctx, item, error_code(exc), str(exc), exc.request_id)

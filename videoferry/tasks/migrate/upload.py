@@ -15,15 +15,11 @@ from videoferry.core.item import WAITING_FOR_BYTES, SourceKind
 from videoferry.state.errors import InvalidTransition
 from videoferry.state.machine import UPLOADING
 from videoferry.state.models import Item
-from videoferry.tasks.migrate.context import MigrateContext
+from videoferry.tasks.migrate.context import MigrateContext, reload
+from videoferry.tasks.migrate.item_failure import api_failure, fail_item
 from videoferry.tasks.migrate.platform_source import open_link_source
-from videoferry.tasks.migrate.reconcile import (
-    api_failure,
-    claim_video,
-    fail_item,
-    reload,
-    replace_empty_video,
-)
+from videoferry.tasks.migrate.reconcile import claim_video, replace_empty_video
+from videoferry.tasks.stop import UploadStopped
 
 log = logging.getLogger(__name__)
 
@@ -42,10 +38,6 @@ def open_bytes(ctx: MigrateContext, item: Item) -> ByteSource | None:
     except SourceError as exc:
         fail_item(ctx, item, "source", str(exc))
         return None
-
-
-class UploadStopped(Exception):
-    """The run was stopped between two chunks of an upload (its item stays uploading for the next run)."""
 
 
 def upload_item(ctx: MigrateContext, item: Item) -> None:
