@@ -122,3 +122,42 @@ def test_a_wrong_or_unknown_figure_is_found(tmp_path: Path) -> None:
     )
     found = [(name, value) for _, name, value in cited_figures(page.resolve(), figures)]
     assert found == [("restore_url_vs_tus", "1.11"), ("restore_ratio", "2"), ("restore_url_vs_tus", "0.19")]
+
+
+#: A file path as the docs write one: folders, then a name with one of these extensions.
+DOC_PATH = re.compile(r"(?<![\w/.:-])((?:[\w.-]+/)+[\w.-]+\.(?:py|md|yaml|yml|toml))\b")
+#: Files a command writes, named in the docs before they exist.
+WRITTEN_BY_COMMANDS = {"bench/RESULTS-scale.md", "drafts/todo.md"}
+
+
+def _missing_paths(text: str, where: Path) -> list[str]:
+    """The paths named in text that exist neither from the repository's top, nor under videoferry/ (the docs'
+    convention: tasks/gap.py is videoferry/tasks/gap.py), nor beside the page."""
+    missing = []
+    for match in DOC_PATH.finditer(text):
+        path = match.group(1)
+        if path.startswith("../shared/") or path in WRITTEN_BY_COMMANDS:
+            continue
+        if not any(p.exists() for p in (REPO / path, REPO / "videoferry" / path, where.parent / path)):
+            missing.append(path)
+    return missing
+
+
+def test_every_file_the_docs_name_exists() -> None:
+    """A module renamed or moved leaves no page naming the old path (README, ARCHITECTURE.md, docs/, the
+    package READMEs)."""
+    pages = [p for p in REPO.rglob("*.md") if not {".venv", "site", ".pytest_cache"} & set(p.parts)]
+    stale = {
+        f"{page.relative_to(REPO)}: {path}"
+        for page in pages
+        for path in _missing_paths(page.read_text(), page)
+    }
+    assert not stale, "paths the docs name that do not exist:\n  " + "\n  ".join(sorted(stale))
+
+
+def test_a_stale_path_is_found() -> None:
+    """The check sees a path that is gone, and takes one under videoferry/ or the top as it is."""
+    page = REPO / "README.md"
+    assert _missing_paths("see `tasks/no_such_module.py` and tasks/gap.py and bench/README.md", page) == [
+        "tasks/no_such_module.py"
+    ]
