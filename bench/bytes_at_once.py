@@ -105,7 +105,9 @@ def resumed(ws: Workspace, path: Path, chunk: int) -> tuple[int, int, int]:
     the file's size, the connection cuts). The connector resumes from the server's offset (HEAD)."""
     client = _client(ws)
     try:
-        session = client.uploads.init(parent_id=ws.project_id, title="resumed", filesize=path.stat().st_size)
+        session = client.uploads.create_video(
+            parent_id=ws.project_id, title="resumed", filesize=path.stat().st_size
+        )
     finally:
         client.close()
     parts = urlsplit(session.endpoint)
@@ -150,7 +152,7 @@ def s3_tus(ws: Workspace, moto: MotoProcess, key: str, size: int) -> float:
     migration opens one (connectors.sources.open_source): seconds from the source's opening to the end."""
     client = _client(ws)
     try:
-        session = client.uploads.init(parent_id=ws.project_id, title=f"{key}-tus", filesize=size)
+        session = client.uploads.create_video(parent_id=ws.project_id, title=f"{key}-tus", filesize=size)
     finally:
         client.close()
     with environment(moto.env), TusUpload() as tus:
