@@ -83,6 +83,21 @@ def test_a_cut_s3_stream_is_reopened_where_it_broke(
     assert [v.get("file_size") for v in emu_control.videos(emu)] == [len(PAYLOAD)]
 
 
+def test_a_resumed_tus_upload_reopens_the_s3_stream_at_the_servers_offset(
+    direct, relayed, moto_relay: HttpRelay, s3_bucket: str, emu: Workspace, emu_control: EmulatorControl
+) -> None:
+    direct.put_object(Bucket=s3_bucket, Key="in/resume.mp4", Body=PAYLOAD)
+    src = open_source(f"s3://{s3_bucket}/in/resume.mp4", client=relayed)
+    assert isinstance(src, S3ObjectSource)
+    # The first PATCH: half its body kept, the connection dropped; the upload asks the offset (HEAD) and
+    # goes on from there, behind where the source's stream stands.
+    emu_control.set_faults(emu, [{"kind": "truncate_body", "method": "PATCH", "fraction": 0.5, "times": 1}])
+    assert _tus_from(emu, src) == len(PAYLOAD)
+    ranges = [g.range for g in moto_relay.gets()]
+    assert ranges == ["bytes=0-", f"bytes={CHUNK // 2}-"]
+    assert [v.get("file_size") for v in emu_control.videos(emu)] == [len(PAYLOAD)]
+
+
 def test_blocks_of_a_cut_stream_are_read_on_from_the_exact_offset(
     direct, relayed, moto_relay: HttpRelay, s3_bucket: str
 ) -> None:
