@@ -137,4 +137,3 @@ def test_an_object_replaced_mid_transfer_is_refused_even_when_if_match_is_ignore
         assert [g.range for g in relay.gets()] == ["bytes=0-", "bytes=20-"]
     finally:
         relay.close()
-
