@@ -25,7 +25,8 @@ DEFAULT_TIMEOUT = 30.0
 POLL_RULE_SECONDS = 5.0
 #: tus chunk size: each PATCH costs a round trip, so 16 MiB halves them against 8 MiB (on loopback tus then
 #: matches a single request; bench/README.md `throughput`). A local file is streamed in 1 MiB blocks whatever
-#: the chunk; an S3 source reads each chunk with one ranged GET (one chunk per transfer in memory).
+#: the chunk; an S3 source or a download link is read chunk after chunk from one GET kept open (one 1 MiB
+#: block per transfer in memory; connectors/held_stream.py).
 DEFAULT_CHUNK_SIZE = 16 * 1024 * 1024
 
 _ENV = {

@@ -143,10 +143,13 @@ def read_range(
 
 
 def get_range(
-    client: S3Client, bucket: str, key: str, offset: int, length: int, *, etag: str | None = None
+    client: S3Client, bucket: str, key: str, offset: int, length: int | None, *, etag: str | None = None
 ) -> Any:
-    """The get_object answer of one ranged GET (If-Match ``etag`` when given); its "Body" is still unread."""
-    kwargs: dict[str, Any] = {"Bucket": bucket, "Key": key, "Range": f"bytes={offset}-{offset + length - 1}"}
+    """The get_object answer of one ranged GET (If-Match ``etag`` when given); its "Body" is still unread.
+
+    ``length`` None asks from ``offset`` to the object's end (a body read on chunk after chunk)."""
+    last = "" if length is None else str(offset + length - 1)
+    kwargs: dict[str, Any] = {"Bucket": bucket, "Key": key, "Range": f"bytes={offset}-{last}"}
     if etag:
         kwargs["IfMatch"] = etag
     return client.get_object(**kwargs)

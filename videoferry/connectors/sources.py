@@ -1,18 +1,24 @@
-"""Byte sources for uploads: local files and S3 objects read by range, in constant memory."""
+"""Byte sources for uploads: local files read by range, S3 objects from one GET kept open; constant memory."""
 
 from __future__ import annotations
 
 import io
 import os
 import posixpath
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from urllib.parse import unquote, urlsplit
 
-from botocore.exceptions import BotoCoreError, ClientError, IncompleteReadError, ResponseStreamingError
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    IncompleteReadError,
+    ReadTimeoutError,
+    ResponseStreamingError,
+)
 
+from videoferry.connectors.held_stream import HeldStream, read_through
 from videoferry.connectors.s3 import (
     S3Config,
     client_error_code,
@@ -124,9 +130,13 @@ class LocalFileSource:
 
 
 class S3ObjectSource:
-    """An S3 object read by ranged GETs pinned to the ETag seen at open (a changed object is an error)."""
+    """An S3 object read through one GET kept open from chunk to chunk, pinned to the ETag seen at open.
 
-    #: Attempts per ranged read when the response stream breaks mid-body.
+    A read that goes on where the last one stopped reads on from the same answer; a read elsewhere (a
+    resume, a seek) or a body that breaks opens a new GET from that offset to the end (If-Match the ETag,
+    and the answer's ETag and size checked: a changed object is an error). One block is in memory."""
+
+    #: Breaks of the response stream one read survives (each reopened from the first byte not yet read).
     read_attempts = 3
 
     def __init__(self, client: S3Client, bucket: str, key: str) -> None:
@@ -147,46 +157,70 @@ class S3ObjectSource:
         self.etag = info.etag
         #: What identifies these bytes: size and ETag (a rewritten object gets another version).
         self.version = f"{info.size}:{info.etag}"
+        self._held = HeldStream()
 
     def read_range(self, offset: int, length: int) -> bytes:
-        """Read up to ``length`` bytes at ``offset`` with one ranged GET (read on if the stream breaks)."""
+        """Read up to ``length`` bytes at ``offset`` (from the GET kept open when it stands there)."""
         want = _check_range(self, offset, length)
         return b"".join(self.stream_range(offset, want, block=want)) if want else b""
 
     def stream_range(self, offset: int, length: int, block: int = STREAM_BLOCK) -> Iterator[bytes]:
-        """Yield the ``length`` bytes at ``offset`` from one ranged GET, ``block`` bytes at a time (one block
-        in memory whatever the range). A stream that breaks mid-body is read on from where it broke by a
-        new ranged GET (up to read_attempts GETs in all); what was yielded is never yielded again.
-        """
+        """Yield the ``length`` bytes at ``offset``, ``block`` bytes at a time, from the GET kept open when it
+        stands at ``offset``, else from a new GET from there to the object's end; it is kept for the next
+        range. A stream that breaks mid-body is read on from where it broke by a new GET (read_attempts
+        breaks at most); what was yielded is never yielded again."""
         want = _check_range(self, offset, length)
-        end = offset + want
-        attempt = 0
-        while offset < end:
-            attempt += 1
-            try:
-                body = get_range(
-                    self.client, self.bucket, self.key, offset, end - offset, etag=self.etag or None
-                )["Body"]
-                try:
-                    for data in body.iter_chunks(block):
-                        offset += len(data)
-                        yield data
-                finally:
-                    body.close()
-            except ClientError as exc:
-                raise SourceError(self.uri, _s3_reason(exc)) from None
-            except (IncompleteReadError, ResponseStreamingError) as exc:
-                if attempt >= self.read_attempts:
-                    raise SourceError(self.uri, f"read failed ({type(exc).__name__})") from None
-                time.sleep(0.2 * attempt)
-                continue
-            except BotoCoreError as exc:
-                raise SourceError(self.uri, f"S3 request failed ({type(exc).__name__})") from None
-            if offset != end:
-                raise SourceError(self.uri, f"ranged read ended at byte {offset}, expected {end}")
+        if want:
+            yield from read_through(
+                self._held,
+                self._open_at,
+                offset,
+                want,
+                block=block,
+                size=self.size,
+                broken=(IncompleteReadError, ResponseStreamingError, ReadTimeoutError),
+                attempts=self.read_attempts,
+                fail=lambda reason: SourceError(self.uri, reason),
+            )
+
+    def _open_at(self, offset: int) -> Any:
+        """A GET from ``offset`` to the end, its answer checked against the object seen at open."""
+        try:
+            answer = get_range(self.client, self.bucket, self.key, offset, None, etag=self.etag or None)
+        except ClientError as exc:
+            raise SourceError(self.uri, _s3_reason(exc)) from None
+        except BotoCoreError as exc:
+            raise SourceError(self.uri, f"S3 request failed ({type(exc).__name__})") from None
+        body = answer["Body"]
+        changed = _changed(answer, offset, self.size, self.etag)
+        if changed:
+            body.close()
+            raise SourceError(self.uri, f"object changed while reading ({changed})")
+        return body
+
+    def close(self) -> None:
+        """Close the GET kept open, if any (one read to the end closes it by itself)."""
+        self._held.close()
 
     def __repr__(self) -> str:
         return f"S3ObjectSource({self.uri!r}, size={self.size})"
+
+
+def _changed(answer: dict[str, Any], offset: int, size: int, etag: str) -> str:
+    """Why a GET's answer is not the object seen at open from ``offset`` ('' when it is): never trusted
+    blindly, since a store may ignore If-Match."""
+    if etag and str(answer.get("ETag", "")) != etag:
+        return "ETag no longer matches"
+    span = str(answer.get("ContentRange", ""))
+    if span:
+        first, _, total = span.removeprefix("bytes ").partition("/")
+        if total != str(size):
+            return f"its size is {total} bytes, not {size}"
+        if first.partition("-")[0] != str(offset):
+            return f"asked from byte {offset}, answered {span}"
+    elif offset != 0 or int(answer.get("ContentLength", -1)) != size:
+        return f"a ranged GET from byte {offset} answered {answer.get('ContentLength')} bytes whole"
+    return ""
 
 
 def _s3_reason(exc: ClientError) -> str:
@@ -248,7 +282,8 @@ def iter_range(source: ByteSource, start: int, length: int) -> Iterator[bytes]:
     """Yield the ``length`` bytes at ``start``, read as they are consumed (a request body streamed from disk).
 
     A source with a ``stream_block`` (a local file) is read in blocks of that size, so reading overlaps
-    sending and one block is in memory; one with ``stream_range`` (S3) streams the range from one request;
+    sending and one block is in memory; one with ``stream_range`` (S3, a download link) streams the range
+    from the request it keeps open;
     any other in one read. A source that ends early raises SourceError (a body shorter than its
     Content-Length is never sent).
     """

@@ -1,5 +1,5 @@
-"""A platform video's file as the bytes a tus upload reads (`--via tus`): ranges fetched from its download
-link as they are sent, the link resolved again when the file host refuses it (403 / 410: expired)."""
+"""A platform video's file as the bytes a tus upload reads (`--via tus`): streamed from one GET of its
+download link kept open from chunk to chunk, the link resolved again when the file host refuses it."""
 
 from __future__ import annotations
 
@@ -8,18 +8,23 @@ from collections.abc import Callable, Iterator
 
 import httpx
 
+from videoferry.connectors.held_stream import HeldStream, read_through
 from videoferry.connectors.platforms.base import DownloadLink, PlatformError
 from videoferry.connectors.sources import SourceError
 
-#: The bytes read per request of the file host when it ignores Range and answers the whole file.
+#: The bytes read at a time from the file host's answer (one block in memory while a range streams).
 BLOCK = 1024 * 1024
+#: Breaks of the file host's answer one read survives (each reopened from the first byte not yet read).
+READ_ATTEMPTS = 3
 
 
 class LinkSource:
-    """A ByteSource (connectors/sources.py) over a download link: each read_range is one GET with a Range
-    header (206 taken as is; a host that ignores Range and answers 200 is read up to the range and closed).
-    `resolve` gives a fresh link; a 403 / 410 is resolved again once per read. `http` follows redirects
-    and is its owner's (connectors/platforms/links.PlatformLinks). The link is never shown."""
+    """A ByteSource (connectors/sources.py) over a download link, read chunk after chunk from one GET kept
+    open (connectors/held_stream.py): a GET from an offset to the end (Range `bytes=N-`), reopened only
+    after a break or a seek; a 206 taken as is, a 200 (a host that ignores Range) read on from its start,
+    so a file is downloaded once, not once per chunk. `resolve` gives a fresh link; a 403 / 410 is
+    resolved again once per opening. `http` follows redirects and is its owner's
+    (connectors/platforms/links.PlatformLinks). The link is never shown."""
 
     def __init__(
         self, uri: str, link: DownloadLink, resolve: Callable[[], DownloadLink], http: httpx.Client
@@ -34,6 +39,7 @@ class LinkSource:
         #: Which file of the video this is: another rendition chosen since means other bytes (start over).
         self.version = f"{self.size}:{link.label}"
         self.resolved = 1
+        self._held = HeldStream()
 
     def _measure(self) -> int:
         with self._http.stream("GET", self.link.url) as answer:
@@ -45,15 +51,36 @@ class LinkSource:
     def read_range(self, offset: int, length: int) -> bytes:
         """`min(length, size - offset)` bytes from `offset`."""
         length = max(0, min(length, self.size - offset))
-        if length == 0:
-            return b""
+        return b"".join(self.stream_range(offset, length, block=length)) if length else b""
+
+    def stream_range(self, offset: int, length: int, block: int = BLOCK) -> Iterator[bytes]:
+        """Yield the `length` bytes at `offset`, `block` bytes at a time, from the GET kept open when it
+        stands at `offset`, else from a new GET from there to the end (kept for the next range); a body
+        that breaks is reopened where it broke (READ_ATTEMPTS breaks at most)."""
+        length = max(0, min(length, self.size - offset))
+        if length:
+            yield from read_through(
+                self._held,
+                self._open_at,
+                offset,
+                length,
+                block=block,
+                size=self.size,
+                broken=(httpx.TransportError,),
+                attempts=READ_ATTEMPTS,
+                fail=lambda reason: SourceError(self.uri, reason),
+            )
+
+    def _open_at(self, offset: int) -> _Answer:
+        """A GET of the file from `offset` to its end; a 403 / 410 resolves the link again, once."""
         for attempt in (1, 2):
             with self._lock:
                 link = self.link
-            status, data = self._get(link, offset, length)
-            if status < 300:
-                return data
-            if status in (403, 410) and attempt == 1:
+            answer = self._get(link, offset)
+            if answer.status_code < 300:
+                return _Answer(self.uri, answer, offset, self.size)
+            answer.close()
+            if answer.status_code in (403, 410) and attempt == 1:
                 try:
                     fresh = self._resolve()
                 except PlatformError as exc:
@@ -62,34 +89,60 @@ class LinkSource:
                 with self._lock:
                     self.link, self.resolved = fresh, self.resolved + 1
                 continue
-            raise SourceError(self.uri, f"the file host answered {status}")
+            raise SourceError(self.uri, f"the file host answered {answer.status_code}")
         raise SourceError(self.uri, "a fresh link was refused too")
 
-    def _get(self, link: DownloadLink, offset: int, length: int) -> tuple[int, bytes]:
-        headers = {"Range": f"bytes={offset}-{offset + length - 1}"}
+    def _get(self, link: DownloadLink, offset: int) -> httpx.Response:
+        request = self._http.build_request("GET", link.url, headers={"Range": f"bytes={offset}-"})
         try:
-            with self._http.stream("GET", link.url, headers=headers) as answer:
-                if answer.status_code >= 300:
-                    return answer.status_code, b""
-                if answer.status_code == 206:
-                    data = answer.read()
-                else:  # the whole file: skip to the range, read it, close
-                    data = _slice(answer.iter_bytes(BLOCK), offset, length)
+            return self._http.send(request, stream=True)
         except httpx.TransportError as exc:
             raise SourceError(self.uri, f"the file host does not answer ({type(exc).__name__})") from None
-        if len(data) != length:
-            raise SourceError(self.uri, f"the file host sent {len(data)} bytes of {length} at {offset}")
-        return 200, data
+
+    def close(self) -> None:
+        """Close the GET kept open, if any (one read to the end closes it by itself)."""
+        self._held.close()
 
 
-def _slice(blocks: Iterator[bytes], offset: int, length: int) -> bytes:
-    out = bytearray()
-    seen = 0
-    for block in blocks:
-        end = seen + len(block)
-        if end > offset:
-            out += block[max(0, offset - seen) : offset + length - seen]
-        seen = end
-        if len(out) >= length:
-            break
-    return bytes(out[:length])
+class _Answer:
+    """The body of one GET of the file, from `offset` on: a 206 taken as is (its Content-Range checked), a
+    200 (the host ignores Range: the whole file) read past the bytes before `offset` once, here."""
+
+    def __init__(self, uri: str, response: httpx.Response, offset: int, size: int) -> None:
+        self._response = response
+        self._blocks = response.iter_bytes(BLOCK)
+        self._rest = bytearray()
+        self._done = False
+        span = response.headers.get("content-range", "")
+        if response.status_code == 206:
+            first, _, total = span.removeprefix("bytes ").partition("/")
+            if first.partition("-")[0] != str(offset) or total not in (str(size), "*"):
+                response.close()
+                raise SourceError(uri, f"asked from byte {offset} of {size}, the file host answered {span!r}")
+        else:
+            whole = response.headers.get("content-length")
+            if whole is not None and whole != str(size):
+                response.close()
+                raise SourceError(uri, f"the file host answered {whole} bytes, not {size}")
+            skipped = 0
+            while skipped < offset:  # the bytes before `offset`, read and dropped a block at a time
+                dropped = len(self.read(min(BLOCK, offset - skipped)))
+                if not dropped:
+                    response.close()
+                    raise SourceError(uri, f"the file host's answer ended at byte {skipped}, expected {size}")
+                skipped += dropped
+
+    def read(self, size: int) -> bytes:
+        """Up to `size` bytes (b"" at the end)."""
+        while len(self._rest) < size and not self._done:
+            block = next(self._blocks, None)
+            if block is None:
+                self._done = True
+            else:
+                self._rest += block
+        data = bytes(self._rest[:size])
+        del self._rest[:size]
+        return data
+
+    def close(self) -> None:
+        self._response.close()
