@@ -5,21 +5,30 @@ from __future__ import annotations
 import csv
 import io
 import posixpath
-import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
-from connectors.config import ConfigError
+from connectors import desired_state_rules as rules
+from connectors import desired_state_workspace as workspace
+from connectors.desired_state_models import (
+    BatchSpec,
+    DesiredState,
+    DesiredStateError,
+    DomainSpec,
+    DrmSpec,
+    EventSpec,
+    Resolver,
+    RestreamSpec,
+    SecretRef,
+    parse_secret_ref,
+)
+from connectors.desired_state_rules import Reader
 from connectors.input_files import InputFileError, read_input
 from connectors.inventory_sources import SourceBase
-
-if TYPE_CHECKING:
-    from connectors.desired_state_rules import Reader
 
 __all__ = [
     "DesiredStateError",
@@ -30,133 +39,12 @@ __all__ = [
     "DrmSpec",
     "DomainSpec",
     "DesiredState",
+    "Resolver",
     "load_desired_state",
     "parse_secret_ref",
 ]
 
 TOP_KEYS = frozenset({"version", "parent_id", "drm", "privacy_domains", "events", "events_csv"})
-_REF_ENV = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
-_REF_BLOCK = "secret-block:"
-
-
-class DesiredStateError(ConfigError):
-    """The file cannot be used: one line per problem, `<file>:<line>: <field>: <reason>` (never a secret)."""
-
-    def __init__(self, problems: list[str]) -> None:
-        self.problems = problems
-        super().__init__("\n".join(problems))
-
-
-@dataclass(frozen=True)
-class SecretRef:
-    """Where a secret comes from: an environment variable or a Prefect Secret block (never the value)."""
-
-    env: str | None = None
-    block: str | None = None
-
-    def __str__(self) -> str:
-        return f"${{{self.env}}}" if self.env else f"{_REF_BLOCK}{self.block}"
-
-
-def parse_secret_ref(value: Any) -> SecretRef | None:
-    """`${NAME}` or `secret-block:NAME` as a reference; None for anything else (a literal is refused)."""
-    if not isinstance(value, str):
-        return None
-    text = value.strip()
-    match = _REF_ENV.match(text)
-    if match:
-        return SecretRef(env=match.group(1))
-    if text.startswith(_REF_BLOCK) and len(text) > len(_REF_BLOCK):
-        return SecretRef(block=text[len(_REF_BLOCK) :])
-    return None
-
-
-#: Resolves a reference to its value (raises KeyError when it cannot).
-Resolver = Callable[[SecretRef], str]
-
-
-@dataclass(frozen=True)
-class RestreamSpec:
-    """A restream target of an event; key resolved from its reference (hidden from repr)."""
-
-    name: str
-    url: str
-    key: str = field(repr=False)
-    description: str | None = None
-    enabled: bool | None = None
-    where: str = ""
-
-
-@dataclass(frozen=True)
-class BatchSpec:
-    """A unique codes batch of an event (spec 4.7)."""
-
-    name: str
-    codes_amount: int
-    max_count: int | None = None
-    sessions_per_code: int | None = None
-    starts_at: date | None = None
-    expires_at: date | None = None
-    where: str = ""
-    #: "<file>:<line>: <field>: in the past" when a date is before today (refused only at the create).
-    past: str | None = None
-
-
-@dataclass(frozen=True)
-class EventSpec:
-    """A live event as the file wants it: fields in the client's EventFields names (only those written)."""
-
-    name: str
-    type: str
-    parent_id: str
-    fields: Mapping[str, Any] = field(repr=False)
-    restreams: tuple[RestreamSpec, ...] | None = None  #: None: the file does not manage the targets
-    batches: tuple[BatchSpec, ...] | None = None
-    stream_start: datetime | None = None
-    poster_url: str | None = field(default=None, repr=False)
-    where: str = ""
-    lines: Mapping[str, str] = field(default_factory=dict, repr=False)  #: field -> "<file>:<line>"
-    state: str | None = None  #: draft, enabled or completed (None: the file leaves the state alone)
-    next_stream: datetime | None = None  #: a recurring event's next stream to schedule (POST .../stream)
-
-    def at(self, name: str) -> str:
-        """`<file>:<line>` of a field (the event's own line when the field has none)."""
-        return self.lines.get(name, self.where)
-
-
-@dataclass(frozen=True)
-class DrmSpec:
-    """The DRM authorisation callback of the workspace (project_id None) or one project."""
-
-    project_id: str | None
-    url: str
-    username: str | None = None
-    password: str | None = field(default=None, repr=False)
-    strict: bool | None = None
-    where: str = ""
-
-
-@dataclass(frozen=True)
-class DomainSpec:
-    """A privacy domain of the workspace's list: its name (lower case), the name it had before (a rename), and
-    whether it is kept archived."""
-
-    domain: str
-    renamed_from: str | None = None
-    archived: bool = False
-    where: str = ""
-
-
-@dataclass(frozen=True)
-class DesiredState:
-    """Everything the file declares."""
-
-    path: str
-    events: tuple[EventSpec, ...] = ()
-    drm: tuple[DrmSpec, ...] = ()
-    privacy_domains: tuple[DomainSpec, ...] | None = None  #: None: the file does not manage the list
-    secrets: tuple[str, ...] = field(default=(), repr=False)  #: every resolved secret (for blanking)
-    drm_managed: bool = False  #: the file has a `drm` key (--prune deletes callbacks it does not declare)
 
 
 def _node_value(node: yaml.Node, file: str, path: str, lines: dict[str, str]) -> Any:
@@ -218,10 +106,8 @@ def _csv_where(file: str, row: int) -> Callable[[str], str]:
 
 def load_desired_state(path: str | Path, resolver: Resolver, *, today: date | None = None) -> DesiredState:
     """Read and check the file; DesiredStateError listing every problem (with file, line and field)."""
-    from connectors import desired_state_rules as rules
-
     file = str(path)
-    r = rules.Reader(file, resolver, today or datetime.now(UTC).date())
+    r = Reader(file, resolver, today or datetime.now(UTC).date())
     try:
         content, _, base = read_input(file, None, what="desired-state file")
         root = yaml.compose(content.decode("utf-8"))
@@ -260,10 +146,10 @@ def load_desired_state(path: str | Path, resolver: Resolver, *, today: date | No
             continue
         seen[key] = event.where
         events.append(event)
-    drm = rules.read_drm(r, data["drm"], lines, top) if data.get("drm") is not None else []
+    drm = workspace.read_drm(r, data["drm"], lines, top) if data.get("drm") is not None else []
     domains = None
     if "privacy_domains" in data:
-        domains = rules.read_domains(r, data["privacy_domains"] or [], lines, top)
+        domains = workspace.read_domains(r, data["privacy_domains"] or [], lines, top)
     if r.problems:
         raise DesiredStateError(r.problems)
     return DesiredState(

@@ -1,4 +1,4 @@
-"""The rules of a setup desired-state file: each object's fields checked (spec 4.3-4.7, 8)."""
+"""The rules of a setup desired-state file's events: each field checked (spec 4.5-4.7, 8)."""
 
 from __future__ import annotations
 
@@ -7,17 +7,15 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import Any
 
-from connectors.desired_state import (
+from connectors.desired_state_models import (
     BatchSpec,
-    DomainSpec,
-    DrmSpec,
     EventSpec,
     Resolver,
     RestreamSpec,
     parse_secret_ref,
 )
 
-__all__ = ["Reader", "read_event", "read_drm", "read_domains", "strings", "EVENT_KEYS"]
+__all__ = ["Reader", "read_event", "as_bool", "strings", "EVENT_KEYS"]
 
 EVENT_TYPES = ("one-time", "recurring")
 #: An event's states (spec 3.2): created in draft, PUT .../enable, PUT .../complete.
@@ -77,7 +75,8 @@ class Reader:
         return resolved
 
 
-def _bool(value: Any) -> bool | None:
+def as_bool(value: Any) -> bool | None:
+    """A boolean written as one (true/yes/1/on, false/no/0/off); None for anything else."""
     if isinstance(value, bool):
         return value
     if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
@@ -228,7 +227,7 @@ def _restreams(r: Reader, raw: Any, where: Callable[[str], str]) -> tuple[Restre
             continue
         key = r.secret(item.get("key"), where(f"restreams[{i}].key"), f"{name}.key")
         enabled = item.get("enabled")
-        if enabled is not None and _bool(enabled) is None:
+        if enabled is not None and as_bool(enabled) is None:
             r.fail(at, f"{name}.enabled", "true or false")
         description = item.get("description")
         if key is not None:
@@ -238,7 +237,7 @@ def _restreams(r: Reader, raw: Any, where: Callable[[str], str]) -> tuple[Restre
                     url.strip(),
                     key,
                     str(description) if description is not None else None,
-                    _bool(enabled),
+                    as_bool(enabled),
                     at,
                 )
             )
@@ -263,7 +262,7 @@ def read_event(r: Reader, raw: Any, where: Callable[[str], str], default_parent:
     fields: dict[str, Any] = {}
     for key in BOOL_FIELDS:
         if key in raw:
-            fields[key] = _bool(raw[key])
+            fields[key] = as_bool(raw[key])
             if fields[key] is None:
                 r.fail(where(key), key, "true or false")
     for key in LIST_FIELDS:
@@ -377,76 +376,5 @@ def _share(r: Reader, raw: Any, where: Callable[[str], str]) -> dict[str, Any]:
             r.fail(where("privacy_share.link_hash"), "privacy_share.link_hash", "exactly 6 letters or digits")
         out["link_hash"] = link_hash
     if "sso" in raw:
-        out["sso"] = _bool(raw["sso"])
-    return out
-
-
-def read_drm(r: Reader, raw: Any, lines: dict[str, str], file_at: str) -> list[DrmSpec]:
-    if not isinstance(raw, dict):
-        r.fail(lines.get("drm", file_at), "drm", "must be a mapping (workspace, projects)")
-        return []
-    targets: list[tuple[str | None, str, Any]] = []
-    if raw.get("workspace") is not None:
-        targets.append((None, "drm.workspace", raw["workspace"]))
-    for project, cfg in (raw.get("projects") or {}).items():
-        targets.append((str(project), f"drm.projects.{project}", cfg))
-    for key in sorted(set(raw) - {"workspace", "projects"}):
-        r.fail(lines.get(f"drm.{key}", file_at), f"drm.{key}", "unknown field")
-    out: list[DrmSpec] = []
-    for project, path, cfg in targets:
-        at = lines.get(path, file_at)
-        if not isinstance(cfg, dict) or not isinstance(cfg.get("url"), str):
-            r.fail(at, f"{path}.url", "required")
-            continue
-        for key in sorted(set(cfg) - {"url", "username", "password", "strict"}):
-            r.fail(lines.get(f"{path}.{key}", at), f"{path}.{key}", "unknown field")
-        password = None
-        if cfg.get("password") is not None:
-            password = r.secret(cfg["password"], lines.get(f"{path}.password", at), f"{path}.password")
-        strict = _bool(cfg["strict"]) if "strict" in cfg else None
-        if "strict" in cfg and strict is None:
-            r.fail(lines.get(f"{path}.strict", at), f"{path}.strict", "true or false")
-        username = cfg.get("username")
-        out.append(
-            DrmSpec(project, cfg["url"], None if username is None else str(username), password, strict, at)
-        )
-    return out
-
-
-def read_domains(r: Reader, raw: Any, lines: dict[str, str], file_at: str) -> list[DomainSpec] | None:
-    """privacy_domains: host names, or mappings {domain, renamed_from?, archived?}; names lower-cased, each
-    named once (a domain and the name it is renamed from alike)."""
-    items = strings(raw) if isinstance(raw, str) else raw
-    if not isinstance(items, list):
-        r.fail(lines.get("privacy_domains", file_at), "privacy_domains", "a list of host names")
-        return None
-    out: list[DomainSpec] = []
-    seen: set[str] = set()
-    for i, item in enumerate(items):
-        path = f"privacy_domains[{i}]"
-        at = lines.get(path, lines.get("privacy_domains", file_at))
-        if isinstance(item, str):
-            item = {"domain": item}
-        if not isinstance(item, dict):
-            r.fail(at, path, "a host name, or a mapping with domain (and renamed_from or archived)")
-            continue
-        for key in sorted(set(item) - {"domain", "renamed_from", "archived"}):
-            r.fail(at, f"{path}.{key}", "unknown field")
-        names = [item.get("domain"), item.get("renamed_from")]
-        if not isinstance(names[0], str) or not names[0].strip():
-            r.fail(at, f"{path}.domain", "required: a host name")
-            continue
-        if names[1] is not None and (not isinstance(names[1], str) or not names[1].strip()):
-            r.fail(at, f"{path}.renamed_from", "a host name")
-            continue
-        archived = _bool(item.get("archived", False))
-        if archived is None:
-            r.fail(at, f"{path}.archived", "true or false")
-            continue
-        domain, before = (str(n).strip().lower() if n is not None else None for n in names)
-        for name in (domain, before):
-            if name is not None and name in seen:
-                r.fail(at, path, f"{name!r} named twice in privacy_domains")
-            seen.add(name or "")
-        out.append(DomainSpec(str(domain), before, archived, at))
+        out["sso"] = as_bool(raw["sso"])
     return out

@@ -281,9 +281,7 @@ class HostApp:
             ):
                 raise not_found("upload")  # the address expired
         elif found.auth == "media":
-            from emulator.media_links import media_owner  # a signed download link names no token
-
-            owner = media_owner(self.emu, match.group("video_id"))
+            owner = self.emu.video_owner(match.group("video_id"))  # a signed download link names no token
             if owner is None:
                 raise not_found("media")
             ws = owner

@@ -8,25 +8,10 @@ import hmac
 import uuid
 
 from emulator.app import Ctx, Resp, Route, route
-from emulator.backends.core import Emulator
 from emulator.errors import not_found
 from emulator.ids import parse_id
 from emulator.media.poster import WIDTHS, poster_jpeg
-from emulator.state import Workspace
 from emulator.views import material_sig, poster
-
-
-def media_owner(emu: Emulator, raw_video_id: str) -> Workspace | None:
-    """The workspace holding a video (a signed link names no token), None when no workspace has it."""
-    try:
-        video_id = parse_id(raw_video_id)
-    except Exception:  # noqa: BLE001 - an unparseable id in a link is just a missing object
-        return None
-    with emu.lock:
-        for ws in emu.workspaces.values():
-            if video_id in ws.videos:
-                return ws
-    return None
 
 
 async def download(ctx: Ctx) -> Resp:

@@ -16,7 +16,7 @@ from typing import Any
 from emulator.backends.lifecycle import LifecycleBackend
 from emulator.backends.uploads import UploadsBackend
 from emulator.backends.videos import VideosBackend
-from emulator.ids import new_id
+from emulator.ids import new_id, parse_id
 from emulator.media.probe import MediaInfo
 from emulator.state import Project, UploadSession, Video, Workspace
 from emulator.variants import NONE, Variants
@@ -141,6 +141,18 @@ class Emulator:
     def by_token(self, token: str) -> Workspace | None:
         """The workspace a token belongs to."""
         return self.tokens.get(token)
+
+    def video_owner(self, raw_video_id: str) -> Workspace | None:
+        """The workspace holding a video (a signed link names no token), None when no workspace has it."""
+        try:
+            video_id = parse_id(raw_video_id)
+        except Exception:  # noqa: BLE001 - an unparseable id in a link is just a missing object
+            return None
+        with self.lock:
+            for ws in self.workspaces.values():
+                if video_id in ws.videos:
+                    return ws
+        return None
 
     def foreign(self, ws: Workspace, object_ids: Iterable[str]) -> bool:
         """Whether one of these ids names no object of `ws` but an object of another workspace.

@@ -5,6 +5,6 @@ from flows.job import Job
 MIGRATE = Job(
     "migrate",
     runner="flows.migrate.runner:run_migration",
-    outcome="flows.migrate.runner:MigrateOutcome",
+    outcome="flows.migrate.outcome:MigrateOutcome",
     flow="flows.migrate.flow:migrate_flow",
 )

@@ -14,8 +14,9 @@ from collections import Counter
 from connectors.config import ConfigError
 from connectors.s3 import S3Config
 from flows.job import Exit, read_ledger
+from flows.migrate.inventory import read_migration_plan
 from flows.migrate.options import MigrateOptions
-from flows.migrate.runner import MigrateOutcome, read_migration_plan
+from flows.migrate.outcome import MigrateOutcome
 from flows.options import ServiceOptions
 from tasks.migrate.plan import VERBS, preview
 from tasks.migrate.source_preview import source_lines

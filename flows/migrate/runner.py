@@ -6,23 +6,25 @@ import concurrent.futures
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from typing import Any
 
 from connectors.config import ConfigError, Settings
 from connectors.s3 import S3Config
 from connectors.tus import TusUpload
 from connectors.webhook import WebhookReceiver
-from core.item import parse_shard
-from flows.job import Outcome, Run, failure, run_job, run_status, stopped_exit
+from flows.job import Run, failure, run_job, run_status, stopped_exit
+from flows.migrate.inventory import read_migration_plan
 from flows.migrate.options import MigrateOptions
+from flows.migrate.outcome import MigrateOutcome
+from flows.migrate.preview import preview_migration
 from state.machine import COMPLETE_STATES, CREATING, WATCHED_STATES
 from tasks.migrate.byte_plane import DaskBytes
 from tasks.migrate.claims import start_webhooks
 from tasks.migrate.context import MigrateContext
 from tasks.migrate.gap import sweep_gap
 from tasks.migrate.open_run import forget, share
-from tasks.migrate.plan import Plan, read_plan, store_plan
+from tasks.migrate.plan import Plan, store_plan
 from tasks.migrate.platform_source import prepare_platform_source
 from tasks.migrate.reconcile import retry_service_errors
 from tasks.migrate.report import FAILED_STATES, failed_item_line, spec_name
@@ -32,15 +34,6 @@ from tasks.report_files import publish_report
 from tasks.scheduling import Handle
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class MigrateOutcome(Outcome):
-    """How a migration ended: exit status, the reason lines, the summary, rejected rows, the report files."""
-
-    summary: dict[str, Any] = field(default_factory=dict)
-    rejected: list[dict[str, Any]] = field(default_factory=list)
-    preview: dict[str, int] | None = None
 
 
 SubmitFactory = Callable[[MigrateContext], Submit]
@@ -76,23 +69,6 @@ def _awaited(factory: SubmitFactory, run: Run) -> SubmitFactory:
     return tracked
 
 
-def read_migration_plan(opts: MigrateOptions, s3: S3Config | None) -> Plan:
-    """The inventory as these options read it (routing, shard, an S3 prefix's include / exclude rules)."""
-    return read_plan(
-        opts.inventory,
-        parent_id=opts.parent_id,
-        parent_map=opts.parent_map or (),
-        via=opts.via,
-        s3=s3,
-        shard=_shard(opts),
-        include=opts.include or (),
-        exclude=opts.exclude or (),
-        ignore_case=opts.ignore_case,
-        folder_map=opts.folder_map,
-        captions=None if opts.dry_run else opts.captions,  # a dry run writes nothing, captions included
-    )
-
-
 def run_migration(
     opts: MigrateOptions,
     settings: Settings,
@@ -104,8 +80,6 @@ def run_migration(
 ) -> MigrateOutcome:
     """Run one migration to its end (plain function; the Prefect flow passes its own submit_factory)."""
     if opts.dry_run:
-        from flows.migrate.preview import preview_migration
-
         return preview_migration(opts, s3)
     if opts.webhook_listen:  # refused before anything runs: beyond loopback without credentials (exit 2)
         WebhookReceiver.from_listen(opts.webhook_listen)
@@ -214,10 +188,6 @@ def _migrate(
         report = build_report(ledger, rejected=plan.rejected_rows, run=ending)
         outcome.report_files = publish_report(opts.report_dir, lambda d: write_report(report, d), ctx.s3)
     return outcome
-
-
-def _shard(opts: MigrateOptions) -> tuple[int, int] | None:
-    return parse_shard(opts.shard) if opts.shard else None
 
 
 def _this_run(ctx: MigrateContext) -> dict[str, Any]:
