@@ -20,7 +20,7 @@ LIMITER_FILE = "videoferry-limiter.db"
 #: The environment variable naming the Prefect Secret block that holds the API token.
 TOKEN_BLOCK_VAR = "VIDEOFERRY_TOKEN_BLOCK"
 TOKEN_VAR = "VIDEOFERRY_TOKEN"
-#: The environment variables naming a credentials block (connectors.blocks.BLOCK_VARIABLES; read lazily,
+#: The environment variables naming a credentials block (tasks.blocks.BLOCK_VARIABLES; read lazily,
 #: since the blocks import Prefect).
 BLOCK_VARIABLE_NAMES = ("VIDEOFERRY_CREDENTIALS_BLOCK", "VIDEOFERRY_VIMEO_BLOCK", "VIDEOFERRY_WISTIA_BLOCK")
 
@@ -71,18 +71,18 @@ def run_client(settings: Settings, ledger: str | os.PathLike[str]) -> VideoClien
 
 def blocks_env(env: Mapping[str, str] | None = None) -> Mapping[str, str]:
     """The environment with what the credentials blocks it names hold, for the variables it does not set
-    (connectors.blocks.environment_with_blocks; Prefect imported only when a block is named)."""
+    (tasks.blocks.environment_with_blocks; Prefect imported only when a block is named)."""
     env = os.environ if env is None else env
     if not any(env.get(variable, "").strip() for variable in BLOCK_VARIABLE_NAMES):
         return env
-    from connectors.blocks import environment_with_blocks
+    from tasks.blocks import environment_with_blocks
 
     return environment_with_blocks(env)
 
 
 def token_env(env: Mapping[str, str] | None = None) -> Mapping[str, str]:
     """The environment with the API token and addresses: the variables when set, else what the blocks
-    VIDEOFERRY_CREDENTIALS_BLOCK etc. name hold (connectors.blocks.environment_with_blocks), else for the
+    VIDEOFERRY_CREDENTIALS_BLOCK etc. name hold (tasks.blocks.environment_with_blocks), else for the
     token the value of the Prefect Secret block VIDEOFERRY_TOKEN_BLOCK names (read from the Prefect API in
     use; the values go into this copy of the environment only, never into os.environ, a parameter or a log).
     ConfigError when a block cannot be read.

@@ -1,5 +1,5 @@
 """videoferry's Prefect blocks; `prefect block register -m videoferry.blocks` puts them in the UI."""
 
-from connectors.blocks import VideoferryCredentials, VimeoCredentials, WistiaCredentials
+from tasks.blocks import VideoferryCredentials, VimeoCredentials, WistiaCredentials
 
 __all__ = ["VideoferryCredentials", "VimeoCredentials", "WistiaCredentials"]

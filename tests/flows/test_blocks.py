@@ -134,7 +134,7 @@ def test_inventory_reads_the_vimeo_block(
 
 @pytest.mark.flow
 def test_prefect_block_register_finds_the_three_blocks(prefect_harness: None) -> None:
-    # Only the three concrete blocks: their base (connectors.blocks.CredentialsBlock) is not registered.
+    # Only the three concrete blocks: their base (tasks.blocks.CredentialsBlock) is not registered.
     from prefect.client.orchestration import get_client
     from prefect.settings import PREFECT_API_URL
 
