@@ -13,7 +13,7 @@ import polars as pl
 import yaml
 
 from connectors.input_files import InputFileError, detect_format, read_input
-from connectors.inventory import _as_text
+from connectors.inventory_load import as_text
 from connectors.operations_rows import parse_row
 from connectors.s3 import S3Config
 from core.fields import unknown_names
@@ -133,7 +133,7 @@ def _table_records(label: str, df: pl.DataFrame, warnings: list[str]) -> list[Re
             raise OperationsError(f"{label}: column {(dup.group(1) if dup else name)!r} appears twice")
     if df.height and "op" not in names:
         raise OperationsError(f"{label} has no 'op' column (columns: {', '.join(names)[:200]})")
-    df = pl.DataFrame([_as_text(s).alias(n) for s, n in zip(df.get_columns(), names, strict=True)])
+    df = pl.DataFrame([as_text(s).alias(n) for s, n in zip(df.get_columns(), names, strict=True)])
     records: list[Record] = []
     empty: list[int] = []
     for row, cells in enumerate(df.iter_rows(named=True), start=1):

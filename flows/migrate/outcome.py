@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from flows.job import Outcome
+from flows.outcome import Outcome
 
 __all__ = ["MigrateOutcome"]
 
