@@ -18,7 +18,8 @@ from connectors.operations_rows import parse_row
 from connectors.s3 import S3Config
 from core.fields import unknown_names
 from core.item import RowError
-from core.operation import ALL_COLUMNS, OperationSpec, check_references, order_operations
+from core.operation import ALL_COLUMNS, OperationSpec
+from core.operation_graph import check_references, order_operations
 from core.redact import safe_uri, scrub_urls
 
 FORMATS = {

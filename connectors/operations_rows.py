@@ -45,8 +45,8 @@ from core.operation import (
     UpdateParams,
     derive_op_id,
     parse_time,
-    reference_fields,
 )
+from core.operation_graph import reference_fields
 from core.redact import scrub_urls
 
 T = TypeVar("T")

@@ -25,11 +25,9 @@ from core.operation import (
     TargetKind,
     TrimRange,
     UpdateParams,
-    check_references,
     derive_op_id,
-    order_operations,
-    reference_fields,
 )
+from core.operation_graph import check_references, order_operations, reference_fields
 
 VIDEO = "0f8fad5b-d9cb-469f-a165-70867728950e"
 OTHER = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
