@@ -13,8 +13,8 @@ from core.redact import blank
 from flows.job import Exit, Outcome, Run, failure, read_ledger, run_job
 from flows.setup.options import DEFAULT_OUTPUTS, SetupOptions
 from tasks.service import run_client
+from tasks.setup.compare import ChangeSet, Comparer, as_rows, change_summary, changes_text, resolve_secret
 from tasks.setup.outputs import Outputs, write_outputs
-from tasks.setup.plan import Plan, Planner, as_rows, changes_text, plan_summary, resolve_secret
 from tasks.setup.up import SetupWriter
 
 log = logging.getLogger(__name__)
@@ -44,8 +44,8 @@ def load_state(file: str) -> DesiredState:
     return load_desired_state(file, resolve_secret)
 
 
-def _plan_lines(plan: Plan, state: DesiredState, show_unchanged: bool) -> list[str]:
-    return [blank(line, state.secrets) for line in changes_text(plan, show_unchanged=show_unchanged)]
+def _change_lines(changeset: ChangeSet, state: DesiredState, show_unchanged: bool) -> list[str]:
+    return [blank(line, state.secrets) for line in changes_text(changeset, show_unchanged=show_unchanged)]
 
 
 def run_plan(opts: SetupOptions, settings: Settings, *, drift: bool = False) -> SetupOutcome:
@@ -55,18 +55,20 @@ def run_plan(opts: SetupOptions, settings: Settings, *, drift: bool = False) -> 
     except DesiredStateError as exc:
         return SetupOutcome(Exit.CONFIG, lines=[f"error: {p}" for p in exc.problems])
     with read_ledger(opts.ledger) as ledger, run_client(settings, opts.ledger) as client:
-        plan = Planner(client, ledger, prune=opts.prune).plan(state)
-    lines = _plan_lines(plan, state, opts.show_unchanged)
-    lines += [f"error: {p}" for p in plan.problems]
-    lines.append(f"plan: {plan_summary(plan)}")
-    code = Exit.CONFIG if plan.problems else Exit.INCOMPLETE if drift and plan.differs else Exit.DONE
+        changeset = Comparer(client, ledger, prune=opts.prune).compare(state)
+    lines = _change_lines(changeset, state, opts.show_unchanged)
+    lines += [f"error: {p}" for p in changeset.problems]
+    lines.append(f"plan: {change_summary(changeset)}")
+    code = (
+        Exit.CONFIG if changeset.problems else Exit.INCOMPLETE if drift and changeset.differs else Exit.DONE
+    )
     if drift:
-        lines.append("drift: the service differs from the file" if plan.differs else "drift: none")
-    rows = [dict(r) for r in as_rows(plan)]
-    failed = [failure(opts.file, "invalid", p) for p in plan.problems]
+        lines.append("drift: the service differs from the file" if changeset.differs else "drift: none")
+    rows = [dict(r) for r in as_rows(changeset)]
+    failed = [failure(opts.file, "invalid", p) for p in changeset.problems]
     if drift:
         failed += [_drifted(r) for r in rows if r["action"] != "unchanged"]
-    return SetupOutcome(code, lines=lines, counts=plan.counts(), rows=rows, failed=failed)
+    return SetupOutcome(code, lines=lines, counts=changeset.counts(), rows=rows, failed=failed)
 
 
 def _drifted(row: dict[str, Any]) -> dict[str, str]:
@@ -93,17 +95,17 @@ def run_up(opts: SetupOptions, settings: Settings) -> SetupOutcome:
 
     def body(run: Run) -> SetupOutcome:
         run.summary = lambda: {"file": opts.file}
-        plan = Planner(run.client, run.ledger, prune=opts.prune).plan(state)
-        lines = _plan_lines(plan, state, opts.show_unchanged)
-        if plan.problems:
-            lines += [f"error: {p}" for p in plan.problems]
-            return SetupOutcome(Exit.CONFIG, lines=lines, counts=plan.counts())
+        changeset = Comparer(run.client, run.ledger, prune=opts.prune).compare(state)
+        lines = _change_lines(changeset, state, opts.show_unchanged)
+        if changeset.problems:
+            lines += [f"error: {p}" for p in changeset.problems]
+            return SetupOutcome(Exit.CONFIG, lines=lines, counts=changeset.counts())
         writer = SetupWriter(run.client, run.ledger, run.run_id, state.secrets)
         writer.reconcile_pending()
-        result = writer.write_plan(plan)
+        result = writer.write_changes(changeset)
         written = write_outputs(run.client, state, result.events, Outputs(opts.outputs), result.batches)
         lines += [f"skipped: {s}" for s in result.skipped] + [f"failed: {f}" for f in result.failed]
-        lines.append(f"plan: {plan_summary(plan)}")
+        lines.append(f"plan: {change_summary(changeset)}")
         lines.append(
             f"up: {result.writes} write call(s), {len(result.failed)} failed, {len(result.skipped)} skipped"
         )
@@ -115,7 +117,7 @@ def run_up(opts: SetupOptions, settings: Settings) -> SetupOutcome:
             lines.append(f"stopped: {result.stopped}")
         code = Exit.INCOMPLETE if result.failed or result.skipped or result.stopped else Exit.DONE
         lines = [blank(line, state.secrets) for line in lines]
-        rows = [dict(r) for r in as_rows(plan)]
+        rows = [dict(r) for r in as_rows(changeset)]
         failed = [failure(blank(f, state.secrets), "failed", blank(f, state.secrets)) for f in result.failed]
         failed += [
             failure(blank(s, state.secrets), "skipped", blank(s, state.secrets)) for s in result.skipped
@@ -123,7 +125,7 @@ def run_up(opts: SetupOptions, settings: Settings) -> SetupOutcome:
         if result.stopped is not None:
             failed.append(failure(opts.file, result.stopped.code, str(result.stopped)))
         return SetupOutcome(
-            code, lines=lines, counts=plan.counts(), rows=rows, outputs=written, failed=failed
+            code, lines=lines, counts=changeset.counts(), rows=rows, outputs=written, failed=failed
         )
 
     return run_job("setup up", asdict(opts), opts.ledger, settings, body)

@@ -1,1 +1,1 @@
-"""The setup job's steps: plan, up (each write exactly once), outputs, DRM check."""
+"""The setup job's steps: compare (setup plan), up (each write exactly once), outputs, DRM check."""

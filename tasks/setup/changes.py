@@ -1,4 +1,4 @@
-"""A setup plan's changes: the actions, one object's change, the plan, and how they are shown (no secret)."""
+"""Setup's changes: the actions, one object's change, the change set, and how they are shown (no secret)."""
 
 from __future__ import annotations
 
@@ -21,13 +21,13 @@ CREATE, UPDATE, UNCHANGED, DELETE, BLOCKED, CONFLICT = (
 )
 #: Actions that mean the service differs from the file.
 DIFFERENT = frozenset({CREATE, UPDATE, DELETE, BLOCKED, CONFLICT})
-#: Fields whose values are secrets: a plan shows only that they change.
+#: Fields whose values are secrets: a change shows only that they change.
 SECRET_FIELDS = frozenset({"key", "password", "privacy_share"})
 
 
 @dataclass
 class Change:
-    """One object's line of the plan; `fields` are (name, now, wanted) as shown (secrets never)."""
+    """One object's change; `fields` are (name, now, wanted) as shown (secrets never)."""
 
     action: str
     kind: str  #: event, restream, codes, stream, poster, state, drm, domain
@@ -43,7 +43,7 @@ class Change:
     spec: Any = field(default=None, repr=False)
 
     def line(self) -> str:
-        """The plan's text for this change (never a secret value)."""
+        """The text `setup plan` shows for this change (never a secret value)."""
         head = f"{self.action:9} {self.kind:8} {self.label}"
         if self.where:
             head += f"  ({self.where})"
@@ -56,8 +56,9 @@ class Change:
 
 
 @dataclass
-class Plan:
-    """Every change, in the order they are applied, and the events found for the outputs."""
+class ChangeSet:
+    """What setup would change (`setup plan` shows it, `setup up` writes it): every change, in the order they
+    are applied, and the events found for the outputs."""
 
     changes: list[Change] = field(default_factory=list)
     found: dict[tuple[str, str], LiveEvent] = field(default_factory=dict, repr=False)
@@ -97,20 +98,20 @@ def shown(diffs: list[tuple[str, Any, Any]]) -> list[tuple[str, str, str]]:
     return [(n, show(n, now), show(n, wanted)) for n, now, wanted in diffs]
 
 
-def plan_summary(plan: Plan) -> str:
+def change_summary(changeset: ChangeSet) -> str:
     """One line: how many of each action."""
-    counts = plan.counts()
+    counts = changeset.counts()
     order = (CREATE, UPDATE, DELETE, BLOCKED, CONFLICT, UNCHANGED)
     return ", ".join(f"{counts.get(a, 0)} {a}" for a in order)
 
 
-def changes_text(plan: Plan, *, show_unchanged: bool = False) -> list[str]:
-    """The plan's lines as a person reads them."""
-    return [c.line() for c in plan.changes if show_unchanged or c.action != UNCHANGED or c.reason]
+def changes_text(changeset: ChangeSet, *, show_unchanged: bool = False) -> list[str]:
+    """The changes as `setup plan` shows them."""
+    return [c.line() for c in changeset.changes if show_unchanged or c.action != UNCHANGED or c.reason]
 
 
-def as_rows(plan: Plan) -> list[Mapping[str, Any]]:
-    """The plan as plain rows (reports, artifacts): no secret values."""
+def as_rows(changeset: ChangeSet) -> list[Mapping[str, Any]]:
+    """The changes as plain rows (reports, artifacts): no secret values."""
     return [
         {
             "action": c.action,
@@ -119,5 +120,5 @@ def as_rows(plan: Plan) -> list[Mapping[str, Any]]:
             "where": c.where,
             "fields": [f[0] for f in c.fields],
         }
-        for c in plan.changes
+        for c in changeset.changes
     ]

@@ -45,7 +45,7 @@ def current_state(event: LiveEvent, ledger: Ledger | None) -> str | None:
 
 def state_step(now: str | None, wanted: str) -> tuple[str, str]:
     """(action, reason) of moving an event from `now` (None: not known) to `wanted`: update, unchanged or
-    blocked (the action names of tasks/setup/plan.py)."""
+    blocked (the action names of tasks/setup/compare.py)."""
     if now == wanted or (now is None and wanted == "draft"):
         return "unchanged", ""
     blocked = UNREACHABLE.get((now or "", wanted))

@@ -1,4 +1,4 @@
-"""`setup up`: the plan's changes written in order, each exactly once (tasks/exactly_once.py)."""
+"""`setup up`: the changes written in order, each exactly once (tasks/exactly_once.py)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,18 @@ from connectors.retry import describe_failure
 from core.redact import blank
 from tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, Waits, exactly_once, settle
 from tasks.lookup import LOOKUP_WAIT_SECONDS, Postponed, find_named
+from tasks.setup.compare import (
+    BLOCKED,
+    CONFLICT,
+    CREATE,
+    DELETE,
+    UPDATE,
+    Change,
+    ChangeSet,
+    event_key,
+    poster_digest,
+)
 from tasks.setup.lifecycle import STATE_WRITES, find_scheduled
-from tasks.setup.plan import BLOCKED, CONFLICT, CREATE, DELETE, UPDATE, Change, Plan, event_key, poster_digest
 from tasks.setup.up_workspace import WorkspaceWrites, one
 
 if TYPE_CHECKING:
@@ -47,7 +57,7 @@ class UpResult:
 
 
 class SetupWriter(WorkspaceWrites):
-    """Runs the changes of a plan in order, each write recorded in the ledger's ops table."""
+    """Runs the changes of a ChangeSet in order, each write recorded in the ledger's ops table."""
 
     def __init__(self, client: VideoClient, ledger: Ledger, run_id: str, secrets: tuple[str, ...]) -> None:
         self.client = client
@@ -103,7 +113,7 @@ class SetupWriter(WorkspaceWrites):
 
         A create is looked up by name within its parent (found: done with the object; not there once the
         listing had time to show it: void, safe to create); an idempotent write becomes void (it is simply
-        sent again if the plan still wants it). Returns how many were left open (too young to judge).
+        sent again if the changes still want it). Returns how many were left open (too young to judge).
         """
         still_open = 0
         for op in self.ledger.pending_ops():
@@ -148,11 +158,11 @@ class SetupWriter(WorkspaceWrites):
 
     # -- the changes ----------------------------------------------------------------------------------
 
-    def write_plan(self, plan: Plan) -> UpResult:
-        """Every change of the plan that writes; blocked and conflicting ones are reported, not sent."""
-        result = UpResult(events=dict(plan.found), batches=dict(plan.batches))
+    def write_changes(self, changeset: ChangeSet) -> UpResult:
+        """Every change that writes; blocked and conflicting ones are reported, not sent."""
+        result = UpResult(events=dict(changeset.found), batches=dict(changeset.batches))
         created: dict[tuple[str, str], LiveEvent] = {}
-        for index, change in enumerate(plan.changes):
+        for index, change in enumerate(changeset.changes):
             if change.action in (BLOCKED, CONFLICT):
                 result.skipped.append(f"{change.kind} {change.label}: {change.reason or change.action}")
                 continue
@@ -175,7 +185,9 @@ class SetupWriter(WorkspaceWrites):
                 continue
             except WorkspaceRefusedError as exc:  # every further create would be refused alike: stop here
                 result.stopped = exc
-                result.not_attempted = sum(c.action in (CREATE, UPDATE, DELETE) for c in plan.changes[index:])
+                result.not_attempted = sum(
+                    c.action in (CREATE, UPDATE, DELETE) for c in changeset.changes[index:]
+                )
                 log.warning(
                     "setup: %s %s refused by the workspace (%s)", change.action, change.kind, exc.code
                 )

@@ -16,7 +16,7 @@ T = TypeVar("T")
 
 def one(found: list[T]) -> T | None:
     """The one object found; several (names a service keeps alike): Postponed, nothing is created beside them
-    (the plan shows them as a conflict)."""
+    (`setup plan` shows them as a conflict)."""
     if len(found) > 1:
         raise Postponed(f"{len(found)} objects of that name")
     return found[0] if found else None

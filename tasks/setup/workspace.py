@@ -1,4 +1,4 @@
-"""Setup's plan of the workspace's objects: privacy domains (create, rename, archive, restore, delete) and
+"""Setup's changes of the workspace's objects: privacy domains (create, rename, archive, restore, delete) and
 the DRM callbacks (set, and delete with --prune); GET only."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from connectors.client.live_models import PrivacyDomain
 from connectors.desired_state import DesiredState, DomainSpec, DrmSpec
 from state.machine import OpStatus
-from tasks.setup.changes import CREATE, DELETE, UNCHANGED, UPDATE, Change, Plan, name_key, show, shown
+from tasks.setup.changes import CREATE, DELETE, UNCHANGED, UPDATE, Change, ChangeSet, name_key, show, shown
 
 if TYPE_CHECKING:
     from connectors.client import VideoClient
@@ -29,7 +29,7 @@ def _domain_change(action: str, label: str, found: PrivacyDomain | None, **send:
     return change
 
 
-class WorkspacePlanner:
+class WorkspaceComparer:
     """The changes of the workspace's privacy domains and DRM callbacks."""
 
     def __init__(self, client: VideoClient, ledger: Ledger | None, *, prune: bool = False) -> None:
@@ -37,18 +37,18 @@ class WorkspacePlanner:
         self.ledger = ledger
         self.prune = prune
 
-    def plan(self, plan: Plan, state: DesiredState) -> None:
+    def compare(self, changeset: ChangeSet, state: DesiredState) -> None:
         """Domains (when the file has the list), then each DRM callback, then the callbacks to delete."""
         if state.privacy_domains is not None:
-            self._domains(plan, state.privacy_domains)
+            self._domains(changeset, state.privacy_domains)
         for drm in state.drm:
-            self._drm(plan, drm)
+            self._drm(changeset, drm)
         if state.drm_managed:
-            self._drm_not_declared(plan, state.drm)
+            self._drm_not_declared(changeset, state.drm)
 
     # -- privacy domains ------------------------------------------------------------------------------
 
-    def _domains(self, plan: Plan, wanted: Sequence[DomainSpec]) -> None:
+    def _domains(self, changeset: ChangeSet, wanted: Sequence[DomainSpec]) -> None:
         listed = self.client.privacy_domains.iter_domains()
         have = {name_key(d.domain.lower()): d for d in listed if d.domain}
         asked: set[str] = set()
@@ -64,28 +64,28 @@ class WorkspacePlanner:
                     send["archived"] = spec.archived
                 change = _domain_change(UPDATE, spec.domain, before, **send)
                 change.reason = f"renamed from {before.domain}"
-                plan.changes.append(change)
+                changeset.changes.append(change)
             elif found is None and spec.archived:
                 change = Change(UNCHANGED, "domain", spec.domain, spec.where)
                 change.reason = "archived: true, and no such domain: nothing to archive"
-                plan.changes.append(change)
+                changeset.changes.append(change)
             elif found is None:
-                plan.changes.append(
+                changeset.changes.append(
                     Change(CREATE, "domain", spec.domain, op_key=f"setup:domain:{spec.domain}")
                 )
             elif bool(found.archived) != spec.archived:
-                plan.changes.append(_domain_change(UPDATE, spec.domain, found, archived=spec.archived))
+                changeset.changes.append(_domain_change(UPDATE, spec.domain, found, archived=spec.archived))
             else:
-                plan.changes.append(Change(UNCHANGED, "domain", spec.domain))
+                changeset.changes.append(Change(UNCHANGED, "domain", spec.domain))
         for key, found in sorted(have.items()):
             if key not in asked:
                 change = _domain_change(DELETE if self.prune else UNCHANGED, key, found)
                 change.reason = "" if self.prune else KEPT
-                plan.changes.append(change)
+                changeset.changes.append(change)
 
     # -- DRM callbacks --------------------------------------------------------------------------------
 
-    def _drm(self, plan: Plan, spec: DrmSpec) -> None:
+    def _drm(self, changeset: ChangeSet, spec: DrmSpec) -> None:
         label = "workspace" if spec.project_id is None else f"project {spec.project_id}"
         have = self.client.drm.find(spec.project_id)
         send = {"url": spec.url, "username": spec.username, "password": spec.password, "strict": spec.strict}
@@ -93,16 +93,18 @@ class WorkspacePlanner:
         key = f"setup:drm:{spec.project_id or 'workspace'}"
         if have is None:
             fields = [(k, "-", show(k, v)) for k, v in send.items()]
-            plan.changes.append(
+            changeset.changes.append(
                 Change(CREATE, "drm", label, spec.where, fields, op_key=key, send=send, spec=spec)
             )
             return
         diffs = [(k, getattr(have, k), v) for k, v in send.items() if getattr(have, k) != v]
         action = UPDATE if diffs else UNCHANGED
         changed = {k: send[k] for k, _, _ in diffs}
-        plan.changes.append(Change(action, "drm", label, spec.where, shown(diffs), op_key=key, send=changed))
+        changeset.changes.append(
+            Change(action, "drm", label, spec.where, shown(diffs), op_key=key, send=changed)
+        )
 
-    def _drm_not_declared(self, plan: Plan, declared: Sequence[DrmSpec]) -> None:
+    def _drm_not_declared(self, changeset: ChangeSet, declared: Sequence[DrmSpec]) -> None:
         """The workspace's callback, and those of projects this ledger set, when the file (it has a drm key)
         does not declare them: deleted with --prune. A project's callback set by hand is not found: the
         spec lists no projects' callbacks."""
@@ -121,4 +123,4 @@ class WorkspacePlanner:
             change.reason = "" if self.prune else KEPT
             change.op_key = f"setup:drm:{project or 'workspace'}:delete"
             change.object_id = project
-            plan.changes.append(change)
+            changeset.changes.append(change)

@@ -77,7 +77,7 @@ def test_a_secret_block_reference_resolves(prefect_harness: None, tmp_path: Path
     from prefect.blocks.system import Secret
 
     from connectors.desired_state import SecretRef, load_desired_state
-    from tasks.setup.plan import resolve_secret
+    from tasks.setup.compare import resolve_secret
 
     Secret(value="block-held-key-42").save("videoferry-test-yt-key", overwrite=True)  # type: ignore[arg-type]
     assert resolve_secret(SecretRef(block="videoferry-test-yt-key")) == "block-held-key-42"

@@ -1,4 +1,4 @@
-"""The setup plan: what the service has now against the desired-state file, object by object (GET only)."""
+"""What setup would change: the service now against the desired-state file, object by object (GET only)."""
 
 from __future__ import annotations
 
@@ -19,17 +19,17 @@ from tasks.setup.changes import (
     UNCHANGED,
     UPDATE,
     Change,
-    Plan,
+    ChangeSet,
     as_rows,
+    change_summary,
     changes_text,
     name_key,
-    plan_summary,
     show,
     shown,
 )
 from tasks.setup.differences import batch_differences, event_differences, restream_differences
 from tasks.setup.lifecycle import current_state, state_step, stream_scheduled
-from tasks.setup.workspace import WorkspacePlanner
+from tasks.setup.workspace import WorkspaceComparer
 
 if TYPE_CHECKING:
     from connectors.client import VideoClient
@@ -69,7 +69,7 @@ NEXT_WAITS = (
 )
 
 
-class Planner:
+class Comparer:
     """Reads what the service has (GET only) and the ledger's own record, and lists the changes."""
 
     def __init__(self, client: VideoClient, ledger: Ledger | None, *, prune: bool = False) -> None:
@@ -77,11 +77,11 @@ class Planner:
         self.ledger = ledger
         self.prune = prune
 
-    def plan(self, state: DesiredState) -> Plan:
-        """The plan of the whole file: domains and DRM (tasks/setup/workspace.py), then each event with its
+    def compare(self, state: DesiredState) -> ChangeSet:
+        """The changes of the whole file: domains and DRM (tasks/setup/workspace.py), then each event with its
         targets, batches, stream, lifecycle."""
-        plan = Plan()
-        WorkspacePlanner(self.client, self.ledger, prune=self.prune).plan(plan, state)
+        changeset = ChangeSet()
+        WorkspaceComparer(self.client, self.ledger, prune=self.prune).compare(changeset, state)
         events_by_parent: dict[str, list[LiveEvent]] = {}
         for spec in state.events:
             if spec.parent_id not in events_by_parent:
@@ -89,41 +89,43 @@ class Planner:
                 events_by_parent[spec.parent_id] = [e for e in listed if same_id(e.parent_id, spec.parent_id)]
             matches = find_named(events_by_parent[spec.parent_id], spec.name, lambda e: e.name)
             if len(matches) > 1:
-                plan.changes.append(
+                changeset.changes.append(
                     Change(
                         CONFLICT, "event", spec.name, spec.where, reason=f"{len(matches)} events of that name"
                     )
                 )
                 continue
-            self._event(plan, spec, matches[0] if matches else None)
+            self._event(changeset, spec, matches[0] if matches else None)
         if self.prune:
-            self._prune_events(plan, state)
-        past = [c.spec.past for c in plan.changes if c.kind == "codes" and c.action == CREATE and c.spec.past]
-        plan.problems += past
-        return plan
+            self._prune_events(changeset, state)
+        past = [
+            c.spec.past for c in changeset.changes if c.kind == "codes" and c.action == CREATE and c.spec.past
+        ]
+        changeset.problems += past
+        return changeset
 
     # -- events ---------------------------------------------------------------------------------------
 
-    def _event(self, plan: Plan, spec: EventSpec, event: LiveEvent | None) -> None:
+    def _event(self, changeset: ChangeSet, spec: EventSpec, event: LiveEvent | None) -> None:
         scope = event_key(spec)
         if event is None:
             fields = [(n, "-", show(n, v)) for n, v in [("type", spec.type), *spec.fields.items()]]
             if spec.restreams:
                 fields.append(("restreams", "-", show("x", [r.name for r in spec.restreams])))
-            plan.changes.append(
+            changeset.changes.append(
                 Change(
                     CREATE, "event", spec.name, spec.where, fields, op_key=f"setup:event:{scope}", event=spec
                 )
             )
             for batch in spec.batches or ():
-                plan.changes.append(self._batch_create(spec, batch, None))
+                changeset.changes.append(self._batch_create(spec, batch, None))
             if spec.batches and spec.fields.get("privacy_share"):
-                plan.changes.append(_share_after_first_batch(spec, None))
+                changeset.changes.append(_share_after_first_batch(spec, None))
             if spec.poster_url:
-                plan.changes.append(Change(UPDATE, "poster", spec.name, spec.at("poster"), event=spec))
-            self._lifecycle(plan, spec, None)
+                changeset.changes.append(Change(UPDATE, "poster", spec.name, spec.at("poster"), event=spec))
+            self._lifecycle(changeset, spec, None)
             return
-        plan.found[(spec.parent_id, spec.name)] = event
+        changeset.found[(spec.parent_id, spec.name)] = event
         pending = event.stream is None or event.stream.is_pending
         diffs = event_differences(spec, event)
         change = Change(
@@ -138,20 +140,20 @@ class Planner:
             if not pending:
                 status = event.stream.status if event.stream else "-"
                 change.reason = f"not updated: the event's stream is {status}, not pending (spec 3.2)"
-        plan.changes.append(change)
+        changeset.changes.append(change)
         if spec.restreams is not None:
-            self._restreams(plan, spec, event)
+            self._restreams(changeset, spec, event)
         if spec.batches is not None:
-            self._batches(plan, spec, event, pending)
+            self._batches(changeset, spec, event, pending)
         if spec.stream_start is not None:
-            self._stream(plan, spec, event)
+            self._stream(changeset, spec, event)
         if spec.poster_url and not self._poster_done(event.id, spec.poster_url):
-            plan.changes.append(
+            changeset.changes.append(
                 Change(UPDATE, "poster", spec.name, spec.at("poster"), event=spec, event_id=event.id)
             )
-        self._lifecycle(plan, spec, event)
+        self._lifecycle(changeset, spec, event)
 
-    def _restreams(self, plan: Plan, spec: EventSpec, event: LiveEvent) -> None:
+    def _restreams(self, changeset: ChangeSet, spec: EventSpec, event: LiveEvent) -> None:
         have = {name_key(t.name): t for t in event.restreams or [] if t.name}
         wanted = {name_key(r.name) for r in spec.restreams or ()}
         for target in spec.restreams or ():
@@ -159,7 +161,7 @@ class Planner:
             key = f"setup:restream:{event.id}/{target.name}"
             found = have.get(name_key(target.name))
             if found is None:
-                plan.changes.append(
+                changeset.changes.append(
                     Change(
                         CREATE, "restream", label, target.where, op_key=key, event_id=event.id, spec=target
                     )
@@ -169,7 +171,7 @@ class Planner:
             change = Change(UPDATE if diffs else UNCHANGED, "restream", label, target.where, shown(diffs))
             change.op_key, change.event_id, change.object_id = f"{key}:update", event.id, found.id
             change.send = {n: wanted_value for n, _, wanted_value in diffs}
-            plan.changes.append(change)
+            changeset.changes.append(change)
         for key_of, found in sorted(have.items()):
             if key_of not in wanted:
                 name = found.name
@@ -180,7 +182,7 @@ class Planner:
                     event.id,
                     found.id,
                 )
-                plan.changes.append(change)
+                changeset.changes.append(change)
 
     def _batch_create(self, spec: EventSpec, batch: BatchSpec, event_id: str | None) -> Change:
         fields = [
@@ -191,15 +193,15 @@ class Planner:
         label = f"{spec.name} / {batch.name}"
         return Change(CREATE, "codes", label, batch.where, fields, event=spec, event_id=event_id, spec=batch)
 
-    def _batches(self, plan: Plan, spec: EventSpec, event: LiveEvent, pending: bool) -> None:
+    def _batches(self, changeset: ChangeSet, spec: EventSpec, event: LiveEvent, pending: bool) -> None:
         have = {name_key(b.name): b for b in self.client.unique_codes.iter_batches(event.id) if b.name}
         wanted = {name_key(b.name) for b in spec.batches or ()}
         for batch in spec.batches or ():
             found = have.get(name_key(batch.name))
             if found is not None:
-                plan.batches[(event.id, batch.name)] = found.id
+                changeset.batches[(event.id, batch.name)] = found.id
             if found is None:
-                plan.changes.append(self._batch_create(spec, batch, event.id))
+                changeset.changes.append(self._batch_create(spec, batch, event.id))
                 continue
             diffs = batch_differences(batch, found)
             change = Change(
@@ -210,7 +212,7 @@ class Planner:
                 change.reason = (
                     "a batch cannot be changed: give the new one another name (--prune deletes the old)"
                 )
-            plan.changes.append(change)
+            changeset.changes.append(change)
         for key_of, found in sorted(have.items()):
             if key_of not in wanted:
                 name = found.name
@@ -220,16 +222,16 @@ class Planner:
                 )
                 change.event_id, change.object_id = event.id, found.id
                 change.op_key = f"setup:codes:{event.id}/{name}:delete"
-                plan.changes.append(change)
-        first = not have and any(c.kind == "codes" and c.event_id == event.id for c in plan.changes)
+                changeset.changes.append(change)
+        first = not have and any(c.kind == "codes" and c.event_id == event.id for c in changeset.changes)
         if first and spec.fields.get("privacy_share"):
             share = _share_after_first_batch(spec, event.id)
             if not pending:
                 share.action = UNCHANGED
                 share.reason = "the first batch may reset privacy_share; the stream is not pending (spec 3.2)"
-            plan.changes.append(share)
+            changeset.changes.append(share)
 
-    def _stream(self, plan: Plan, spec: EventSpec, event: LiveEvent) -> None:
+    def _stream(self, changeset: ChangeSet, spec: EventSpec, event: LiveEvent) -> None:
         stream = event.stream
         now = stream.started_at if stream else None
         wanted = spec.stream_start
@@ -247,9 +249,9 @@ class Planner:
             else:
                 change.action = BLOCKED
                 change.reason = "not rescheduled: no pending stream (spec 3.2)"
-        plan.changes.append(change)
+        changeset.changes.append(change)
 
-    def _lifecycle(self, plan: Plan, spec: EventSpec, event: LiveEvent | None) -> None:
+    def _lifecycle(self, changeset: ChangeSet, spec: EventSpec, event: LiveEvent | None) -> None:
         """A recurring event's next stream (POST .../stream, a create), then its state: last, so an event is
         enabled or completed once everything else of it is written."""
         event_id = event.id if event is not None else None
@@ -264,7 +266,7 @@ class Planner:
                 change.reason = NEXT_WAITS
             elif not scheduled:
                 change.action, change.fields = CREATE, shown([("next_stream", None, when)])
-            plan.changes.append(change)
+            changeset.changes.append(change)
         if spec.state is None:
             return
         now = "draft" if event is None else current_state(event, self.ledger)
@@ -273,7 +275,7 @@ class Planner:
         change.reason = reason
         if action != UNCHANGED:
             change.fields = [("state", now or "-", spec.state)]
-        plan.changes.append(change)
+        changeset.changes.append(change)
 
     def _poster_done(self, event_id: str, url: str) -> bool:
         if self.ledger is None:
@@ -281,7 +283,7 @@ class Planner:
         done = self.ledger.ops(kind="set_poster", target_id=event_id, status=OpStatus.DONE)
         return bool(done) and done[-1].params.get("poster") == poster_digest(url)
 
-    def _prune_events(self, plan: Plan, state: DesiredState) -> None:
+    def _prune_events(self, changeset: ChangeSet, state: DesiredState) -> None:
         """Events this ledger created that the file no longer declares (never one made by hand)."""
         if self.ledger is None:
             return
@@ -299,7 +301,7 @@ class Planner:
                 continue
             change = Change(DELETE, "event", str(op.params.get("name")), op_key=f"setup:event:{scope}:delete")
             change.event_id, change.object_id = event.id, event.id
-            plan.changes.append(change)
+            changeset.changes.append(change)
 
 
 #: Why privacy_share differs when the service reset it with the event's unique codes (not a change by hand).
@@ -332,12 +334,12 @@ __all__ = [
     "UNCHANGED",
     "UPDATE",
     "Change",
-    "Plan",
-    "Planner",
+    "ChangeSet",
+    "Comparer",
     "as_rows",
     "changes_text",
     "event_key",
-    "plan_summary",
+    "change_summary",
     "poster_digest",
     "resolve_secret",
 ]
