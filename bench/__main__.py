@@ -21,7 +21,8 @@ from pathlib import Path
 from bench.figures import Figure
 from bench.workload import BenchConfig
 
-#: Every benchmark, in the order a full run takes them (module bench.<name>, function run(cfg)).
+#: Every benchmark, in the order a full run takes them (module bench.<name> unless MODULES says, function
+#: run(cfg)).
 BENCHMARKS = (
     "help_time",
     "api_calls",
@@ -39,6 +40,8 @@ BENCHMARKS = (
     "cpu_per_item",
     "platform_listing",
 )
+#: The module of a benchmark named otherwise (`plan` measures migrate's plan: bench/planning.py).
+MODULES = {"plan": "planning"}
 #: Benchmarks run only when named (long: `make bench-scale`), not by a bare `python -m bench`.
 OPT_IN = ("cpu_per_item", "platform_listing")
 #: Benchmarks whose figures are times or ratios of times the background benchmarks would skew: a bare
@@ -86,7 +89,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 
 def _runner(name: str) -> Callable[[BenchConfig], Iterator[Figure]]:
-    module = importlib.import_module(f"bench.{name}")
+    module = importlib.import_module(f"bench.{MODULES.get(name, name)}")
     fn: Callable[[BenchConfig], Iterator[Figure]] = module.run
     return fn
 

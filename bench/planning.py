@@ -64,7 +64,7 @@ def finish_through_ledger(ledger_path: Path, upload_url: str) -> int:
     """
     ledger = Ledger.open(ledger_path)
     try:
-        run_id = ledger.start_run("migrate", {"built_by": "bench.plan.finish_through_ledger"})
+        run_id = ledger.start_run("migrate", {"built_by": "bench.planning.finish_through_ledger"})
         # (key, title, description) of every planned item in the ledger's own order (as a run takes them):
         # a batch's rows then share table pages, and each commit rewrites only its own part of the table.
         planned = [(i.key, i.spec.title, i.spec.description) for i in ledger.items([PLANNED])]
