@@ -62,10 +62,10 @@ def raw_upload(ws: Workspace, path: Path) -> float:
 
 
 def connector_upload(ws: Workspace, path: Path) -> float:
-    """The tus connector alone (client.uploads.init + TusUpload.upload, default chunks, no ledger)."""
+    """The tus connector alone (client.uploads.create_video + TusUpload.upload, default chunks, no ledger)."""
     client = _client(ws)
     try:
-        session = client.uploads.init(
+        session = client.uploads.create_video(
             parent_id=ws.project_id, title=f"{path.stem}-connector", filesize=path.stat().st_size
         )
         with TusUpload(chunk_size=DEFAULT_CHUNK_SIZE) as tus:
@@ -85,7 +85,7 @@ def tuspy_upload(ws: Workspace, path: Path) -> float:
 
     client = _client(ws)
     try:
-        session = client.uploads.init(
+        session = client.uploads.create_video(
             parent_id=ws.project_id, title=f"{path.stem}-tuspy", filesize=path.stat().st_size
         )
     finally:

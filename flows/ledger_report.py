@@ -254,7 +254,7 @@ def render_html(report: Report) -> str:
 """
 
 
-def write_report(report: Report, out_dir: Path, formats: tuple[str, ...] = FORMATS) -> list[Path]:
+def write_ledger_report(report: Report, out_dir: Path, formats: tuple[str, ...] = FORMATS) -> list[Path]:
     """Write the report in each format into out_dir: items and summary tables always, operations and archive
     tables when the ledger has them, report.json and report.html; returns the files written."""
     tables = [("items", report.items), ("summary", summary_frame(report.summary))]
@@ -292,4 +292,4 @@ def report_only(
         if book is None:
             raise LedgerError(f"ledger {ledger} does not exist")
         report = build_report(book)
-    return report, write_report(report, Path(report_dir), formats)
+    return report, write_ledger_report(report, Path(report_dir), formats)

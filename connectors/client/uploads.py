@@ -45,7 +45,7 @@ class Uploads:
     def __repr__(self) -> str:
         return f"Uploads({self._transport!r})"
 
-    def init(
+    def create_video(
         self,
         *,
         parent_id: str,
@@ -56,7 +56,8 @@ class Uploads:
         subtitle: str | None = None,
         client_ip: str | None = None,
     ) -> UploadSession:
-        """POST {upload_url}/v2/init (type video): creates the video now; returns its id and the tus endpoint.
+        """How a video is made for a tus upload: POST {upload_url}/v2/init (type video) creates it now;
+        returns its id and the tus endpoint (`single` and `import_url` make one in one /v2/video request).
 
         JSON, so the title travels exactly. Creates: an unknown outcome raises UnknownOutcomeError. The spec
         calls the answer a "session": a service may answer a session's id rather than the video's (the

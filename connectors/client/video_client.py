@@ -27,7 +27,7 @@ __all__ = ["VideoClient"]
 
 
 class VideoClient:
-    """Typed client for the service: `client.videos.get(...)`, `client.uploads.init(...)` and so on.
+    """Typed client for the service: `client.videos.get(...)`, `client.uploads.create_video(...)` and so on.
 
     Every request of every resource goes through `client.transport` (connectors/client/transport.py):
     each attempt passes the shared rate limiter and feeds `clock`, retries follow the call kind, methods

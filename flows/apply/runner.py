@@ -14,7 +14,7 @@ from connectors.retry import describe_failure
 from connectors.s3 import S3Config
 from flows.apply.options import ApplyOptions
 from flows.job import Outcome, Run, failure, read_ledger, run_job, run_status, stopped_exit
-from flows.ledger_report import RunReport, build_report, write_report
+from flows.ledger_report import RunReport, build_report, write_ledger_report
 from state.applied import Unit
 from state.machine import UNIT_END_STATES, OpStatus, UnitState
 from tasks.apply.context import ApplyContext
@@ -123,7 +123,9 @@ def run_apply(opts: ApplyOptions, settings: Settings, *, s3: S3Config | None = N
                 "apply", run.run_id, run_status(outcome.exit_code), this_run, [run_line(this_run)]
             )
             report = build_report(run.ledger, rejected=[_rejected(r) for r in refused], run=ending)
-            outcome.report_files = publish_report(opts.report_dir, lambda d: write_report(report, d), s3)
+            outcome.report_files = publish_report(
+                opts.report_dir, lambda d: write_ledger_report(report, d), s3
+            )
         return outcome
 
     return run_job("apply", asdict(opts), opts.ledger, settings, body, token_check=True)

@@ -178,7 +178,7 @@ def _migrate(
     outcome = _outcome(ctx, plan, opts.inventory, stopped_waiting)
     if opts.report_dir:
         # Imported here: a run without a report directory does without the report's code (0.2-0.3 s).
-        from flows.ledger_report import RunReport, build_report, write_report
+        from flows.ledger_report import RunReport, build_report, write_ledger_report
         from tasks.migrate.report import run_lines
 
         this_run = outcome.summary["this_run"]
@@ -186,7 +186,9 @@ def _migrate(
             "migrate", run.run_id, run_status(outcome.exit_code), this_run, run_lines(this_run)
         )
         report = build_report(ledger, rejected=plan.rejected_rows, run=ending)
-        outcome.report_files = publish_report(opts.report_dir, lambda d: write_report(report, d), ctx.s3)
+        outcome.report_files = publish_report(
+            opts.report_dir, lambda d: write_ledger_report(report, d), ctx.s3
+        )
     return outcome
 
 

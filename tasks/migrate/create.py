@@ -218,7 +218,7 @@ def _create_tus(ctx: MigrateContext, item: Item, title: str, source: ByteSource)
         item,
         title,
         item.spec.description,
-        lambda: ctx.client.uploads.init(
+        lambda: ctx.client.uploads.create_video(
             parent_id=item.spec.parent_id or "",
             title=title,
             filesize=source.size,

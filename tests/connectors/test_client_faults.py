@@ -75,7 +75,7 @@ def test_init_dropped_after_commit_is_unknown_not_repeated(
 ) -> None:
     emu_control.set_faults(emu, [{"kind": "drop_after_commit", "path": "^/v2/init$", "times": 1}])
     with pytest.raises(E.UnknownOutcomeError) as info:
-        client.uploads.init(parent_id=emu.project_id, title="maybe", filesize=1000)
+        client.uploads.create_video(parent_id=emu.project_id, title="maybe", filesize=1000)
     err = info.value
     assert err.cause_kind == "connection" and err.operation == "init_upload" and not err.retryable
     assert len(log_of(emu_control, emu, path="/v2/init")) == 1
@@ -91,12 +91,14 @@ def test_creates_with_5xx_raise_unknown_outcome_with_request_id(
     video_id = a_video(client, emu, sample_clip)
     emu_control.set_faults(emu, [{"kind": "error", "status": status, "method": "POST"}])
     for call in (
-        lambda: client.uploads.init(parent_id=emu.project_id, title="t", filesize=10),
+        lambda: client.uploads.create_video(parent_id=emu.project_id, title="t", filesize=10),
         lambda: client.videos.copy(video_id),
         lambda: client.videos.concat(video_id, append=[video_id]),
         lambda: client.videos.cut(video_id, trim=[(0, 1)]),
         lambda: client.uploads.single(parent_id=emu.project_id, title="t", source=b"abc"),
-        lambda: client.uploads.import_url(parent_id=emu.project_id, title="t", url="http://127.0.0.1:9/x.mp4"),
+        lambda: client.uploads.import_url(
+            parent_id=emu.project_id, title="t", url="http://127.0.0.1:9/x.mp4"
+        ),
     ):
         with pytest.raises(E.UnknownOutcomeError) as info:
             call()
@@ -133,7 +135,7 @@ def test_connect_errors_are_retried_even_for_creates() -> None:
     url = f"http://127.0.0.1:{port}"
     with VideoClient(url, url, "t", limiter=limiter, retry=FAST) as dead:
         with pytest.raises(E.TransportError) as info:
-            dead.uploads.init(parent_id="p", title="t", filesize=1)
+            dead.uploads.create_video(parent_id="p", title="t", filesize=1)
     assert not info.value.sent and info.value.retryable
     assert not isinstance(info.value, E.UnknownOutcomeError)
     assert limiter.stats.acquired == 5  # five attempts, each through the limiter
@@ -163,7 +165,9 @@ def test_429_pauses_every_caller_then_retries(
     session_holder: list[str] = []
 
     def create() -> None:
-        session_holder.append(client.uploads.init(parent_id=emu.project_id, title="after 429", filesize=5).id)
+        session_holder.append(
+            client.uploads.create_video(parent_id=emu.project_id, title="after 429", filesize=5).id
+        )
 
     creator = threading.Thread(target=create)
     creator.start()
@@ -205,7 +209,7 @@ def test_tus_bytes_do_not_pass_the_api_limiter(
     from connectors.tus import TusUpload
 
     source = LocalFileSource(sample_clip)
-    session = client.uploads.init(parent_id=emu.project_id, title="t", filesize=source.size)
+    session = client.uploads.create_video(parent_id=emu.project_id, title="t", filesize=source.size)
     acquired = client.transport.limiter.stats.acquired
     with TusUpload(chunk_size=16 * 1024) as tus:
         tus.upload(session.endpoint, source)
@@ -221,7 +225,7 @@ def test_timeout_after_sending(emu: Workspace, emu_control: EmulatorControl) -> 
     ) as slow:
         emu_control.set_faults(emu, [{"kind": "latency", "ms": 1500, "path": "^/v2/init$", "times": 1}])
         with pytest.raises(E.UnknownOutcomeError) as info:
-            slow.uploads.init(parent_id=emu.project_id, title="slow", filesize=10)
+            slow.uploads.create_video(parent_id=emu.project_id, title="slow", filesize=10)
         assert info.value.cause_kind == "timeout"
         emu_control.set_faults(emu, [{"kind": "latency", "ms": 1500, "method": "GET", "times": 1}])
         assert slow.videos.list(project_id=emu.project_id).pagination.total is not None  # retried

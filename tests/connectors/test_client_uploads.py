@@ -52,7 +52,7 @@ def file_server(tmp_path: Path) -> Iterator[str]:
 def test_init_then_tus_keeps_any_title_exact(client: VideoClient, emu: Workspace, sample_clip: Path) -> None:
     source = LocalFileSource(sample_clip)
     title = "Запись эфира 東京 🎥"
-    session = client.uploads.init(
+    session = client.uploads.create_video(
         parent_id=emu.project_id,
         title=title,
         filesize=source.size,
@@ -184,7 +184,7 @@ def test_upload_validation_errors_are_not_repeated(
     client: VideoClient, emu: Workspace, emu_control: EmulatorControl
 ) -> None:
     with pytest.raises(E.ClientError) as info:
-        client.uploads.init(parent_id="5b2f4a0e-8f0c-4a4e-9a57-3f6f0f7d6c11", title="x", filesize=10)
+        client.uploads.create_video(parent_id="5b2f4a0e-8f0c-4a4e-9a57-3f6f0f7d6c11", title="x", filesize=10)
     assert not info.value.retryable and info.value.code is not None
     inits = [r for r in emu_control.requests(emu.workspace_id) if r["path"] == "/v2/init"]
     assert len(inits) == 1

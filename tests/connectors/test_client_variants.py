@@ -241,7 +241,7 @@ def test_ids_in_any_notation_come_back_in_one_form(
     variant: str, client: VideoClient, emu: Workspace, emu_control: EmulatorControl, sample_clip: Path
 ) -> None:
     emu_control.set_variants(emu, [variant])
-    session = client.uploads.init(parent_id=emu.folder_id, title="by tus", filesize=10)
+    session = client.uploads.create_video(parent_id=emu.folder_id, title="by tus", filesize=10)
     assert session.id == normal_id(session.id)
     result = client.uploads.single(parent_id=emu.project_id, title="ids", source=LocalFileSource(sample_clip))
     assert result.id == normal_id(result.id) and result.project_id == emu.project_id
@@ -265,7 +265,7 @@ def test_the_service_clock_is_learned(
     emu_control.set_variants(emu, [variant, "whole-seconds"])
     assert client.clock.offset() is None
     before = datetime.now(UTC)
-    session = client.uploads.init(parent_id=emu.project_id, title="clock", filesize=10)
+    session = client.uploads.create_video(parent_id=emu.project_id, title="clock", filesize=10)
     offset = client.clock.offset()
     assert offset is not None and abs(offset - sign * 600) <= 2.0 and client.clock.uncertainty() <= 1.0
     created = client.videos.get(session.id).created_at
@@ -282,7 +282,7 @@ def test_the_clock_can_be_fed_created_at_without_date_headers(
     emu_control.set_variants(emu, ["clock-behind"])
     with VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=ApiRateLimiter.memory()) as c:
         before = datetime.now(UTC)
-        session = c.uploads.init(parent_id=emu.project_id, title="no date", filesize=10)
+        session = c.uploads.create_video(parent_id=emu.project_id, title="no date", filesize=10)
         after = datetime.now(UTC)
         created = c.videos.get(session.id).created_at
         assert created is not None
@@ -319,7 +319,7 @@ def test_scan_checks_ignored_filters_and_walks_capped_pages_without_a_total(
     emu_control.set_variants(emu, ["ignore-title-filter", "ignore-parent-filter", "page-cap-10", "no-total"])
     for n in range(23):
         parent = emu.folder_id if n % 2 else emu.project_id
-        client.uploads.init(parent_id=parent, title=f"t{n % 3}", filesize=10)
+        client.uploads.create_video(parent_id=parent, title=f"t{n % 3}", filesize=10)
     found = list(client.videos.scan(folder_id=emu.folder_id, title="t1"))
     assert [v.title for v in found] == ["t1"] * 4
     assert all(v.folder_id == emu.folder_id for v in found)
@@ -339,7 +339,8 @@ def test_capped_pages_are_walked_to_the_end(
 ) -> None:
     emu_control.set_variants(emu, variants)
     made = {
-        client.uploads.init(parent_id=emu.project_id, title=f"v{n}", filesize=10).id for n in range(count)
+        client.uploads.create_video(parent_id=emu.project_id, title=f"v{n}", filesize=10).id
+        for n in range(count)
     }
     before = _list_calls(emu_control, emu)
     assert {v.id for v in client.videos.iter(order="created_at.asc")} == made
@@ -351,8 +352,10 @@ def test_scan_stops_at_the_first_page_older_than_newer_than(
 ) -> None:
     emu_control.set_variants(emu, ["page-cap-10", "no-total", "clock-ahead", "ignore-title-filter"])
     for _ in range(25):
-        client.uploads.init(parent_id=emu.project_id, title="old", filesize=10)
-    recent = [client.uploads.init(parent_id=emu.project_id, title="new", filesize=10).id for _ in range(4)]
+        client.uploads.create_video(parent_id=emu.project_id, title="old", filesize=10)
+    recent = [
+        client.uploads.create_video(parent_id=emu.project_id, title="new", filesize=10).id for _ in range(4)
+    ]
     bound = client.videos.get(recent[0]).created_at  # on the service's clock
     before = _list_calls(emu_control, emu)
     found = list(client.videos.scan(project_id=emu.project_id, newer_than=bound))
@@ -365,7 +368,7 @@ def test_lagging_lists_show_new_videos_later(
     client: VideoClient, emu: Workspace, emu_control: EmulatorControl
 ) -> None:
     emu_control.set_variants(emu, ["list-lag"], list_lag_seconds=1)
-    session = client.uploads.init(parent_id=emu.project_id, title="lagging", filesize=10)
+    session = client.uploads.create_video(parent_id=emu.project_id, title="lagging", filesize=10)
     assert client.videos.get(session.id).title == "lagging"  # GET sees it at once
     deadline = time.monotonic() + 15
     while not list(client.videos.scan(title="lagging")):
@@ -387,11 +390,13 @@ def test_tus_counted_by_the_rate_limit_learns_to_pass_the_limiter(
     caplog.set_level(logging.INFO, logger="connectors.tus")
     try:
         source = LocalFileSource(sample_clip)
-        session = client.uploads.init(parent_id=emu.project_id, title="counted", filesize=source.size)
+        session = client.uploads.create_video(parent_id=emu.project_id, title="counted", filesize=source.size)
         assert tus.upload(session.endpoint, source) == source.size
         assert tus.counted  # learned from a 429 of the upload address
         assert wait_terminal(client, session.id).status == "done"
-        second = client.uploads.init(parent_id=emu.project_id, title="counted 2", filesize=source.size)
+        second = client.uploads.create_video(
+            parent_id=emu.project_id, title="counted 2", filesize=source.size
+        )
         with TusUpload.from_transport(client.transport, chunk_size=4096) as later:  # one per session (apply)
             assert later.counted  # the run's limiter keeps what the first uploader learned
             assert later.upload(second.endpoint, source) == source.size
@@ -414,7 +419,7 @@ def test_tus_without_the_variant_never_touches_the_limiter(
     tus = TusUpload(chunk_size=4096, limiter=limiter)
     try:
         source = LocalFileSource(sample_clip)
-        session = client.uploads.init(parent_id=emu.project_id, title="free", filesize=source.size)
+        session = client.uploads.create_video(parent_id=emu.project_id, title="free", filesize=source.size)
         assert tus.upload(session.endpoint, source) == source.size
         assert not tus.counted and limiter.try_acquire() and not limiter.try_acquire()  # one slot, unused
     finally:
@@ -427,7 +432,7 @@ def test_an_expired_upload_address_is_gone(
 ) -> None:
     emu_control.set_variants(emu, ["endpoint-expiry"], endpoint_ttl_seconds=0)
     source = LocalFileSource(sample_clip)
-    session = client.uploads.init(parent_id=emu.project_id, title="expired", filesize=source.size)
+    session = client.uploads.create_video(parent_id=emu.project_id, title="expired", filesize=source.size)
     with TusUpload(chunk_size=4096) as tus, pytest.raises(TusEndpointGoneError) as caught:
         tus.upload(session.endpoint, source)
     assert caught.value.status == 404 and session.endpoint not in str(caught.value)
@@ -438,7 +443,7 @@ def test_init_answering_a_session_id(
 ) -> None:
     """The client reports what init answered; the caller learns with one GET that it is not the video."""
     emu_control.set_variants(emu, ["init-session-id"])
-    session = client.uploads.init(parent_id=emu.project_id, title="session", filesize=10)
+    session = client.uploads.create_video(parent_id=emu.project_id, title="session", filesize=10)
     assert session.id == normal_id(session.id)
     with pytest.raises(NotFoundError):
         client.videos.get(session.id)
@@ -465,7 +470,7 @@ def test_webhooks_of_the_other_shape_are_understood(
     invalid: list[str] = []
     with WebhookReceiver(on_event=lambda *e: events.append(e), on_invalid=invalid.append) as receiver:
         emu_control.set_webhook(emu, receiver.url)
-        session = client.uploads.init(parent_id=emu.project_id, title="hooked", filesize=10)
+        session = client.uploads.create_video(parent_id=emu.project_id, title="hooked", filesize=10)
         emu_control.set_video_status(emu, session.id, "error", "bad file")
         deadline = time.monotonic() + 10
         while ("error" not in [e[1] for e in events]) and time.monotonic() < deadline:

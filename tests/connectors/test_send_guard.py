@@ -44,7 +44,9 @@ def test_changes_pass_the_guard_and_are_refused_unsent_reads_do_not(
     gate = Gate()
     client.transport.send_guard = gate
     source = LocalFileSource(sample_clip)
-    session = client.uploads.init(parent_id=emu.project_id, title="t", filesize=source.size, filename="a.mp4")
+    session = client.uploads.create_video(
+        parent_id=emu.project_id, title="t", filesize=source.size, filename="a.mp4"
+    )
     assert gate.calls == 1  # the init (POST, upload host)
     with TusUpload.from_transport(client.transport) as tus:
         tus.upload(session.endpoint, source, fresh_filesize=source.size)
@@ -56,7 +58,9 @@ def test_changes_pass_the_guard_and_are_refused_unsent_reads_do_not(
     gate.closed = True
     mark = time.time()
     with pytest.raises(RemoteLedgerLostError):
-        client.uploads.init(parent_id=emu.project_id, title="u", filesize=source.size, filename="b.mp4")
+        client.uploads.create_video(
+            parent_id=emu.project_id, title="u", filesize=source.size, filename="b.mp4"
+        )
     with pytest.raises(RemoteLedgerLostError), TusUpload.from_transport(client.transport) as tus:
         tus.post_whole("http://127.0.0.1:9/never", source)
     changes = [r for r in emu_control.requests(emu.workspace_id, since=mark) if r["method"] != "GET"]

@@ -46,7 +46,7 @@ def big_clip(clip_factory) -> Path:  # type: ignore[no-untyped-def]
 
 
 def session_for(client: VideoClient, emu: Workspace, source: LocalFileSource) -> UploadSession:
-    return client.uploads.init(
+    return client.uploads.create_video(
         parent_id=emu.project_id, title="tus", filesize=source.size, filename=source.name
     )
 
@@ -237,7 +237,7 @@ def test_upload_from_s3_object(
     s3 = boto3.client("s3", endpoint_url=s3_server, region_name="us-east-1")
     s3.put_object(Bucket=s3_bucket, Key="media/clip.mp4", Body=big_clip.read_bytes())
     source = open_source(f"s3://{s3_bucket}/media/clip.mp4", client=s3)
-    session = client.uploads.init(parent_id=emu.project_id, title="from s3", filesize=source.size)
+    session = client.uploads.create_video(parent_id=emu.project_id, title="from s3", filesize=source.size)
     assert tus.upload(session.endpoint, source) == source.size
     assert wait_status(emu_control, emu, session.id) == "done"
     assert stored(emu_control, emu, session.id)["file_size"] == big_clip.stat().st_size
@@ -269,7 +269,9 @@ def stop_after(limit: int) -> Callable[[int], None]:
 
 
 def init(client: VideoClient, emu: Workspace, filesize: int) -> UploadSession:
-    return client.uploads.init(parent_id=emu.project_id, title="fresh", filesize=filesize, filename="f.mp4")
+    return client.uploads.create_video(
+        parent_id=emu.project_id, title="fresh", filesize=filesize, filename="f.mp4"
+    )
 
 
 def tus_requests(control: EmulatorControl, emu: Workspace) -> list[tuple[str, int]]:

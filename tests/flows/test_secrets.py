@@ -292,7 +292,7 @@ def test_exceptions_and_reprs_leak_nothing(
         "reprs": f"{client!r} {tus!r} {settings_for(emu)!r} {settings_for(emu)} {source!r}"
     }
     try:
-        session = client.uploads.init(parent_id=emu.project_id, title="gone", filesize=source.size)
+        session = client.uploads.create_video(parent_id=emu.project_id, title="gone", filesize=source.size)
         secrets.endpoints.add(session.endpoint)
         texts["session repr"] = repr(session)
         emu_control.set_faults(emu, [{"kind": "error", "status": 400, "path": "^/upload/"}])
@@ -311,7 +311,7 @@ def test_exceptions_and_reprs_leak_nothing(
         texts["tus gone"] = _exception_texts(gone.value)
         emu_control.set_faults(emu, [{"kind": "drop_after_commit", "path": "^/v2/(init|video)$"}])
         with pytest.raises(VideoApiError) as dropped:
-            client.uploads.init(parent_id=emu.project_id, title="dropped", filesize=source.size)
+            client.uploads.create_video(parent_id=emu.project_id, title="dropped", filesize=source.size)
         texts["init dropped"] = _exception_texts(dropped.value)
         signed = f"http://127.0.0.1:9/x.mp4?X-Amz-Signature={USER_QUERY_SECRET}"
         with pytest.raises(VideoApiError) as url_dropped:

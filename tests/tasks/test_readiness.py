@@ -61,7 +61,7 @@ def test_watched_video_behind_a_full_page_of_newer_ones(
         ours = ledger.get("ours")
         assert ours is not None and ours.video_id
         for n in range(120):  # newer videos of someone else in the same project
-            client.uploads.init(parent_id=emu.project_id, title=f"other {n}", filesize=10)
+            client.uploads.create_video(parent_id=emu.project_id, title=f"other {n}", filesize=10)
         emu_control.set_video_status(emu, ours.video_id, "done")
         watcher = Watcher(ctx)
         changed = watcher.poll_once()

@@ -213,7 +213,7 @@ def test_a_soft_deleted_video_is_never_adopted(tmp_path: Path, emu: Workspace) -
     ctx = _ctx(emu, ledger, run_id)
     client = ctx.client
     try:
-        session = client.uploads.init(parent_id=emu.project_id, title="T", filesize=10)
+        session = client.uploads.create_video(parent_id=emu.project_id, title="T", filesize=10)
         assert locate(ctx, _item(ledger, "k")) is not None
         listed = client.videos.get(session.id)
         gone = Video.model_validate({**listed.model_dump(), "deleted_at": datetime.now(UTC) + timedelta(1)})

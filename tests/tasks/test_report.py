@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from core.redact import safe_uri
-from flows.ledger_report import FORMATS, build_report, markdown, render_html, write_report
+from flows.ledger_report import FORMATS, build_report, markdown, render_html, write_ledger_report
 from state.ledger import Ledger
 from tasks.migrate.report import items_html
 from tests.state.helpers import spec
@@ -45,7 +45,7 @@ def test_every_format_without_secrets(tmp_path: Path) -> None:
         )
     finally:
         ledger.close()
-    files = write_report(report, tmp_path / "out", FORMATS)
+    files = write_ledger_report(report, tmp_path / "out", FORMATS)
     assert {p.name for p in files} == {
         "items.csv",
         "summary.csv",
