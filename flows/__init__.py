@@ -1,1 +1,1 @@
-"""The frame of every job: the run skeleton, options declared once, per job a runner and a flow; the CLI."""
+"""The frame of every job: the run skeleton, options, per job a plain runner and a flow if any; the CLI."""

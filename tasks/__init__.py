@@ -1,1 +1,1 @@
-"""The steps of every job: plain functions the runners call; Prefect tasks: tasks/migrate/prefect_tasks.py."""
+"""The steps of every job: plain functions the runners call (Prefect tasks: only migrate/prefect_tasks.py)."""
