@@ -6,9 +6,6 @@ import atexit
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
-
-import pytest
 
 # Set before anything imports Prefect: Prefect reads its settings at import time.
 _PREFECT_HOME = tempfile.mkdtemp(prefix="videoferry-prefect-")
@@ -38,15 +35,7 @@ pytest_plugins = [
     "tests.fixtures.emulator",
     "tests.fixtures.media",
     "tests.fixtures.platforms",
+    "tests.fixtures.prefect",
     "tests.fixtures.redis",
     "tests.fixtures.s3",
 ]
-
-
-@pytest.fixture(scope="session")
-def prefect_harness() -> Iterator[None]:
-    """Run the real Prefect engine against a temporary local server, once per session (flow tests only)."""
-    from prefect.testing.utilities import prefect_test_harness
-
-    with prefect_test_harness(server_startup_timeout=90):
-        yield

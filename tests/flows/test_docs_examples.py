@@ -22,7 +22,7 @@ def examples(page: str) -> list[str]:
 
 @pytest.mark.flow
 def test_the_python_api_page_runs(
-    prefect_harness: None,
+    prefect_on_emulator: Workspace,
     tmp_path: Path,
     emu: Workspace,
     emu_control: EmulatorControl,
@@ -31,9 +31,6 @@ def test_the_python_api_page_runs(
 ) -> None:
     from prefect.client.orchestration import get_client
 
-    monkeypatch.setenv("VIDEOFERRY_API_URL", emu.base_url)
-    monkeypatch.setenv("VIDEOFERRY_UPLOAD_URL", emu.upload_url)
-    monkeypatch.setenv("VIDEOFERRY_TOKEN", emu.token)
     monkeypatch.setenv("PROJECT_ID", emu.project_id)
     monkeypatch.chdir(tmp_path)
     write_inventory(tmp_path / "inventory.csv", clip_rows(clip_factory, 2, metadata=False))
@@ -52,16 +49,13 @@ def test_the_python_api_page_runs(
 
 @pytest.mark.flow
 def test_the_blocks_page_runs(
-    prefect_harness: None,
+    prefect_on_emulator: Workspace,
     tmp_path: Path,
     emu: Workspace,
     emu_control: EmulatorControl,
     clip_factory,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("VIDEOFERRY_API_URL", emu.base_url)
-    monkeypatch.setenv("VIDEOFERRY_UPLOAD_URL", emu.upload_url)
-    monkeypatch.setenv("VIDEOFERRY_TOKEN", emu.token)
     monkeypatch.setenv("VIDEOFERRY_CREDENTIALS_BLOCK", "")  # restored after the example sets it
     monkeypatch.setenv("PROJECT_ID", emu.project_id)
     monkeypatch.chdir(tmp_path)

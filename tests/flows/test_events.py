@@ -53,19 +53,15 @@ def _events(flow_run_id: str, want: int, *names: str) -> tuple[list[dict[str, An
 
 @pytest.mark.flow
 def test_a_refused_run_emits_started_refused_and_finished(
-    prefect_harness: None,
+    prefect_on_emulator: Workspace,
     tmp_path: Path,
     emu: Workspace,
     emu_control: EmulatorControl,
     clip_factory,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from flows.migrate.flow import migrate_flow
     from flows.options import params
 
-    monkeypatch.setenv("VIDEOFERRY_API_URL", emu.base_url)
-    monkeypatch.setenv("VIDEOFERRY_UPLOAD_URL", emu.upload_url)
-    monkeypatch.setenv("VIDEOFERRY_TOKEN", emu.token)
     emu_control.set_variants(emu, ["balance-empty"], refuse_after=2)
     inventory = write_inventory(tmp_path / "inv.csv", clip_rows(clip_factory, 4, metadata=False))
     state = migrate_flow(**params(options(inventory, emu, tmp_path, transfers=1)), return_state=True)

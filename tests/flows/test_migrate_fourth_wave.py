@@ -6,17 +6,16 @@ Bunny's original or MP4 fallback)."""
 from __future__ import annotations
 
 import base64
-import signal
 import sqlite3
-import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from emulator.control import EmulatorControl, Workspace
 from emulator.platforms.server import Standin, StandinControl
+from tests.fixtures.kill_rerun import kill_then_rerun, ledger_count
 from tests.fixtures.platforms import platform_env
-from tests.flows.helpers import cli_argv, cli_env, creates, run_cli
+from tests.flows.helpers import cli_env, creates, run_cli
 
 Fixture = tuple[Standin, StandinControl]
 #: A prepared file (Mux master, Cloudflare MP4) looked for every 50 ms, at most 60 s.
@@ -54,16 +53,6 @@ def _notes(ledger: Path) -> dict[str, str]:
         return {key: message for key, message in rows}
 
 
-def _count(ledger: Path, state: str) -> int:
-    if not ledger.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{ledger}?mode=ro", uri=True) as db:
-            return int(db.execute("select count(*) from items where state = ?", (state,)).fetchone()[0])
-    except sqlite3.Error:
-        return 0
-
-
 def _secrets_absent(standin: Standin, ledger: Path, *outputs: str) -> None:
     with sqlite3.connect(ledger) as db:
         dumped = "\n".join(db.iterdump())
@@ -95,7 +84,7 @@ def test_mux_masters_are_fetched_and_one_not_ready_in_time_waits_for_a_later_run
     early = run_cli(args, _env(emu, standin, VIDEOFERRY_PREPARE_BOUND="0.3"), cwd=tmp_path)
     assert early.returncode == 1, early.stdout + early.stderr
     assert emu_control.videos(emu) == []
-    assert _count(ledger, "failed") == 3, early.stdout + early.stderr
+    assert ledger_count(ledger, "failed") == 3, early.stdout + early.stderr
     with sqlite3.connect(ledger) as db:
         errors = [
             m for (m,) in db.execute("select message from events where message like '%not ready after%'")
@@ -170,22 +159,17 @@ def test_cloudflare_kill_9_then_rerun_makes_one_video_each(
     args = _args(emu, "cloudflare:", ledger)
     env = _env(emu, standin)
     emu_control.set_faults(emu, [{"kind": "latency", "ms": 400, "rate": 1.0}], seed=3)
-    proc = subprocess.Popen(
-        cli_argv(*args), env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    rerun = kill_then_rerun(
+        args,
+        env,
+        ledger,
+        ["creating", "processing"],
+        before_rerun=lambda: emu_control.clear_faults(emu),
+        cwd=tmp_path,
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        if _count(ledger, "creating") + _count(ledger, "processing") >= 1:
-            break
-        time.sleep(0.02)
-    assert proc.poll() is None, "the run ended before it could be killed"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=10)
-    emu_control.clear_faults(emu)
-    rerun = run_cli(args, env, cwd=tmp_path, timeout=240)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert sorted(v["title"] for v in emu_control.videos(emu)) == [f"Clip {i}" for i in range(4)]
-    assert _count(ledger, "finished") == 4
+    assert ledger_count(ledger, "finished") == 4
 
 
 def test_apivideo_inventory_migrates_and_a_video_without_mp4_fails_alone(

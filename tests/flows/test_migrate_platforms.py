@@ -5,9 +5,7 @@ and the faults of a source (a video deleted before its create, a link expired, a
 from __future__ import annotations
 
 import base64
-import signal
 import sqlite3
-import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -15,8 +13,9 @@ from typing import Any
 
 from emulator.control import EmulatorControl, Workspace
 from emulator.platforms.server import Standin, StandinControl
+from tests.fixtures.kill_rerun import kill_then_rerun, ledger_count
 from tests.fixtures.platforms import platform_env
-from tests.flows.helpers import cli_argv, cli_env, creates, run_cli, write_inventory
+from tests.flows.helpers import cli_env, creates, run_cli, write_inventory
 
 Fixture = tuple[Standin, StandinControl]
 
@@ -183,35 +182,17 @@ def test_via_tus_streams_through_and_a_kill_9_then_rerun_makes_one_video_each(
         "1",
     ]
     emu_control.set_faults(emu, [{"kind": "bandwidth", "bytes_per_second": 20_000}], seed=1)
-    proc = subprocess.Popen(cli_argv(*args), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        if _count(ledger, "uploading") >= 1:
-            break
-        time.sleep(0.05)
-    assert proc.poll() is None, "the run ended before it could be killed"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=10)
-    emu_control.clear_faults(emu)
-    rerun = run_cli(args, env, timeout=240)
+    rerun = kill_then_rerun(
+        args, env, ledger, ["uploading"], before_rerun=lambda: emu_control.clear_faults(emu)
+    )
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     titles = sorted(v["title"] for v in emu_control.videos(emu))
     assert titles == [f"Talk {i}" for i in range(4)]  # one video per source video
-    assert _count(ledger, "finished") == 4
+    assert ledger_count(ledger, "finished") == 4
     with sqlite3.connect(ledger) as db:
         notes = [m for (m,) in db.execute("select message from events where message like 'bytes from%'")]
     assert notes and all("original file" in n for n in notes)
     assert not any("sig=" in n for n in notes)
-
-
-def _count(ledger: Path, state: str) -> int:
-    if not ledger.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{ledger}?mode=ro", uri=True) as db:
-            return int(db.execute("select count(*) from items where state = ?", (state,)).fetchone()[0])
-    except sqlite3.Error:
-        return 0
 
 
 def test_dry_run_counts_bytes_and_duration_per_target_folder(
@@ -374,20 +355,12 @@ def test_wistia_by_url_import_a_kill_9_then_rerun_makes_one_video_each(
         "2",
     ]
     emu_control.set_faults(emu, [{"kind": "latency", "ms": 400, "rate": 1.0}], seed=2)
-    proc = subprocess.Popen(cli_argv(*args), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        if _count(ledger, "creating") + _count(ledger, "processing") >= 1:
-            break
-        time.sleep(0.02)
-    assert proc.poll() is None, "the run ended before it could be killed"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=10)
-    emu_control.clear_faults(emu)
-    rerun = run_cli(args, env, timeout=240)
+    rerun = kill_then_rerun(
+        args, env, ledger, ["creating", "processing"], before_rerun=lambda: emu_control.clear_faults(emu)
+    )
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert sorted(v["title"] for v in emu_control.videos(emu)) == [f"Webinar {i}" for i in range(4)]
-    assert _count(ledger, "finished") == 4
+    assert ledger_count(ledger, "finished") == 4
 
 
 def test_an_inventory_written_by_videoferry_inventory_migrates(

@@ -4,15 +4,14 @@ keyed `youtube:<id>`; the .zip form; a rerun makes no second video."""
 
 from __future__ import annotations
 
-import signal
 import sqlite3
-import subprocess
 import time
 from pathlib import Path
 
 from emulator.control import EmulatorControl, Workspace
+from tests.fixtures.kill_rerun import kill_then_rerun, ledger_count
 from tests.fixtures.takeout import make_takeout, zip_takeout
-from tests.flows.helpers import cli_argv, cli_env, creates, run_cli
+from tests.flows.helpers import cli_env, creates, run_cli
 
 
 def _migrate(ws: Workspace, source: str, tmp: Path, *extra: str) -> tuple[int, str]:
@@ -113,25 +112,14 @@ def test_a_kill_9_mid_run_then_a_rerun_makes_one_video_each(
         "1",
     ]
     emu_control.set_faults(emu, [{"kind": "bandwidth", "bytes_per_second": 20_000}], seed=1)
-    proc = subprocess.Popen(cli_argv(*args), env=cli_env(emu), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None and _count(ledger, "uploading") < 1:
-        time.sleep(0.05)
-    assert proc.poll() is None, "the run ended before it could be killed"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=10)
-    emu_control.clear_faults(emu)
-    rerun = run_cli(args, cli_env(emu), cwd=tmp_path, timeout=240)
+    rerun = kill_then_rerun(
+        args,
+        cli_env(emu),
+        ledger,
+        ["uploading"],
+        before_rerun=lambda: emu_control.clear_faults(emu),
+        cwd=tmp_path,
+    )
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert sorted(v["title"] for v in emu_control.videos(emu)) == [f"Clip {i}" for i in range(4)]
-    assert _count(ledger, "finished") == 4
-
-
-def _count(ledger: Path, state: str) -> int:
-    if not ledger.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{ledger}?mode=ro", uri=True) as db:
-            return int(db.execute("select count(*) from items where state = ?", (state,)).fetchone()[0])
-    except sqlite3.Error:
-        return 0
+    assert ledger_count(ledger, "finished") == 4

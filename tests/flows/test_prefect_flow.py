@@ -13,20 +13,16 @@ from tests.flows.helpers import cli_env, clip_rows, options, run_cli, write_inve
 
 @pytest.mark.flow
 def test_migrate_flow_runs_on_prefect(
-    prefect_harness: None,
+    prefect_on_emulator: Workspace,
     tmp_path: Path,
     emu: Workspace,
     emu_control: EmulatorControl,
     clip_factory,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from prefect.client.orchestration import get_client
 
     from flows.migrate.flow import run_flow
 
-    monkeypatch.setenv("VIDEOFERRY_API_URL", emu.base_url)
-    monkeypatch.setenv("VIDEOFERRY_UPLOAD_URL", emu.upload_url)
-    monkeypatch.setenv("VIDEOFERRY_TOKEN", emu.token)
     rows = clip_rows(clip_factory, 5)
     inventory = write_inventory(tmp_path / "inv.csv", rows)
     # Through the flow the options are checked as a deployment's are: the spec's 5 s between polls at least.
