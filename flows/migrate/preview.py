@@ -49,9 +49,7 @@ def preview_migration(
     if configuration is not None:
         lines.append(f"the real run would stop at once: {configuration}")
     elif code != Exit.DONE:
-        lines.append(
-            "the real run would not finish every item: fix the rows above, or expect them failed"
-        )
+        lines.append("the real run would not finish every item: fix the rows above, or expect them failed")
     return MigrateOutcome(
         exit_code=code, reasons=lines, rejected=rejected, preview={verb: counts[verb] for verb in VERBS}
     )
