@@ -5,7 +5,6 @@ import pytest
 from emulator.control import EmulatorControl, Workspace
 from tests.fixtures.emulator import fast_polls
 from tests.flows.apply_fixtures import library  # noqa: F401 - a fixture, found by pytest here
-from tests.flows.deploy_fixtures import prefect_server  # noqa: F401 - a fixture, found by pytest here
 from tests.flows.frozen_s3 import frozen_s3  # noqa: F401 - a fixture, found by pytest here
 
 

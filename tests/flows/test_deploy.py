@@ -11,7 +11,8 @@ import pytest
 
 from emulator.control import EmulatorControl, Workspace
 from state.ledger import Ledger
-from tests.flows.deploy_fixtures import POOL, PREFECT, ROOT, _declared, _prefect, _wait
+from tests.fixtures.prefect import PREFECT, wait_for
+from tests.flows.deploy_fixtures import POOL, ROOT, _declared, _prefect
 from tests.flows.helpers import clip_rows, write_inventory
 
 pytestmark = [pytest.mark.deploy, pytest.mark.timeout(600)]
@@ -81,7 +82,7 @@ def test_every_deployment_deploys_and_migrate_runs_on_a_worker(
                 state = client.read_flow_run(run.id).state
                 return state if state is not None and state.is_final() else None
 
-            state = _wait(final, 300, "the migrate flow run")
+            state = wait_for(final, 300, "the migrate flow run")
             assert state.type == StateType.COMPLETED, (state, (tmp_path / "worker.log").read_text()[-3000:])
         finally:
             worker.terminate()

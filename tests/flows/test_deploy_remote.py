@@ -22,8 +22,9 @@ from connectors.ledger_remote import RemoteLedger, local_path
 from connectors.s3 import S3Config
 from emulator.control import EmulatorControl, Workspace
 from state.ledger import Ledger
+from tests.fixtures.prefect import PREFECT, wait_for
 from tests.flows.apply_fixtures import wait_done
-from tests.flows.deploy_fixtures import POOL, PREFECT, ROOT, _prefect, _wait
+from tests.flows.deploy_fixtures import POOL, ROOT, _prefect
 from tests.flows.helpers import clip_rows, creates, write_inventory
 from tests.flows.remote_helpers import TEST_LEASE, replica
 
@@ -57,7 +58,7 @@ class Nights:
             state = self.client.read_flow_run(run.id).state
             return state if state is not None and state.is_final() else None
 
-        state = _wait(final, 300, f"the {name} flow run")
+        state = wait_for(final, 300, f"the {name} flow run")
         if ledger.startswith("s3://") and state.is_completed():
             assert local_path(ledger, workdir).exists()  # the run worked on a copy in its working folder
         shutil.rmtree(workdir, ignore_errors=True)  # the disk is gone with the pod
