@@ -1,19 +1,19 @@
-"""The Prefect flow around run_archive: the same runner, its results as Prefect artifacts."""
+"""The Prefect flow around run_archive: the same runner, its summary as a Prefect artifact
+(flows/copying/flow.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from prefect import flow
-from prefect.artifacts import create_markdown_artifact
 from prefect.states import State
 
 from flows.archive.options import DEFAULT_PART_MIB, ArchiveOptions
 from flows.archive.runner import run_archive
+from flows.copying.flow import copy_flow_body
 from flows.job import CopyOutcome
-from flows.options import DEFAULT_LEDGER, MIB, options_from_params
+from flows.options import DEFAULT_LEDGER, MIB
 from flows.prefect_job import job_flow
-from tasks.service import service_settings
 
 
 @flow(name="videoferry-archive", log_prints=False)
@@ -48,13 +48,4 @@ def archive_flow(
 
 
 def _archive(values: dict[str, Any]) -> CopyOutcome:
-    """The archive flow's body: the options from its parameters, the run, its summary artifact."""
-    opts, service = options_from_params(ArchiveOptions, values)
-    outcome = run_archive(opts, service_settings(api_url=service.api_url, upload_url=service.upload_url))
-    counts = ", ".join(f"{n} {s}" for s, n in outcome.counts.items()) or "no recordings"
-    text = "\n".join(
-        ["# videoferry archive", "", f"{counts}; {outcome.bytes} bytes copied", ""]
-        + [f"- {line}" for line in outcome.reasons]
-    )
-    create_markdown_artifact(text, key="videoferry-archive-summary", description="Archive summary")
-    return outcome
+    return copy_flow_body("archive", ArchiveOptions, run_archive, values, noun="recordings")

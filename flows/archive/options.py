@@ -25,7 +25,7 @@ from flows.options import (
 __all__ = ["DEFAULT_PART_MIB", "ArchiveOptions"]
 
 if TYPE_CHECKING:
-    from tasks.archive.plan import Selection
+    from tasks.archive.events import EventSelection
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ class ArchiveOptions:
 
     def check(self) -> None:
         """Raise ConfigError (exit status 2) for options that cannot work."""
-        from tasks.archive.plan import QUALITY_ORDER
+        from tasks.assets import QUALITY_ORDER
 
         if bool(self.events) == bool(self.project):
             raise ConfigError("give either --event-ids ID,ID or --project-id ID")
@@ -100,11 +100,11 @@ class ArchiveOptions:
             raise ConfigError(f"--quality must be best or one of {', '.join(QUALITY_ORDER)}")
         check_copies(self.to, self.part_size, self.since, self.retry_backoff)
 
-    def selection(self) -> Selection:
+    def selection(self) -> EventSelection:
         """Which events: the ids given, else every event of the project; finished since --since."""
-        from tasks.archive.plan import Selection
+        from tasks.archive.events import EventSelection
 
-        return Selection(
+        return EventSelection(
             event_ids=tuple(self.events or ()),
             project_id=self.project,
             since=parse_since(self.since) if self.since else None,

@@ -2,74 +2,41 @@
 
 from __future__ import annotations
 
-import logging
-from dataclasses import asdict
-
 from connectors.config import Settings
-from connectors.download import Downloader
 from connectors.s3 import S3Config
 from flows.archive.options import ArchiveOptions
-from flows.job import CopyOutcome, Run, failure, read_ledger, run_job, step_of
+from flows.copying.runner import Copying, Tally, run_copying, tally
+from flows.job import CopyOutcome, read_ledger
 from state.machine import OpStatus
-from tasks.archive.plan import choose_asset, event_recordings, select_events
-from tasks.archive.recording import TERMINAL_BAD, ArchiveContext, RecordingResult, op_key
-from tasks.archive.report import write_report
+from tasks.archive.events import event_recordings, select_events
+from tasks.archive.recording import TERMINAL_BAD, ArchiveContext, op_key
+from tasks.archive.report import RUN_COLUMNS
 from tasks.archive.schedule import RESULT_STATES, archive_events
-from tasks.destination import open_destination
-from tasks.report_files import publish_report
+from tasks.assets import choose_asset
 from tasks.service import preview_client
-
-log = logging.getLogger(__name__)
 
 __all__ = ["run_archive", "preview_archive"]
 
 
 def run_archive(opts: ArchiveOptions, settings: Settings, *, s3: S3Config | None = None) -> CopyOutcome:
-    """Archive the recordings of the selected events, each step exactly once; the ledger keeps every step."""
-    opts.check()
-    dest = open_destination(opts.to, s3=s3 or S3Config.from_env(), part_size=opts.part_size)
+    """Archive the recordings of the selected events, each step exactly once; the ledger keeps every step
+    (the frame: flows/copying/runner.py)."""
 
-    def body(run: Run) -> CopyOutcome:
-        dest.guard = run.guard  # nothing written there once the run may no longer hold its ledger
-        silence = run.client.transport.silence  # a download is a call too: the same outage bound
-        downloader = Downloader(settings.upload_url, timeout=max(60.0, settings.timeout), silence=silence)
-        run.on_close(downloader.close)
-        outcome = CopyOutcome(exit_code=1)
-        run.summary = lambda: {"counts": outcome.counts, "bytes": outcome.bytes}
+    def work(copying: Copying) -> Tally:
         ctx = ArchiveContext(
-            ledger=run.ledger,
-            run_id=run.run_id,
-            client=run.client,
-            dest=dest,
-            downloader=downloader,
+            **copying.context(),
             quality=opts.quality,
             move_to=opts.move_target(),
             tags=tuple(opts.tags or ()),
             delete_after=opts.delete_after_archive,
             backoff=opts.retry_backoff,
-            gap=run.gap,
         )
         selection = opts.selection()
-        events = select_events(run.client, selection)
+        events = select_events(ctx.client, selection)
         results = archive_events(ctx, events, transfers=opts.transfers, since=selection.since)
-        counts = {state: sum(1 for r in results if r.state == state) for state in RESULT_STATES}
-        failed = [r for r in results if r.state == "failed"]
-        outcome = CopyOutcome(
-            exit_code=1 if failed else 0,
-            counts={k: v for k, v in counts.items() if v},
-            reasons=[f"{r.event_id}/{r.stream_id}/{r.video_id}: {r.reason}" for r in failed],
-            bytes=sum(r.bytes for r in results if r.state == "archived"),
-            failed=[failure(_where(r), step_of(r.reason), r.reason) for r in failed],
-        )
-        if opts.report_dir:
-            outcome.report_files = publish_report(opts.report_dir, lambda d: write_report(results, d), s3)
-        return outcome
+        return tally("archive", results, RESULT_STATES, noun="recordings", schema=RUN_COLUMNS)
 
-    return run_job("archive", asdict(opts), opts.ledger, settings, body)
-
-
-def _where(result: RecordingResult) -> str:
-    return f"event {result.event_id} stream {result.stream_id} video {result.video_id}"
+    return run_copying("archive", opts, settings, work, s3=s3)
 
 
 def preview_archive(opts: ArchiveOptions, settings: Settings) -> list[str]:

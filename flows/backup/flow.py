@@ -1,19 +1,19 @@
-"""The Prefect flow around run_backup: the same runner, its results as Prefect artifacts."""
+"""The Prefect flow around run_backup: the same runner, its summary as a Prefect artifact
+(flows/copying/flow.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from prefect import flow
-from prefect.artifacts import create_markdown_artifact
 from prefect.states import State
 
 from flows.backup.options import DEFAULT_PART_MIB, BackupOptions
 from flows.backup.runner import run_backup
+from flows.copying.flow import copy_flow_body
 from flows.job import CopyOutcome
-from flows.options import DEFAULT_LEDGER, MIB, options_from_params
+from flows.options import DEFAULT_LEDGER, MIB
 from flows.prefect_job import job_flow
-from tasks.service import service_settings
 
 
 @flow(name="videoferry-backup", log_prints=False)
@@ -44,13 +44,4 @@ def backup_flow(
 
 
 def _backup(values: dict[str, Any]) -> CopyOutcome:
-    """The backup flow's body: the options from its parameters, the run, its summary artifact."""
-    opts, service = options_from_params(BackupOptions, values)
-    outcome = run_backup(opts, service_settings(api_url=service.api_url, upload_url=service.upload_url))
-    counts = ", ".join(f"{n} {s}" for s, n in outcome.counts.items()) or "no videos"
-    text = "\n".join(
-        ["# videoferry backup", "", f"{counts}; {outcome.bytes} bytes copied", ""]
-        + [f"- {line}" for line in outcome.reasons]
-    )
-    create_markdown_artifact(text, key="videoferry-backup-summary", description="Backup summary")
-    return outcome
+    return copy_flow_body("backup", BackupOptions, run_backup, values, noun="videos")

@@ -25,7 +25,7 @@ from flows.options import (
 __all__ = ["DEFAULT_PART_MIB", "BackupOptions"]
 
 if TYPE_CHECKING:
-    from tasks.backup.plan import Selection
+    from tasks.backup.listing import VideoSelection
 
 
 @dataclass(frozen=True)
@@ -75,12 +75,12 @@ class BackupOptions:
                 raise ConfigError(f"{flag}: {exc}") from None
         check_copies(self.to, self.part_size, self.since, self.retry_backoff)
 
-    def selection(self) -> Selection:
+    def selection(self) -> VideoSelection:
         """Which videos: the project's (or the folder's); made or changed since --since."""
         from connectors.ids import normal_id
-        from tasks.backup.plan import Selection
+        from tasks.backup.listing import VideoSelection
 
-        return Selection(
+        return VideoSelection(
             project_id=normal_id(self.project),
             folder_id=normal_id(self.folder) if self.folder else None,
             since=parse_since(self.since) if self.since else None,

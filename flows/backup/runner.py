@@ -2,72 +2,48 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 from connectors.config import Settings
-from connectors.download import Downloader
 from connectors.s3 import S3Config
 from flows.backup.options import BackupOptions
-from flows.job import CopyOutcome, Run, failure, read_ledger, run_job, step_of
+from flows.copying.runner import Copying, Tally, run_copying, tally
+from flows.job import CopyOutcome, read_ledger
 from tasks.assets import choose_asset
 from tasks.backup.held import destination_id, held_videos
-from tasks.backup.plan import decide, list_videos
-from tasks.backup.report import write_report
+from tasks.backup.listing import decide, list_videos
+from tasks.backup.report import RUN_COLUMNS
 from tasks.backup.schedule import RESULT_STATES, back_up
 from tasks.backup.video import BackupContext
 from tasks.destination import open_destination
-from tasks.report_files import publish_report
 from tasks.service import preview_client
 
 __all__ = ["preview_backup", "run_backup"]
 
 
 def run_backup(opts: BackupOptions, settings: Settings, *, s3: S3Config | None = None) -> CopyOutcome:
-    """Back up the project's videos into the destination, each step exactly once; the ledger keeps each."""
-    opts.check()
-    s3 = s3 or S3Config.from_env()
-    dest = open_destination(opts.to, s3=s3, part_size=opts.part_size)
+    """Back up the project's videos into the destination, each step exactly once; the ledger keeps each
+    (the frame: flows/copying/runner.py). Its own lines: the index's failure, the files a video was backed
+    up without (warnings)."""
 
-    def body(run: Run) -> CopyOutcome:
-        dest.guard = run.guard  # nothing written there once the run may no longer hold its ledger
-        silence = run.client.transport.silence  # a download is a call too: the same outage bound
-        downloader = Downloader(settings.api_url, timeout=max(60.0, settings.timeout), silence=silence)
-        run.on_close(downloader.close)
-        outcome = CopyOutcome(exit_code=1)
-        run.summary = lambda: {"counts": outcome.counts, "bytes": outcome.bytes}
+    def work(copying: Copying) -> Tally:
         ctx = BackupContext(
-            ledger=run.ledger,
-            run_id=run.run_id,
-            client=run.client,
-            dest=dest,
-            dest_id=destination_id(dest.uri),
-            downloader=downloader,
-            backoff=opts.retry_backoff,
+            **copying.context(), dest_id=destination_id(copying.dest.uri), backoff=opts.retry_backoff
         )
         results, index_error = back_up(ctx, opts.selection(), transfers=opts.transfers, prune=opts.prune)
-        counts = {s: n for s in RESULT_STATES if (n := sum(1 for r in results if r.state == s))}
-        failed = [r for r in results if r.state == "failed"]
-        reasons = [f"{r.video_id}: {r.reason}" for r in failed]
-        reasons += [f"index: {index_error}"] if index_error else []
         noted = [r for r in results if r.notes]
         warnings = [f"warning: {r.video_id}: {note}" for r in noted for note in r.notes]
         warnings += [f"{len(noted)} video(s) backed up without some of their files (above)"] if noted else []
-        outcome = CopyOutcome(
-            exit_code=1 if reasons else 0,
-            reasons=reasons,
-            counts=counts,
-            bytes=sum(r.bytes for r in results),
+        index = [(f"{opts.to} index", "index", index_error)] if index_error else []
+        return tally(
+            "backup",
+            results,
+            RESULT_STATES,
+            noun="videos",
+            schema=RUN_COLUMNS,
+            more_failed=index,
             warnings=warnings,
-            failed=[failure(f"video {r.video_id}", step_of(r.reason), r.reason) for r in failed]
-            + ([failure(f"{opts.to} index", "index", index_error)] if index_error else []),
         )
-        if opts.report_dir:  # a directory, or s3://bucket/prefix/ (an ephemeral worker's disk is gone after)
-            outcome.report_files = publish_report(
-                opts.report_dir, lambda folder: write_report(results, folder, counts), s3
-            )
-        return outcome
 
-    return run_job("backup", asdict(opts), opts.ledger, settings, body)
+    return run_copying("backup", opts, settings, work, s3=s3)
 
 
 def preview_backup(opts: BackupOptions, settings: Settings) -> list[str]:

@@ -1,39 +1,37 @@
-"""`videoferry archive`: the command line of the archive job (its options: flows/archive/options.py)."""
+"""`videoferry archive`: the command line of the archive job (its options: flows/archive/options.py; its
+shape: flows/cli/copying.py)."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from flows.archive.options import ArchiveOptions
-from flows.cli.app import (
-    add_command,
-    exit_on_errors,
-    job_command,
-    run_command,
-    service_settings,
-    show_outcome,
-)
-from flows.options import ServiceOptions
+from flows.cli.app import add_command, job_command
+from flows.cli.copying import copy_handler
+
+if TYPE_CHECKING:
+    from flows.job import Job
 
 
-def _archive(opts: ArchiveOptions, service: ServiceOptions, prefect: bool) -> None:
-    """Archive the recordings of finished live events (video, chat, QoS, manifest), then tidy them."""
+def _job() -> Job:
     from flows.archive import ARCHIVE
+
+    return ARCHIVE
+
+
+def _preview() -> Any:
     from flows.archive.runner import preview_archive
 
-    with exit_on_errors():
-        settings = service_settings(service)
-        if opts.dry_run:
-            for line in preview_archive(opts, settings):
-                typer.echo(line)
-            raise typer.Exit(0)
-        outcome = run_command(ARCHIVE, opts, settings, prefect=prefect)
-    counts = ", ".join(f"{n} {s}" for s, n in outcome.counts.items()) or "none"
-    show_outcome(
-        outcome, f"recordings: {sum(outcome.counts.values())} ({counts}), {outcome.bytes} bytes copied"
-    )
+    return preview_archive
 
 
 def register(app: typer.Typer) -> None:
     """Add `archive` to the app."""
-    add_command(app, "archive", job_command(ArchiveOptions, _archive, flow=True))
+    doc = "Archive the recordings of finished live events (video, chat, QoS, manifest), then tidy them."
+    add_command(
+        app,
+        "archive",
+        job_command(ArchiveOptions, copy_handler(_job, _preview, "recordings", doc), flow=True),
+    )

@@ -1,38 +1,36 @@
-"""`videoferry backup`: the command line of the backup job (its options: flows/backup/options.py)."""
+"""`videoferry backup`: the command line of the backup job (its options: flows/backup/options.py; its shape:
+flows/cli/copying.py)."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from flows.backup.options import BackupOptions
-from flows.cli.app import (
-    add_command,
-    exit_on_errors,
-    job_command,
-    run_command,
-    service_settings,
-    show_outcome,
-)
-from flows.options import ServiceOptions
+from flows.cli.app import add_command, job_command
+from flows.cli.copying import copy_handler
+
+if TYPE_CHECKING:
+    from flows.job import Job
 
 
-def _backup(opts: BackupOptions, service: ServiceOptions, prefect: bool) -> None:
-    """Back up every video of a project (file, metadata, poster) to S3 or a directory, with an inventory
-    `videoferry migrate` restores from; only what is new or changed since the last run."""
+def _job() -> Job:
     from flows.backup import BACKUP
+
+    return BACKUP
+
+
+def _preview() -> Any:
     from flows.backup.runner import preview_backup
 
-    with exit_on_errors():
-        settings = service_settings(service)
-        if opts.dry_run:
-            for line in preview_backup(opts, settings):
-                typer.echo(line)
-            raise typer.Exit(0)
-        outcome = run_command(BACKUP, opts, settings, prefect=prefect)
-    counts = ", ".join(f"{n} {s}" for s, n in outcome.counts.items()) or "none"
-    show_outcome(outcome, f"videos: {sum(outcome.counts.values())} ({counts}), {outcome.bytes} bytes copied")
+    return preview_backup
 
 
 def register(app: typer.Typer) -> None:
     """Add `backup` to the app."""
-    add_command(app, "backup", job_command(BackupOptions, _backup, flow=True))
+    doc = """Back up every video of a project (file, metadata, poster) to S3 or a directory, with an inventory
+    `videoferry migrate` restores from; only what is new or changed since the last run."""
+    add_command(
+        app, "backup", job_command(BackupOptions, copy_handler(_job, _preview, "videos", doc), flow=True)
+    )

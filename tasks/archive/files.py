@@ -11,7 +11,7 @@ from typing import Any
 import polars as pl
 
 from connectors.client import VideoClient
-from tasks.archive.plan import QOS_BUCKET, Layout, Recording, qos_windows, stream_lifetime
+from tasks.archive.events import QOS_BUCKET, Layout, Recording, qos_windows, stream_lifetime
 from tasks.destination import Destination
 
 __all__ = ["save_chat", "save_qos", "write_manifest", "MANIFEST_COLUMNS"]

@@ -4,23 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from connectors.client import VideoClient
-from connectors.download import Downloader
-from connectors.errors import NotFoundError, VideoApiError
-from state.ledger import Ledger
+from connectors.errors import NotFoundError, VideoApiError, stops_run
 from state.machine import OpStatus
 from state.models import Op
+from tasks.archive.events import UNKNOWN_STREAM, Layout, Recording
 from tasks.archive.files import save_chat, save_qos
-from tasks.archive.plan import UNKNOWN_STREAM, Layout, Recording, choose_asset, extension
-from tasks.destination import Destination
-from tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, exactly_once
-from tasks.streamed_copy import COPY_ERRORS, adopt_copy, copy_link
-
-if TYPE_CHECKING:
-    from tasks.gap import Gap
+from tasks.assets import choose_asset, extension
+from tasks.copying.steps import CopyContext, adopted, copy_step, run_step
+from tasks.exactly_once import OpJournal
 
 __all__ = ["ArchiveContext", "RecordingResult", "archive_recording", "op_key", "TERMINAL_BAD"]
 
@@ -33,24 +27,14 @@ def op_key(video_id: str, step: str) -> str:
     return f"archive:{video_id}:{step}"
 
 
-@dataclass
-class ArchiveContext:
-    """What every recording's steps need: ledger and run, client, destination, downloader, choices."""
+@dataclass(kw_only=True)
+class ArchiveContext(CopyContext):
+    """What every recording's steps need (CopyContext), and the run's choices: quality, move, tags, delete."""
 
-    ledger: Ledger
-    run_id: str
-    client: VideoClient
-    dest: Destination
-    downloader: Downloader
     quality: str = "best"
     move_to: tuple[str, str | None] | None = None
     tags: tuple[str, ...] = ()
     delete_after: bool = False
-    attempts: int = 5
-    backoff: float = 0.5
-    now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
-    #: The replication gap when the run's remote ledger may be behind (tasks/gap.py), else None.
-    gap: Gap | None = None
 
 
 @dataclass
@@ -60,17 +44,26 @@ class RecordingResult:
     event_id: str
     stream_id: str
     video_id: str
-    state: str  # archived, already, pending, skipped, failed
+    state: str  # archived, already, pending, skipped, failed, stopped
     reason: str = ""
     bytes: int = 0
     object_key: str = ""
     steps: list[str] = field(default_factory=list)
 
+    @property
+    def copied(self) -> int:
+        """The bytes this run copied of it (its file, when archived now)."""
+        return self.bytes if self.state == "archived" else 0
 
-#: What a step's failure can be: the service, the copy (download, check, destination), a bad value.
-STEP_ERRORS = (VideoApiError, *COPY_ERRORS, ValueError)
-#: Why a step left open by a crash is made again: its recovery check found it had not taken effect.
-NOT_TAKEN_EFFECT = "repeated after an unknown outcome: it had not taken effect"
+    @property
+    def label(self) -> str:
+        """How the run's lines name it: <event>/<stream>/<video>."""
+        return f"{self.event_id}/{self.stream_id}/{self.video_id}"
+
+    @property
+    def source(self) -> str:
+        """How a failure names it (flows/job.failure)."""
+        return f"event {self.event_id} stream {self.stream_id} video {self.video_id}"
 
 
 def _last(ctx: ArchiveContext, key: str) -> Op | None:
@@ -78,10 +71,18 @@ def _last(ctx: ArchiveContext, key: str) -> Op | None:
     return ops[-1] if ops else None
 
 
-def _op(ctx: ArchiveContext, intent: Intent) -> Op:
-    op = ctx.ledger.get_op(int(intent.ref))
-    assert op is not None  # the intent being settled
-    return op
+def _journal(
+    ctx: ArchiveContext, rec: Recording, step: str, kind: str, params: dict[str, Any]
+) -> OpJournal[Any]:
+    return OpJournal(
+        ctx.ledger,
+        ctx.run_id,
+        op_key(rec.video_id, step),
+        kind,
+        params,
+        item_key=f"archive:{rec.video_id}",
+        video_id=rec.video_id,
+    )
 
 
 def _step(
@@ -94,51 +95,34 @@ def _step(
     *,
     recover: Callable[[Op], Any] | None = None,
 ) -> tuple[bool, Any]:
-    """Run a step exactly once (tasks/exactly_once.py): (True, result) done now or before, (False, error
-    text) failed now.
-
-    A previous intent without outcome (a crash) is settled first: recover(op) returns the result when the
-    step had taken effect (a direct check, believed at once), None when not (void: the step runs again).
-    """
-    key = op_key(rec.video_id, step)
-    last = _last(ctx, key)
+    """Run a step exactly once (tasks/copying/steps.run_step): (True, result) done now or before, (False,
+    error text) failed now; recover(op) settles an intent a crash left open (the result when the step had
+    taken effect, None when not: it runs again)."""
+    last = _last(ctx, op_key(rec.video_id, step))
     if last is not None and last.status == OpStatus.DONE:
         return True, last.result
-    journal: OpJournal[Any] = OpJournal(
-        ctx.ledger, ctx.run_id, key, kind, params, item_key=f"archive:{rec.video_id}", video_id=rec.video_id
-    )
-    lookup = None
-    if recover is not None:
-        found = recover
-        lookup = Lookup(lambda intent: found(_op(ctx, intent)), listing=False, absent=NOT_TAKEN_EFFECT)
-    try:
-        return True, exactly_once(journal, call, lookup=lookup, refused=STEP_ERRORS)
-    except (*STEP_ERRORS, NotMade) as exc:
-        return False, f"{step}: {exc}"
+    return run_step(ctx, _journal(ctx, rec, step, kind, params), call, recover=recover)
 
 
 # -- copy -------------------------------------------------------------------------------------------
 
 
-def _adopt(ctx: ArchiveContext, op: Op) -> dict[str, Any] | None:
-    """After a crash: drop unfinished parts; an object already complete with the known md5 is adopted."""
-    return _complete(ctx, op.params)
-
-
 def _complete(ctx: ArchiveContext, params: Mapping[str, Any]) -> dict[str, Any] | None:
     """The copy's result when its object is already complete at the destination with the asset's size and
     md5 (unfinished parts dropped first); None when it is not (or no md5 is known to compare)."""
-    key = str(params.get("object_key") or "")
-    if not key or not adopt_copy(ctx.dest, key, params.get("bytes"), params.get("md5")):
-        return None
-    return {**params, "archived_at": ctx.now().isoformat(), "adopted": True}
+    return adopted(ctx, params, "archived_at")
 
 
 def _copy(ctx: ArchiveContext, rec: Recording) -> tuple[bool, Any]:
     last = _last(ctx, op_key(rec.video_id, "copy"))
     if last is not None and last.status == OpStatus.DONE:
         return True, last.result  # archived by an earlier run: no call at all
-    video = ctx.client.videos.get(rec.video_id)  # fresh signed links
+    try:
+        video = ctx.client.videos.get(rec.video_id)  # fresh signed links
+    except VideoApiError as exc:
+        if stops_run(exc):
+            raise
+        return False, f"copy: reading the recording: {exc}"
     asset = choose_asset(video, ctx.quality)
     if asset is None:
         return False, f"copy: no downloadable asset of quality {ctx.quality}"
@@ -173,20 +157,8 @@ def _copy(ctx: ArchiveContext, rec: Recording) -> tuple[bool, Any]:
             journal.write_found(journal.write_intent(), found)
             return True, found
 
-    def call() -> dict[str, Any]:
-        copied = copy_link(
-            ctx.dest,
-            ctx.downloader,
-            link,
-            key,
-            size=asset.file_size,
-            md5=asset.md5,
-            attempts=ctx.attempts,
-            backoff=ctx.backoff,
-        )
-        return {**params, "bytes": copied.size, "md5": copied.md5, "archived_at": ctx.now().isoformat()}
-
-    return _step(ctx, rec, "copy", "archive", params, call, recover=lambda op: _adopt(ctx, op))
+    journal = _journal(ctx, rec, "copy", "archive", params)
+    return copy_step(ctx, journal, link, size=asset.file_size, md5=asset.md5, stamp="archived_at")
 
 
 # -- the recording ----------------------------------------------------------------------------------

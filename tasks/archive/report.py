@@ -1,22 +1,15 @@
-"""The archive's report: a run's recordings (archive.csv, .parquet, .json, .html); the ledger's archive
-section."""
+"""The archive's reports: the columns of a run's report (tasks/copying/run_report.py writes it) and the
+ledger's archive section (status, report)."""
 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
-from dataclasses import asdict
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
 from state.machine import OpStatus
 from state.reader import LedgerReader
-from tasks.report_files import FORMATS, PAGE_STYLE, html_table, write_report_files
-
-if TYPE_CHECKING:
-    from tasks.archive.recording import RecordingResult
 
 __all__ = [
     "ARCHIVE_COLUMNS",
@@ -25,11 +18,20 @@ __all__ = [
     "archive_html",
     "archive_lines",
     "archive_summary",
-    "write_report",
+    "RUN_COLUMNS",
 ]
 
-#: The files of a run's own report (archive.csv, .parquet, .json, .html): the formats of every job's report.
-RUN_FORMATS = FORMATS
+#: The run report's columns (archive.csv: one row per recording the run saw).
+RUN_COLUMNS: dict[str, type[pl.DataType]] = {
+    "event_id": pl.String,
+    "stream_id": pl.String,
+    "video_id": pl.String,
+    "state": pl.String,
+    "reason": pl.String,
+    "bytes": pl.Int64,
+    "object_key": pl.String,
+    "steps": pl.String,
+}
 #: The steps of one recording, in order (op_key archive:<video_id>:<step>).
 ARCHIVE_STEPS = ("copy", "sidecars", "move", "tags", "delete")
 
@@ -120,40 +122,4 @@ def archive_html(frame: pl.DataFrame) -> str:
         "<h2>Archived bytes per event</h2><table><thead><tr><th>event</th><th>recordings</th><th>bytes</th>"
         f"<th></th></tr></thead><tbody>{bars}</tbody></table>\n"
         f"<h2>Archived recordings</h2><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
-    )
-
-
-def write_report(results: Sequence[RecordingResult], folder: str | Path) -> list[Path]:
-    """archive.csv, archive.parquet and archive.json: one row per recording seen by the run."""
-    rows = [{**asdict(r), "steps": ",".join(r.steps)} for r in results]
-    schema = {
-        "event_id": pl.String,
-        "stream_id": pl.String,
-        "video_id": pl.String,
-        "state": pl.String,
-        "reason": pl.String,
-        "bytes": pl.Int64,
-        "object_key": pl.String,
-        "steps": pl.String,
-    }
-    frame = pl.DataFrame(rows, schema=schema)
-    return write_report_files(
-        Path(folder),
-        [("archive", frame)],
-        document=frame.to_dicts(),
-        page=lambda: _run_page(frame),
-        name="archive",
-        formats=RUN_FORMATS,
-    )
-
-
-def _run_page(frame: pl.DataFrame) -> str:
-    """archive.html: how many recordings ended in each state, then one row per recording seen by the run."""
-    counts = frame.group_by("state").len().sort("state").iter_rows() if not frame.is_empty() else []
-    said = ", ".join(f"{n} {state}" for state, n in counts) or "no recording"
-    table = html_table(frame, list(frame.columns), noun="recordings")
-    return (
-        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>videoferry archive run</title>\n'
-        f"<style>\n{PAGE_STYLE}\n</style></head>\n<body><h1>videoferry archive run</h1>\n"
-        f"<p>{html.escape(said)}.</p>\n{table}\n</body></html>\n"
     )

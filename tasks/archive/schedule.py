@@ -10,12 +10,13 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from connectors.client.live_models import LiveEvent
-from connectors.errors import VideoApiError
+from connectors.errors import VideoApiError, stops_run
 from state.machine import OpStatus
 from state.reader import LedgerReader
+from tasks.archive.events import Recording, event_recordings
 from tasks.archive.files import write_manifest
-from tasks.archive.plan import event_recordings
 from tasks.archive.recording import ArchiveContext, RecordingResult, archive_recording, op_key
+from tasks.copying.steps import STOPPED, each_item
 from tasks.exactly_once import OpJournal, exactly_once
 
 __all__ = ["archive_events", "manifest_rows", "RESULT_STATES"]
@@ -23,7 +24,7 @@ __all__ = ["archive_events", "manifest_rows", "RESULT_STATES"]
 #: What writing a manifest can fail with (the destination: S3 or disk).
 MANIFEST_ERRORS = (OSError, BotoCoreError, ClientError)
 #: States of a recording in a run's results.
-RESULT_STATES = ("archived", "already", "pending", "skipped", "failed")
+RESULT_STATES = ("archived", "already", "pending", "skipped", "failed", STOPPED)
 
 
 def manifest_rows(reader: LedgerReader, event_id: str) -> list[dict[str, Any]]:
@@ -51,16 +52,30 @@ def archive_events(
     transfers: int = 2,
     since: datetime | None = None,
 ) -> list[RecordingResult]:
-    """Archive every recording of every event; an event's manifest is rewritten once its recordings ran."""
+    """Archive every recording of every event; an event's manifest is rewritten once its recordings ran.
+
+    A refusal of the token or the workspace (connectors.errors.stops_run) stops the run: the recording that
+    met it and those not started yet are `stopped`, no further event is read (its manifest is still written
+    from what is archived)."""
     results: list[RecordingResult] = []
+
+    def stopped(rec: Recording, why: str) -> RecordingResult:
+        return RecordingResult(rec.event_id, rec.stream_id, rec.video_id, STOPPED, why)
+
+    one = each_item(ctx.stop, lambda rec: archive_recording(ctx, rec), stopped)
     with ThreadPoolExecutor(max_workers=max(1, transfers), thread_name_prefix="archive") as pool:
         for event in events:
+            if ctx.stop.is_set():
+                break
             try:
                 recordings = list(event_recordings(ctx.client, event, since))
             except VideoApiError as exc:  # this event's listing failed: the other events still run
+                if stops_run(exc):
+                    ctx.stop(exc)
+                    break
                 results.append(RecordingResult(event.id, "", "", "failed", f"listing recordings: {exc}"))
                 continue
-            done = list(pool.map(lambda rec: archive_recording(ctx, rec), recordings))
+            done = list(pool.map(one, recordings))
             results += done
             error = _manifest(ctx, event.id)
             if error is not None:

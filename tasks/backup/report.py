@@ -1,24 +1,18 @@
-"""The backup's reports: a run's videos (backup.csv, .parquet, .json, .html) and the ledger's backup section
-(status, report). Ids, states, sizes, md5 and paths only: no title, no link."""
+"""The backup's reports: the columns of a run's report (tasks/copying/run_report.py writes it) and the
+ledger's backup section (status, report). Ids, states, sizes, md5 and paths only: no title, no link."""
 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
-from dataclasses import asdict
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
 from state.machine import OpStatus
 from state.reader import LedgerReader
-from tasks.report_files import PAGE_STYLE, html_table, write_report_files
+from tasks.report_files import html_table
 
-if TYPE_CHECKING:
-    from tasks.backup.video import VideoResult
-
-__all__ = ["BACKUP_COLUMNS", "backup_frame", "backup_html", "backup_lines", "backup_summary", "write_report"]
+__all__ = ["BACKUP_COLUMNS", "RUN_COLUMNS", "backup_frame", "backup_html", "backup_lines", "backup_summary"]
 
 #: The run report's columns (one row per video the run saw).
 RUN_COLUMNS: dict[str, type[pl.DataType]] = {
@@ -135,28 +129,4 @@ def backup_html(frame: pl.DataFrame) -> str:
         "<h2>Backup</h2><table><thead><tr><th>destination</th><th>state</th><th>videos</th><th>bytes</th>"
         f"</tr></thead><tbody>{rows}</tbody></table>\n<h2>Backed-up videos</h2>"
         + html_table(frame, list(BACKUP_COLUMNS), noun="videos")
-    )
-
-
-def write_report(results: Sequence[VideoResult], folder: str | Path, counts: dict[str, int]) -> list[Path]:
-    """backup.csv, backup.parquet, backup.json and backup.html: one row per video the run saw."""
-    rows = [{**asdict(r), "steps": ",".join(r.steps), "notes": "; ".join(r.notes)} for r in results]
-    frame = pl.DataFrame(rows, schema=RUN_COLUMNS)
-    summary = ", ".join(f"{n} {s}" for s, n in counts.items()) or "no videos"
-
-    def page() -> str:
-        return (
-            '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>videoferry backup</title>'
-            f"<style>\n{PAGE_STYLE}\n</style></head><body><h1>videoferry backup</h1>"
-            f"<p>{html.escape(summary)}; {int(frame['bytes'].sum() or 0)} bytes copied</p>"
-            + html_table(frame, list(RUN_COLUMNS), noun="videos")
-            + "</body></html>\n"
-        )
-
-    return write_report_files(
-        Path(folder),
-        [("backup", frame)],
-        document={"counts": counts, "videos": frame.to_dicts()},
-        page=page,
-        name="backup",
     )

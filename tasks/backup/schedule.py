@@ -6,24 +6,25 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from connectors.errors import NotFoundError, VideoApiError
+from connectors.errors import NotFoundError, VideoApiError, stops_run
 from connectors.models import Video
 from state.machine import OpStatus
 from tasks.backup.held import INDEX_STEP, Held, held_videos, op_key
 from tasks.backup.index import DELETED, INVENTORY, build_index, inventory_source, write_index
+from tasks.backup.listing import VideoSelection, decide, in_selection, list_videos
 from tasks.backup.metadata import listing_mark
-from tasks.backup.plan import Selection, decide, in_selection, list_videos
 from tasks.backup.video import BackupContext, VideoResult, back_up_video, step
+from tasks.copying.steps import STOPPED, each_item
 
 __all__ = ["RESULT_STATES", "back_up"]
 
 #: States of a video in a run's results, in the order the summary counts them.
 RESULT_STATES = (
-    "copied", "updated", "unchanged", "pending", "skipped", "failed", "deleted", "moved", "pruned",
+    "copied", "updated", "unchanged", "pending", "skipped", "failed", "deleted", "moved", "pruned", STOPPED,
 )  # fmt: skip
 
 
-def _listed(ctx: BackupContext, video: Video, held: Held | None, selection: Selection) -> VideoResult:
+def _listed(ctx: BackupContext, video: Video, held: Held | None, selection: VideoSelection) -> VideoResult:
     """A video the listing showed: read and backed up when it needs it."""
     decision = decide(video, held, selection.since)
     if not decision.read:
@@ -43,6 +44,8 @@ def _listed(ctx: BackupContext, video: Video, held: Held | None, selection: Sele
             return _mark_gone(ctx, video.id, "deleted in the service (404)", moved=False)
         return VideoResult(video.id, "skipped", "deleted in the service while the backup ran")
     except VideoApiError as exc:
+        if stops_run(exc):
+            raise
         return VideoResult(video.id, "failed", f"reading the video: {exc}")
     return back_up_video(ctx, fresh, listing_mark(video), held or Held(video.id))
 
@@ -56,7 +59,7 @@ def _mark_gone(ctx: BackupContext, video_id: str, why: str, *, moved: bool) -> V
     return VideoResult(video_id, "moved" if moved else "deleted", why, steps=["gone"])
 
 
-def _missing(ctx: BackupContext, held: Held, selection: Selection) -> VideoResult:
+def _missing(ctx: BackupContext, held: Held, selection: VideoSelection) -> VideoResult:
     """A video the backup holds that the listing did not show: read once to tell deleted from moved (or a
     listing that missed it: then it is backed up like a listed one). Never believed gone from a listing."""
     gone = held.gone
@@ -68,6 +71,8 @@ def _missing(ctx: BackupContext, held: Held, selection: Selection) -> VideoResul
     except NotFoundError:
         return _mark_gone(ctx, held.video_id, "deleted in the service (404)", moved=False)
     except VideoApiError as exc:
+        if stops_run(exc):
+            raise
         return VideoResult(held.video_id, "failed", f"reading a video the listing did not show: {exc}")
     if video.deleted_at is not None:
         return _mark_gone(ctx, held.video_id, "deleted in the service (deleted_at)", moved=False)
@@ -92,7 +97,7 @@ def _prune(ctx: BackupContext, held: Held) -> VideoResult:
     return VideoResult(held.video_id, "pruned", f"{len(out['removed'])} objects removed", steps=["prune"])
 
 
-def _index(ctx: BackupContext, selection: Selection) -> str | None:
+def _index(ctx: BackupContext, selection: VideoSelection) -> str | None:
     """Rewrite the root's index when what it says changed (op backup:<destination id>:index); the error."""
     key = op_key(ctx.dest_id, None, INDEX_STEP)
     held = held_videos(ctx.ledger, ctx.dest_id)
@@ -119,19 +124,34 @@ def _index(ctx: BackupContext, selection: Selection) -> str | None:
 
 
 def back_up(
-    ctx: BackupContext, selection: Selection, *, transfers: int = 2, prune: bool = False
+    ctx: BackupContext, selection: VideoSelection, *, transfers: int = 2, prune: bool = False
 ) -> tuple[list[VideoResult], str | None]:
     """Back up the selection into the destination: (one result per video, the index's error if it failed).
 
-    The listing comes first and whole (VideoApiError when it keeps failing: nothing is marked gone then).
+    The listing comes first and whole (VideoApiError when it keeps failing: nothing is marked gone then). A
+    refusal of the token or the workspace (connectors.errors.stops_run) stops the run: the video that met
+    it and those not started yet are `stopped`.
     """
     held = held_videos(ctx.ledger, ctx.dest_id)
     listed = list_videos(ctx.client, selection)
     seen = {video.id for video in listed}
+
+    def listed_one(video: Video) -> VideoResult:
+        return _listed(ctx, video, held.get(video.id), selection)
+
+    def missing_one(entry: Held) -> VideoResult:
+        return _missing(ctx, entry, selection)
+
+    def listed_stopped(video: Video, why: str) -> VideoResult:
+        return VideoResult(video.id, STOPPED, why)
+
+    def missing_stopped(entry: Held, why: str) -> VideoResult:
+        return VideoResult(entry.video_id, STOPPED, why)
+
     with ThreadPoolExecutor(max_workers=max(1, transfers), thread_name_prefix="backup") as pool:
-        results = list(pool.map(lambda v: _listed(ctx, v, held.get(v.id), selection), listed))
+        results = list(pool.map(each_item(ctx.stop, listed_one, listed_stopped), listed))
         missing = [entry for vid, entry in held.items() if vid not in seen and entry.kept]
-        results += pool.map(lambda entry: _missing(ctx, entry, selection), missing)
+        results += pool.map(each_item(ctx.stop, missing_one, missing_stopped), missing)
     if prune:
         # Only what the service deleted: a video moved out of the selection still exists (and a mistyped
         # --project must not empty a backup).

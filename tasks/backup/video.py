@@ -4,48 +4,27 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
-from connectors.client import VideoClient
-from connectors.download import Downloader
-from connectors.errors import VideoApiError
 from connectors.models import Video
-from state.ledger import Ledger
 from state.models import Op
 from tasks.assets import choose_asset, extension
 from tasks.backup.files import extra_files, save_files
 from tasks.backup.held import Held, op_key, video_dir
 from tasks.backup.metadata import content_mark, digest, files_mark, inventory_row, metadata_document
-from tasks.destination import Destination
-from tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, exactly_once
-from tasks.streamed_copy import COPY_ERRORS, adopt_copy, copy_link
+from tasks.copying.steps import CopyContext, copy_step, run_step
+from tasks.exactly_once import OpJournal
 
-__all__ = ["BackupContext", "VideoResult", "STEP_ERRORS", "back_up_video", "step"]
-
-#: What a step's failure can be: the service, the copy (download, check, destination), a bad value.
-STEP_ERRORS = (VideoApiError, *COPY_ERRORS, ValueError)
-#: Why a copy left open by a crash is made again: what it left was not a complete, verified object.
-NOT_TAKEN_EFFECT = "repeated after an unknown outcome: no complete object with the expected md5"
-#: Why a repeatable step left open by a crash is made again (what it left unfinished removed first).
-REPEATED = "repeated after an unknown outcome: its unfinished writes removed"
+__all__ = ["BackupContext", "VideoResult", "back_up_video", "step"]
 
 
-@dataclass
-class BackupContext:
-    """What every video's steps need: ledger and run, client, destination (and its id), downloader."""
+@dataclass(kw_only=True)
+class BackupContext(CopyContext):
+    """What every video's steps need (CopyContext), and the destination's id (its ledger keys)."""
 
-    ledger: Ledger
-    run_id: str
-    client: VideoClient
-    dest: Destination
     dest_id: str
-    downloader: Downloader
-    attempts: int = 5
-    backoff: float = 0.5
-    now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
 
 
 @dataclass
@@ -53,7 +32,7 @@ class VideoResult:
     """What happened to one video in this run (no title: reports carry ids, sizes and digests only)."""
 
     video_id: str
-    state: str  # copied, updated, unchanged, pending, skipped, failed, deleted, moved, pruned
+    state: str  # copied, updated, unchanged, pending, skipped, failed, deleted, moved, pruned, stopped
     reason: str = ""
     bytes: int = 0  #: bytes of its file copied in this run
     quality: str = ""
@@ -62,6 +41,21 @@ class VideoResult:
     steps: list[str] = field(default_factory=list)
     #: what the run could not save of the video without failing it (a poster link that gives nothing, ...)
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def copied(self) -> int:
+        """The bytes this run copied of it (its file)."""
+        return self.bytes
+
+    @property
+    def label(self) -> str:
+        """How the run's lines name it: its id."""
+        return self.video_id
+
+    @property
+    def source(self) -> str:
+        """How a failure names it (flows/job.failure)."""
+        return f"video {self.video_id}"
 
 
 def step(
@@ -75,14 +69,18 @@ def step(
     leftovers: Sequence[str] = (),
     kind: str = "backup",
 ) -> tuple[bool, Any]:
-    """Run one step exactly once (tasks/exactly_once.py): (True, result) or (False, error text).
+    """Run one step exactly once (tasks/copying/steps.run_step): (True, result) or (False, error text).
+    leftovers: what a crashed attempt's writes may have left unfinished (removed before it is made again);
+    without recover the step is repeatable (writing the same files again is harmless)."""
+    return run_step(
+        ctx, _journal(ctx, video_id, name, kind, params), call, recover=recover, leftovers=leftovers
+    )
 
-    An intent a crash left open is settled first: what its writes left unfinished at `leftovers` (keys:
-    multipart uploads, .part files) is removed, then recover(op) gives the result when the step had taken
-    effect (a direct check of the destination, believed at once), None when not; without recover the step
-    is repeatable (writing the same files again is harmless) and is made again.
-    """
-    journal: OpJournal[dict[str, Any]] = OpJournal(
+
+def _journal(
+    ctx: BackupContext, video_id: str | None, name: str, kind: str, params: dict[str, Any]
+) -> OpJournal[Any]:
+    return OpJournal(
         ctx.ledger,
         ctx.run_id,
         op_key(ctx.dest_id, video_id, name),
@@ -91,20 +89,6 @@ def step(
         item_key=f"backup:{ctx.dest_id}" + (f":{video_id}" if video_id else ""),
         video_id=video_id,
     )
-    lookup = None
-    if recover is not None or leftovers:
-
-        def settle(intent: Intent) -> dict[str, Any] | None:
-            for key in leftovers:
-                ctx.dest.discard_partial(key)
-            op = ctx.ledger.get_op(int(intent.ref))
-            return recover(op) if recover is not None and op is not None else None
-
-        lookup = Lookup(settle, listing=False, absent=NOT_TAKEN_EFFECT if recover else REPEATED)
-    try:
-        return True, exactly_once(journal, call, lookup=lookup, refused=STEP_ERRORS)
-    except (*STEP_ERRORS, NotMade) as exc:
-        return False, f"{name}: {exc}"
 
 
 def _copy(ctx: BackupContext, video: Video, held: Held, result: VideoResult) -> str | None:
@@ -133,31 +117,13 @@ def _copy(ctx: BackupContext, video: Video, held: Held, result: VideoResult) -> 
     }
     link = str(asset.download_link)
 
-    def call() -> dict[str, Any]:
-        copied = copy_link(
-            ctx.dest,
-            ctx.downloader,
-            link,
-            key,
-            size=asset.file_size,
-            md5=asset.md5,
-            attempts=ctx.attempts,
-            backoff=ctx.backoff,
-        )
-        return {**params, "bytes": copied.size, "md5": copied.md5, "backed_up_at": ctx.now().isoformat()}
+    def same(sent: Mapping[str, Any]) -> bool:
+        return sent.get("content") == mark  # a copy a crash interrupted is adopted only if still this content
 
-    def recover(op: Op) -> dict[str, Any] | None:
-        """A copy a crash interrupted: adopted when the object it was writing is complete and verified (and
-        still this content), else its leftovers are removed and it is copied again."""
-        sent = op.params
-        key_then = str(sent.get("object_key") or "")
-        if not key_then or not adopt_copy(ctx.dest, key_then, sent.get("bytes"), sent.get("md5")):
-            return None
-        if sent.get("content") != mark:
-            return None
-        return {**sent, "backed_up_at": ctx.now().isoformat(), "adopted": True}
-
-    ok, out = step(ctx, video.id, "copy", params, call, recover=recover)
+    journal = _journal(ctx, video.id, "copy", "backup", params)
+    ok, out = copy_step(
+        ctx, journal, link, size=asset.file_size, md5=asset.md5, stamp="backed_up_at", same=same
+    )
     if not ok:
         return str(out)
     result.steps.append("copy")

@@ -13,7 +13,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from connectors.s3_multipart import MIN_PART_SIZE, MultipartWriter, abort_uploads, open_uploads
-from tasks.archive.plan import QOS_BUCKET, qos_windows
+from tasks.archive.events import QOS_BUCKET, qos_windows
 
 
 def _client(endpoint: str):  # type: ignore[no-untyped-def]

@@ -10,7 +10,7 @@ import polars as pl
 
 from connectors.client import VideoClient
 from emulator.control import EmulatorControl, Workspace
-from tasks.archive.plan import qos_windows
+from tasks.archive.events import qos_windows
 from tests.flows.helpers import settings_for
 from tests.flows.test_archive import FAST, run, wait_status
 

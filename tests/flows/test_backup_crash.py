@@ -164,7 +164,9 @@ def test_a_poster_with_a_link_is_copied_beside_the_video(
     dest = LocalDestination(tmp_path / "d")
     with Ledger.open(tmp_path / "l.db") as ledger, VideoClient.from_settings(settings) as client:
         downloader = Downloader(emu.base_url)
-        ctx = BackupContext(ledger, "run", client, dest, "dest", downloader)
+        ctx = BackupContext(
+            ledger=ledger, run_id="run", client=client, dest=dest, dest_id="dest", downloader=downloader
+        )
         saved, notes = save_files(ctx, staged)
         downloader.close()
     (poster,) = saved

@@ -12,11 +12,11 @@ from connectors.models import Video
 from tasks.backup.held import Held
 from tasks.backup.metadata import listing_mark
 
-__all__ = ["Decision", "Selection", "decide", "in_selection", "list_videos"]
+__all__ = ["Decision", "VideoSelection", "decide", "in_selection", "list_videos"]
 
 
 @dataclass(frozen=True)
-class Selection:
+class VideoSelection:
     """Which videos: every one of a project, or of one folder of it; with since, only those made or changed
     since then are read (the others keep what the backup holds)."""
 
@@ -34,7 +34,7 @@ class Decision:
     reason: str = ""
 
 
-def list_videos(client: VideoClient, selection: Selection) -> list[Video]:
+def list_videos(client: VideoClient, selection: VideoSelection) -> list[Video]:
     """Every video of the selection: every page of the list (newest first), the project and folder checked
     here too (a service may ignore a filter, cap pages, leave out the total, answer ids in any notation).
 
@@ -44,7 +44,7 @@ def list_videos(client: VideoClient, selection: Selection) -> list[Video]:
     return list(client.videos.scan(project_id=selection.project_id, folder_id=selection.folder_id))
 
 
-def in_selection(video: Video, selection: Selection) -> bool:
+def in_selection(video: Video, selection: VideoSelection) -> bool:
     """Whether a video (read with GET) is in the selection: its project, and its folder when one is given."""
     if video.deleted_at is not None or not same_id(video.project_id or "", selection.project_id):
         return False

@@ -1,4 +1,5 @@
-"""What an archive run works on: the selected live events, their recordings, the asset to copy, the keys."""
+"""What an archive run works on: the selected live events, their recordings, where each goes (Layout), and the
+windows its QoS is read in."""
 
 from __future__ import annotations
 
@@ -10,20 +11,17 @@ from connectors.client import VideoClient
 from connectors.client.live_models import LiveEvent
 from connectors.config import ConfigError
 from connectors.errors import NotFoundError
+from connectors.ids import same_id
 from connectors.models import Video
-from tasks.assets import QUALITY_ORDER, choose_asset, extension
 
 __all__ = [
-    "Selection",
+    "EventSelection",
     "UnknownEventError",
     "Recording",
     "select_events",
     "event_recordings",
-    "choose_asset",
-    "extension",
     "Layout",
     "qos_windows",
-    "QUALITY_ORDER",
     "QOS_BUCKET",
     "stream_lifetime",
     "UNKNOWN_STREAM",
@@ -44,7 +42,7 @@ class UnknownEventError(ConfigError):
 
 
 @dataclass(frozen=True)
-class Selection:
+class EventSelection:
     """Which events: the given ids, else every event under a project (parent); finished since a moment."""
 
     event_ids: Sequence[str] = ()
@@ -89,7 +87,7 @@ def _may_have_recordings(event: LiveEvent, since: datetime | None) -> bool:
     return limit is None or finished >= limit
 
 
-def select_events(client: VideoClient, selection: Selection) -> list[LiveEvent]:
+def select_events(client: VideoClient, selection: EventSelection) -> list[LiveEvent]:
     """The events to archive. Given ids are read one by one; a project is listed (and checked locally)."""
     if selection.event_ids:
         events = []
@@ -102,8 +100,10 @@ def select_events(client: VideoClient, selection: Selection) -> list[LiveEvent]:
     if not selection.project_id:
         raise ValueError("give --event-ids or --project-id")
     listed = client.live_events.iter_events(parent_id=selection.project_id)
-    return [
-        e for e in listed if e.parent_id == selection.project_id and _may_have_recordings(e, selection.since)
+    return [  # the parent checked here too, whatever notation the project was given in
+        e
+        for e in listed
+        if same_id(e.parent_id, selection.project_id) and _may_have_recordings(e, selection.since)
     ]
 
 

@@ -1,0 +1,1 @@
+"""What the copying jobs (archive, backup) share below their flows: the context and steps, the run report."""
