@@ -1,4 +1,5 @@
-"""A workspace whose own state refuses creates (spec 7's per-workspace codes): quota and billing variants."""
+"""A workspace whose own state refuses creates (spec 7's per-workspace codes): quota and billing variants;
+with refuse-changes, its updates, moves and deletes of videos too."""
 
 from __future__ import annotations
 
@@ -43,3 +44,11 @@ def admit_video(ws: Workspace) -> None:
     if ws.variants.has("video-quota") and len(ws.videos) >= ws.variants.video_quota:
         raise quota_reached(ws.variants.quota_status)
     admit_create(ws)
+
+
+def admit_change(ws: Workspace) -> None:
+    """An update, move or delete of a video about to be made: under the variant refuse-changes refused and
+    counted as a create (admit_create: a REFUSING variant's code once refuse_after were accepted); without
+    it every change passes (the plainest reading: spec 7 does not show which calls the codes refuse)."""
+    if ws.variants.has("refuse-changes"):
+        admit_create(ws)

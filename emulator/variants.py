@@ -66,6 +66,8 @@ VARIANTS: dict[str, str] = {
     "no-payment-method": "after refuse_after more creates, every create is refused with 400209",
     "subscription-unpaid": "after refuse_after more creates, every create is refused with 400212",
     "email-unconfirmed": "after refuse_after more creates, every create is refused with 400213",
+    "refuse-changes": "with balance-empty, no-billing-account, no-payment-method, subscription-unpaid or "
+    "email-unconfirmed, updates, moves and deletes of videos are refused too (counted with the creates)",
     "processing-queue": "at most processing_concurrency videos are processed at once (each for the timed "
     "mode's seconds, queue_seconds in immediate mode); the others wait their turn in order (status "
     "processing)",

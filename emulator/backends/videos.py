@@ -21,6 +21,7 @@ from emulator.errors import (
 )
 from emulator.listing import by_update, page_rows
 from emulator.media.probe import MediaInfo
+from emulator.refusals import admit_change
 from emulator.state import Video, Workspace, apply_changes
 
 SORTABLE = ("created_at", "updated_at", "title", "duration")
@@ -102,6 +103,7 @@ class VideosBackend(Backend):
             stored["tags"] = variants.stored_tags(stored["tags"])
         with self.lock:
             video = self.video(ws, video_id)
+            admit_change(ws)
             if apply_changes(video, stored):
                 self.touch(video)
             return video
@@ -110,6 +112,7 @@ class VideosBackend(Backend):
         """Delete a video permanently, with its stored file."""
         with self.lock:
             video = self.video(ws, video_id)
+            admit_change(ws)
             del ws.videos[video_id]
             video.generation += 1
             self.release(ws, video.path)
@@ -157,6 +160,7 @@ class VideosBackend(Backend):
             if folder_id is not None and ws.folders.get(folder_id) != project_id:
                 raise folder_missing("folder_id")
             video = self.video(ws, video_id)
+            admit_change(ws)
             if (video.project_id, video.folder_id) != (project_id, folder_id):
                 video.project_id, video.folder_id = project_id, folder_id
                 self.touch(video)

@@ -164,9 +164,10 @@ def write_rows(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
 #: readings by tests/flows/test_setup_share.py. codes-reset-share: a first code batch resets the event's
 #: privacy_share (setup writes it again after the first batch).
 SETUP_ONLY: frozenset[str] = frozenset({"codes-reset-share"})
-#: Variants of a workspace that refuses creates (quota, billing): every run under one stops by design, so
-#: they are out of every draw; tests/flows/test_workspace_refusal.py runs each job under them.
-REFUSALS: frozenset[str] = frozenset({"video-quota", *REFUSING})
+#: Variants of a workspace that refuses creates (quota, billing; refuse-changes: its changes too): every run
+#: under one stops by design, so they are out of every draw; tests/flows/test_workspace_refusal.py runs each
+#: job under them.
+REFUSALS: frozenset[str] = frozenset({"video-quota", "refuse-changes", *REFUSING})
 
 
 def draw_variants(seed: int) -> tuple[list[str], dict[str, float]]:

@@ -2,7 +2,8 @@
 the balance, the subscription, the e-mail) a run stops, sends nothing further, leaves what it did not attempt
 as it was (not failed) and says the code and what to do; the rerun resumes once it is fixed. Every job that
 creates meets the emulator's refusal variants: migrate, apply, setup; backup and archive, which create
-nothing, run on under them."""
+nothing, run on under them, and archive, which moves, tags and deletes, stops when the workspace refuses
+changes too (the variant refuse-changes)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from flows.migrate.runner import run_migration
 from flows.setup.options import SetupOptions
 from flows.setup.runner import run_up
 from state.ledger import Ledger
+from state.machine import OpStatus
 from tests.flows.apply_fixtures import wait_done, write_ops
 from tests.flows.backup_fixtures import backup, make_library
 from tests.flows.helpers import (
@@ -242,3 +244,34 @@ def test_archive_moves_and_tags_so_a_refusing_workspace_does_not_stop_it(
     assert outcome.exit_code == 0, outcome.reasons
     assert outcome.counts == {"archived": 2}
     assert {v["project_id"] for v in emu_control.videos(emu)} == {project}
+
+
+def test_archive_stops_at_a_refused_change_leaves_the_rest_stopped_and_resumes(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl
+) -> None:
+    broadcast_world(emu_control, emu, {"Show": 3}, chat=1)
+    project, _folder = emu_control.create_project(emu)
+    # the workspace refuses changes too: the first recording's move and tags pass, the second's move is not
+    emu_control.set_variants(emu, ["subscription-unpaid", "refuse-changes"], refuse_after=2)
+    since = time.time()
+    options = {"to": str(tmp_path / "archive"), "move_to": project, "tags": ["archived"], "transfers": 1}
+    outcome = run_archive(emu, tmp_path, **options)
+    assert outcome.exit_code == 1, outcome.reasons
+    _stopped_line(outcome.reasons, 400212, "SUBSCRIPTION_NOT_PAID")
+    assert outcome.counts == {"archived": 1, "stopped": 2}, outcome.reasons
+    assert outcome.stopped["kind"] == "workspace-refused"
+    writes = [r for r in emu_control.requests(emu.workspace_id, since=since) if r["method"] != "GET"]
+    assert [r["status"] for r in writes] == [200, 200, 400], writes  # nothing sent after the refusal
+    with Ledger.open(tmp_path / "ledger.db", create=False) as book:
+        assert not book.ops(status=OpStatus.FAILED)
+    assert sorted(v["project_id"] == project for v in emu_control.videos(emu)) == [False, False, True]
+
+    emu_control.set_variants(emu, [])
+    since = time.time()
+    again = run_archive(emu, tmp_path, **options)
+    assert again.exit_code == 0, again.reasons
+    assert again.counts == {"archived": 3}, again.reasons
+    writes = [r for r in emu_control.requests(emu.workspace_id, since=since) if r["method"] != "GET"]
+    assert [r["status"] for r in writes] == [200] * 4, writes  # the two stopped ones' move and tags, once
+    videos = emu_control.videos(emu)
+    assert {v["project_id"] for v in videos} == {project} and all(v["tags"] == ["archived"] for v in videos)
