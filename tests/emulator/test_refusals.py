@@ -88,3 +88,26 @@ def test_refusal_parameters_are_checked(emu_control: EmulatorControl, ws: Worksp
         assert next(iter(params)) in caught.value.response.text
     with pytest.raises(httpx.HTTPStatusError):
         emu_control.set_variants(ws, ["balance-empty", "email-unconfirmed"])  # one billing state at a time
+
+
+def test_refuse_changes_refuses_updates_moves_and_deletes_after_refuse_after(
+    emu_control: EmulatorControl,
+    ws: Workspace,
+    api: httpx.Client,
+    up: httpx.Client,
+    clip_factory: Callable[..., Path],
+) -> None:
+    video = wait_status(api, upload_single(up, ws, clip_factory(1.0)))
+    path = f"/v1/videos/{video['id']}"
+    emu_control.set_variants(ws, ["balance-empty"])  # the plainest reading: changes pass
+    assert api.patch(path, json={"tags": ["a"]}).status_code == 200
+    emu_control.set_variants(ws, ["balance-empty", "refuse-changes"], refuse_after=1)
+    assert api.patch(path, json={"tags": ["b"]}).status_code == 200  # the one let through
+    for refused in (
+        api.patch(path, json={"tags": ["c"]}),
+        api.post(f"{path}/move", json={"project_id": ws.project_id}),
+        api.delete(path),
+    ):
+        assert refused.status_code == 400 and refused.json()["error"]["code"] == 400207, refused.text
+    (kept,) = _videos(emu_control, ws)
+    assert kept["tags"] == ["b"]  # nothing changed by a refusal
