@@ -16,7 +16,7 @@ __all__ = [
     "Held",
     "destination_id",
     "held_videos",
-    "op_key",
+    "backup_key",
     "video_dir",
 ]
 
@@ -31,7 +31,7 @@ def destination_id(uri: str) -> str:
     return hashlib.sha256(uri.encode("utf-8")).hexdigest()[:12]
 
 
-def op_key(dest_id: str, video_id: str | None, step: str) -> str:
+def backup_key(dest_id: str, video_id: str | None, step: str) -> str:
     """backup:<destination id>:<video_id>:<step>, or backup:<destination id>:index."""
     return f"backup:{dest_id}:{step}" if video_id is None else f"backup:{dest_id}:{video_id}:{step}"
 

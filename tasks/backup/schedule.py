@@ -9,7 +9,7 @@ from typing import Any
 from connectors.errors import NotFoundError, VideoApiError, stops_run
 from connectors.models import Video
 from state.machine import OpStatus
-from tasks.backup.held import INDEX_STEP, Held, held_videos, op_key
+from tasks.backup.held import INDEX_STEP, Held, backup_key, held_videos
 from tasks.backup.index import DELETED, INVENTORY, build_index, inventory_source, write_index
 from tasks.backup.listing import VideoSelection, decide, in_selection, list_videos
 from tasks.backup.metadata import listing_mark
@@ -99,7 +99,7 @@ def _prune(ctx: BackupContext, held: Held) -> VideoResult:
 
 def _index(ctx: BackupContext, selection: VideoSelection) -> str | None:
     """Rewrite the root's index when what it says changed (op backup:<destination id>:index); the error."""
-    key = op_key(ctx.dest_id, None, INDEX_STEP)
+    key = backup_key(ctx.dest_id, None, INDEX_STEP)
     held = held_videos(ctx.ledger, ctx.dest_id)
     index = build_index(held, inventory_source(ctx.dest), selection.folder_id)
     done = ctx.ledger.ops(op_key=key, status=OpStatus.DONE)

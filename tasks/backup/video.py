@@ -12,7 +12,7 @@ from connectors.models import Video
 from state.models import Op
 from tasks.assets import choose_asset, extension
 from tasks.backup.files import extra_files, save_files
-from tasks.backup.held import Held, op_key, video_dir
+from tasks.backup.held import Held, backup_key, video_dir
 from tasks.backup.metadata import content_mark, digest, files_mark, inventory_row, metadata_document
 from tasks.copying.steps import CopyContext, copy_step, run_step
 from tasks.exactly_once import OpJournal
@@ -83,7 +83,7 @@ def _journal(
     return OpJournal(
         ctx.ledger,
         ctx.run_id,
-        op_key(ctx.dest_id, video_id, name),
+        backup_key(ctx.dest_id, video_id, name),
         kind,
         params,
         item_key=f"backup:{ctx.dest_id}" + (f":{video_id}" if video_id else ""),

@@ -20,7 +20,7 @@ from connectors.models import Video
 from emulator.control import EmulatorControl, Workspace
 from state.ledger import Ledger
 from tasks.backup.files import save_files
-from tasks.backup.held import destination_id, op_key
+from tasks.backup.held import backup_key, destination_id
 from tasks.backup.video import BackupContext
 from tasks.destination import LocalDestination
 from tests.flows.backup_fixtures import FAST, backup, make_library, md5_of, media_gets
@@ -96,7 +96,7 @@ def test_a_copy_committed_just_before_a_crash_is_adopted_not_downloaded_again(
     (video_id,) = [v["id"] for v in emu_control.videos(emu)]
     dest = tmp_path / "d"
     assert backup(emu, str(dest), tmp_path / "first.db").counts == {"copied": 1}
-    key = op_key(destination_id(str(dest.resolve())), video_id, "copy")
+    key = backup_key(destination_id(str(dest.resolve())), video_id, "copy")
     with Ledger.open(tmp_path / "first.db") as ledger:
         (done,) = ledger.ops(op_key=key)
     # The ledger a run killed right after its copy was committed leaves: the intent, no outcome; and a
