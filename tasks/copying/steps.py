@@ -46,7 +46,7 @@ REPEATED = "repeated after an unknown outcome: its unfinished writes removed"
 STOPPED = "stopped"
 
 R = TypeVar("R")
-I = TypeVar("I")  # noqa: E741 - an item
+ItemT = TypeVar("ItemT")
 
 
 @dataclass(kw_only=True)
@@ -158,12 +158,14 @@ def copy_step(
     return run_step(ctx, journal, call, recover=recover, absent=NOT_COPIED)
 
 
-def each_item(stop: Stop, work: Callable[[I], R], stopped: Callable[[I, str], R]) -> Callable[[I], R]:
+def each_item(
+    stop: Stop, work: Callable[[ItemT], R], stopped: Callable[[ItemT, str], R]
+) -> Callable[[ItemT], R]:
     """work for one item, as a run's workers call it: once the run is stopped no item is started
     (stopped(item, why)); a refusal of the token or the workspace (stops_run) met by the item's work stops
     the run and leaves the item stopped, not failed (nothing was made; a rerun makes it)."""
 
-    def one(item: I) -> R:
+    def one(item: ItemT) -> R:
         if stop.is_set():
             return stopped(item, f"not attempted: the run stopped ({stop.reason})")
         try:
