@@ -103,7 +103,7 @@ def tally(
     ]
     copied = sum(r.copied for r in items)
     outcome = CopyOutcome(
-        exit_code=Exit.INCOMPLETE if reasons else Exit.DONE,
+        exit_code=int(Exit.INCOMPLETE if reasons else Exit.DONE),
         reasons=reasons,
         counts=counts,
         bytes=copied,
@@ -125,7 +125,7 @@ def _stop_line(run: Run, outcome: CopyOutcome) -> None:
     if cause is None or not stops_run(cause):  # the service's silence, a lost lease: flows/job says them
         return
     if outcome.exit_code in (Exit.DONE, Exit.INCOMPLETE):
-        outcome.exit_code = stopped_exit(run.stop)
+        outcome.exit_code = int(stopped_exit(run.stop))
     if not any(str(cause) in line for line in outcome.reasons):
         outcome.reasons.insert(0, f"stopped: {cause}")
 
@@ -153,7 +153,7 @@ def run_copying(
         # Links are absolute (signed); a relative one is resolved against the API host that serves media.
         downloader = Downloader(settings.api_url, timeout=max(60.0, settings.timeout), silence=silence)
         run.on_close(downloader.close)
-        outcome = CopyOutcome(exit_code=Exit.INCOMPLETE)
+        outcome = CopyOutcome(exit_code=int(Exit.INCOMPLETE))
         run.summary = lambda: {"counts": outcome.counts, "bytes": outcome.bytes}
         done = work(Copying(run, dest, downloader))
         outcome = done.outcome
