@@ -109,16 +109,18 @@ def check(
     inventory: str | CheckOptions,
     /,
     *,
+    prefect: bool | None = None,
     api_url: str | None = None,
     upload_url: str | None = None,
     **options: Any,
 ) -> CheckOutcome:
     """`videoferry check`: the library against an inventory and its ledger (reads the service; adopt=True
-    writes the ledger); options: CheckOptions' fields (flows/check/options.py). No flow: runs plainly."""
+    writes the ledger); options: CheckOptions' fields (flows/check/options.py). Through its flow (inside a
+    flow run, a subflow) its findings, the videos that do not play first, are Prefect artifacts."""
     from flows.check import CHECK
 
     opts, service = _options(CheckOptions, "inventory", inventory, options, api_url, upload_url)
-    return _run(CHECK, opts, service, False)  # type: ignore[no-any-return]
+    return _run(CHECK, opts, service, prefect)  # type: ignore[no-any-return]
 
 
 def setup(

@@ -1,5 +1,10 @@
-"""The check job: its options and its runner (no flow: it only reads, like rclone check)."""
+"""The check job: its options, its plain runner and its Prefect flow (its findings as artifacts)."""
 
 from flows.job import Job
 
-CHECK = Job("check", runner="flows.check.runner:run_check", outcome="flows.check.runner:CheckOutcome")
+CHECK = Job(
+    "check",
+    runner="flows.check.runner:run_check",
+    outcome="flows.check.runner:CheckOutcome",
+    flow="flows.check.flow:check_flow",
+)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from connectors.client import VideoClient
 from connectors.config import Settings
@@ -13,7 +14,7 @@ from connectors.inventory import Inventory, read_inventory
 from connectors.ledger_remote import is_remote_ledger
 from connectors.s3 import S3Config
 from flows.check.options import CheckOptions
-from flows.job import Outcome, Run, ServiceUnavailable, ledger_path, read_ledger, run_job
+from flows.job import Outcome, Run, ServiceUnavailable, failure, ledger_path, read_ledger, run_job
 from state.ledger import Ledger
 from tasks.check.adopt import Adoption, AdoptPolicy, adopt_items, closing
 from tasks.check.compare import CheckLine, Mark
@@ -22,7 +23,7 @@ from tasks.check.explain import Applied, applied_edits
 from tasks.check.items import CheckSettings, check_items
 from tasks.check.listing import list_destination
 from tasks.check.playable import PLAYABLE, playable_lines
-from tasks.check.report import summarize, write_check_report, write_combined
+from tasks.check.report import summarize, summary_lines, write_check_report, write_combined
 from tasks.report_files import publish_report
 from tasks.service import run_client
 
@@ -36,6 +37,56 @@ class CheckOutcome(Outcome):
     notes: list[str] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
     adoptions: list[Adoption] = field(default_factory=list)
+
+    def log_lines(self) -> list[str]:
+        """What a flow run logs: the notes, then the summary (the lines are in the artifacts and report)."""
+        return [*self.notes, *summary_lines(self.summary)] if self.summary else list(self.notes)
+
+    def failure(self) -> str:
+        """The message of a Failed flow run: how many videos do not play when some do not, else the
+        summary's first line."""
+        said = summary_lines(self.summary) if self.summary else []
+        playable = [line for line in said if line.startswith("playable")]
+        if self.summary.get("not_playable"):
+            return f"exit status {self.exit_code}: {playable[0]}"
+        return f"exit status {self.exit_code}: {said[0] if said else 'not everything matches'}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-friendly form (the flow's result): marks as their characters, tuples as lists."""
+        data = asdict(self)
+        rows = zip(data["lines"], self.lines, strict=True)
+        data["lines"] = [{**row, "mark": line.mark.value} for row, line in rows]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """The outcome a flow returned (as_dict's form): its lines and adoptions made again."""
+        outcome = super().from_dict(data)
+        outcome.lines = [_line(row) for row in outcome.lines]  # type: ignore[arg-type]
+        outcome.adoptions = [
+            a if isinstance(a, Adoption) else Adoption(**{**a, "writes": tuple(a.get("writes", ()))})
+            for a in outcome.adoptions  # type: ignore[arg-type]
+        ]
+        return outcome
+
+
+def _line(row: CheckLine | Mapping[str, Any]) -> CheckLine:
+    if isinstance(row, CheckLine):
+        return row
+    return CheckLine(**{**row, "mark": Mark(row["mark"]), "fields": tuple(row.get("fields", ()))})
+
+
+def findings(lines: list[CheckLine]) -> list[dict[str, str]]:
+    """Every line that is not `=` or `~`, as the outcome artifact lists what failed: the key (or video),
+    the field named first (`playable` when the video does not play) or the mark, and the line's note."""
+    out: list[dict[str, str]] = []
+    for line in lines:
+        if line.mark in (Mark.SAME, Mark.EXPLAINED):
+            continue
+        source = line.key if line.key is not None else f"video {line.video_id}"
+        code = PLAYABLE if PLAYABLE in line.fields else ", ".join(line.fields) or line.mark.name.lower()
+        out.append(failure(source, code, line.note or line.text()))
+    return out
 
 
 def _rejected_lines(errors: list[Any]) -> list[CheckLine]:
@@ -141,6 +192,7 @@ def _check(
         + ([closing(adoptions)] if adopting else []),
         summary=summary,
         adoptions=adoptions,
+        failed=findings(lines),
     )
     if not specs and not inventory.errors:
         outcome.notes.append(f"the inventory {opts.inventory} has no rows: nothing to check")

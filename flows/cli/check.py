@@ -16,12 +16,13 @@ def _check(opts: CheckOptions, service: ServiceOptions, prefect: bool) -> None:
     and ~ differs as this ledger's own apply left it) and per video no item accounts for in the parents the
     inventory writes to (+, or ~ when apply made it; none with --one-way). Exit status 0 when every line is
     = or ~, 1 otherwise, 2 for configuration to fix. Only reads the service; --adopt writes the ledger.
+    Through Prefect (--prefect) the findings, the videos that do not play first, are the run's artifacts.
     """
     from flows.check import CHECK
     from tasks.check.report import summary_lines
 
     with exit_on_errors():
-        outcome = run_command(CHECK, opts, service_settings(service), prefect=False)
+        outcome = run_command(CHECK, opts, service_settings(service), prefect=prefect)
     for line in outcome.lines:
         typer.echo(line.text())
     for note in outcome.notes:
@@ -35,4 +36,4 @@ def _check(opts: CheckOptions, service: ServiceOptions, prefect: bool) -> None:
 
 def register(app: typer.Typer) -> None:
     """Add `check` to the app."""
-    add_command(app, "check", job_command(CheckOptions, _check))
+    add_command(app, "check", job_command(CheckOptions, _check, flow=True))

@@ -92,7 +92,7 @@ COMMANDS = {
     "apply": ("flows.apply.options:ApplyOptions", None, True),
     "archive": ("flows.archive.options:ArchiveOptions", None, True),
     "backup": ("flows.backup.options:BackupOptions", None, True),
-    "check": ("flows.check.options:CheckOptions", None, False),
+    "check": ("flows.check.options:CheckOptions", None, True),
     "setup plan": ("flows.setup.options:SetupOptions", "PLAN_FIELDS", True),
     "setup up": ("flows.setup.options:SetupOptions", "UP_FIELDS", True),
     "setup drift": ("flows.setup.options:SetupOptions", "DRIFT_FIELDS", True),

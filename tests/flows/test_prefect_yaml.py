@@ -17,6 +17,7 @@ from prefect.client.schemas.schedules import CronSchedule
 from flows.apply.options import ApplyOptions
 from flows.archive.options import ArchiveOptions
 from flows.backup.options import BackupOptions
+from flows.check.options import CheckOptions
 from flows.migrate.options import MigrateOptions
 from flows.options import MIB, ServiceOptions, flow_fields, options_from_params, params
 from flows.setup.options import DRIFT_FIELDS, PLAN_FIELDS, UP_FIELDS, SetupOptions
@@ -30,6 +31,7 @@ SITE_VALUES = {
     "archive-nightly": {"to", "project", "tags", "ledger", "report_dir"},
     "backup-nightly": {"project", "to", "ledger", "report_dir"},
     "setup-drift-nightly": {"file", "ledger"},
+    "check": {"inventory", "ledger", "report_dir"},
 }
 #: Flow parameters that are connection settings (ServiceOptions), not MigrateOptions (the token is never one).
 SETTINGS_PARAMS = {"api_url", "upload_url"}
@@ -42,6 +44,7 @@ FLOWS = {
     "archive-nightly": "videoferry-archive",
     "backup-nightly": "videoferry-backup",
     "setup-drift-nightly": "videoferry-setup-drift",
+    "check": "videoferry-check",
 }
 #: The nightly deployments' schedules, as prefect.yaml must write them.
 SCHEDULES = {
@@ -59,6 +62,7 @@ LEDGERS = {
     "archive-nightly": "s3://my-archive-bucket/videoferry/archive-ledger.db",
     "backup-nightly": "s3://my-backup-bucket/videoferry/backup-ledger.db",
     "setup-drift-nightly": "s3://my-bucket/videoferry/setup-ledger.db",
+    "check": "s3://my-bucket/videoferry/ledger.db",
 }
 
 
@@ -124,8 +128,9 @@ def test_nightly_deployments_run_on_a_cron(name: str) -> None:
     assert isinstance(sent.schedule, CronSchedule) and sent.schedule.timezone == "UTC" and sent.active
 
 
-def test_migrate_deployment_has_no_schedule() -> None:
-    _config, deployment, _flow = _deployment("migrate")
+@pytest.mark.parametrize("name", ["migrate", "check"])
+def test_on_demand_deployments_have_no_schedule(name: str) -> None:
+    _config, deployment, _flow = _deployment(name)
     assert deployment.get("schedule") is None and not deployment.get("schedules")
 
 
@@ -138,6 +143,7 @@ JOB_FLOWS = {
     "flows.setup.flow:setup_plan_flow": (SetupOptions, PLAN_FIELDS),
     "flows.setup.flow:setup_up_flow": (SetupOptions, UP_FIELDS),
     "flows.setup.flow:setup_drift_flow": (SetupOptions, DRIFT_FIELDS),
+    "flows.check.flow:check_flow": (CheckOptions, None),
 }
 
 
