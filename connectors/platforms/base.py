@@ -93,6 +93,9 @@ class SourceVideo:
     #: Bytes of the file a migration would take (the original, else the largest MP4), when the listing
     #: shows it (Vimeo's `download` sizes need the video_files scope; Wistia's asset fileSize).
     size: int | None = None
+    #: The other ids the platform's player, stream and image URLs name this video by (Mux's playback ids,
+    #: public first, then signed: not secrets, a signed one plays only with a token), as keys `mux:<id>`.
+    player_ids: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:

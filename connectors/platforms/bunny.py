@@ -22,7 +22,7 @@ from connectors.platforms.base import (
     SourceVideo,
     need,
 )
-from connectors.platforms.common import SourceClient
+from connectors.platforms.common import SourceClient, listed_seconds
 from core.redact import safe_uri
 
 DEFAULT_API_URL = "https://video.bunnycdn.com"
@@ -118,6 +118,7 @@ class BunnyClient(SourceClient):
                     created=need(
                         item.get("dateUploaded"), (str, type(None)), where, f"items[{i}].dateUploaded"
                     ),
+                    duration=listed_seconds(item.get("length")),
                 )
             if len(items) < self.per_page:
                 return

@@ -21,7 +21,7 @@ from connectors.platforms.base import (
     SourceVideo,
     need,
 )
-from connectors.platforms.common import SourceClient
+from connectors.platforms.common import SourceClient, listed_seconds
 from connectors.platforms.prepare import (
     DEFAULT_READINESS,
     Readiness,
@@ -170,6 +170,7 @@ class CloudflareClient(SourceClient):
             source_privacy=SIGNED if signed else "public",
             source_url=f"https://iframe.videodelivery.net/{uid}",
             created=created,
+            duration=listed_seconds(item.get("duration")),
         )
 
     def resolve_download(self, uid: str) -> DownloadLink:

@@ -34,3 +34,11 @@ class SourceClient(PlatformClient):
         """The client's settings beyond token and API address that the environment gives (none here;
         PlatformConfigError naming a variable when one is missing or wrong)."""
         return {}
+
+
+def listed_seconds(value: Any) -> float | None:
+    """A duration as a listing says it (seconds, a number above 0), else None (not said: Cloudflare's -1
+    while it is unknown, a missing or malformed field): only shown and compared by check, never trusted."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        return None
+    return float(value)

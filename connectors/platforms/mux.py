@@ -21,7 +21,7 @@ from connectors.platforms.base import (
     StillProcessing,
     need,
 )
-from connectors.platforms.common import SourceClient
+from connectors.platforms.common import SourceClient, listed_seconds
 from connectors.platforms.prepare import (
     DEFAULT_READINESS,
     Readiness,
@@ -121,6 +121,7 @@ class MuxClient(SourceClient):
         title = meta.get("title") or item.get("passthrough") or ident
         playbacks = need(item.get("playback_ids") or [], list, where, f"data[{i}].playback_ids")
         public = [p.get("id") for p in playbacks if isinstance(p, dict) and p.get("policy") == "public"]
+        others = [p.get("id") for p in playbacks if isinstance(p, dict) and p.get("policy") != "public"]
         signed = not public and bool(playbacks)
         created = need(item.get("created_at"), (str, int), where, f"data[{i}].created_at")
         try:
@@ -135,6 +136,8 @@ class MuxClient(SourceClient):
             source_privacy=SIGNED if signed else "public",
             source_url=f"https://player.mux.com/{public[0]}" if public else None,
             created=stamp,
+            duration=listed_seconds(item.get("duration")),
+            player_ids=tuple(f"mux:{p}" for p in [*public, *others] if isinstance(p, str) and p),
         )
 
     def resolve_download(self, asset_id: str) -> DownloadLink:

@@ -36,6 +36,8 @@ class Origin:
     #: Seconds and bytes as the listing says them (None: not said).
     duration: float | None = None
     size: int | None = None
+    #: The keys its player URLs name it by besides its own (SourceVideo.player_ids: Mux's playback ids).
+    player_ids: tuple[str, ...] = ()
 
 
 @dataclass
@@ -120,6 +122,7 @@ def source_rows(
             privacy_unmapped=video.privacy_type is None and bool(video.source_privacy),
             duration=video.duration,
             size=video.size,
+            player_ids=video.player_ids,
         )
     unused = sorted(set(folder_map) - used)
     if unused:

@@ -13,6 +13,7 @@ from connectors.errors import AuthError, VideoApiError
 from connectors.inventory import Inventory, read_inventory
 from connectors.ledger_remote import is_remote_ledger
 from connectors.s3 import S3Config
+from core.item import ItemSpec
 from flows.check.options import CheckOptions
 from flows.job import Outcome, Run, ServiceUnavailable, failure, ledger_path, read_ledger, run_job
 from state.ledger import Ledger
@@ -129,6 +130,19 @@ def run_check(opts: CheckOptions, settings: Settings, s3: S3Config | None = None
     return outcome
 
 
+def _durations(uri: str, inventory: Inventory, specs: list[ItemSpec], s3: S3Config) -> dict[int, float]:
+    """{row: seconds} of the sources: the inventory's `duration` column, or, for a platform source checked
+    as it is (`check mux:`), the durations its listing says (Inventory.origins)."""
+    if not inventory.origins:
+        return inventory_durations(uri, s3)
+    found: dict[int, float] = {}
+    for spec in specs:
+        origin = inventory.origins.get(spec.key)
+        if origin is not None and origin.duration is not None and spec.row is not None:
+            found[spec.row] = origin.duration
+    return found
+
+
 def _check(
     opts: CheckOptions,
     inventory: Inventory,
@@ -160,7 +174,7 @@ def _check(
     cfg = CheckSettings(
         download_md5=opts.download_md5,
         s3=s3,
-        durations=inventory_durations(opts.inventory, s3),
+        durations=_durations(opts.inventory, inventory, specs, s3),
         oldest=adopting and not opts.reupload_unproven,
         # --adopt decides on the differences themselves (tasks/check/adopt.py): nothing explained away
         applied=applied_edits(ledger) if ledger is not None and not adopting else Applied(),
@@ -169,7 +183,7 @@ def _check(
     result = check_items(client, specs, dest, ledger_ids, owners, cfg)
     if opts.playable:
         result.items = playable_lines(
-            client, result.items, result.matches, states, cfg.durations, s3, cfg.applied
+            client, result.items, result.matches, states, cfg.durations, s3, cfg.applied, inventory.origins
         )
     adoptions: list[Adoption] = []
     if ledger is not None and run_id is not None:

@@ -3,7 +3,7 @@ with a `play_link`, and its duration the source's within max(1 s, 2 %); a video 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 
 from connectors.client import VideoClient
@@ -40,11 +40,16 @@ class SourceDuration:
     unknown: str = ""
 
 
-def source_duration(spec: ItemSpec, row_seconds: float | None, s3: S3Config | None) -> SourceDuration:
-    """The source's duration: the inventory's `duration` column first (a platform's metadata), else probed
-    from the file or S3 object; an http(s) source is not read (its link may be signed and expired)."""
+def source_duration(
+    spec: ItemSpec, row_seconds: float | None, s3: S3Config | None, *, listed: bool = False
+) -> SourceDuration:
+    """The source's duration: the inventory's `duration` column first, or the platform's listing (a
+    platform source checked as it is: `listed`), else probed from the file or S3 object; an http(s) source
+    is not read (its link may be signed and expired)."""
     if row_seconds is not None:
         return SourceDuration(row_seconds)
+    if listed:  # api.video's listing says none; Cloudflare's says -1 until it knows
+        return SourceDuration(unknown="duration not compared: the platform's listing gives none")
     if platform_key(spec.key) is not None:
         return SourceDuration(problem="the inventory gives no duration for this platform item")
     kind = spec.source_kind
@@ -98,12 +103,14 @@ def playable_lines(
     durations: Mapping[int, float],
     s3: S3Config | None,
     applied: Applied | None = None,
+    listed: Collection[str] = (),
 ) -> list[CheckLine]:
     """The item lines with the verdict added: a video that does not play is `*` with `playable` named
     and why in the note; one that plays says so (`plays: 61.0 s, the source's 61.0 s`). Lines without a
     video (`-`, `!`) are left as they are: they fail already. states: each item's ledger state (empty
     without a ledger). A video whose bytes this ledger's apply changed (a trim, a replace: `applied`) is
-    not held to its source's duration."""
+    not held to its source's duration. listed: the keys of items a platform's listing gave (their
+    durations in `durations` when it said one)."""
     by_key = {m.spec.key: m for m in matches}
     out: list[CheckLine] = []
     for line in lines:
@@ -117,7 +124,7 @@ def playable_lines(
         if applied is not None and applied.explains(video, ["duration"]):
             source = SourceDuration(unknown="duration not compared: this ledger's apply changed its bytes")
         else:
-            source = source_duration(spec, row_seconds, s3)
+            source = source_duration(spec, row_seconds, s3, listed=spec.key in listed)
         found = problems(video, states.get(spec.key), source)
         if found:
             note = "does not play: " + "; ".join(found)

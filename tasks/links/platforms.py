@@ -34,6 +34,12 @@ def embed_url(platform: str, ident: str) -> str | None:
     return forms.get(platform)
 
 
+def alias_embed_url(key: str) -> str | None:
+    """The player URL of an item by one of its player ids (`mux:<playback id>`: `player.mux.com/<id>`)."""
+    platform, _, ident = key.partition(":")
+    return f"https://player.mux.com/{ident}" if platform == "mux" and ident else None
+
+
 # -- recognition in a text --------------------------------------------------------------------------------
 
 #: Before a URL: not part of a longer name (`notvimeo.com`) or path; the scheme and `//` optional.
@@ -47,11 +53,13 @@ _ID = r"[A-Za-z0-9_\-]+"
 
 @dataclass(frozen=True)
 class Form:
-    """One URL form: its platform, whether it is a player (iframe) URL, the pattern (group `id`)."""
+    """One URL form: its platform, whether it is a player (iframe) URL, the pattern (group `id`); still:
+    an image of the video (a thumbnail, a storyboard), listed and never rewritten (the map has no image)."""
 
     platform: str
     player: bool
     pattern: str
+    still: bool = False
 
 
 FORMS = (
@@ -67,9 +75,24 @@ FORMS = (
         r"(?:www\.|m\.)?youtube\.com/watch\?(?:[^\s\"'<>#()]*?&(?:amp;)?)?v=(?P<id>[\w\-]{11})",
     ),
     Form("mux", True, rf"player\.mux\.com/(?P<id>{_ID})"),
-    Form("mux", False, rf"stream\.mux\.com/(?P<id>{_ID})(?:\.m3u8)?"),
+    # Mux's stream by playback id: its HLS playlist, or a static MP4 (`/<id>/high.mp4`), taken whole
+    Form("mux", False, rf"stream\.mux\.com/(?P<id>{_ID})(?:\.m3u8|/[\w\-]+\.(?:mp4|m4a))?"),
+    Form("mux", False, rf"image\.mux\.com/(?P<id>{_ID})(?:/[\w\-]+\.(?:jpg|jpeg|png|webp|gif|vtt))?", True),
     Form("cloudflare", True, rf"(?:iframe|watch)\.videodelivery\.net/(?P<id>{_ID})"),
     Form("cloudflare", True, rf"customer-{_ID}\.cloudflarestream\.com/(?P<id>{_ID})/(?:iframe|watch)"),
+    Form(
+        "cloudflare",
+        False,
+        rf"(?:customer-{_ID}\.cloudflarestream\.com|videodelivery\.net)/(?P<id>{_ID})"
+        r"/(?:manifest/video\.(?:m3u8|mpd)|downloads/default\.mp4)",
+    ),
+    Form(
+        "cloudflare",
+        False,
+        rf"(?:customer-{_ID}\.cloudflarestream\.com|videodelivery\.net)/(?P<id>{_ID})"
+        r"/thumbnails/[\w\-]+\.(?:jpg|jpeg|png|gif|webp)",
+        True,
+    ),
     Form("apivideo", True, rf"embed\.api\.video/vod/(?P<id>{_ID})"),
     Form("bunny", True, rf"(?:iframe|player)\.mediadelivery\.net/(?:embed|play)/(?P<id>\d+/{_ID})"),
 )
@@ -99,6 +122,7 @@ class Found:
     platform: str
     ident: str
     player: bool
+    still: bool = False
 
     @property
     def key(self) -> str:
@@ -144,5 +168,9 @@ def _forms_in(text: str, start: int, stop: int) -> list[Found]:
         while end > match.end(f"id{number}") and text[end - 1] in _TRAILING:
             end -= 1  # `see vimeo.com/1?h=2.`: the full stop is the sentence's
         ident = match[f"id{number}"]
-        found.append(Found(match.start(), end, text[match.start() : end], form.platform, ident, form.player))
+        found.append(
+            Found(
+                match.start(), end, text[match.start() : end], form.platform, ident, form.player, form.still
+            )
+        )
     return found

@@ -51,6 +51,8 @@ class EmbedMap:
             platform = platform_key(row.source)
             if platform is not None:
                 self.by_key.setdefault(f"{platform[0]}:{platform[1]}", row)
+                for alias in row.aliases:  # a Mux item's playback ids: its player URLs name it by them
+                    self.by_key.setdefault(alias, row)
             elif row.source_page:
                 self.by_address.setdefault(url_key(row.source_page), row)
 
@@ -79,6 +81,10 @@ def rewrite_text(text: str, links: EmbedMap) -> Rewritten:
     for found in find_platform_urls(text):
         row = links.by_key.get(found.key) or links.by_key.get(found.key.lower())
         taken.append((found.start, found.end))
+        if found.still:
+            why = f"an image of {found.key}: the map has no image of the new video; replace it by hand"
+            spans.append((found.start, found.end, None, why))
+            continue
         if row is None:
             spans.append((found.start, found.end, None, f"no migrated item {found.key}"))
             continue

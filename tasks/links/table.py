@@ -13,13 +13,13 @@ from connectors.errors import AuthError, NotFoundError, VideoApiError
 from connectors.ids import same_id, try_normal_id
 from connectors.models import Video
 from core.item import COMPLETE_STATES, SourceKind, source_kind
-from core.platform_keys import platform_key
+from core.platform_keys import platform_key, read_player_ids
 from core.redact import safe_uri
 from state.machine import UnitState
 from state.reader import LedgerReader
 from tasks.check.explain import MAKES
 from tasks.check.listing import list_destination
-from tasks.links.platforms import embed_url, page_url
+from tasks.links.platforms import alias_embed_url, embed_url, page_url
 
 #: The columns of the map, in order (csv header, json keys).
 COLUMNS = (
@@ -49,6 +49,8 @@ class LinkRow:
     title: str
     key: str
     made_by: str
+    #: Other keys its old player URLs name it by (`mux:<playback id>`): rewrite-embeds maps them too.
+    aliases: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, str]:
         """The row by column name."""
@@ -76,12 +78,14 @@ def url_key(url: str, *, keep_www: bool = False) -> str:
     return host + unquote(parts.path or "/")
 
 
-def _source_forms(key: str, source: str) -> tuple[str, str, str]:
-    """(source, source page, source embed) of a migrated item: a platform key's documented URLs, an
-    http(s) source's own address, a file's or S3 object's path (no page)."""
+def _source_forms(key: str, source: str, aliases: tuple[str, ...] = ()) -> tuple[str, str, str]:
+    """(source, source page, source embed) of a migrated item: a platform key's documented URLs (a Mux
+    item's player by its first playback id, public first: aliases), an http(s) source's own address, a
+    file's or S3 object's path (no page)."""
     platform = platform_key(key)
     if platform is not None:
-        return key, page_url(*platform) or "", embed_url(*platform) or ""
+        embed = embed_url(*platform) or next(filter(None, map(alias_embed_url, aliases)), None)
+        return key, page_url(*platform) or "", embed or ""
     if source_kind(source) is SourceKind.URL:
         url = safe_uri(source)
         return url, url, ""
@@ -95,11 +99,12 @@ def build_links(client: VideoClient, book: LedgerReader) -> LinksMap:
     result = LinksMap()
     wanted: list[tuple[str, str, str, str, str, str]] = []  # video id, source, page, embed, key, made by
     items = book.items()
+    aliases = player_ids(book)
     for item in items:
         if item.state not in COMPLETE_STATES or not item.video_id:
             result.left_out[f"item(s) {item.state}"] += 1
             continue
-        source, page, embed = _source_forms(item.key, item.spec.source)
+        source, page, embed = _source_forms(item.key, item.spec.source, aliases.get(item.key, ()))
         wanted.append((item.video_id, source, page, embed, item.key, "migrate"))
     for unit in book.units():
         if unit.kind not in MAKES:
@@ -127,9 +132,21 @@ def build_links(client: VideoClient, book: LedgerReader) -> LinksMap:
                 title=video.title or titles.get(key, ""),
                 key=key,
                 made_by=made,
+                aliases=aliases.get(key, ()) if made == "migrate" else (),
             )
         )
     return result
+
+
+def player_ids(book: LedgerReader) -> dict[str, tuple[str, ...]]:
+    """Each item's player ids as its create journalled them (the latest note: core.platform_keys)."""
+    found: dict[str, tuple[str, ...]] = {}
+    for event in book.events():
+        if event.kind == "note" and event.key:
+            ids = read_player_ids(event.message)
+            if ids is not None:
+                found[event.key] = ids
+    return found
 
 
 def _normal(video_id: str) -> str:

@@ -20,6 +20,7 @@ from connectors.platforms.link_source import LinkSource
 from connectors.platforms.links import platform_video
 from connectors.platforms.source_rows import Origin
 from connectors.sources import SourceError
+from core.platform_keys import player_ids_note
 from state.models import Item
 from tasks.migrate.context import MigrateContext
 from tasks.migrate.plan import Plan, gone_from_source
@@ -110,6 +111,8 @@ def _journal(ctx: MigrateContext, item: Item, link: DownloadLink) -> None:
     origin = ctx.platforms.origins.get(item.key)
     came = _came(origin) if origin is not None else ""
     ctx.ledger.note(item.key, ctx.run_id, f"{ORIGIN_NOTE}{platform}: the {link.describe()}{came}")
+    if origin is not None and origin.player_ids:  # what `links` and `rewrite-embeds` map its embeds by
+        ctx.ledger.note(item.key, ctx.run_id, player_ids_note(origin.player_ids))
 
 
 def _came(origin: Origin) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from core.platform_keys import platform_key
@@ -28,6 +30,14 @@ FORMS = [
         True,
     ),
     ("https://stream.mux.com/Abc123.m3u8", "mux", "Abc123", False),
+    ("https://stream.mux.com/Abc123/high.mp4", "mux", "Abc123", False),  # a static MP4: taken whole
+    (
+        "https://customer-f33zs165nr7gyfy4.cloudflarestream.com/6b9e68b0/manifest/video.m3u8",
+        "cloudflare",
+        "6b9e68b0",
+        False,
+    ),
+    ("https://videodelivery.net/6b9e68b0/manifest/video.mpd", "cloudflare", "6b9e68b0", False),
     (
         "https://iframe.videodelivery.net/5d5bc37ffcf54c9b82e996823bffbb81",
         "cloudflare",
@@ -112,3 +122,39 @@ def test_script_embeds_and_media_tags_are_listed_not_rewritten() -> None:
     ]
     assert [(u.line, u.reason.split(" ")[0]) for u in done.unmapped] == [(1, "followed"), (2, "in")]
     assert rewrite_text(done.text, links).text == done.text
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://image.mux.com/Abc123/thumbnail.jpg?time=2",
+        "https://image.mux.com/Abc123/animated.gif",
+        "https://customer-f33zs165nr7gyfy4.cloudflarestream.com/6b9e68b0/thumbnails/thumbnail.jpg",
+    ],
+)
+def test_an_image_of_a_migrated_video_is_listed_whole_never_rewritten(url: str) -> None:
+    links = EmbedMap([replace(_row("mux:asset1"), aliases=("mux:Abc123", "cloudflare:6b9e68b0"))])
+    text = f'<img src="{url}">'
+    (found,) = find_platform_urls(text)
+    assert found.still and found.text == url
+    done = rewrite_text(text, links)
+    assert done.text == text and done.replaced == 0
+    (left,) = done.unmapped
+    assert "an image of" in left.reason and "?" not in left.url
+
+
+def test_a_mux_item_is_found_by_its_playback_ids_and_its_token_goes_with_the_old_url() -> None:
+    links = EmbedMap([replace(_row("mux:asset1"), aliases=("mux:pubId", "mux:signedId"))])
+    text = (
+        '<iframe src="https://player.mux.com/signedId?playback-token=eyJ.secret.sig"></iframe>\n'
+        "https://stream.mux.com/pubId.m3u8\n"
+        "https://player.mux.com/otherId\n"
+    )
+    done = rewrite_text(text, links)
+    assert done.text.splitlines()[:2] == [
+        '<iframe src="https://new/embed/v1"></iframe>',
+        "https://new/play/v1",
+    ]
+    assert "eyJ" not in done.text
+    (left,) = done.unmapped
+    assert left.url == "https://player.mux.com/otherId" and "no migrated item mux:otherId" in left.reason
