@@ -40,17 +40,19 @@ class CheckOutcome(Outcome):
     adoptions: list[Adoption] = field(default_factory=list)
 
     def log_lines(self) -> list[str]:
-        """What a flow run logs: the notes, then the summary (the lines are in the artifacts and report)."""
-        return [*self.notes, *summary_lines(self.summary)] if self.summary else list(self.notes)
+        """What a flow run logs: why it stopped (a configuration error), the notes, then the summary (the
+        lines themselves are in the artifacts and the report)."""
+        return [*self.reasons, *self.notes, *(summary_lines(self.summary) if self.summary else [])]
 
     def failure(self) -> str:
         """The message of a Failed flow run: how many videos do not play when some do not, else the
-        summary's first line."""
-        said = summary_lines(self.summary) if self.summary else []
+        summary's first line; a run that stopped (no summary) says why."""
+        if not self.summary:
+            return super().failure()
+        said = summary_lines(self.summary)
         playable = [line for line in said if line.startswith("playable")]
-        if self.summary.get("not_playable"):
-            return f"exit status {self.exit_code}: {playable[0]}"
-        return f"exit status {self.exit_code}: {said[0] if said else 'not everything matches'}"
+        first = playable[0] if self.summary.get("not_playable") and playable else said[0]
+        return f"exit status {self.exit_code}: {first}"
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-friendly form (the flow's result): marks as their characters, tuples as lists."""

@@ -118,3 +118,17 @@ def test_check_playable_from_the_command_line_through_prefect(
     assert made["videoferry-check-summary"]["id"] != before  # this run's
     _assert_names_the_unplayable(made, emu)
     assert emu.token not in said
+
+
+@pytest.mark.flow
+def test_a_check_flow_that_cannot_start_fails_saying_why(
+    prefect_harness: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flows.check.flow import check_flow
+
+    for name in ("VIDEOFERRY_API_URL", "VIDEOFERRY_UPLOAD_URL", "VIDEOFERRY_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    state = check_flow(inventory=str(tmp_path / "inv.csv"), ledger=str(tmp_path / "l.db"), return_state=True)
+    assert state.is_failed()  # a configuration error: its message, not a summary it never made
+    said = "missing configuration: set VIDEOFERRY_API_URL, VIDEOFERRY_UPLOAD_URL, VIDEOFERRY_TOKEN"
+    assert state.message == f"exit status 2: {said}"
