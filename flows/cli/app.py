@@ -18,11 +18,14 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from flows.cli import plain_help
 from flows.options import Cli, OptionsT, ServiceOptions, cli_fields, options_from_params
+from videoferry.errors import VideoferryError
 
 if TYPE_CHECKING:
     from connectors.config import Settings
-    from flows.job import Job
     from flows.warmup import ServerWarmup
+
+#: A job's outcome, as its videoferry.jobs function returns it.
+OutcomeT = typing.TypeVar("OutcomeT")
 
 
 #: -h and --help on every command (the habit of rclone, aws, terraform).
@@ -308,11 +311,13 @@ def job_command(
 
 @contextmanager
 def exit_on_errors() -> Iterator[None]:
-    """A command's work: an exception the job map knows (flows/job.exit_for) ends the command with
-    `error: ...` on stderr and its exit status (Ctrl-C: its line and 130); anything else goes on up (a bug
-    shows its traceback)."""
+    """A command's work: a VideoferryError (what the API raises) or an exception the job map knows
+    (flows/job.exit_for) ends the command with `error: ...` on stderr and its exit status (Ctrl-C: its line
+    and 130); anything else goes on up (a bug shows its traceback)."""
     try:
         yield
+    except VideoferryError as exc:  # what the API raised: its message and exit status
+        raise fail(str(exc), exc.exit_code) from None
     except (Exception, KeyboardInterrupt) as exc:  # Ctrl-C: one line (which run stopped), exit status 130
         from flows.job import exit_for
 
@@ -370,15 +375,24 @@ def join_prefect_server() -> None:
     _server.join()
 
 
-def run_command(job: Job, opts: Any, settings: Settings, *, prefect: bool) -> Any:
-    """Run a job from the command line as the Python API runs it (flows/running.run_job_as): through its
-    Prefect flow, as a deployment's worker runs it (its outcome read back), or its plain runner; the job's
-    Outcome. A flow run's first line says where its page is (announce)."""
-    from flows.running import run_job_as
-
-    if prefect and job.flow is not None:
-        join_prefect_server()
-    return run_job_as(job, opts, settings, prefect=prefect, announce=announce)
+def run_command(
+    function: Callable[..., OutcomeT],
+    opts: Any,
+    service: ServiceOptions,
+    *,
+    prefect: bool | None = None,
+    **keywords: Any,
+) -> OutcomeT:
+    """Run a job as the Python API runs it: `function` is its videoferry.jobs function, given the command's
+    options whole and its addresses; prefect: --prefect / --no-prefect as decided (None for a job without a
+    flow), --prefect's temporary server joined first and the flow run's page announced. Its errors end the
+    command (exit_on_errors); the job's outcome otherwise."""
+    if prefect is not None:
+        if prefect and not getattr(opts, "dry_run", False):
+            join_prefect_server()
+        keywords.update(prefect=prefect, announce=announce)
+    with exit_on_errors():
+        return function(opts, api_url=service.api_url, upload_url=service.upload_url, **keywords)
 
 
 def show_outcome(outcome: Any, totals: str) -> None:

@@ -5,30 +5,18 @@ from __future__ import annotations
 import typer
 
 from flows.apply.options import ApplyOptions
-from flows.cli.app import (
-    add_command,
-    exit_on_errors,
-    job_command,
-    run_command,
-    service_settings,
-    show_outcome,
-)
+from flows.cli.app import add_command, job_command, run_command, show_outcome
 from flows.options import ServiceOptions
+from videoferry import jobs
 
 
 def _apply(opts: ApplyOptions, service: ServiceOptions, prefect: bool) -> None:
     """Apply an operations file to the library: each operation exactly once, in dependency order."""
-    from flows.apply import APPLY
-    from flows.apply.runner import preview_apply
-
-    with exit_on_errors():
-        settings = service_settings(service)
-        if opts.dry_run:
-            plan = preview_apply(opts, settings)
-            for line in plan.lines(allow_delete=opts.allow_delete):
-                typer.echo(line)
-            raise typer.Exit(plan.exit_code)
-        outcome = run_command(APPLY, opts, settings, prefect=prefect)
+    outcome = run_command(jobs.apply, opts, service, prefect=prefect)
+    if isinstance(outcome, jobs.Preview):
+        for line in outcome.lines:
+            typer.echo(line)
+        raise typer.Exit(outcome.exit_code)
     show_outcome(outcome, outcome.totals())
 
 

@@ -5,29 +5,18 @@ from __future__ import annotations
 import typer
 
 from flows.archive.options import ArchiveOptions
-from flows.cli.app import (
-    add_command,
-    exit_on_errors,
-    job_command,
-    run_command,
-    service_settings,
-    show_outcome,
-)
+from flows.cli.app import add_command, job_command, run_command, show_outcome
 from flows.options import ServiceOptions
+from videoferry import jobs
 
 
 def _archive(opts: ArchiveOptions, service: ServiceOptions, prefect: bool) -> None:
     """Archive the recordings of finished live events (video, chat, QoS, manifest), then tidy them."""
-    from flows.archive import ARCHIVE
-    from flows.archive.runner import preview_archive
-
-    with exit_on_errors():
-        settings = service_settings(service)
-        if opts.dry_run:
-            for line in preview_archive(opts, settings):
-                typer.echo(line)
-            raise typer.Exit(0)
-        outcome = run_command(ARCHIVE, opts, settings, prefect=prefect)
+    outcome = run_command(jobs.archive, opts, service, prefect=prefect)
+    if isinstance(outcome, jobs.Preview):
+        for line in outcome.lines:
+            typer.echo(line)
+        raise typer.Exit(outcome.exit_code)
     counts = ", ".join(f"{n} {s}" for s, n in outcome.counts.items()) or "none"
     show_outcome(
         outcome, f"recordings: {sum(outcome.counts.values())} ({counts}), {outcome.bytes} bytes copied"

@@ -5,30 +5,19 @@ from __future__ import annotations
 import typer
 
 from flows.backup.options import BackupOptions
-from flows.cli.app import (
-    add_command,
-    exit_on_errors,
-    job_command,
-    run_command,
-    service_settings,
-    show_outcome,
-)
+from flows.cli.app import add_command, job_command, run_command, show_outcome
 from flows.options import ServiceOptions
+from videoferry import jobs
 
 
 def _backup(opts: BackupOptions, service: ServiceOptions, prefect: bool) -> None:
     """Back up every video of a project (file, metadata, poster) to S3 or a directory, with an inventory
     `videoferry migrate` restores from; only what is new or changed since the last run."""
-    from flows.backup import BACKUP
-    from flows.backup.runner import preview_backup
-
-    with exit_on_errors():
-        settings = service_settings(service)
-        if opts.dry_run:
-            for line in preview_backup(opts, settings):
-                typer.echo(line)
-            raise typer.Exit(0)
-        outcome = run_command(BACKUP, opts, settings, prefect=prefect)
+    outcome = run_command(jobs.backup, opts, service, prefect=prefect)
+    if isinstance(outcome, jobs.Preview):
+        for line in outcome.lines:
+            typer.echo(line)
+        raise typer.Exit(outcome.exit_code)
     counts = ", ".join(f"{n} {s}" for s, n in outcome.counts.items()) or "none"
     show_outcome(outcome, f"videos: {sum(outcome.counts.values())} ({counts}), {outcome.bytes} bytes copied")
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import typer
 
 from flows.check.options import CheckOptions
-from flows.cli.app import add_command, exit_on_errors, job_command, run_command, service_settings
+from flows.cli.app import add_command, job_command, run_command
 from flows.options import ServiceOptions
+from videoferry import jobs
 
 
 def _check(opts: CheckOptions, service: ServiceOptions, prefect: bool) -> None:
@@ -17,11 +18,9 @@ def _check(opts: CheckOptions, service: ServiceOptions, prefect: bool) -> None:
     inventory writes to (+, or ~ when apply made it; none with --one-way). Exit status 0 when every line is
     = or ~, 1 otherwise, 2 for configuration to fix. Only reads the service; --adopt writes the ledger.
     """
-    from flows.check import CHECK
     from tasks.check.report import summary_lines
 
-    with exit_on_errors():
-        outcome = run_command(CHECK, opts, service_settings(service), prefect=False)
+    outcome = run_command(jobs.check, opts, service)
     for line in outcome.lines:
         typer.echo(line.text())
     for note in outcome.notes:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import typer
 
-from flows.cli.app import add_command, exit_on_errors, job_command, run_command, say, service_settings
+from flows.cli.app import add_command, job_command, run_command, say
 from flows.links.options import EmbedsOptions, LinksOptions
 from flows.options import ServiceOptions
+from videoferry import jobs
 
 
 def _links(opts: LinksOptions, service: ServiceOptions, prefect: bool) -> None:
@@ -18,10 +19,7 @@ def _links(opts: LinksOptions, service: ServiceOptions, prefect: bool) -> None:
     and counted on stderr. Exit status 0 when everything is in the map, 1 when something was left out, 2 for
     configuration to fix.
     """
-    from flows.links import LINKS
-
-    with exit_on_errors():
-        outcome = run_command(LINKS, opts, service_settings(service), prefect=False)
+    outcome = run_command(jobs.links, opts, service)
     if outcome.text:
         typer.echo(outcome.text, nl=False)
     for line in [*outcome.reasons, *outcome.left_out]:
@@ -43,10 +41,7 @@ def _rewrite(opts: EmbedsOptions, service: ServiceOptions, prefect: bool) -> Non
     unified diff and the counts. Each file is written atomically in its own encoding and line endings; a
     second run changes nothing. Exit status 0 when every file could be read and written, 1 otherwise.
     """
-    from flows.links import EMBEDS
-
-    with exit_on_errors():
-        outcome = run_command(EMBEDS, opts, service_settings(service), prefect=False)
+    outcome = run_command(jobs.rewrite_embeds, opts, service)
     for line in outcome.reasons:
         typer.echo(line, err=True)
     changed = replaced = left = 0

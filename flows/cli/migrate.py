@@ -17,6 +17,7 @@ from flows.cli.app import (
 )
 from flows.migrate.options import MigrateOptions
 from flows.options import ServiceOptions
+from videoferry import jobs
 
 
 def _migrate(opts: MigrateOptions, service: ServiceOptions, prefect: bool) -> None:
@@ -25,26 +26,24 @@ def _migrate(opts: MigrateOptions, service: ServiceOptions, prefect: bool) -> No
     Exit status 0 when every item is done, 1 when some item is not (the lines say which, by source), 2 for
     configuration to fix first, 130 when interrupted (rerun to resume).
     """
-    with exit_on_errors():
+    if opts.dry_run:
+        outcome = run_command(jobs.migrate, opts, service, prefect=prefect)
+    else:
         from rich.console import Console
 
         from flows.job import ledger_path
-        from flows.migrate import MIGRATE
-        from flows.migrate.preview import preview_migration
         from flows.progress import LiveDisplay
         from tasks.service import run_limiter
 
-        if opts.dry_run:
-            outcome = preview_migration(opts, service=service)
-        else:
+        with exit_on_errors():
             settings = service_settings(service)  # the addresses answer, or exit status 2 naming them
             ledger = str(ledger_path(opts.ledger))  # a remote ledger's local copy, while the run holds it
             counter = run_limiter(settings, opts.ledger)
             if prefect:
                 _check_token(settings, counter)
-            with LiveDisplay(ledger, Console(stderr=True), counter, enabled=not quiet()):
-                # Through the flow the URLs are parameters; the token stays in this process's environment.
-                outcome = run_command(MIGRATE, opts, settings, prefect=prefect)
+        with LiveDisplay(ledger, Console(stderr=True), counter, enabled=not quiet()):
+            # Through the flow the URLs are parameters; the token stays in this process's environment.
+            outcome = run_command(jobs.migrate, opts, service, prefect=prefect)
     _print_outcome(outcome)
     raise typer.Exit(outcome.exit_code)
 
