@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from emulator.control import EmulatorControl, Workspace
 from state.ledger import Ledger
 from tests.flows.apply_fixtures import run_vf as _run
@@ -121,3 +123,41 @@ def test_configuration_to_fix_exits_2_and_writes_nothing(
     log = [(r["method"], r["path"], r["status"]) for r in emu_control.requests(since=mark)]
     assert [call for call in log if call not in probes] == [("GET", "/v1/videos", 401)] * 2, log
     assert emu.token not in plain.stderr + no_token.stderr + bad_token.stdout + bad_token.stderr
+
+
+def test_the_api_dry_run_is_the_command_line_s(
+    tmp_path: Path,
+    emu: Workspace,
+    emu_control: EmulatorControl,
+    library: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """videoferry.apply(..., dry_run=True) previews as `apply --dry-run` does (the command calls it): the
+    same lines and exit status, GET calls only, nothing in the ledger."""
+    import videoferry
+
+    (k0, v0), _ = library["keys"].items()
+    ops = _write_ops(
+        tmp_path / "ops.csv",
+        [
+            {"op": "update", "id": "one", "target": f"key:{k0}", "title": "Renamed"},
+            {"op": "update", "id": "bad", "target": "key:nope", "title": "y"},
+        ],
+    )
+    ledger = str(library["ledger"])
+    command = _run(["apply", str(ops), "--dry-run", "--ledger", ledger], emu)
+    monkeypatch.setenv("VIDEOFERRY_API_URL", emu.base_url)
+    monkeypatch.setenv("VIDEOFERRY_UPLOAD_URL", emu.upload_url)
+    monkeypatch.setenv("VIDEOFERRY_TOKEN", emu.token)
+    mark = time.time()
+    preview = videoferry.apply(str(ops), ledger=ledger, dry_run=True)
+    assert isinstance(preview, videoferry.Preview)
+    assert preview.lines == command.stdout.splitlines() and preview.exit_code == command.returncode == 1
+    assert any(line.startswith("row 1: update one on 1 video [") for line in preview.lines), preview.lines
+    whole = videoferry.apply(videoferry.ApplyOptions(ops=str(ops), ledger=ledger, dry_run=True))
+    assert isinstance(whole, videoferry.Preview) and whole.lines == preview.lines
+    calls = {r["method"] for r in emu_control.requests(emu.workspace_id, since=mark)}
+    assert calls <= {"GET"}, calls  # no write
+    assert "Renamed" not in {video["title"] for video in emu_control.videos(emu)}
+    with Ledger.open(library["ledger"], create=False) as book:
+        assert book.ops() == []

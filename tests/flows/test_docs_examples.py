@@ -38,7 +38,7 @@ def test_the_python_api_page_runs(
     monkeypatch.chdir(tmp_path)
     write_inventory(tmp_path / "inventory.csv", clip_rows(clip_factory, 2, metadata=False))
     blocks = examples("python-api.md")
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     for code in blocks:
         exec(compile(code, "docs/python-api.md", "exec"), {"__name__": "docs_example"})
     assert len(emu_control.videos(emu)) == 2  # the subflow's migration found everything done
