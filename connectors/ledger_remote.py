@@ -114,7 +114,11 @@ def _locate(url: str, s3: S3Config | None) -> tuple[S3Client, Replica, RemoteLed
 
     client.meta.events.register("before-send.s3.*", count)
     region = cfg.region or client.meta.region_name or _REGION_FALLBACK
-    return client, Replica(bucket=bucket, path=key, endpoint=cfg.endpoint_url, region=region), stats
+    return (
+        client,
+        Replica(bucket=bucket, path=key, endpoint=cfg.endpoint_url, region=region, block=cfg.block),
+        stats,
+    )
 
 
 def local_path(url: str, workdir: str | Path) -> Path:

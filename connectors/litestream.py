@@ -66,6 +66,8 @@ class Replica:
     path: str
     endpoint: str | None
     region: str
+    #: The AwsCredentials block the credentials come from (connectors/aws_block.py; None: the environment).
+    block: str | None = None
 
 
 def find_binary() -> str:
@@ -94,12 +96,17 @@ def _check_version(binary: str) -> None:
         )
 
 
-def litestream_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment Litestream runs in: ours (the AWS credential chain) without AWS_CA_BUNDLE.
+def litestream_env(environ: Mapping[str, str] | None = None, *, block: str | None = None) -> dict[str, str]:
+    """The environment Litestream runs in: ours (the AWS credential chain) without AWS_CA_BUNDLE, with what
+    the AwsCredentials block `block` holds (connectors/aws_block.py) for the AWS variables ours lacks.
 
     The bundle goes to Go's TLS as SSL_CERT_FILE instead (when that is not set): a private CA still works.
     """
     env = dict(os.environ if environ is None else environ)
+    if block is not None:
+        from connectors.aws_block import aws_block_environment
+
+        env.update({k: v for k, v in aws_block_environment(block).items() if not env.get(k, "").strip()})
     bundle = env.pop(CA_BUNDLE_VAR, "")
     if bundle and not env.get(CERT_FILE_VAR):
         env[CERT_FILE_VAR] = bundle
@@ -142,7 +149,7 @@ class Litestream:
         self.log_path = self.control_dir / LOG_NAME
         self.socket_path = self.control_dir / "control.sock"
         self._proc: subprocess.Popen[bytes] | None = None
-        self._env = litestream_env()
+        self._env = litestream_env(block=replica.block)
 
     # ------------------------------------------------------------------ config
 

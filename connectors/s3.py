@@ -19,20 +19,29 @@ REGION_ENV_VAR = "VIDEOFERRY_S3_REGION"
 
 @dataclass(frozen=True)
 class S3Config:
-    """Where S3 is: endpoint (None = AWS) and region (None = boto3's own resolution).
-
-    Credentials always come from boto3's standard chain (env, shared files, SSO, instance roles).
+    """Where S3 is: endpoint (None = AWS) and region (None = boto3's own resolution), and the prefect-aws
+    AwsCredentials block the credentials come from (its name; None: boto3's standard chain: env, shared
+    files, SSO, instance roles).
     """
 
     endpoint_url: str | None = None
     region: str | None = None
+    block: str | None = None
 
     @classmethod
     def from_env(cls) -> S3Config:
-        """Read VIDEOFERRY_S3_ENDPOINT_URL (else AWS_ENDPOINT_URL) and VIDEOFERRY_S3_REGION."""
+        """Read VIDEOFERRY_S3_ENDPOINT_URL (else AWS_ENDPOINT_URL), VIDEOFERRY_S3_REGION and
+        VIDEOFERRY_AWS_CREDENTIALS_BLOCK (connectors/aws_block.py); the block's endpoint and region where no
+        variable sets them."""
+        from connectors.aws_block import aws_block_endpoint, aws_block_name, aws_block_region
+
         endpoint = next((os.environ[name] for name in ENDPOINT_ENV_VARS if os.environ.get(name)), None)
         region = os.environ.get(REGION_ENV_VAR) or None
-        return cls(endpoint_url=endpoint, region=region)
+        block = aws_block_name()
+        if block is not None:
+            endpoint = endpoint or aws_block_endpoint(block)
+            region = region or aws_block_region(block)
+        return cls(endpoint_url=endpoint, region=region, block=block)
 
 
 class S3UriError(ValueError):
@@ -53,7 +62,12 @@ def make_s3_client(cfg: S3Config | None = None) -> S3Client:
         signature_version="s3v4",
     )
     # A private session: boto3's default session is not thread-safe to create clients from.
-    session = boto3.session.Session()
+    if cfg.block is not None:
+        from connectors.aws_block import aws_block_session
+
+        session = aws_block_session(cfg.block)
+    else:
+        session = boto3.session.Session()
     client: S3Client = session.client(
         "s3", endpoint_url=cfg.endpoint_url, region_name=cfg.region, config=config
     )
