@@ -47,7 +47,7 @@ def _drm_check(opts: DrmCheckOptions, service: ServiceOptions, prefect: bool) ->
     raise typer.Exit(1 if check.decision == "denied" else 0)
 
 
-# Like every job: plain by default, --prefect runs the flow (flows/setup/flow.py).
+# Like every job with a flow: --prefect / --no-prefect, else through Prefect when a server is configured.
 add_command(setup, "plan", job_command(SetupOptions, _plan, names=PLAN_FIELDS, flow=True))
 add_command(setup, "up", job_command(SetupOptions, _up, names=UP_FIELDS, flow=True))
 add_command(setup, "drift", job_command(SetupOptions, _drift, names=DRIFT_FIELDS, flow=True))
