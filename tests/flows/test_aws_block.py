@@ -16,6 +16,8 @@ from tests.flows.test_deploy_remote import put_csv, s3_rows
 pytest.importorskip("prefect_aws", reason="the aws extra (pip install -e '.[dev]' brings it)")
 
 BLOCK = "videoferry-s3"
+#: The block's secret key (moto's server takes any): it must never be seen outside the block.
+SECRET = "vf-aws-secret-5b1f0c9e2d7a4e83"
 #: Every variable boto3's chain or Litestream could take credentials or an endpoint from.
 AWS_VARIABLES = (
     "AWS_ACCESS_KEY_ID",
@@ -35,7 +37,7 @@ def save_block(s3_server: str) -> None:
 
     AwsCredentials(
         aws_access_key_id="testing",
-        aws_secret_access_key=SecretStr("testing"),
+        aws_secret_access_key=SecretStr(SECRET),
         region_name="us-east-1",
         aws_client_parameters={"endpoint_url": s3_server},  # type: ignore[arg-type]
     ).save(BLOCK, overwrite=True)
@@ -60,7 +62,10 @@ def test_a_migration_reaches_s3_with_the_block_s_credentials_only(
     emu_control: EmulatorControl,
     clip_factory,
     monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    import logging
+
     import videoferry
     from connectors.aws_block import load_aws_block
 
@@ -69,6 +74,7 @@ def test_a_migration_reaches_s3_with_the_block_s_credentials_only(
     rows = s3_rows(s3_bucket, clip_rows(clip_factory, 2, metadata=False))
     inventory = put_csv(s3_bucket, "in/inventory.csv", tmp_path, rows)
     ledger = f"s3://{s3_bucket}/videoferry/ledger.db"
+    caplog.set_level(logging.DEBUG)
     with monkeypatch.context() as env:
         without_aws_variables(env, tmp_path)
         env.setenv("VIDEOFERRY_AWS_CREDENTIALS_BLOCK", BLOCK)
@@ -89,6 +95,7 @@ def test_a_migration_reaches_s3_with_the_block_s_credentials_only(
     assert states == ["finished", "finished"]  # Litestream put the ledger back with the block's credentials
     assert any(name.startswith("s3://") for name in outcome.report_files), outcome.report_files
     assert sorted(v["title"] for v in emu_control.videos(emu)) == sorted(r["title"] for r in rows)
+    assert SECRET not in caplog.text and SECRET not in str(outcome.as_dict())
 
 
 @pytest.mark.flow
@@ -106,7 +113,8 @@ def test_the_environment_s_variables_win_over_the_block(
     assert S3Config.from_env() == S3Config(endpoint_url=s3_server, region="us-east-1", block=BLOCK)
     filled = litestream_env(block=BLOCK)
     assert filled["AWS_ACCESS_KEY_ID"] == "testing" and filled["AWS_ENDPOINT_URL"] == s3_server
-    assert "testing" not in repr(S3Config.from_env())  # the config names the block, never its secret
+    assert filled["AWS_SECRET_ACCESS_KEY"] == SECRET
+    assert SECRET not in repr(S3Config.from_env())  # the config names the block, never its secret
 
     monkeypatch.setenv("VIDEOFERRY_S3_ENDPOINT_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "from-the-environment")
