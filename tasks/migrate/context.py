@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from connectors.tus import TusUpload
     from connectors.webhook import WebhookReceiver
     from state.ledger import Ledger
+    from state.models import Item
     from tasks.gap import Gap
     from tasks.migrate.byte_plane import DaskBytes
 
@@ -138,3 +139,11 @@ class MigrateContext:
     def stop(self, cause: BaseException) -> None:
         """Ask every worker to stop taking new items because of cause (a refused token, Ctrl-C...)."""
         self.abort(cause)
+
+
+def reload(ctx: MigrateContext, key: str) -> Item:
+    """The item as the ledger has it now."""
+    item = ctx.ledger.get(key)
+    if item is None:
+        raise LookupError(f"item {key!r} vanished from the ledger")
+    return item

@@ -26,9 +26,10 @@ from state.machine import CREATING
 from state.models import Item
 from tasks.exactly_once import Intent, NotMade, exactly_once, settle
 from tasks.lookup import is_shared, shared_titles
-from tasks.migrate.context import MigrateContext, scope_of
+from tasks.migrate.context import MigrateContext, reload, scope_of
+from tasks.migrate.item_failure import api_failure, fail_item
 from tasks.migrate.platform_source import journal_file_origin, resolve_link
-from tasks.migrate.reconcile import adopt_found, api_failure, create_intent, fail_item, item_lookup, reload
+from tasks.migrate.reconcile import adopt_found, create_intent, item_lookup
 from tasks.migrate.upload import open_bytes
 
 log = logging.getLogger(__name__)

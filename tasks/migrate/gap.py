@@ -19,9 +19,9 @@ from state.machine import FAILED, PLANNED
 from state.models import Item
 from tasks.gap import GapListingFailed
 from tasks.lookup import Postponed, SentCreate
-from tasks.migrate.context import MigrateContext
+from tasks.migrate.context import MigrateContext, reload
 from tasks.migrate.create import create_title
-from tasks.migrate.reconcile import adopt_found, reload
+from tasks.migrate.reconcile import adopt_found
 
 log = logging.getLogger(__name__)
 

@@ -22,8 +22,8 @@ from connectors.platforms.source_rows import Origin
 from connectors.sources import SourceError
 from state.models import Item
 from tasks.migrate.context import MigrateContext
+from tasks.migrate.item_failure import fail_item
 from tasks.migrate.plan import Plan, gone_from_source
-from tasks.migrate.reconcile import fail_item
 from tasks.migrate.report import ORIGIN_NOTE
 from tasks.stop import ServiceUnavailable
 

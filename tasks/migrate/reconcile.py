@@ -1,4 +1,4 @@
-"""Reconcile: find the video a lost create answer made (only what is provably ours); fail items keeping it."""
+"""Reconcile: the look-ups and adoption of a lost create answer's video (only what is provably ours)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from core.item import FAILED_STATUSES, ItemState, Via
 from state.errors import LedgerError
 from state.machine import UPLOADING
 from state.models import Item
-from tasks.exactly_once import Intent, Lookup, error_code, look_up
+from tasks.exactly_once import Intent, Lookup, look_up
 from tasks.lookup import Postponed, SentCreate, find_created, service_bound
-from tasks.migrate.context import MigrateContext
+from tasks.migrate.context import MigrateContext, reload
 
 log = logging.getLogger(__name__)
 
@@ -161,35 +161,3 @@ def retry_service_errors(ctx: MigrateContext) -> int:
             ctx.ledger.restart(item.key, ctx.run_id, why)
             done += 1
     return done
-
-
-def reload(ctx: MigrateContext, key: str) -> Item:
-    """The item as the ledger has it now."""
-    item = ctx.ledger.get(key)
-    if item is None:
-        raise LookupError(f"item {key!r} vanished from the ledger")
-    return item
-
-
-def fail_item(
-    ctx: MigrateContext, item: Item, code: str | int, message: str, request_id: str | None = None
-) -> None:
-    """Fail the item; one whose init named only an upload session gets its video's id recorded first.
-
-    A failed item without a video id is requeued to planned (a new create), so an uploading item's video is
-    found by listing before it fails; a lookup that cannot decide leaves it uploading (Postponed) for later.
-    """
-    current = reload(ctx, item.key)
-    if current.state == UPLOADING:
-        claim_video(ctx, current)
-    ctx.ledger.fail(item.key, ctx.run_id, code, message, request_id=request_id)
-
-
-def api_failure(ctx: MigrateContext, item: Item, exc: VideoApiError) -> None:
-    """Record a definitive API refusal; a refusal of the token or of the workspace's state (quota, balance...)
-    stops the whole run instead (it would fail every item): the item stays as it is (planned, when its create
-    was refused) for the rerun."""
-    if stops_run(exc):
-        ctx.stop(exc)
-        return
-    fail_item(ctx, item, error_code(exc), str(exc), exc.request_id)

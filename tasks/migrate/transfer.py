@@ -13,7 +13,8 @@ from tasks.lookup import Postponed
 from tasks.migrate.context import MigrateContext
 from tasks.migrate.create import create_item, settle_creating
 from tasks.migrate.gap import look_up_gap
-from tasks.migrate.reconcile import claim_video, fail_item
+from tasks.migrate.item_failure import fail_item
+from tasks.migrate.reconcile import claim_video
 from tasks.migrate.upload import upload_item
 
 log = logging.getLogger(__name__)

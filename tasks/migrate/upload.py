@@ -15,9 +15,10 @@ from core.item import WAITING_FOR_BYTES, SourceKind
 from state.errors import InvalidTransition
 from state.machine import UPLOADING
 from state.models import Item
-from tasks.migrate.context import MigrateContext
+from tasks.migrate.context import MigrateContext, reload
+from tasks.migrate.item_failure import api_failure, fail_item
 from tasks.migrate.platform_source import open_link_source
-from tasks.migrate.reconcile import api_failure, claim_video, fail_item, reload, replace_empty_video
+from tasks.migrate.reconcile import claim_video, replace_empty_video
 
 log = logging.getLogger(__name__)
 
