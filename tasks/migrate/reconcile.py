@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
+from typing import Any
 
 from connectors.errors import NotFoundError, VideoApiError, stops_run
 from connectors.models import Video
@@ -12,7 +13,7 @@ from core.item import FAILED_STATUSES, ItemState, Via
 from state.errors import LedgerError
 from state.machine import UPLOADING
 from state.models import Item
-from tasks.exactly_once import Intent, Lookup, look_up
+from tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, exactly_once, look_up
 from tasks.lookup import Postponed, SentCreate, find_created, service_bound
 from tasks.migrate.context import MigrateContext, reload
 
@@ -83,27 +84,57 @@ def adopt_found(ctx: MigrateContext, item: Item, match: Video) -> None:
         replace_empty_video(ctx, reload(ctx, item.key), "init answer lost")
 
 
+#: The ops kind of a video migrate deletes (state/machine.OP_KINDS; op_key delete:<item key>:<video id>).
+DELETE_KIND = "delete"
+
+
 def delete_video(ctx: MigrateContext, item: Item, video_id: str) -> bool:
-    """Delete a video of this item (gone already counts); False when the service refused (item failed).
+    """Delete a video of this item exactly once (tasks/exactly_once.py, op_key delete:<item>:<video>); gone
+    already counts (a 404, on the call or on the GET that looks a lost answer up, is done). False when the
+    service refused, or a lost answer's video is still there (the item failed; a rerun deletes it again).
 
     An item failed here keeps the video's id (recorded if it had none): a requeue of a failed item without a
     video id plans a new create, which would leave this video beside the new one.
     """
+    journal: OpJournal[dict[str, Any]] = OpJournal(
+        ctx.ledger,
+        ctx.run_id,
+        f"delete:{item.key}:{video_id}",
+        DELETE_KIND,
+        {"video_id": video_id},
+        owner_key=item.key,
+        video_id=video_id,
+    )
+
+    def call() -> dict[str, Any]:
+        try:
+            ctx.client.videos.delete(video_id)
+        except NotFoundError:
+            return {"deleted": True, "found_gone": True}
+        return {"deleted": True}
+
+    def gone(_intent: Intent) -> dict[str, Any] | None:
+        try:
+            ctx.client.videos.get(video_id)
+        except NotFoundError:
+            return {"deleted": True, "found_gone": True}
+        return None
+
+    lookup = Lookup(gone, listing=False, absent="the video is still there: its delete did nothing")
     try:
-        ctx.client.videos.delete(video_id)
-    except NotFoundError:
-        pass
-    except VideoApiError as exc:
-        if stops_run(exc):
-            ctx.stop(exc)
+        exactly_once(journal, call, lookup=lookup)
+    except (VideoApiError, NotMade) as exc:
+        refusal = exc.unknown if isinstance(exc, NotMade) else exc
+        if stops_run(refusal):
+            ctx.stop(refusal)
         else:
             if reload(ctx, item.key).video_id is None:
                 try:
                     ctx.ledger.set_video_id(item.key, ctx.run_id, video_id)
                 except LedgerError:  # another item owns it: not this item's to keep
                     log.warning("item %s: video %s belongs to another item", item.key, video_id)
-            why = f"could not delete video {video_id}: {exc}"
-            ctx.ledger.fail(item.key, ctx.run_id, exc.code or "delete", why)
+            why = f"could not delete video {video_id}: {refusal}"
+            ctx.ledger.fail(item.key, ctx.run_id, refusal.code or "delete", why)
         return False
     return True
 

@@ -20,11 +20,13 @@ from core.item import Via
 from emulator.control import EmulatorControl, Workspace
 from flows.migrate.runner import run_migration
 from state.ledger import Ledger
+from state.machine import OpStatus
 from state.models import Item
+from tasks.exactly_once import OpJournal
 from tasks.lookup import fits
 from tasks.migrate.context import MigrateContext
 from tasks.migrate.create import create_item, create_title
-from tasks.migrate.reconcile import locate, sent_create
+from tasks.migrate.reconcile import DELETE_KIND, delete_video, locate, sent_create
 from tasks.migrate.transfer import transfer_item
 from tests.fixtures.emulator import fast_polls
 from tests.flows.helpers import options, settings_for, write_inventory
@@ -202,6 +204,40 @@ def test_retry_errors_deletes_the_failed_video_and_uploads_again(
     assert retried.exit_code == 0, retried.reasons
     (video,) = emu_control.videos(emu)
     assert video["id"] != failed["id"] and video["status"] == "done"
+    with Ledger.open(tmp_path / "ledger.db") as ledger:  # the delete went through its exactly-once step
+        (deleted,) = ledger.ops(kind=DELETE_KIND)
+    assert (deleted.op_key, deleted.status) == (f"delete:{deleted.owner_key}:{failed['id']}", OpStatus.DONE)
+
+
+def test_a_delete_left_open_is_looked_up_not_sent_again(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl
+) -> None:
+    """A crash between a delete and its outcome: the next attempt settles the open intent by a GET (a 404 is
+    gone: done) and sends no second DELETE; a video still there voids the intent and is deleted."""
+    ledger = Ledger.open(tmp_path / "l.db")
+    run_id = ledger.start_run("test", {})
+    ledger.plan([spec("k", 1, source="/x.mp4", title="T", parent_id=emu.project_id)], run_id)
+    ctx = _ctx(emu, ledger, run_id)
+    client = ctx.client
+    try:
+        gone = client.uploads.init(parent_id=emu.project_id, title="T", filesize=10).id
+        there = client.uploads.init(parent_id=emu.project_id, title="U", filesize=10).id
+        for video_id in (gone, there):  # the intents a crash left open
+            OpJournal(ledger, run_id, f"delete:k:{video_id}", DELETE_KIND, {}, owner_key="k").write_intent()
+        client.videos.delete(gone)  # the lost run's delete had gone through
+        logged = len(emu_control.requests(emu.workspace_id))
+        assert delete_video(ctx, _item(ledger, "k"), gone)
+        assert delete_video(ctx, _item(ledger, "k"), there)
+        sent = emu_control.requests(emu.workspace_id)[logged:]
+        deletes = [r["path"] for r in sent if r["method"] in ("DELETE", "POST")]
+        assert len(deletes) == 1 and deletes[0].endswith(there)  # only the video still there was deleted
+        (settled,) = ledger.ops(op_key=f"delete:k:{gone}")
+        assert (settled.status, settled.result) == (OpStatus.DONE, {"deleted": True, "found_gone": True})
+        assert [op.status for op in ledger.ops(op_key=f"delete:k:{there}")] == [OpStatus.VOID, OpStatus.DONE]
+        assert emu_control.videos(emu) == []
+    finally:
+        client.close()
+        ledger.close()
 
 
 def test_a_soft_deleted_video_is_never_adopted(tmp_path: Path, emu: Workspace) -> None:
