@@ -322,7 +322,7 @@ class Ledger(LedgerReader, LedgerBatches):
 
     def record_op_intent(
         self,
-        item_key: str | None,
+        owner_key: str | None,
         kind: str,
         params: Mapping[str, Any],
         *,
@@ -346,7 +346,7 @@ class Ledger(LedgerReader, LedgerBatches):
         with self._db.write() as conn:
             now = self._db.now()
             return operations.record_intent(
-                conn, now, item_key, kind, params, run_id=run_id, target=target, op_key=op_key, before=before
+                conn, now, owner_key, kind, params, run_id=run_id, target=target, op_key=op_key, before=before
             )
 
     def record_op_outcome(

@@ -133,7 +133,7 @@ class Op:
 
     op_id: int
     op_key: str | None
-    item_key: str | None
+    owner_key: str | None  #: whose op: an item key, backup:<dest>[:<video>], archive:<id> (column item_key)
     video_id: str | None
     kind: str
     params: Mapping[str, Any]
@@ -159,7 +159,7 @@ class Op:
         return cls(
             op_id=row["op_id"],
             op_key=row["op_key"],
-            item_key=row["item_key"],
+            owner_key=row["item_key"],
             video_id=row["video_id"],
             kind=row["kind"],
             params=_json(row["params"]) or {},

@@ -17,7 +17,7 @@ from state.machine import OBJECT_KINDS, OP_IN_PLACE, OP_KINDS, OpStatus, check_o
 def record_intent(
     conn: sqlite3.Connection,
     now: str,
-    item_key: str | None,
+    owner_key: str | None,
     kind: str,
     params: Mapping[str, Any],
     *,
@@ -47,7 +47,7 @@ def record_intent(
         " run_id, intent_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             op_key,
-            item_key,
+            owner_key,
             video_id,
             target_kind,
             target_id,
@@ -63,7 +63,7 @@ def record_intent(
     op_event(
         conn,
         now,
-        {"op_id": op_id, "item_key": item_key},
+        {"op_id": op_id, "item_key": owner_key},
         from_status=None,
         to_status=OpStatus.INTENT,
         run_id=run_id,

@@ -177,7 +177,7 @@ def get_op(db: Database, op_id: int) -> Op | None:
 def ops(
     db: Database,
     *,
-    item_key: str | None = None,
+    owner_key: str | None = None,
     op_key: str | None = None,
     status: str | None = None,
     kind: str | None = None,
@@ -188,7 +188,7 @@ def ops(
     """Operations matching every given filter, oldest first."""
     where, params = [], []  # type: tuple[list[str], list[Any]]
     for column, value in (
-        ("item_key", item_key),
+        ("item_key", owner_key),  # the column keeps its first name (old ledgers open as they are)
         ("op_key", op_key),
         ("status", status),
         ("kind", kind),

@@ -116,7 +116,7 @@ class LedgerReader:
     def ops(
         self,
         *,
-        item_key: str | None = None,
+        owner_key: str | None = None,
         op_key: str | None = None,
         status: str | None = None,
         kind: str | None = None,
@@ -128,7 +128,7 @@ class LedgerReader:
         filters = {"target_id": target_id, "created_id": created_id}
         with self._db.read() as db:
             return queries.ops(
-                db, item_key=item_key, op_key=op_key, status=status, kind=kind, run_id=run_id, **filters
+                db, owner_key=owner_key, op_key=op_key, status=status, kind=kind, run_id=run_id, **filters
             )
 
     def pending_ops(self) -> list[Op]:

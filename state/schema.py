@@ -132,6 +132,8 @@ DDL: tuple[str, ...] = (
     )
     """,
     *ITEMS_INDEXES.values(),
+    # ops.item_key holds the op's owner (models.Op.owner_key): an item's key, backup:<dest>[:<video>] or
+    # archive:<video>. The column keeps its first name, so every ledger written before opens as it is.
     f"""
     CREATE TABLE IF NOT EXISTS ops (
         op_id INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -250,7 +250,7 @@ class OpJournal(Generic[T]):
     op_key: str
     kind: str
     params: Mapping[str, Any]
-    item_key: str | None = None
+    owner_key: str | None = None
     video_id: str | None = None
     target: tuple[str, str] | None = None
     before: Mapping[str, Any] | None = None
@@ -267,7 +267,7 @@ class OpJournal(Generic[T]):
         """A new op row in status intent."""
         at = datetime.now(UTC)
         op_id = self.ledger.record_op_intent(
-            self.item_key,
+            self.owner_key,
             self.kind,
             self.params,
             run_id=self.run_id,

@@ -105,7 +105,7 @@ def _step(
     if last is not None and last.status == OpStatus.DONE:
         return True, last.result
     journal: OpJournal[Any] = OpJournal(
-        ctx.ledger, ctx.run_id, key, kind, params, item_key=f"archive:{rec.video_id}", video_id=rec.video_id
+        ctx.ledger, ctx.run_id, key, kind, params, owner_key=f"archive:{rec.video_id}", video_id=rec.video_id
     )
     lookup = None
     if recover is not None:
@@ -168,7 +168,7 @@ def _copy(ctx: ArchiveContext, rec: Recording) -> tuple[bool, Any]:
             found["note"] = "found complete at the destination across the replication gap"
             item = f"archive:{rec.video_id}"
             journal: OpJournal[Any] = OpJournal(
-                ctx.ledger, ctx.run_id, subject, "archive", params, item_key=item, video_id=rec.video_id
+                ctx.ledger, ctx.run_id, subject, "archive", params, owner_key=item, video_id=rec.video_id
             )
             journal.write_found(journal.write_intent(), found)
             return True, found

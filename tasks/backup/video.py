@@ -88,7 +88,7 @@ def step(
         op_key(ctx.dest_id, video_id, name),
         kind,
         params,
-        item_key=f"backup:{ctx.dest_id}" + (f":{video_id}" if video_id else ""),
+        owner_key=f"backup:{ctx.dest_id}" + (f":{video_id}" if video_id else ""),
         video_id=video_id,
     )
     lookup = None

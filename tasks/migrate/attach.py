@@ -42,7 +42,7 @@ def attach_materials(ctx: MigrateContext, item: Item) -> str | None:
         f"finish:{item.key}:attach",
         "attach",
         {"attachments": [material_name(s) for s in sources]},
-        item_key=item.key,
+        owner_key=item.key,
         video_id=video_id,
     )
     journal.outcome = _stored

@@ -58,7 +58,7 @@ def finish_item(ctx: MigrateContext, item: Item) -> str:
     for kind, params in steps:
         key = f"finish:{item.key}:{kind}"
         journal: OpJournal[Any] = OpJournal(
-            ctx.ledger, ctx.run_id, key, kind, params, item_key=item.key, video_id=video_id
+            ctx.ledger, ctx.run_id, key, kind, params, owner_key=item.key, video_id=video_id
         )
         journal.outcome = _no_result
 
