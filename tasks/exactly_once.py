@@ -51,7 +51,7 @@ class NotMade(Exception):
         self.unknown = unknown
 
 
-class Stop(Protocol):
+class StopSignal(Protocol):
     """A run's stop signal as a wait sees it (threading.Event-like): wait() is True once the run stops."""
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -99,7 +99,7 @@ class Lookup(Generic[T]):
     bound: float = LOOKUP_WAIT_SECONDS
 
 
-def look_up(lookup: Lookup[T], intent: Intent, *, wait: bool, stop: Stop | None = None) -> T | None:
+def look_up(lookup: Lookup[T], intent: Intent, *, wait: bool, stop: StopSignal | None = None) -> T | None:
     """What the call of `intent` did: found, or None once "not there" can be believed (tasks/lookup.py).
 
     Without wait, a lookup that cannot tell yet (too early to believe "not there", or Postponed by find)
@@ -126,7 +126,7 @@ def look_up(lookup: Lookup[T], intent: Intent, *, wait: bool, stop: Stop | None 
             raise Postponed(str(intent.ref))
 
 
-def _pause(seconds: float, stop: Stop | None) -> bool:
+def _pause(seconds: float, stop: StopSignal | None) -> bool:
     """Wait; True when the run was stopped meanwhile."""
     if stop is not None:
         return stop.wait(seconds)
@@ -140,7 +140,7 @@ def settle(
     lookup: Lookup[T] | None,
     *,
     wait: bool = False,
-    stop: Stop | None = None,
+    stop: StopSignal | None = None,
 ) -> T | None:
     """Settle an intent whose outcome is unknown: done with what the lookup found (returned), or void (None)
     when the call provably did nothing or is repeatable; Postponed (the intent stays open) while that cannot
@@ -174,7 +174,7 @@ def exactly_once(
     lookup: Lookup[T] | None = None,
     refused: tuple[type[BaseException], ...] = (VideoApiError,),
     waits: Waits = Waits(),  # noqa: B008 - frozen, shared safely
-    stop: Stop | None = None,
+    stop: StopSignal | None = None,
     hold: Callable[[], AbstractContextManager[Any]] = nullcontext,
 ) -> T:
     """Make one call that changes the service, exactly once; its result (or what a lookup found it did).

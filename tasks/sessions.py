@@ -18,16 +18,13 @@ from connectors.errors import UnknownOutcomeError
 from connectors.sources import ByteSource, open_source
 from connectors.tus import TusEndpointGoneError, TusError, TusUpload
 from core.tidy import same_text
+from tasks.stop import UploadStopped
 
 if TYPE_CHECKING:
     from connectors.client import VideoClient
     from connectors.models import Video
     from connectors.s3 import S3Config
     from tasks.stop import Stop
-
-
-class UploadStopped(Exception):
-    """The run stopped between two chunks of an upload: its intent stays open (the next run settles it)."""
 
 
 def send_by_tus(

@@ -1,5 +1,6 @@
-"""A run's stop signal: set once, by what stopped the run (its exit status is the job map's, flows/job.py);
-and the bound on a service that stopped answering (held by the client: connectors/client/silence.py)."""
+"""A run's stop signal: set once, by what stopped the run (its exit status is the job map's, flows/job.py),
+an upload it ended between two chunks (UploadStopped); and the bound on a service that stopped answering
+(held by the client: connectors/client/silence.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,11 @@ from connectors.config import ConfigError
 OUTAGE_SECONDS = 60.0
 #: The environment variable that sets another bound (seconds, at least 1).
 OUTAGE_ENV = "VIDEOFERRY_OUTAGE_SECONDS"
+
+
+class UploadStopped(Exception):
+    """The run stopped between two chunks of an upload: what the upload belongs to stays open for the next
+    run (an op's intent, settled first; an item uploading, resumed from the server's offset)."""
 
 
 def outage_seconds() -> float:

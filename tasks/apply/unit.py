@@ -35,7 +35,7 @@ from tasks.apply.values import SETS, values_of
 from tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, Waits, exactly_once, failure_code, look_up
 from tasks.gap import GapListingFailed
 from tasks.lookup import Postponed
-from tasks.sessions import UploadStopped
+from tasks.stop import UploadStopped
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,8 @@ from state.machine import DONE, FAILED
 from state.models import Item
 from tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, error_code, exactly_once
 from tasks.migrate.context import MigrateContext
-from tasks.sessions import Attached, UploadStopped, attach_files, material_name, missing_materials
+from tasks.sessions import Attached, attach_files, material_name, missing_materials
+from tasks.stop import UploadStopped
 
 #: The error code of an item one of whose attachments cannot be read.
 ATTACHMENT_UNREADABLE = "attachment"

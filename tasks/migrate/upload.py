@@ -19,6 +19,7 @@ from tasks.migrate.context import MigrateContext, reload
 from tasks.migrate.item_failure import api_failure, fail_item
 from tasks.migrate.platform_source import open_link_source
 from tasks.migrate.reconcile import claim_video, replace_empty_video
+from tasks.stop import UploadStopped
 
 log = logging.getLogger(__name__)
 
@@ -37,10 +38,6 @@ def open_bytes(ctx: MigrateContext, item: Item) -> ByteSource | None:
     except SourceError as exc:
         fail_item(ctx, item, "source", str(exc))
         return None
-
-
-class UploadStopped(Exception):
-    """The run was stopped between two chunks of an upload (its item stays uploading for the next run)."""
 
 
 def upload_item(ctx: MigrateContext, item: Item) -> None:
