@@ -45,7 +45,10 @@ def hold_on(run: Run, home: RemoteLedger, mark: GapMark, taken: datetime | None)
     """Stopped when the ledger is lost; no intent before the gap mark is past (tasks/gap_mark.py) nor once
     the lock is lost; run.gap (bounded by the mark the ledger kept) when the restored copy may be behind."""
     from connectors.ledger_errors import RemoteLedgerLostError
+    from tasks.apply.gap import gap_subjects as units
+    from tasks.archive.recording import gap_subjects as copies
     from tasks.gap import Gap
+    from tasks.migrate.gap import gap_subjects as items
 
     home.on_lost = lambda why: run.stop(RemoteLedgerLostError(why))
     # Nothing that changes the service leaves once the lease may have ended (checked per request).
@@ -58,7 +61,8 @@ def hold_on(run: Run, home: RemoteLedger, mark: GapMark, taken: datetime | None)
 
     run.ledger.guard_intents(guard)
     if home.may_be_behind:
-        run.gap = Gap(home.behind_reason, home.behind_since, taken)
+        # Every job's subjects, whichever job runs: the lost run may have been any job on this ledger.
+        run.gap = Gap(home.behind_reason, home.behind_since, taken, subjects=(items, units, copies))
         log.warning(
             "ledger %s: the restored copy may be behind (%s); whatever it does not show settled is looked"
             " up before anything is created for it",

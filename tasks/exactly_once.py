@@ -2,12 +2,14 @@
 
 The service has no Idempotency-Key (spec 7, rule 4), so a call is written down before it is made and settled
 before it is ever made again: an intent an earlier attempt left open is settled first (what it did is looked
-up: done with what was found, void when it provably did nothing), then the intent is written, the call made,
-its outcome written; an answer lost on the way (UnknownOutcomeError) is looked up the same way, never
-repeated blind. Lookups follow tasks/lookup.py (what a listing may show, and the settle time before "not
-there" is believed). Where intent and outcome are written is a Journal: the ledger's ops table under one
-op_key (OpJournal: archive steps, setup writes, apply units, migrate's finish step) or an item's own create
-columns (migrate's create, tasks/migrate/create.py).
+up: done with what was found, void when it provably did nothing); with none open, a subject a stale replica
+may not know is looked up across the replication gap (GapCheck, tasks/gap.py: found, it is adopted: intent,
+then found); then the intent is written, the call made, its outcome written; an answer lost on the way
+(UnknownOutcomeError) is looked up the same way, never repeated blind. Lookups follow tasks/lookup.py (what
+a listing may show, and the settle time before "not there" is believed). Where intent and outcome are
+written is a Journal: the ledger's ops table under one op_key (OpJournal: archive steps, setup writes, apply
+units, migrate's finish step and deletes) or an item's own create columns (migrate's create,
+tasks/migrate/create_journal.py).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from tasks.lookup import LOOKUP_WAIT_SECONDS, Postponed, settle_remaining_at
 
 if TYPE_CHECKING:
     from state.ledger import Ledger
+    from tasks.gap import Gap
 
 T = TypeVar("T")
 R_contra = TypeVar("R_contra", contravariant=True)
@@ -157,6 +160,42 @@ def settle(
 
 
 @dataclass(frozen=True)
+class GapCheck(Generic[T]):
+    """How a call's subject is found across the replication gap (tasks/gap.py), before its intent, when the
+    run's restored ledger may miss what a lost run did.
+
+    subject: its key in the gap's bookkeeping (the job's wing declares which ledger entries are subjects).
+    find(): what a lost run's call made, found in the gap's one listing (Gap.created) or by a direct check;
+    None when nothing is there; tasks/gap.GapAmbiguous when several could be it. find None: nothing can
+    hide there (the call is durable or repeatable): the subject only counts as looked up. hold(): held
+    around the lookup and the adoption's record (one step against other subjects' lookups).
+    """
+
+    gap: Gap
+    subject: str
+    find: Callable[[], T | None] | None
+    hold: Callable[[], AbstractContextManager[Any]] = nullcontext
+
+
+def adopt_across_gap(journal: Journal[T], check: GapCheck[T] | None) -> T | None:
+    """The step before the intent: a subject not looked up yet in this run (and with no intent open) is looked
+    up across the gap; found, it is adopted (journal: intent, then found) and returned: nothing is sent.
+    None when there is no gap, nothing to look up, or nothing found (the call may be made)."""
+    if check is None or not check.gap.pending(check.subject) or journal.open_intent() is not None:
+        return None
+    find = check.find
+    if find is None:
+        check.gap.mark_looked(check.subject)
+        return None
+    with check.hold():
+        found = check.gap.look(check.subject, find)
+        if found is None:
+            return None
+        journal.write_found(journal.write_intent(), found)
+    return found
+
+
+@dataclass(frozen=True)
 class Waits:
     """Whether a lookup may wait until it can tell (else Postponed goes to the caller's next round).
 
@@ -176,11 +215,14 @@ def exactly_once(
     waits: Waits = Waits(),  # noqa: B008 - frozen, shared safely
     stop: StopSignal | None = None,
     hold: Callable[[], AbstractContextManager[Any]] = nullcontext,
+    gap: GapCheck[T] | None = None,
 ) -> T:
     """Make one call that changes the service, exactly once; its result (or what a lookup found it did).
 
     1. An intent an earlier attempt left open is settled first (settle()): what it did is returned and
-       nothing is sent. 2. The intent is written. 3. The call, under hold() until its outcome is written.
+       nothing is sent; with none open, the subject is looked up across the replication gap
+       (adopt_across_gap(): found, adopted and returned). 2. The intent is written. 3. The call, under
+       hold() until its outcome is written.
     4. Its outcome: done with the answer; a refusal of the workspace's state (WorkspaceRefusedError: quota,
        balance...) is a definite "not made": void, raised again (the run stops; a later run sends it again);
        failed with any other refusal (an exception of `refused`, raised again);
@@ -194,6 +236,10 @@ def exactly_once(
         found = settle(journal, earlier, lookup, wait=waits.earlier, stop=stop)
         if found is not None:
             return found
+    else:
+        adopted = adopt_across_gap(journal, gap)
+        if adopted is not None:
+            return adopted
     intent = journal.write_intent()
     with hold():
         try:

@@ -13,28 +13,25 @@ video that existed before (an original migrated with another ledger, a copy's ow
 place) is never taken for the result it looks like. No mark known: the lookup cannot tell, adopts nothing,
 and the run does what the ledger does not show done (said once as a warning).
 
-What each job looks up before its create (the subject key it records): migrate, an item in planned / creating
-/ failed without a video (its key), under every title its create can have been sent with; apply, a copy /
-concat unit that is not done (its unit key; cuts and replaces write their intent durably first instead, so
-they are never in the gap); archive, a recording's copy not done (its op key: the destination object at its
-own key adopted by size and md5: the same bytes, whenever written, so no mark bounds it). complete() says when
-every subject was looked up, and only then may the home be marked reconciled: a run that touched part of the
-ledger leaves the gap open for the next.
+Which ledger entries are subjects (not settled, so a lost run may have made them) each job declares in its
+wing (tasks/migrate/gap.py, tasks/apply/gap.py, tasks/archive/recording.py), and the run's Gap is given them
+(flows/job_remote.hold_on); how a subject is found before its call is one step of the exactly-once sequence
+(tasks/exactly_once.GapCheck: found, the adoption is written as the call's intent, then found). This module
+keeps the listing and its bookkeeping: look() records each subject looked up (GapAmbiguous when several
+videos could be it), complete() says when every subject was looked up, and only then may the home be
+marked reconciled: a run that touched part of the ledger leaves the gap open for the next.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from connectors.models import Video
-from core.item import ItemState
-from core.operation import OpKind
-from state.machine import OpStatus, UnitState
 from tasks.lookup import Postponed, SentCreate, besides, choose_created
 
 if TYPE_CHECKING:
@@ -43,12 +40,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Apply kinds whose lost result a gap lookup finds by listing (cut and replace: durable intents instead).
-GAP_UNIT_KINDS = frozenset({OpKind.COPY.value, OpKind.CONCAT.value})
-#: Items in these states may hide a create the copy does not know (with `failed` only when it has no video).
-GAP_ITEM_STATES = (ItemState.PLANNED, ItemState.CREATING, ItemState.FAILED)
-#: The op key of an archive copy step ends so (tasks/archive/recording.op_key(video, "copy")).
-ARCHIVE_COPY_SUFFIX = ":copy"
+T = TypeVar("T")
+
+#: A job's gap subjects: the keys of the ledger's entries it does not show settled (each job's wing).
+SubjectsOf = Callable[["Ledger"], Iterable[str]]
+
+
+class GapAmbiguous(Postponed):
+    """Several videos of the gap's listing could be the subject's and cannot be told apart: nothing is made
+    for it (a person checks them; a rerun looks again)."""
 
 
 class GapListingFailed(Exception):
@@ -63,6 +63,7 @@ class Gap:
     reason: str
     since: datetime | None  #: this machine's clock: when the lost run started, as the lock tells (or None)
     taken: datetime | None = None  #: the gap mark (service clock, tasks/gap_mark.py); None: cannot tell
+    subjects: Sequence[SubjectsOf] = ()  #: every job's subjects (flows/job_remote.hold_on gives them)
     looked: set[str] = field(default_factory=set)
     unresolved: dict[str, str] = field(default_factory=dict)  #: subject -> why it could not be told
     listed_calls: int = 0
@@ -105,27 +106,12 @@ class Gap:
                 log.info("replication gap: %d video(s) created since its mark", len(self._videos))
             return self._videos
 
-    def find(
-        self,
-        client: VideoClient,
-        subject: str,
-        sents: Sequence[SentCreate],
-        owners: Callable[[Sequence[str]], dict[str, str]],
-        sources: Collection[str] = (),
-    ) -> Video | None:
-        """The video one of `sents` (the ways the subject's create can have been sent) made during the gap,
-        never one another ledger entry owns nor one of `sources` (the ids the call was made on: they existed
-        before it); tasks/lookup.choose_created over the run's one listing, bounded by the mark. The subject
-        counts as looked up; Postponed (recorded as unresolved) when several videos could be it and cannot be
-        told apart."""
-        videos = self.listing(client)
-        held = besides(owners, sources)
+    def look(self, subject: str, find: Callable[[], T | None]) -> T | None:
+        """What find() tells of the subject (None: nothing there); the subject counts as looked up. A
+        GapAmbiguous from find is recorded as unresolved (the gap stays open) and raised again."""
         try:
-            for sent in sents:
-                found = choose_created(videos, sent, held, bound=self.bound, clock_known=True)
-                if found is not None:
-                    return found
-        except Postponed:
+            found = find()
+        except GapAmbiguous:
             with self._lock:
                 self.unresolved[subject] = "several videos could be its create's; cannot tell which"
             raise
@@ -134,7 +120,42 @@ class Gap:
                 self.looked.add(subject)
         with self._lock:
             self.unresolved.pop(subject, None)
+        return found
+
+    def created(
+        self,
+        client: VideoClient,
+        sents: Sequence[SentCreate],
+        owners: Callable[[Sequence[str]], dict[str, str]],
+        sources: Collection[str] = (),
+    ) -> Video | None:
+        """The video one of `sents` (the ways a create can have been sent) made during the gap, never one
+        another ledger entry owns nor one of `sources` (the ids the call was made on: they existed before
+        it); tasks/lookup.choose_created over the run's one listing, bounded by the mark. GapAmbiguous when
+        several videos could be it and cannot be told apart."""
+        videos = self.listing(client)
+        held = besides(owners, sources)
+        try:
+            for sent in sents:
+                found = choose_created(videos, sent, held, bound=self.bound, clock_known=True)
+                if found is not None:
+                    return found
+        except GapAmbiguous:
+            raise
+        except Postponed as exc:
+            raise GapAmbiguous(str(exc)) from None
         return None
+
+    def find(
+        self,
+        client: VideoClient,
+        subject: str,
+        sents: Sequence[SentCreate],
+        owners: Callable[[Sequence[str]], dict[str, str]],
+        sources: Collection[str] = (),
+    ) -> Video | None:
+        """created(), with the subject counted as looked up (look())."""
+        return self.look(subject, lambda: self.created(client, sents, owners, sources))
 
     def pending(self, subject: str) -> bool:
         """Whether the subject still has to be looked up before its create (not yet in this run)."""
@@ -148,19 +169,9 @@ class Gap:
             self.unresolved.pop(subject, None)
 
     def unsettled(self, ledger: Ledger) -> list[str]:
-        """The subjects the ledger does not show settled and this run has not looked up (empty: complete)."""
-        subjects: list[str] = []
-        for item in ledger.items(GAP_ITEM_STATES):
-            if item.state != ItemState.FAILED or not item.video_id:
-                subjects.append(item.key)
-        for unit in ledger.units():
-            if unit.kind in GAP_UNIT_KINDS and unit.state != UnitState.DONE:
-                subjects.append(unit.unit_key)
-        last: dict[str, str] = {}
-        for op in ledger.ops(kind="archive"):
-            if op.op_key and op.op_key.endswith(ARCHIVE_COPY_SUFFIX):
-                last[op.op_key] = op.status
-        subjects += [key for key, status in last.items() if status != OpStatus.DONE]
+        """The subjects (every job's: self.subjects) the ledger does not show settled and this run has not
+        looked up (empty: complete)."""
+        subjects = [key for subjects_of in self.subjects for key in subjects_of(ledger)]
         with self._lock:
             return [s for s in subjects if s not in self.looked or s in self.unresolved]
 

@@ -56,6 +56,10 @@ class ResultUnnamed(Exception):
     video without naming it (spec: answers not shown). Look it up; never cut again."""
 
 
+class VideoMissing(Exception):
+    """The video a unit acts on does not exist (found before its call: nothing was sent)."""
+
+
 @dataclass(frozen=True)
 class Called:
     """What a call (or its reconcile) established: the video it left, whether it is new, what happened."""

@@ -23,6 +23,7 @@ from tasks.apply.calls import (
     Called,
     CutUnnamed,
     ResultUnnamed,
+    VideoMissing,
     before_of,
     call,
     reconcile,
@@ -30,10 +31,10 @@ from tasks.apply.calls import (
     result_title,
 )
 from tasks.apply.context import ApplyContext
-from tasks.apply.gap import in_place, look_up_gap
+from tasks.apply.gap import gap_check, in_place
 from tasks.apply.values import SETS, values_of
 from tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, Waits, exactly_once, failure_code, look_up
-from tasks.gap import GapListingFailed
+from tasks.gap import GapAmbiguous, GapListingFailed
 from tasks.lookup import Postponed
 from tasks.stop import UploadStopped
 
@@ -104,10 +105,6 @@ def _result_of(ctx: ApplyContext, key: str) -> str:
 REFUSED = (VideoApiError, SourceError, CutUnnamed)
 
 
-class VideoMissing(Exception):
-    """The video a unit acts on does not exist (found before its call: nothing was sent)."""
-
-
 class VideoGone(Exception):
     """The video a unit acted on vanished while its lost answer was looked up: the outcome cannot be told."""
 
@@ -148,24 +145,10 @@ def _catch_up(ctx: ApplyContext, key: str, spec: OperationSpec, last: Op) -> str
 def _call_once(
     ctx: ApplyContext, key: str, spec: OperationSpec, video_id: str, others: dict[str, str]
 ) -> str:
-    """The unit's call, exactly once (tasks/exactly_once.py), then the unit's move."""
+    """The unit's call, exactly once (tasks/exactly_once.py; its gap step: tasks/apply/gap.gap_check), then
+    the unit's move."""
     journal = UnitJournal(ctx, key, spec, video_id, others)
     lookup = unit_lookup(ctx, spec, video_id)
-    if ctx.gap is not None and journal.open_intent() is None:
-        try:  # the restored ledger may have missed this call: its result looked up before it is made
-            found = look_up_gap(ctx, key, spec, video_id, others, journal)
-        except Postponed:
-            why = "the ledger may have missed this call (replication gap); several videos could be its result"
-            fail_unit(ctx, key, "gap_ambiguous", f"{why}: check them by hand, then rerun")
-            return UnitState.FAILED
-        except GapListingFailed as exc:
-            ctx.stop(exc)
-            return UnitState.PLANNED
-        except NotFoundError:
-            fail_unit(ctx, key, "not_found", f"video {video_id} does not exist")
-            return UnitState.FAILED
-        if found is not None:
-            return _move_after(ctx, key, spec, found)
     try:
         called = exactly_once(
             journal,
@@ -175,7 +158,15 @@ def _call_once(
             waits=Waits(lost=True),
             stop=ctx.abort,
             hold=journal.create_lock,
+            gap=gap_check(ctx, key, spec, video_id, others),  # the ledger may have missed this call
         )
+    except GapAmbiguous:
+        why = "the ledger may have missed this call (replication gap); several videos could be its result"
+        fail_unit(ctx, key, "gap_ambiguous", f"{why}: check them by hand, then rerun")
+        return UnitState.FAILED
+    except GapListingFailed as exc:
+        ctx.stop(exc)
+        return UnitState.PLANNED
     except VideoMissing:
         fail_unit(ctx, key, "not_found", f"video {video_id} does not exist")
         return UnitState.FAILED

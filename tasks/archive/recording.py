@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -16,7 +16,7 @@ from state.models import Op
 from tasks.archive.files import save_chat, save_qos
 from tasks.archive.plan import UNKNOWN_STREAM, Layout, Recording, choose_asset, extension
 from tasks.destination import Destination
-from tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, exactly_once
+from tasks.exactly_once import GapCheck, Intent, Lookup, NotMade, OpJournal, exactly_once
 from tasks.streamed_copy import COPY_ERRORS, adopt_copy, copy_link
 
 if TYPE_CHECKING:
@@ -31,6 +31,17 @@ TERMINAL_BAD = ("error", "aborted")
 def op_key(video_id: str, step: str) -> str:
     """The ledger key of one step of one recording: archive:<video_id>:<step>."""
     return f"archive:{video_id}:{step}"
+
+
+def gap_subjects(ledger: Ledger) -> Iterable[str]:
+    """Archive's gap subjects: the recordings' copies not done (their op keys; _copy's gap step adopts the
+    destination object at its own key by size and md5: the same bytes, whenever written, so no mark bounds
+    it)."""
+    last: dict[str, str] = {}
+    for op in ledger.ops(kind="archive"):
+        if op.op_key and op.op_key.endswith(":copy"):
+            last[op.op_key] = op.status
+    return [key for key, status in last.items() if status != OpStatus.DONE]
 
 
 @dataclass
@@ -93,12 +104,14 @@ def _step(
     call: Callable[[], Any],
     *,
     recover: Callable[[Op], Any] | None = None,
+    gap: GapCheck[Any] | None = None,
 ) -> tuple[bool, Any]:
     """Run a step exactly once (tasks/exactly_once.py): (True, result) done now or before, (False, error
     text) failed now.
 
     A previous intent without outcome (a crash) is settled first: recover(op) returns the result when the
     step had taken effect (a direct check, believed at once), None when not (void: the step runs again).
+    gap: the step's look-up across the replication gap (tasks/exactly_once.GapCheck), if any.
     """
     key = op_key(rec.video_id, step)
     last = _last(ctx, key)
@@ -112,7 +125,7 @@ def _step(
         found = recover
         lookup = Lookup(lambda intent: found(_op(ctx, intent)), listing=False, absent=NOT_TAKEN_EFFECT)
     try:
-        return True, exactly_once(journal, call, lookup=lookup, refused=STEP_ERRORS)
+        return True, exactly_once(journal, call, lookup=lookup, refused=STEP_ERRORS, gap=gap)
     except (*STEP_ERRORS, NotMade) as exc:
         return False, f"{step}: {exc}"
 
@@ -157,21 +170,14 @@ def _copy(ctx: ArchiveContext, rec: Recording) -> tuple[bool, Any]:
         "object_key": key,
     }
     link = str(asset.download_link)
-    subject = op_key(rec.video_id, "copy")
-    gap = ctx.gap
-    if gap is not None and gap.pending(subject) and (last is None or last.status != OpStatus.INTENT):
-        # The restored ledger may have missed this copy: an object already complete is adopted, not copied
-        # (an open intent is settled the same way by _step).
-        gap.mark_looked(subject)
+
+    def complete_across_gap() -> dict[str, Any] | None:
+        """The restored ledger may have missed this copy: an object already complete is adopted, not copied
+        (an open intent is settled the same way, by recover)."""
         found = _complete(ctx, params)
         if found is not None:
             found["note"] = "found complete at the destination across the replication gap"
-            item = f"archive:{rec.video_id}"
-            journal: OpJournal[Any] = OpJournal(
-                ctx.ledger, ctx.run_id, subject, "archive", params, owner_key=item, video_id=rec.video_id
-            )
-            journal.write_found(journal.write_intent(), found)
-            return True, found
+        return found
 
     def call() -> dict[str, Any]:
         copied = copy_link(
@@ -186,7 +192,9 @@ def _copy(ctx: ArchiveContext, rec: Recording) -> tuple[bool, Any]:
         )
         return {**params, "bytes": copied.size, "md5": copied.md5, "archived_at": ctx.now().isoformat()}
 
-    return _step(ctx, rec, "copy", "archive", params, call, recover=lambda op: _adopt(ctx, op))
+    subject = op_key(rec.video_id, "copy")
+    gap = GapCheck(ctx.gap, subject, complete_across_gap) if ctx.gap is not None else None
+    return _step(ctx, rec, "copy", "archive", params, call, recover=lambda op: _adopt(ctx, op), gap=gap)
 
 
 # -- the recording ----------------------------------------------------------------------------------

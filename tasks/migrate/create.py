@@ -1,35 +1,31 @@
-"""Creating an item's video exactly once: the title it is sent under; the create by tus, URL or single."""
+"""Creating an item's video exactly once (tasks/exactly_once.py, gap step first): by tus, URL or single."""
 
 from __future__ import annotations
 
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from connectors.config import ConfigError
-from connectors.errors import (
-    FolderNotFoundError,
-    NotFoundError,
-    VideoApiError,
-)
+from connectors.errors import FolderNotFoundError, NotFoundError, VideoApiError
 from connectors.ids import same_id
 from connectors.retry import describe_failure
 from connectors.s3 import parse_s3_uri, presign_get, shared_s3_client
-from connectors.sources import ByteSource, source_version
-from connectors.titles import header_exact, header_safe_title, placeholder_title
-from core.item import SourceKind, Via, default_title
+from connectors.sources import ByteSource
+from connectors.titles import header_exact
+from core.item import SourceKind, Via
 from core.tidy import same_title
-from state.machine import CREATING
 from state.models import Item
-from tasks.exactly_once import Intent, NotMade, exactly_once, settle
-from tasks.lookup import is_shared, shared_titles
+from tasks.exactly_once import NotMade, exactly_once
+from tasks.gap import GapAmbiguous
 from tasks.migrate.context import MigrateContext, reload, scope_of
+from tasks.migrate.create_journal import CreateJournal
+from tasks.migrate.gap import gap_ambiguous, gap_check
 from tasks.migrate.item_failure import api_failure, fail_item
 from tasks.migrate.platform_source import journal_file_origin, resolve_link
-from tasks.migrate.reconcile import adopt_found, create_intent, item_lookup
+from tasks.migrate.reconcile import item_lookup
+from tasks.migrate.titles import create_title
 from tasks.migrate.upload import open_bytes
 
 log = logging.getLogger(__name__)
@@ -37,34 +33,6 @@ log = logging.getLogger(__name__)
 
 #: error.code of a create whose parent_id the service does not know (spec section 7).
 PARENT_REFUSED_CODE = 400236
-
-
-def item_title_groups(ctx: MigrateContext) -> frozenset[tuple[str, str]]:
-    """(parent, title_group_key) pairs more than one item of the ledger falls in (tasks/lookup.shared_titles):
-    learned once per run."""
-    with ctx.lock:
-        if ctx.shared_titles is None:
-            rows = ctx.ledger.title_rows()
-            titles = ((parent, title or default_title(source, key)) for key, parent, title, source in rows)
-            ctx.shared_titles = shared_titles(titles)
-        return ctx.shared_titles
-
-
-def create_title(ctx: MigrateContext, item: Item, mode: Via) -> str:
-    """The title the create sends: one a lookup can tell from every other item's in its parent, and ASCII in
-    headers.
-
-    Items whose titles a tidying service could make alike (equal once tidied, or in their first
-    core.tidy.MIN_TITLE_CAP characters: tasks/lookup.shared_titles) get a marker derived from their key (set
-    to the real title by the finish step), so a lost create answer can only ever match its own item's video.
-    Header uploads send titles that are not plain ASCII as the same marker.
-    """
-    title = item.spec.title
-    if is_shared(item_title_groups(ctx), item.spec.parent_id, title):
-        return placeholder_title(item.key)
-    if mode is not Via.TUS:
-        return header_safe_title(title, item.key)[0]
-    return title
 
 
 def learn_init_ids(ctx: MigrateContext, init_id: str, sent_title: str, parent: str) -> str | None:
@@ -118,61 +86,6 @@ def create_item(ctx: MigrateContext, item: Item) -> None:
         _create_tus(ctx, item, title, source)
 
 
-@dataclass
-class CreateJournal:
-    """An item's create, written in the item itself (tasks/exactly_once.Journal): the intent is the state
-    creating with the title and description sent, the outcome the state the answer (or the lookup) tells.
-
-    accepted(answer): writes what the call answered (an upload session, or the accepted video).
-    """
-
-    ctx: MigrateContext
-    item: Item
-    title: str = ""
-    description: str | None = None
-    source: ByteSource | None = None
-    accepted: Callable[[Any], None] = lambda _answer: None
-
-    def open_intent(self) -> Intent | None:
-        """The create an earlier attempt left in creating."""
-        return create_intent(self.item) if self.item.state == CREATING else None
-
-    def write_intent(self) -> Intent:
-        """planned -> creating, with the title and description sent and the source's version."""
-        at = datetime.now(UTC)
-        self.ctx.ledger.begin_create(
-            self.item.key,
-            self.ctx.run_id,
-            self.title,
-            create_description=self.description,
-            source_version=source_version(self.source) if self.source is not None else None,
-        )
-        return Intent(self.item.key, at)
-
-    def write_done(self, intent: Intent, result: Any) -> None:
-        """The answer: uploading (tus) or processing (single, URL)."""
-        self.accepted(result)
-
-    def write_found(self, intent: Intent, found: Any) -> None:
-        """The video the lost answer's create made, adopted (reconcile.adopt_found)."""
-        adopt_found(self.ctx, reload(self.ctx, self.item.key), found)
-
-    def write_failed(self, intent: Intent, exc: BaseException) -> None:
-        """creating -> planned: the service refused the create, nothing was made (the item fails next)."""
-        why = f"create refused ({getattr(exc, 'code', None)})"
-        self.ctx.ledger.reconcile_none(self.item.key, self.ctx.run_id, why)
-
-    def write_void(self, intent: Intent, why: str) -> None:
-        """creating -> planned: no video was made; the item may be created again."""
-        self.ctx.ledger.reconcile_none(self.item.key, self.ctx.run_id, why or None)
-
-
-def settle_creating(ctx: MigrateContext, item: Item) -> None:
-    """An item left in creating (its answer lost, or a crash): adopt the video its create made, or plan it
-    again (tasks/exactly_once.settle); Postponed (it stays creating) while that cannot be told."""
-    settle(CreateJournal(ctx, item), create_intent(item), item_lookup(ctx, item.key))
-
-
 def _create(
     ctx: MigrateContext,
     item: Item,
@@ -182,11 +95,15 @@ def _create(
     accepted: Callable[[Any], None],
     source: ByteSource | None = None,
 ) -> None:
-    """The item's create, exactly once (tasks/exactly_once.py); a refusal fails the item, a refused parent
-    fails every later item under it (and the run, when it is --parent-id)."""
+    """The item's create, exactly once (tasks/exactly_once.py): an item not looked up across the replication
+    gap yet is looked up first (tasks/migrate/gap.gap_check: found, adopted; several candidates, failed
+    naming them); a refusal fails the item, a refused parent fails every later item under it (and the run,
+    when it is --parent-id)."""
     journal = CreateJournal(ctx, item, sent_title, sent_description, source, accepted)
     try:
-        exactly_once(journal, call, lookup=item_lookup(ctx, item.key))
+        exactly_once(journal, call, lookup=item_lookup(ctx, item.key), gap=gap_check(ctx, item, journal))
+    except GapAmbiguous:  # the ledger may have missed its create, and several videos could be it
+        gap_ambiguous(ctx, item)
     except NotMade:
         log.info("item %s: its lost create made no video; creating it again", item.key)
     except FolderNotFoundError as exc:  # the parent is unknown to this token: every item under it would fail

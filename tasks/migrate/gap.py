@@ -1,32 +1,48 @@
-"""Migrate across the replication gap: an item the restored ledger does not show settled is looked up (the
-run's one listing, tasks/gap.py) under every title its create can have been sent with, before it is created.
+"""Migrate across the replication gap: which items are gap subjects, and how an item's create is found in the
+run's one listing (tasks/gap.py) under every title it can have been sent with, before it is created.
 
-A run whose remote ledger may be behind first sweeps the items in planned and failed without a video: a
-video found is adopted as a lost create answer is (begin_create, then reconcile.adopt_found); then, during
-the run, any item about to be created that was not looked up yet (one a restart put back to planned, one
-whose create intent was settled as "nothing found") is looked up the same way.
+The look-up is the step before the create's intent (tasks/exactly_once.adopt_across_gap, with gap_check()):
+a video found is adopted as a lost create answer is (its intent, then reconcile.adopt_found). A run whose
+remote ledger may be behind first sweeps the items in planned and failed without a video with that step
+(sweep_gap); then, during the run, any item about to be created that was not looked up yet (one a restart
+put back to planned, one whose create intent was settled as "nothing found") takes it in its create's
+exactly-once sequence (tasks/migrate/create.py).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from connectors.errors import VideoApiError, stops_run
 from connectors.models import Video
 from connectors.titles import header_safe_title, placeholder_title
 from state.errors import LedgerError
-from state.machine import FAILED, PLANNED
+from state.machine import CREATING, FAILED, PLANNED
 from state.models import Item
-from tasks.gap import GapListingFailed
-from tasks.lookup import Postponed, SentCreate
-from tasks.migrate.context import MigrateContext, reload
-from tasks.migrate.create import create_title
-from tasks.migrate.reconcile import adopt_found
+from tasks.exactly_once import GapCheck, adopt_across_gap
+from tasks.gap import GapAmbiguous, GapListingFailed
+from tasks.lookup import SentCreate
+from tasks.migrate.context import MigrateContext
+from tasks.migrate.create_journal import CreateJournal
+from tasks.migrate.titles import create_title
+
+if TYPE_CHECKING:
+    from state.ledger import Ledger
 
 log = logging.getLogger(__name__)
 
 #: error_code of an item several videos of the gap could be (left for a person: nothing is created for it).
 GAP_AMBIGUOUS = "gap_ambiguous"
+
+
+def gap_subjects(ledger: Ledger) -> Iterable[str]:
+    """Migrate's gap subjects: the items that may hide a create the copy does not know (planned, creating,
+    failed without a video); their keys."""
+    for item in ledger.items([PLANNED, CREATING, FAILED]):
+        if item.state != FAILED or not item.video_id:
+            yield item.key
 
 
 def gap_sents(ctx: MigrateContext, item: Item) -> list[SentCreate]:
@@ -46,39 +62,42 @@ def gap_sents(ctx: MigrateContext, item: Item) -> list[SentCreate]:
     ]
 
 
-def look_up_gap(ctx: MigrateContext, item: Item) -> bool:
-    """Look the item up across the gap (once per run); True when a video was found and adopted (the item has
-    moved on), False when none is there (it may be created). An item several videos could be is failed
-    (GAP_AMBIGUOUS, named) and True is returned: nothing is created for it."""
+def gap_check(ctx: MigrateContext, item: Item, journal: CreateJournal) -> GapCheck[Video] | None:
+    """How the item's create is found across the gap (None: no gap): under every title of gap_sents(), never
+    a video another item owns; a video found is what the journal adopts (journal.adopting)."""
     gap = ctx.gap
-    if gap is None or not gap.pending(item.key):
-        return False
+    if gap is None:
+        return None
+
+    def find() -> Video | None:
+        journal.adopting = gap.created(ctx.client, gap_sents(ctx, item), ctx.ledger.keys_for_videos)
+        return journal.adopting
+
+    return GapCheck(gap, item.key, find)
+
+
+def gap_ambiguous(ctx: MigrateContext, item: Item) -> None:
+    """Several videos of the gap could be the item's: a planned item is failed (GAP_AMBIGUOUS, named), any
+    other noted; nothing is created for it."""
+    why = (
+        "the ledger may have missed this item's create (replication gap) and several videos could be its"
+        " own: check them by hand (delete the ones that are not), then rerun: it is looked up again"
+    )
+    if item.state == PLANNED:
+        ctx.ledger.fail(item.key, ctx.run_id, GAP_AMBIGUOUS, why)
+    else:
+        ctx.ledger.note(item.key, ctx.run_id, why)
+
+
+def look_up_gap(ctx: MigrateContext, item: Item) -> bool:
+    """The gap step of the item's create, taken ahead of it (once per run); True when a video was found and
+    adopted (the item has moved on), or several could be it (gap_ambiguous): nothing is created for it."""
+    journal = CreateJournal(ctx, item)
     try:
-        found = gap.find(ctx.client, item.key, gap_sents(ctx, item), ctx.ledger.keys_for_videos)
-    except Postponed:
-        why = (
-            "the ledger may have missed this item's create (replication gap) and several videos could be its"
-            " own: check them by hand (delete the ones that are not), then rerun: it is looked up again"
-        )
-        if item.state == PLANNED:
-            ctx.ledger.fail(item.key, ctx.run_id, GAP_AMBIGUOUS, why)
-        else:
-            ctx.ledger.note(item.key, ctx.run_id, why)
+        return adopt_across_gap(journal, gap_check(ctx, item, journal)) is not None
+    except GapAmbiguous:
+        gap_ambiguous(ctx, item)
         return True
-    if found is None:
-        return False
-    _adopt(ctx, item, found)
-    return True
-
-
-def _adopt(ctx: MigrateContext, item: Item, video: Video) -> None:
-    """Record the found video as the item's, through the ledger's own steps (a failed item requeued first)."""
-    if item.state == FAILED:
-        ctx.ledger.requeue_failed(ctx.run_id, keys=[item.key])
-    ctx.ledger.begin_create(item.key, ctx.run_id, video.title or item.spec.title)
-    ctx.ledger.note(item.key, ctx.run_id, f"video {video.id} found by listing across the replication gap")
-    log.info("item %s: video %s found across the replication gap", item.key, video.id)
-    adopt_found(ctx, reload(ctx, item.key), video)
 
 
 def sweep_gap(ctx: MigrateContext) -> int:

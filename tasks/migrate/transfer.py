@@ -11,8 +11,8 @@ from state.machine import CREATING, FAILED, PLANNED, UPLOADING
 from tasks.gap import GapListingFailed
 from tasks.lookup import Postponed
 from tasks.migrate.context import MigrateContext
-from tasks.migrate.create import create_item, settle_creating
-from tasks.migrate.gap import look_up_gap
+from tasks.migrate.create import create_item
+from tasks.migrate.create_journal import settle_creating
 from tasks.migrate.item_failure import fail_item
 from tasks.migrate.reconcile import claim_video
 from tasks.migrate.upload import upload_item
@@ -30,13 +30,11 @@ def transfer_item(ctx: MigrateContext, key: str) -> str:
         if item.state == CREATING:
             settle_creating(ctx, item)
         elif item.state == PLANNED:
-            if look_up_gap(ctx, item):  # the ledger may have missed its create: found (or named), not made
-                pass
-            elif ctx.count_create(key) is None:  # counted over the whole run, every reconcile round included
+            if ctx.count_create(key) is None:  # counted over the whole run, every reconcile round included
                 made = ctx.max_create_attempts
                 fail_item(ctx, item, "create_attempts", f"no video after {made} create attempts")
             else:
-                create_item(ctx, item)
+                create_item(ctx, item)  # its gap step first: the ledger may have missed its create
         elif item.state == UPLOADING:
             upload_item(ctx, item)
             current = ledger.get(key)

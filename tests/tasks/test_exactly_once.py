@@ -11,7 +11,8 @@ import pytest
 from connectors.errors import NotFoundError, UnknownOutcomeError
 from state.ledger import Ledger
 from state.machine import OpStatus
-from tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, exactly_once, settle
+from tasks.exactly_once import GapCheck, Intent, Lookup, NotMade, OpJournal, exactly_once, settle
+from tasks.gap import Gap, GapAmbiguous
 from tasks.lookup import Postponed
 
 
@@ -131,3 +132,61 @@ def test_a_repeatable_call_lost_is_failed_and_an_open_one_void(book: tuple[Ledge
     (open_op,) = ledger.ops(op_key="j")
     assert settle(_journal(ledger, run, "j"), Intent(open_op.op_id, open_op.intent_at), None) is None
     assert _statuses(ledger, "j") == [OpStatus.VOID]
+
+
+def _gap(*subjects: str) -> Gap:
+    """A run's gap whose subjects are these op keys (as a job's wing declares them)."""
+    return Gap("test", None, None, subjects=[lambda _ledger: list(subjects)])
+
+
+def test_a_subject_the_gap_shows_made_is_adopted_before_any_intent(book: tuple[Ledger, str]) -> None:
+    """The gap step: a lost run's result found is written as the call's intent, then found; nothing is sent,
+    and the subject counts as looked up (the gap may close)."""
+    ledger, run = book
+    service, gap = Service(), _gap("k")
+    lost_run = {"id": "made-by-the-lost-run"}
+    check = GapCheck(gap, "k", lambda: lost_run)
+    assert exactly_once(_journal(ledger, run), service.create, gap=check) == lost_run
+    (op,) = ledger.ops(op_key="k")
+    assert (op.status, op.result, service.sends) == (OpStatus.DONE, lost_run, 0)
+    assert gap.complete(ledger)
+    assert exactly_once(_journal(ledger, run, "k2"), service.create, gap=GapCheck(gap, "k", lambda: lost_run))
+    assert service.sends == 1  # looked up once per run: a second call of the subject is made
+
+
+def test_nothing_in_the_gap_lets_the_call_be_made_and_an_open_intent_skips_the_gap(
+    book: tuple[Ledger, str],
+) -> None:
+    ledger, run = book
+    service, gap = Service(), _gap("k", "open")
+    looked: list[str] = []
+
+    def nothing() -> None:
+        looked.append("k")
+        return None
+
+    assert exactly_once(_journal(ledger, run), service.create, gap=GapCheck(gap, "k", nothing)) == {
+        "id": "made-1"
+    }
+    assert (looked, _statuses(ledger), service.sends) == (["k"], [OpStatus.DONE], 1)
+    _journal(ledger, run, "open").write_intent()  # an intent a crash left open: settled, not looked up
+    exactly_once(
+        _journal(ledger, run, "open"),
+        service.create,
+        lookup=service.lookup(),
+        gap=GapCheck(gap, "open", nothing),
+    )
+    assert looked == ["k"] and not gap.complete(ledger)
+
+
+def test_several_candidates_in_the_gap_write_nothing_and_keep_the_gap_open(book: tuple[Ledger, str]) -> None:
+    ledger, run = book
+    service, gap = Service(), _gap("k")
+
+    def several() -> None:
+        raise GapAmbiguous("k")
+
+    with pytest.raises(GapAmbiguous):
+        exactly_once(_journal(ledger, run), service.create, gap=GapCheck(gap, "k", several))
+    assert (_statuses(ledger), service.sends) == ([], 0)
+    assert gap.unsettled(ledger) == ["k"]
