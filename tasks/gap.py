@@ -163,7 +163,7 @@ class Gap:
             return subject not in self.looked
 
     def mark_looked(self, subject: str) -> None:
-        """Record a subject as looked up by other means (an archive object checked by size and md5)."""
+        """Record a subject as looked up with nothing to list (a call durable or repeatable)."""
         with self._lock:
             self.looked.add(subject)
             self.unresolved.pop(subject, None)
