@@ -42,8 +42,9 @@ BENCHMARKS = (
 #: Benchmarks run only when named (long: `make bench-scale`), not by a bare `python -m bench`.
 OPT_IN = ("cpu_per_item", "platform_listing")
 #: Benchmarks whose figures are times or ratios of times the background benchmarks would skew: a bare
-#: `python -m bench --alone` (`make bench-alone`) runs them one after another with nothing beside them; a bare
-#: `python -m bench` (`make bench`) runs every other benchmark but the OPT_IN ones.
+#: `python -m bench` (`make bench`) runs every other benchmark but the OPT_IN ones; a bare
+#: `python -m bench --alone` (`make bench-alone`) runs that set first and then these one after another with
+#: nothing beside them, so one run measures every figure of RESULTS.md.
 TIMING = ("throughput", "plan", "archive_copy", "backup_copy", "end_to_end")
 #: Benchmarks that mostly sleep (threads waiting on polls): in a run with others they start first, in a
 #: background process (`python -m bench NAME` with its own work dir and emulator), and are collected last.
@@ -61,8 +62,8 @@ def _parse(argv: list[str]) -> argparse.Namespace:
         "names",
         nargs="*",
         metavar="NAME",
-        help="benchmarks to run (default: all but the timing and opt-in ones; with --alone the timing "
-        f"ones {TIMING}); any of {BENCHMARKS}",
+        help="benchmarks to run (default: all but the timing and opt-in ones; with --alone all but the "
+        f"opt-in ones, the timing ones {TIMING} last and in turn); any of {BENCHMARKS}",
     )
     parser.add_argument("--quick", action="store_true", help="tiny sizes (seconds; figures not meaningful)")
     parser.add_argument("--results", metavar="PATH", help="also write the figures as a RESULTS.md file")
@@ -71,7 +72,13 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--alone",
         action="store_true",
-        help="run every benchmark in turn, none in the background (for the timing-sensitive figures)",
+        help="with names: run them in turn, none in the background; without: every benchmark but the opt-in "
+        "ones, the timing-sensitive ones last, each with nothing else of ours running (make bench-alone)",
+    )
+    parser.add_argument(
+        "--header",
+        metavar="TEXT",
+        help="a line put first in the --results file (e.g. that its figures are a format sample)",
     )
     parser.add_argument(
         "--skip", nargs="+", default=[], metavar="NAME", help="leave these out (make bench: the timing ones)"
@@ -142,7 +149,7 @@ class Background:
         cfg.notes.extend(done["notes"])
         figures = [
             dataclasses.replace(f, note=f"{f.note}; ran alongside the other benchmarks".lstrip("; "))
-            for f in (Figure(**d) for d in done["figures"])
+            for f in (Figure(**{**d, "rounds": tuple(d.get("rounds", ()))}) for d in done["figures"])
         ]
         load = tuple(done.get("loads", {}).get(self.name, (0.0, 0.0)))
         broken = bool(done["failed"]) or self.proc.returncode != 0
@@ -152,8 +159,12 @@ class Background:
 def main(argv: list[str] | None = None) -> int:
     """Run the chosen benchmarks; exit status 1 when any of them crashed."""
     args = _parse(sys.argv[1:] if argv is None else argv)
-    default = TIMING if args.alone else [n for n in BENCHMARKS if n not in OPT_IN and n not in TIMING]
+    whole = args.alone and not args.names
+    default = [n for n in BENCHMARKS if n not in OPT_IN and (whole or n not in TIMING)]
     names = [n for n in args.names or default if n not in args.skip]
+    # The timing-sensitive ones go last, in turn, once the background benchmarks have been collected.
+    alone_after = [n for n in names if n in TIMING and n not in QUIET] if whole else []
+    names = [n for n in names if n not in alone_after]
     logging.basicConfig(level=logging.ERROR, format="  log: %(name)s: %(message)s")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     base = Path(args.workdir) if args.workdir else Path(tempfile.gettempdir())
@@ -167,6 +178,11 @@ def main(argv: list[str] | None = None) -> int:
     notes_of: dict[str, list[str]] = {}
     started = time.monotonic()
     background: list[Background] = []
+    from bench.calibration import calibrate
+    from bench.results import now
+
+    began = now()
+    calibrated = calibrate() if args.results else []
 
     def run_one(name: str) -> None:
         print(f"# {name}", file=sys.stderr, flush=True)
@@ -186,18 +202,23 @@ def main(argv: list[str] | None = None) -> int:
         notes_of[name] = cfg.notes[noted:]
         print(f"# {name} took {timings[name]:.1f} s", file=sys.stderr, flush=True)
 
+    #: name -> the benchmarks that ran beside it (in the background, or it in the background beside them).
+    beside: dict[str, list[str]] = {}
     try:
-        if len(names) > 1 and not args.alone:
+        if len(names) > 1 and (whole or not args.alone):
             for name in [n for n in names if n in QUIET]:
                 run_one(name)
             names = [n for n in names if n not in QUIET]
             background = [Background(n, args, workdir) for n in names if n in BACKGROUND]
             names = [n for n in names if n not in BACKGROUND]
+        behind = [job.name for job in background]
         for name in names:
             run_one(name)
+            beside[name] = behind
         for job in background:
             noted = len(cfg.notes)
             found, timings[job.name], broken, loads[job.name] = job.collect(cfg)
+            beside[job.name] = [n for n in [*names, *behind] if n != job.name]
             notes_of[job.name] = cfg.notes[noted:]
             figures += [(job.name, figure) for figure in found]
             for figure in found:
@@ -207,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{job.name}: FAILED (see its output above)", flush=True)
             print(f"# {job.name} took {timings[job.name]:.1f} s (alongside the others)", file=sys.stderr)
             cfg.note(f"{job.name} ran in its own process alongside the other benchmarks (its time overlaps)")
+        background = []
+        for name in alone_after:
+            run_one(name)
     finally:
         for job in background:
             job.stop()
@@ -224,28 +248,27 @@ def main(argv: list[str] | None = None) -> int:
         }
         Path(args.figures_json).write_text(json.dumps(done))
     if args.results:
+        from bench.calibration import figure as calibration
         from bench.results import command_line, section, write_results
 
         command = command_line(sys.argv[1:] if argv is None else argv)
-        ran = list(timings)
-        background_names = [job.name for job in background]
-        sections = []
-        for name in ran:
-            # Background benchmarks ran beside everything else; the others beside the background ones.
-            beside = [n for n in ran if n != name] if name in background_names else background_names
-            sections.append(
-                section(
-                    name,
-                    [f for n, f in figures if n == name],
-                    notes_of.get(name, []),
-                    timings[name],
-                    loads.get(name, (0.0, 0.0)),
-                    command,
-                    [n for n in beside if n != name],
-                    name in failed,
-                )
+        ran = [n for n in BENCHMARKS if n in timings]
+        sections = [
+            section(
+                name,
+                [f for n, f in figures if n == name],
+                notes_of.get(name, []),
+                timings[name],
+                loads.get(name, (0.0, 0.0)),
+                beside.get(name, []),
+                name in failed,
             )
-        write_results(Path(args.results), sections, BENCHMARKS)
+            for name in ran
+        ]
+        header = args.header or ("--quick sizes: a format sample, not figures" if args.quick else "")
+        write_results(
+            Path(args.results), sections, command, calibration(calibrated, calibrate()), began, total, header
+        )
     return 1 if failed else 0
 
 

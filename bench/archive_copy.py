@@ -183,18 +183,20 @@ def rounds(times: list[float]) -> str:
 
 
 def compared(ours: list[float], raw: list[float], what: str, extra: str = "") -> Figure:
-    """`<what>_vs_raw_boto3`: raw's median seconds / ours' (the rounds alternate, so round n of each ran at
-    about the same time); the note gives the best-of ratio and the median of the rounds' own ratios, and the
-    load average of the machine (other processes share its 2 cores)."""
-    ratio = statistics.median(raw) / statistics.median(ours)
-    paired = statistics.median(r / o for o, r in zip(ours, raw, strict=True))
+    """`<what>_vs_raw_boto3`: the median of the rounds' own ratios, raw's seconds / ours (the rounds
+    alternate, so round n of each ran at about the same time), every round's ratio as its spread; the note
+    gives the ratio of the medians, the best-of ratio and the load average of the machine (other processes
+    share its 2 cores)."""
+    each = [r / o for o, r in zip(ours, raw, strict=True)]
     load = os.getloadavg()
     return Figure(
         f"{what}_vs_raw_boto3",
-        ratio,
-        note=f"{what} / raw boto3 (10 threads), medians of {len(ours)} alternating rounds; best / best "
-        f"{min(raw) / min(ours):.2f}; median of the rounds' own ratios {paired:.2f}; load average "
-        f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1, 5, 15 min) at the end{extra}; 1.0 = as fast",
+        statistics.median(each),
+        note=f"{what} / raw boto3 (10 threads), median of {len(ours)} alternating rounds' ratios; medians' "
+        f"ratio {statistics.median(raw) / statistics.median(ours):.3f}; best / best "
+        f"{min(raw) / min(ours):.3f}; load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1, 5, 15 "
+        f"min) at the end{extra}; 1.0 = as fast",
+        rounds=tuple(each),
     )
 
 
@@ -225,6 +227,7 @@ def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: Mot
         f"{mib:.0f} MiB recording by run_archive to s3:// (moto), 8 MiB parts ({DEFAULT_IN_FLIGHT} in flight "
         f"while the download goes on), the copy step's intent -> outcome in the ledger, {rounds(copies)}; "
         f"whole run_archive calls {', '.join(f'{w:.2f}' for _, w in archived)} s",
+        tuple(mib / t for t in copies),
     )
     yield Figure(
         "raw_boto3_throughput",
@@ -232,6 +235,7 @@ def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: Mot
         "MiB/s",
         f"the same link streamed by httpx into boto3 upload_fileobj, 8 MiB parts, 10 threads, same moto, "
         f"{rounds(raw)}; one thread (parts in turn): {mib / statistics.median(seq):.0f} MiB/s, {rounds(seq)}",
+        tuple(mib / t for t in raw),
     )
     one_thread = statistics.median(seq) / statistics.median(copies)
     yield compared(copies, raw, "archive", f"; archive / raw one thread {one_thread:.2f}")

@@ -79,6 +79,7 @@ def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: Mot
         f"{mib:.0f} MiB video by run_backup to s3:// (moto), 8 MiB parts ({DEFAULT_IN_FLIGHT} in flight "
         f"while the download goes on), the copy step's intent -> outcome in the ledger, {rounds(copies)}; "
         f"whole run_backup calls {', '.join(f'{w:.2f}' for _, w in backed)} s",
+        tuple(mib / t for t in copies),
     )
     yield Figure(
         "backup_raw_boto3_throughput",
@@ -86,6 +87,7 @@ def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: Mot
         "MiB/s",
         f"the same link streamed by httpx into boto3 upload_fileobj, 8 MiB parts, 10 threads, same moto, "
         f"{rounds(raw)}",
+        tuple(mib / t for t in raw),
     )
     yield compared(copies, raw, "backup")
 

@@ -199,6 +199,7 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
         mib / median(raw),
         "MiB/s",
         f"{mib:.0f} MiB in one POST /v2/video, {of}: {_seconds(raw)} s; {loads}",
+        tuple(mib / t for t in raw),
     )
     yield Figure(
         "tus_throughput",
@@ -206,18 +207,21 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
         "MiB/s",
         f"{mib:.0f} MiB by run_migration --via tus, {chunks}, create intent -> uploaded, {of}: "
         f"{_seconds(moved)} s; whole run_migration calls {_seconds(walls)} s",
+        tuple(mib / t for t in moved),
     )
     yield Figure(
         "tus_connector_throughput",
         mib / median(bare),
         "MiB/s",
         f"the tus connector alone (init + TusUpload, {chunks}, no ledger), {of}: {_seconds(bare)} s",
+        tuple(mib / t for t in bare),
     )
     yield Figure(
         "tuspy_throughput",
         mib / median(tuspy),
         "MiB/s",
         f"tuspy Uploader to an endpoint from init, {chunks}, HEAD + PATCHes, {of}: {_seconds(tuspy)} s",
+        tuple(mib / t for t in tuspy),
     )
     # Throughput ratios per round: the other way's seconds / ours (above 1 = ours faster than that way).
     vs_raw = [r / t for r, t in zip(raw, moved, strict=True)]
@@ -230,17 +234,20 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
         spread(vs_raw)[1],
         note=f"run_migration tus / raw single request, per round: {_spread(vs_raw)}; the connector alone / "
         f"raw {_spread(bare_vs_raw)}; 1.0 = as fast; {loads}",
+        rounds=tuple(vs_raw),
     )
     yield Figure(
         "tus_connector_vs_raw_throughput",
         spread(bare_vs_raw)[1],
         note=f"the tus connector alone (no ledger) / raw single request, per round: {_spread(bare_vs_raw)}",
+        rounds=tuple(bare_vs_raw),
     )
     yield Figure(
         "tus_vs_tuspy_throughput",
         spread(vs_tuspy)[1],
         note=f"run_migration tus / tuspy, same chunks, per round: {_spread(vs_tuspy)}; connector / tuspy "
         f"{_spread(bare_vs_tuspy)}; above 1 = ours faster",
+        rounds=tuple(vs_tuspy),
     )
     yield Figure(
         "tus_whole_run_vs_raw",
@@ -248,4 +255,5 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
         note=f"raw single request seconds / the whole run_migration call's, per round: "
         f"{_spread(whole_vs_raw)} (inventory, ledger, preflight, init, upload, final poll, close); "
         "1.0 = as fast",
+        rounds=tuple(whole_vs_raw),
     )
