@@ -29,6 +29,7 @@ BENCHMARKS = (
     "throughput",
     "memory",
     "plan",
+    "bytes_at_once",
     "apply_ops",
     "dask_plane",
     "archive_copy",
@@ -45,7 +46,7 @@ OPT_IN = ("cpu_per_item", "platform_listing")
 #: `python -m bench` (`make bench`) runs every other benchmark but the OPT_IN ones; a bare
 #: `python -m bench --alone` (`make bench-alone`) runs that set first and then these one after another with
 #: nothing beside them, so one run measures every figure of RESULTS.md.
-TIMING = ("throughput", "plan", "archive_copy", "backup_copy", "end_to_end")
+TIMING = ("throughput", "plan", "bytes_at_once", "archive_copy", "backup_copy", "end_to_end")
 #: Benchmarks that mostly sleep (threads waiting on polls): in a run with others they start first, in a
 #: background process (`python -m bench NAME` with its own work dir and emulator), and are collected last.
 BACKGROUND = ("baseline", "api_calls")

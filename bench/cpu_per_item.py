@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.child import measure
-from bench.figures import Figure
+from bench.figures import Figure, with_rounds
 from bench.services import EmulatorProcess
 from bench.workload import BenchConfig, clip_bytes, write_clips, write_inventory
 from emulator.control import EmulatorControl, Workspace
@@ -24,7 +24,7 @@ from emulator.control import EmulatorControl, Workspace
 PER_SECOND, PER_MINUTE, POLL, PROCESSING = 100, 6000, 0.5, 0.2
 TRANSFERS = 4
 #: Sizes measured by default, and the long one behind VIDEOFERRY_BENCH_CPU_100K=1 (about 20 minutes per job).
-SIZES, QUICK_SIZES, LONG = (1000, 20000), (20, 60), 100_000
+SIZES, QUICK_SIZES, LONG = (1000, 20000), (20, 40, 60), 100_000
 LONG_ENV = "VIDEOFERRY_BENCH_CPU_100K"
 #: Interleaved rounds of SIZES (each size once per round; the figures are the medians), overridable by
 #: ROUNDS_ENV; one with --quick. The long size runs once, after the rounds. The same code's 20k run read 3.16,
@@ -155,6 +155,7 @@ def figures(results: Sequence[Measured]) -> Iterator[Figure]:
             f"{items} {what}, {TRANSFERS} transfers, {limits}: {_samples(runs)}; median {cpu:.1f} s "
             f"CPU (user + system, imports excluded) in {wall:.1f} s wall = {items / wall:.0f} items/s; "
             f"{loads}",
+            tuple(m.per_item_ms for m in runs) if len(runs) > 1 else (),
         )
     growth: dict[str, list[tuple[str, float]]] = {}
     for job in ("migrate", "apply"):
@@ -165,16 +166,86 @@ def figures(results: Sequence[Measured]) -> Iterator[Figure]:
             name = f"cpu_per_item_growth_{_k(small)}_to_{_k(big)}"
             big_ms, small_ms = _median(sized[big]), _median(sized[small])
             growth.setdefault(name, []).append((job, big_ms / small_ms))
+            paired = _paired(sized[small], sized[big])
             yield Figure(
                 f"{name}_{job}",
                 big_ms / small_ms,
                 note=f"{job}: {big_ms:.2f} ms / {small_ms:.2f} ms CPU per item "
                 f"(medians; {_rounds(sized[small], sized[big])}); 1.0 = flat",
+                rounds=tuple(b.per_item_ms / a.per_item_ms for a, b in paired) if len(paired) > 1 else (),
             )
     for name, ratios in growth.items():
         job, worst = max(ratios, key=lambda r: r[1])
-        both = ", ".join(f"{j} {r:.2f}" for j, r in ratios)
-        yield Figure(name, worst, note=f"the larger of the jobs' growths ({both}); 1.0 = flat")
+        both = ", ".join(f"{j} {r:.3f}" for j, r in ratios)
+        order = sorted(by_size[job])
+        paired = _paired(by_size[job][order[0]], by_size[job][int(_size(name))])
+        yield Figure(
+            name,
+            worst,
+            note=f"the larger of the jobs' growths ({both}; the spread is {job}'s); 1.0 = flat",
+            rounds=tuple(b.per_item_ms / a.per_item_ms for a, b in paired) if len(paired) > 1 else (),
+        )
+    yield from slopes(by_size)
+
+
+def _size(growth_name: str) -> int:
+    """The bigger size of a growth figure's name: `..._1k_to_20k` -> 20000."""
+    text = growth_name.rsplit("_to_", 1)[1]
+    return int(text[:-1]) * 1000 if text.endswith("k") else int(text)
+
+
+def _paired(small: Sequence[Measured], big: Sequence[Measured]) -> list[tuple[Measured, Measured]]:
+    """The runs of two sizes round by round; a size run once (the long one) pairs with each of the other's."""
+    count = max(len(small), len(big))
+    return [(small[min(i, len(small) - 1)], big[min(i, len(big) - 1)]) for i in range(count)]
+
+
+def _slope(a: Measured, b: Measured) -> float:
+    """CPU milliseconds per extra item from run a to the bigger run b (each run's fixed cost cancels)."""
+    return (b.cpu - a.cpu) / (b.items - a.items) * 1000.0
+
+
+def slopes(by_size: dict[str, dict[int, list[Measured]]]) -> Iterator[Figure]:
+    """CPU per extra item between consecutive sizes (`cpu_slope_<job>_<a>_to_<b>`, median of the rounds), and
+    with three sizes or more the last slope over the first (`cpu_slope_growth_<a>_to_<b>[_<job>]`: 1.0 = an
+    extra item costs as much at scale as between the small sizes; the fixed cost of a run is in neither)."""
+    growth: list[tuple[str, str, Figure]] = []
+    for job in ("migrate", "apply"):
+        sized = by_size.get(job, {})
+        order = sorted(sized)
+        found: list[tuple[int, int, list[float]]] = []
+        for a, b in zip(order, order[1:], strict=False):
+            each = [_slope(x, y) for x, y in _paired(sized[a], sized[b])]
+            found.append((a, b, each))
+            yield with_rounds(
+                f"cpu_slope_{job}_{_k(a)}_to_{_k(b)}",
+                each,
+                "ms",
+                f"{job}: CPU per extra item from {a} to {b} items (the difference of the runs' CPU / "
+                f"{b - a} items, round by round: {', '.join(f'{v:.3f}' for v in each)} ms)",
+            )
+        if len(found) < 2:
+            continue
+        (a0, b0, first), (a1, b1, last) = found[0], found[-1]
+        ratios = [y / x if x else 0.0 for x, y in zip(first, last, strict=False)]
+        name = f"cpu_slope_growth_{_k(a1)}_to_{_k(b1)}"
+        figure = with_rounds(
+            f"{name}_{job}",
+            ratios,
+            note=f"{job}: CPU per extra item from {_k(a1)} to {_k(b1)} / from {_k(a0)} to {_k(b0)}, round by "
+            f"round; 1.0 = linear",
+        )
+        growth.append((name, job, figure))
+        yield figure
+    if growth:
+        name, job, worst = max(growth, key=lambda g: float(g[2].value))
+        both = ", ".join(f"{j} {float(f.value):.3f}" for _, j, f in growth)
+        yield Figure(
+            name,
+            worst.value,
+            note=f"the larger of the jobs' slope growths ({both}; the spread is {job}'s); 1.0 = linear",
+            rounds=worst.rounds,
+        )
 
 
 def _rounds(small: Sequence[Measured], big: Sequence[Measured]) -> str:

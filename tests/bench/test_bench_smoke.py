@@ -42,6 +42,7 @@ EXPECTED = {
         "peak_rss_growth_s3",
     ],
     "plan": ["plan_1k_rows_seconds", "peak_rss_plan_1k_rows", "rerun_finished_1k_seconds"],
+    "bytes_at_once": ["raw_8_throughput", "tus_8_throughput", "tus_8_vs_raw_8", "tus_resume_resent_chunks"],
     "apply_ops": ["apply_ops_per_minute", "apply_floor_ratio", "apply_api_calls_per_op"],
     "dask_plane": [
         "inprocess_bytes_throughput",
@@ -84,6 +85,10 @@ EXPECTED = {
         "e2e_5_plain_processing_queue_seconds",
         "e2e_5_plain_processing_queue_vs_floor",
         "e2e_5_plain_processing_queue_tail_vs_queue_floor",
+        "e2e_30_plain_burst_seconds",
+        "e2e_30_plain_burst_vs_floor",
+        "e2e_30_plain_burst_creates_per_second",
+        "e2e_30_plain_burst_vs_limit",
         "e2e_5_naive_seconds",
         "e2e_naive_vs_videoferry",
         "e2e_5_plain_tus_rate_limited_vs_default",
@@ -103,18 +108,26 @@ EXPECTED = {
         "platform_url_migration_10_vs_floor",
     ],
     "cpu_per_item": [
-        "cpu_per_item_migrate_20",
-        "cpu_per_item_apply_20",
-        "cpu_per_item_migrate_60",
-        "cpu_per_item_apply_60",
-        "cpu_per_item_growth_20_to_60_migrate",
-        "cpu_per_item_growth_20_to_60_apply",
+        *(f"cpu_per_item_{job}_{n}" for n in (20, 40, 60) for job in ("migrate", "apply")),
+        *(f"cpu_per_item_growth_20_to_{n}_{job}" for job in ("migrate", "apply") for n in (40, 60)),
+        "cpu_per_item_growth_20_to_40",
         "cpu_per_item_growth_20_to_60",
+        *(
+            name
+            for job in ("migrate", "apply")
+            for name in (
+                f"cpu_slope_{job}_20_to_40",
+                f"cpu_slope_{job}_40_to_60",
+                f"cpu_slope_growth_40_to_60_{job}",
+            )
+        ),
+        "cpu_slope_growth_40_to_60",
     ],
 }
-#: `name: number [unit] [(note)]`
+#: `name: number [unit] [[spread]] [(note)]`
 LINE = re.compile(
-    r"^(?P<name>[a-z0-9_]+): (?P<value>-?[0-9]+(?:\.[0-9]+)?)(?: [A-Za-z/]+)?(?: \((?P<note>.*)\))?$"
+    r"^(?P<name>[a-z0-9_]+): (?P<value>-?[0-9]+(?:\.[0-9]+)?)(?: [A-Za-z/]+)?"
+    r"(?: \[(?P<spread>one run|min -?[0-9.]+ / max -?[0-9.]+ of \d+ rounds)\])?(?: \((?P<note>.*)\))?$"
 )
 
 #: name -> (value, note) of one benchmark's printed figures.
@@ -186,6 +199,9 @@ def _end_to_end(figures: Figures) -> None:
             float(x) for x in _found(r"^(\d+\.\d+) s from .* / (\d+\.\d+) s the queue", note).groups()
         )
         assert value >= 1.0 and tail >= least, (name, note)
+    # Where the per-second window binds, the creates never beat it (a faster one would be an overshoot).
+    for name in (n for n in figures if n.endswith("_burst_vs_limit")):
+        assert 0.0 < figures[name][0] <= 1.0, (name, figures[name][1])
 
 
 def _apply_ops(figures: Figures) -> None:
@@ -235,7 +251,14 @@ def _platform_listing(figures: Figures) -> None:
     assert figures["platform_url_migration_10_vs_floor"][0] >= 1.0  # never faster than the limits allow
 
 
+def _bytes_at_once(figures: Figures) -> None:
+    # The connection was cut once, and the upload resumed from the server's offset: at most a chunk again.
+    value, note = figures["tus_resume_resent_chunks"]
+    assert "(1 cut)" in note and 0 <= value <= 1.0, note
+
+
 INVARIANTS: dict[str, Callable[[Figures], None]] = {
+    "bytes_at_once": _bytes_at_once,
     "platform_listing": _platform_listing,
     "rate_cap": _rate_cap,
     "api_calls": _api_calls,
@@ -268,6 +291,9 @@ def test_benchmark_prints_its_figures(name: str, tmp_path: Path) -> None:
     for line in lines:
         match = LINE.match(line)
         assert match, f"not a figure line: {line!r}"
+        # Every measured (non-integer) value has three decimals and its spread.
+        assert "." not in match["value"] or len(match["value"].split(".")[1]) == 3, line
+        assert ("." in match["value"]) == (match["spread"] is not None), line
         names.append(match["name"])
         figures[match["name"]] = (float(match["value"]), match["note"] or "")
     assert names == EXPECTED[name]
@@ -290,6 +316,13 @@ def test_results_file_has_the_command_and_the_figures(tmp_path: Path) -> None:
     assert proc.stdout.strip() in text
     assert "old figures" not in text
     assert text.endswith("\nmy notes\n")
+    # One run: the commit and date at the top, the calibration figure, the targets it did not measure.
+    assert "**--quick sizes: a format sample, not figures**" in text
+    assert re.search(r"^- commit [0-9a-f]{7,}.*, 20\d\d-\d\d-\d\d \d\d:\d\d UTC", text, re.M), text[:800]
+    assert re.search(
+        r"^calibration_cpu_loop_seconds: \d\.\d{3} s \[min [0-9.]+ / max [0-9.]+ of 6 rounds\]", text, re.M
+    )
+    assert "| `tus_vs_raw_throughput` | >= 0.95 | not measured |" in text
 
 
 def test_unknown_benchmark_is_refused(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ def _run(job: str, items: int, ms: float) -> Measured:
 def test_sizes_repeat_in_interleaved_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ROUNDS_ENV, "2")
     assert sizes(quick=False) == SIZES + SIZES
-    assert sizes(quick=True) == (20, 60)
+    assert sizes(quick=True) == (20, 40, 60)
 
 
 def test_one_high_run_of_three_does_not_move_the_growth() -> None:
@@ -35,3 +35,25 @@ def test_the_larger_jobs_growth_is_the_target_figure() -> None:
     got = {f.name: f for f in figures(runs)}
     assert got["cpu_per_item_growth_1k_to_20k"].value == pytest.approx(1.3)
     assert "one run" in got["cpu_per_item_apply_20k"].note
+
+
+def test_the_slope_leaves_out_each_runs_fixed_cost() -> None:
+    # A run costs 5 s of CPU whatever its size, then 2 ms per item to 20k and 2.4 ms per item beyond: per item
+    # 20k -> 100k reads 1.15 (the fixed cost hides part of it), the slope 2.4 / 2.0 = 1.2.
+    def cpu(items: int) -> float:
+        return 5.0 + 0.002 * min(items, 20000) + 0.0024 * max(0, items - 20000)
+
+    runs = []
+    for items in (1000, 20000, 1000, 20000):
+        runs += [
+            Measured("migrate", items, 1.0, cpu(items), items),
+            Measured("apply", items, 1.0, cpu(items) / 2, items),
+        ]
+    runs += [Measured("migrate", 100000, 1.0, cpu(100000), 100000)]
+    runs += [Measured("apply", 100000, 1.0, cpu(100000) / 2, 100000)]
+    got = {f.name: f for f in figures(runs)}
+    assert got["cpu_slope_migrate_1k_to_20k"].value == pytest.approx(2.0)
+    assert got["cpu_slope_migrate_20k_to_100k"].value == pytest.approx(2.4)
+    assert got["cpu_slope_growth_20k_to_100k_migrate"].value == pytest.approx(1.2)
+    assert got["cpu_slope_growth_20k_to_100k"].value == pytest.approx(1.2)
+    assert got["cpu_slope_growth_20k_to_100k"].rounds == pytest.approx((1.2, 1.2))
