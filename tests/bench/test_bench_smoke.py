@@ -42,7 +42,13 @@ EXPECTED = {
         "peak_rss_growth_s3",
     ],
     "plan": ["plan_1k_rows_seconds", "peak_rss_plan_1k_rows", "rerun_finished_1k_seconds"],
-    "bytes_at_once": ["raw_8_throughput", "tus_8_throughput", "tus_8_vs_raw_8", "tus_resume_resent_chunks"],
+    "bytes_at_once": [
+        "raw_8_throughput",
+        "tus_8_throughput",
+        "tus_8_vs_raw_8",
+        "tus_resume_resent_chunks",
+        "s3_stream_vs_get_upload",
+    ],
     "apply_ops": ["apply_ops_per_minute", "apply_floor_ratio", "apply_api_calls_per_op"],
     "dask_plane": [
         "inprocess_bytes_throughput",
