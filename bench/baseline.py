@@ -16,6 +16,7 @@ from typing import Any
 
 from bench import careful
 from bench.end_to_end import migrate_command
+from bench.fault_time import breakdown as where_time_went
 from bench.figures import Figure
 from bench.ratelog import api_calls, breakdown, refusal_windows, refused
 from bench.services import REPO, EmulatorProcess
@@ -51,6 +52,8 @@ class Run:
     videos: list[dict[str, Any]]
     titles: list[str]
     detail: str
+    #: The wall-clock time (epoch seconds) the run started, for the request log's times.
+    started: float = 0.0
 
     @property
     def calls(self) -> list[dict[str, Any]]:
@@ -111,6 +114,7 @@ def careful_run(
     """The careful script on the clips in its own workspace (under the seed's faults when `faulted`)."""
     with EmulatorControl(base_url, timeout=120.0) as ctl:
         with _faults(ctl, ws, faulted):
+            began = time.time()
             started = time.perf_counter()
             workers = careful.workers_for(PER_SECOND, PER_MINUTE, timing.poll)
             outcomes = careful.migrate(
@@ -129,7 +133,7 @@ def careful_run(
         f"{sum(o.retries for o in outcomes)} retries, {sum(o.lookups for o in outcomes)} lookups (they "
         f"found {sum(o.found for o in outcomes)} videos a lost answer had made)"
     )
-    return Run(seconds, entries, videos, [c.stem for c in clips], detail)
+    return Run(seconds, entries, videos, [c.stem for c in clips], detail, began)
 
 
 def _videoferry(command: list[str], env: dict[str, str]) -> tuple[float, str]:
@@ -156,8 +160,9 @@ def videoferry_run(
     titles = [c.stem for c in clips]
     with EmulatorControl(base_url, timeout=120.0) as ctl:
         with _faults(ctl, ws, True):
+            began = time.time()
             seconds, detail = _videoferry(command, env)
-        faulted = Run(seconds, ctl.requests(ws.workspace_id), _settled(ctl, ws), titles, detail)
+        faulted = Run(seconds, ctl.requests(ws.workspace_id), _settled(ctl, ws), titles, detail, began)
         since = time.time()
         seconds, detail = _videoferry(command, env)
         rerun = Run(seconds, ctl.requests(ws.workspace_id, since=since), _settled(ctl, ws), titles, detail)
@@ -190,6 +195,8 @@ def _figures(prefix: str, run: Run, how: str, lost: bool) -> Iterator[Figure]:
         missing = run.lost()
         shown = f": {', '.join(missing[:3])}" if missing else ""
         yield Figure(f"{prefix}_lost", len(missing), note=f"files without a done video in the service{shown}")
+        idle, note = where_time_went(run.entries, run.started, run.seconds)
+        yield Figure(f"{prefix}_idle_seconds", idle, "s", f"where the time went: {note}")
 
 
 def run(cfg: BenchConfig) -> Iterator[Figure]:

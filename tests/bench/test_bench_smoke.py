@@ -102,8 +102,14 @@ EXPECTED = {
     ],
     "baseline": [
         *(f"careful_6_{n}" for n in ("seconds", "api_calls", "429s", "duplicates")),
-        *(f"careful_6_faults_{n}" for n in ("seconds", "api_calls", "429s", "duplicates", "lost")),
-        *(f"videoferry_6_faults_{n}" for n in ("seconds", "api_calls", "429s", "duplicates", "lost")),
+        *(
+            f"careful_6_faults_{n}"
+            for n in ("seconds", "api_calls", "429s", "duplicates", "lost", "idle_seconds")
+        ),
+        *(
+            f"videoferry_6_faults_{n}"
+            for n in ("seconds", "api_calls", "429s", "duplicates", "lost", "idle_seconds")
+        ),
         "videoferry_6_rerun_lost",
         "careful_vs_videoferry_faults",
         "baseline_cpu_seconds",

@@ -1,0 +1,53 @@
+"""Where a faulted run's time goes, read from the emulator's request log: phases, idle gaps, faults."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from bench.ratelog import kind
+from bench.timeline import CREATES
+
+#: A gap this long with no request at all (API call or upload bytes) counts as idle: the client waited.
+IDLE_GAP = 1.0
+
+
+def _idle(times: Sequence[float], start: float, end: float) -> tuple[float, int]:
+    """(seconds, count) of the gaps of at least IDLE_GAP between consecutive requests inside [start, end]."""
+    inside = [t for t in times if start <= t <= end]
+    gaps = [b - a for a, b in zip(inside, inside[1:], strict=False) if b - a >= IDLE_GAP]
+    return sum(gaps), len(gaps)
+
+
+def breakdown(entries: Sequence[dict[str, Any]], started: float, seconds: float) -> tuple[float, str]:
+    """(idle seconds while creates were left, the note): the run's phases (start -> first create -> last
+    create -> last request -> exit), the idle gaps in each (no request for IDLE_GAP or more: backoffs,
+    settle waits, a transfer slot held while nothing moves), and what the faults did (lost create answers,
+    5xx and cut answers by kind, 429s) beside what the run sent for them (lists, GETs, deletes, inits)."""
+    ordered = sorted(entries, key=lambda e: float(e["time"]))
+    times = [float(e["time"]) for e in ordered]
+    creates = [float(e["time"]) for e in ordered if e.get("api") and kind(e) in CREATES]
+    if not creates:
+        return 0.0, "no create reached the service"
+    first, last, end = creates[0], creates[-1], times[-1]
+    idle_creating, gaps_creating = _idle(times, first, last)
+    idle_tail, gaps_tail = _idle(times, last, end)
+    calls = Counter(kind(e) for e in ordered if e.get("api"))
+    lost = Counter(kind(e) for e in ordered if e.get("dropped"))
+    failed = Counter(kind(e) for e in ordered if int(e.get("status") or 0) >= 500 and not e.get("dropped"))
+    limited = sum(1 for e in ordered if e.get("status") == 429)
+    during = Counter(kind(e) for e in ordered if e.get("api") and first <= float(e["time"]) <= last)
+
+    def show(counts: Counter[str]) -> str:
+        return ", ".join(f"{n} {k}" for k, n in counts.most_common()) or "none"
+
+    note = (
+        f"start {first - started:.1f} s (-> first create), creating {last - first:.1f} s (first -> last "
+        f"create; idle {idle_creating:.1f} s in {gaps_creating} gaps of {IDLE_GAP:g} s or more with no "
+        f"request), tail "
+        f"{end - last:.1f} s (-> last request; idle {idle_tail:.1f} s in {gaps_tail} gaps), exit "
+        f"{started + seconds - end:.1f} s; faults: answers lost after the commit {show(lost)}; 5xx or cut "
+        f"{show(failed)}; {limited} 429s; calls while creating {show(during)}; all calls {show(calls)}"
+    )
+    return idle_creating, note
