@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.cpu_per_item import ROUNDS_ENV, SIZES, Measured, figures, sizes
+from bench.cpu_per_item import ROUNDS_ENV, SIZES, SIZES_ENV, Measured, figures, sizes
 
 
 def _run(job: str, items: int, ms: float) -> Measured:
@@ -15,6 +15,8 @@ def test_sizes_repeat_in_interleaved_rounds(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv(ROUNDS_ENV, "2")
     assert sizes(quick=False) == SIZES + SIZES
     assert sizes(quick=True) == (20, 40, 60)
+    monkeypatch.setenv(SIZES_ENV, "1000,5000,25000")
+    assert sizes(quick=False) == (1000, 5000, 25000) * 2
 
 
 def test_one_high_run_of_three_does_not_move_the_growth() -> None:
