@@ -13,11 +13,34 @@ from bench.timeline import CREATES
 IDLE_GAP = 1.0
 
 
+#: How many of the longest gaps the note describes (what came before and after each).
+SHOWN_GAPS = 5
+
+
 def _idle(times: Sequence[float], start: float, end: float) -> tuple[float, int]:
     """(seconds, count) of the gaps of at least IDLE_GAP between consecutive requests inside [start, end]."""
     inside = [t for t in times if start <= t <= end]
     gaps = [b - a for a, b in zip(inside, inside[1:], strict=False) if b - a >= IDLE_GAP]
     return sum(gaps), len(gaps)
+
+
+def _request(entry: dict[str, Any]) -> str:
+    """`init 503`, `list 200 (answer lost)`: a request as a gap's neighbour."""
+    lost = " (answer lost)" if entry.get("dropped") else ""
+    return f"{kind(entry)} {entry.get('status')}{lost}"
+
+
+def longest_gaps(ordered: Sequence[dict[str, Any]], started: float) -> str:
+    """The SHOWN_GAPS longest gaps with no request: when, how long, the request before and the one after."""
+    pairs = list(zip(ordered, ordered[1:], strict=False))
+    pairs.sort(key=lambda p: float(p[1]["time"]) - float(p[0]["time"]), reverse=True)
+    shown = [
+        f"{float(b['time']) - float(a['time']):.1f} s at {float(a['time']) - started:.0f} s after "
+        f"{_request(a)}, ended by {_request(b)}"
+        for a, b in pairs[:SHOWN_GAPS]
+        if float(b["time"]) - float(a["time"]) >= IDLE_GAP
+    ]
+    return "; ".join(shown) or "none"
 
 
 def breakdown(entries: Sequence[dict[str, Any]], started: float, seconds: float) -> tuple[float, str]:
@@ -48,6 +71,7 @@ def breakdown(entries: Sequence[dict[str, Any]], started: float, seconds: float)
         f"request), tail "
         f"{end - last:.1f} s (-> last request; idle {idle_tail:.1f} s in {gaps_tail} gaps), exit "
         f"{started + seconds - end:.1f} s; faults: answers lost after the commit {show(lost)}; 5xx or cut "
-        f"{show(failed)}; {limited} 429s; calls while creating {show(during)}; all calls {show(calls)}"
+        f"{show(failed)}; {limited} 429s; calls while creating {show(during)}; all calls {show(calls)}; the "
+        f"longest gaps: {longest_gaps(ordered, started)}"
     )
     return idle_creating, note
