@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from bench.ratelog import kind
+from bench.ratelog import earliest, kind
 from bench.timeline import CREATES
 
 #: A gap this long with no request at all (API call or upload bytes) counts as idle: the client waited.
@@ -21,7 +21,7 @@ def _idle(times: Sequence[float], start: float, end: float) -> tuple[float, int]
     """(seconds, count) of the gaps of at least IDLE_GAP between consecutive requests inside [start, end]."""
     inside = [t for t in times if start <= t <= end]
     gaps = [b - a for a, b in zip(inside, inside[1:], strict=False) if b - a >= IDLE_GAP]
-    return sum(gaps), len(gaps)
+    return float(sum(gaps)), len(gaps)
 
 
 def _request(entry: dict[str, Any]) -> str:
@@ -43,11 +43,15 @@ def longest_gaps(ordered: Sequence[dict[str, Any]], started: float) -> str:
     return "; ".join(shown) or "none"
 
 
-def breakdown(entries: Sequence[dict[str, Any]], started: float, seconds: float) -> tuple[float, str]:
+def breakdown(
+    entries: Sequence[dict[str, Any]], started: float, seconds: float, limits: tuple[int, int]
+) -> tuple[float, str]:
     """(idle seconds while creates were left, the note): the run's phases (start -> first create -> last
     create -> last request -> exit), the idle gaps in each (no request for IDLE_GAP or more: backoffs,
     settle waits, a transfer slot held while nothing moves), and what the faults did (lost create answers,
-    5xx and cut answers by kind, 429s) beside what the run sent for them (lists, GETs, deletes, inits)."""
+    5xx and cut answers by kind, 429s) beside what the run sent for them (lists, GETs, deletes, inits), and
+    the least time the limits (per second, per minute) allow for every API call the service admitted: a gap
+    is often the client waiting for the minute's budget, which the faults' extra calls spent."""
     ordered = sorted(entries, key=lambda e: float(e["time"]))
     times = [float(e["time"]) for e in ordered]
     creates = [float(e["time"]) for e in ordered if e.get("api") and kind(e) in CREATES]
@@ -61,6 +65,8 @@ def breakdown(entries: Sequence[dict[str, Any]], started: float, seconds: float)
     failed = Counter(kind(e) for e in ordered if int(e.get("status") or 0) >= 500 and not e.get("dropped"))
     limited = sum(1 for e in ordered if e.get("status") == 429)
     during = Counter(kind(e) for e in ordered if e.get("api") and first <= float(e["time"]) <= last)
+    admitted = sum(1 for e in ordered if e.get("api"))
+    least = earliest(admitted, *limits)
 
     def show(counts: Counter[str]) -> str:
         return ", ".join(f"{n} {k}" for k, n in counts.most_common()) or "none"
@@ -70,7 +76,9 @@ def breakdown(entries: Sequence[dict[str, Any]], started: float, seconds: float)
         f"create; idle {idle_creating:.1f} s in {gaps_creating} gaps of {IDLE_GAP:g} s or more with no "
         f"request), tail "
         f"{end - last:.1f} s (-> last request; idle {idle_tail:.1f} s in {gaps_tail} gaps), exit "
-        f"{started + seconds - end:.1f} s; faults: answers lost after the commit {show(lost)}; 5xx or cut "
+        f"{started + seconds - end:.1f} s; the {admitted} API calls admitted need at least {least:.1f} s "
+        f"at {limits[0]}/s and {limits[1]}/min (the run took {seconds / least if least else 0.0:.2f} x "
+        f"that); faults: answers lost after the commit {show(lost)}; 5xx or cut "
         f"{show(failed)}; {limited} 429s; calls while creating {show(during)}; all calls {show(calls)}; the "
         f"longest gaps: {longest_gaps(ordered, started)}"
     )
