@@ -211,9 +211,10 @@ def _end_to_end(figures: Figures) -> None:
             float(x) for x in _found(r"^(\d+\.\d+) s from .* / (\d+\.\d+) s the queue", note).groups()
         )
         assert value >= 1.0 and tail >= least, (name, note)
-    # Where the per-second window binds, the creates never beat it (a faster one would be an overshoot).
+    # Where the per-second window binds, the creates never beat it by more than the least span's granularity
+    # (whole-second bursts: an even spread beats them by one interval of the span).
     for name in (n for n in figures if n.endswith("_burst_vs_limit")):
-        assert 0.0 < figures[name][0] <= 1.0, (name, figures[name][1])
+        assert 0.0 < figures[name][0] <= 1.05, (name, figures[name][1])
 
 
 def _apply_ops(figures: Figures) -> None:
