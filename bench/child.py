@@ -1,8 +1,8 @@
 """The measured process: `python -m bench.child` runs one job read from stdin and prints its peak RSS.
 
 Jobs (JSON on stdin): {"job": "migrate" | "apply" | "archive" | "backup", "options": {the job's options}}
-(settings from VIDEOFERRY_* in the environment, S3 endpoint from AWS_ENDPOINT_URL) or {"job": "plan",
-"inventory", "ledger"}.
+(settings from VIDEOFERRY_* in the environment, S3 endpoint from AWS_ENDPOINT_URL), {"job": "plan",
+"inventory", "ledger"}, or {"job": "list", "base_url", "token"} (a Vimeo account's listing, no chapters).
 The last stdout line is JSON: peak_rss and baseline_rss in bytes (baseline: after imports, before the
 job), seconds, cpu_seconds (the job's own CPU, imports excluded; not for plan), and what the job reports.
 """
@@ -64,6 +64,22 @@ def _plan(spec: dict[str, Any]) -> dict[str, Any]:
         "seconds": seconds,
         "added": result.added,
         "rejected": len(plan.rejected_rows),
+    }
+
+
+def _list(spec: dict[str, Any]) -> dict[str, Any]:
+    from connectors.platforms.listing import list_source, parse_platform_source
+    from connectors.platforms.vimeo import VimeoClient
+
+    baseline = _rss_now()
+    started = time.perf_counter()
+    with VimeoClient(spec["base_url"], spec["token"]) as client:
+        listing = list_source(parse_platform_source("vimeo:"), client, chapters=False)
+    return {
+        "baseline_rss": baseline,
+        "seconds": time.perf_counter() - started,
+        "videos": len(listing.videos),
+        "calls": listing.calls,
     }
 
 
@@ -129,7 +145,7 @@ def _run(spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-JOBS = {"plan": _plan, **{name: _run for name in RUNNERS}}
+JOBS = {"plan": _plan, "list": _list, **{name: _run for name in RUNNERS}}
 
 
 def measure(

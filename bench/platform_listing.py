@@ -10,13 +10,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from typing import Any
 
+from bench.child import measure
 from bench.figures import Figure
 from bench.ratelog import api_calls
 from bench.services import REPO, EmulatorProcess, _first_line, _stop
-from bench.workload import BenchConfig, clip_bytes, environment, settings_for
-from connectors.platforms.listing import list_source, parse_platform_source
-from connectors.platforms.vimeo import VimeoClient
+from bench.workload import MIB, BenchConfig, clip_bytes, environment, settings_for
 from emulator.platforms.server import StandinControl
 from flows.migrate.options import MigrateOptions
 from flows.migrate.runner import run_migration
@@ -62,20 +62,27 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
         first = json.loads(_first_line(proc, "the Vimeo stand-in"))
         control = StandinControl(first["base_url"])
         rendition = {"quality": "source", "rendition": "source", "type": "source", "content_b64": clip}
-        control.seed(
-            videos=[
-                {"id": str(1000 + i), "name": f"Talk {i}", "renditions": [rendition]} for i in range(listed)
+
+        def seeded(count: int) -> list[dict[str, Any]]:
+            return [
+                {"id": str(1000 + i), "name": f"Talk {i}", "renditions": [rendition]} for i in range(count)
             ]
-        )
+
+        # In a child process each (bench.child, job list), so its peak RSS is the listing's: a tenth of the
+        # account first (memory beside which the full listing's growth is read), then all of it, timed.
+        spec = {"job": "list", "base_url": first["base_url"], "token": first["token"]}
+        control.seed(reset=True, videos=seeded(max(1, listed // 10)))
+        small = measure(spec)
+        control.seed(reset=True, videos=seeded(listed))
         if rate:
             control.configure(rate_limit=rate, rate_window=60)
-        with VimeoClient(first["base_url"], first["token"]) as client:
-            started = time.perf_counter()
-            listing = list_source(parse_platform_source("vimeo:"), client, chapters=False)
-            seconds = time.perf_counter() - started
+        full = measure(spec, timeout=7200.0)
+        seconds, calls = float(full["seconds"]), int(full["calls"])
+        if full["videos"] != listed or small["videos"] != max(1, listed // 10):
+            raise RuntimeError(f"listed {full['videos']} of {listed} and {small['videos']} of {listed // 10}")
         limit = (
             f"the stand-in's limit {rate} calls per 60 s window: at least "
-            f"{(listing.calls - 1) // rate * 60} s of windows for those calls"
+            f"{(calls - 1) // rate * 60} s of windows for those calls"
             if rate
             else "no rate limit at the stand-in"
         )
@@ -83,17 +90,22 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
             f"platform_listing_{listed}_seconds",
             seconds,
             "s",
-            f"{len(listing.videos)} videos from the Vimeo stand-in (its own process) in {listing.calls}"
-            f" calls, {len(listing.videos) / seconds:.0f} videos/s, chapters left out; {limit}",
+            f"{listed} videos from the Vimeo stand-in (its own process) in {calls}"
+            f" calls, {listed / seconds:.0f} videos/s, chapters left out; {limit}",
+        )
+        grown = (full["peak_rss"] - small["peak_rss"]) / (listed - small["videos"]) if listed > 1 else 0.0
+        yield Figure(
+            f"platform_listing_{listed}_peak_rss",
+            full["peak_rss"] / MIB,
+            "MiB",
+            f"the listing in a child process: peak RSS, after imports {full['baseline_rss'] / MIB:.0f} MiB; "
+            f"{small['peak_rss'] / MIB:.0f} MiB for {small['videos']} videos; {grown / 1024:.2f} KiB per "
+            "video more (the listing keeps every video's record for the plan: memory grows with it, "
+            "not with the pages)",
         )
         if rate:
             control.configure(rate_limit=0)
-        control.seed(  # the migration's account: the first M videos
-            reset=True,
-            videos=[
-                {"id": str(1000 + i), "name": f"Talk {i}", "renditions": [rendition]} for i in range(migrated)
-            ],
-        )
+        control.seed(reset=True, videos=seeded(migrated))  # the migration's account: the first M videos
         with EmulatorProcess(root) as emu:
             ws = emu.ctl().create_workspace(rate_per_second=PER_SECOND, rate_per_minute=PER_MINUTE)
             opts = MigrateOptions(
