@@ -180,9 +180,10 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     background: list[Background] = []
     from bench.calibration import calibrate
-    from bench.results import now
+    from bench.results import commit, now
 
     began = now()
+    measured = commit() if args.results else ""  # the code this run measures, before anyone commits meanwhile
     calibrated = calibrate() if args.results else []
 
     def run_one(name: str) -> None:
@@ -268,7 +269,14 @@ def main(argv: list[str] | None = None) -> int:
         ]
         header = args.header or ("--quick sizes: a format sample, not figures" if args.quick else "")
         write_results(
-            Path(args.results), sections, command, calibration(calibrated, calibrate()), began, total, header
+            Path(args.results),
+            sections,
+            command,
+            calibration(calibrated, calibrate()),
+            began,
+            total,
+            header,
+            measured,
         )
     return 1 if failed else 0
 

@@ -173,11 +173,13 @@ def write_results(
     started: datetime,
     seconds: float,
     header: str = "",
+    measured: str = "",
 ) -> None:
     """Write RESULTS.md from this run alone: the header (commit, date, machine, calibration), the targets
     table computed from its figures, its sections, and the hand-written notes kept below KEEP_MARKER.
 
     header: a line put first (a format sample's warning that its figures are not ones to quote).
+    measured: the commit as read when the run started (commit()); read now when not given.
     """
     kept = ""
     if path.exists():
@@ -191,7 +193,8 @@ def write_results(
     lines += [
         _INTRO,
         "",
-        f"- commit {commit()}, {started.strftime('%Y-%m-%d %H:%M UTC')}, {seconds / 60:.1f} minutes",
+        f"- commit {measured or commit()}, {started.strftime('%Y-%m-%d %H:%M UTC')}, {seconds / 60:.1f} "
+        "minutes",
         f"- command: `{command}`",
         f"- machine: {_machine()}",
         "",
