@@ -11,10 +11,10 @@ from videoferry.connectors.models import Video
 from videoferry.connectors.retry import describe_failure
 from videoferry.core.item import FAILED_STATUSES, ItemState, Via
 from videoferry.state.errors import LedgerError
-from videoferry.state.machine import UPLOADING
+from videoferry.state.machine import CREATING, UPLOADING
 from videoferry.state.models import Item
 from videoferry.tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, exactly_once, look_up
-from videoferry.tasks.lookup import Postponed, SentCreate, find_created, service_bound
+from videoferry.tasks.lookup import Postponed, SentCreate, service_bound
 from videoferry.tasks.migrate.context import MigrateContext, reload
 
 log = logging.getLogger(__name__)
@@ -37,8 +37,21 @@ def lower_bound(ctx: MigrateContext, item: Item) -> datetime | None:
 
 
 def locate(ctx: MigrateContext, item: Item) -> Video | None:
-    """The video a create sent for this item made, if the service shows it; never another item's."""
-    return find_created(ctx.client, sent_create(item), ctx.ledger.keys_for_videos)
+    """The video a create sent for this item made, if the service shows it; never another item's.
+
+    From the run's shared listing of the item's parent (tasks/shared_listing.py): one listing, reaching down
+    to the oldest create still open, settles the lost answers of a round.
+    """
+    parent = item.spec.parent_id
+    scope = ctx.scopes.get(parent) if parent else None
+    opened = [i.created_intent_at for i in ctx.ledger.items([CREATING]) if i.created_intent_at is not None]
+    return ctx.listings.find(
+        ctx.client,
+        sent_create(item),
+        ctx.ledger.keys_for_videos,
+        scope=(scope, parent) if scope and parent else None,
+        reach=min(opened, default=None),
+    )
 
 
 def item_lookup(ctx: MigrateContext, key: str, what: str = "reconcile") -> Lookup[Video]:
@@ -123,6 +136,7 @@ def delete_video(ctx: MigrateContext, item: Item, video_id: str) -> bool:
     lookup = Lookup(gone, listing=False, absent="the video is still there: its delete did nothing")
     try:
         exactly_once(journal, call, lookup=lookup)
+        ctx.listings.forget(video_id)
     except (VideoApiError, NotMade) as exc:
         refusal = exc.unknown if isinstance(exc, NotMade) else exc
         if stops_run(refusal):
