@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 #: A listing older than this is never reused (taken again): the service may have changed since.
 LISTING_MAX_AGE = timedelta(seconds=60)
 #: How far below a lookup's own bound a listing may reach to cover older open intents of the same round.
-EXTRA_REACH = timedelta(seconds=120)
+EXTRA_REACH = timedelta(seconds=300)
 
 
 @dataclass(frozen=True)
@@ -84,13 +84,16 @@ class SharedListings:
         *,
         scope: tuple[str, str] | None = None,
         reach: datetime | None = None,
+        defer: bool = False,
     ) -> Video | None:
         """The video this create made, from a shared listing (taken when none kept can answer); None: not
         there (believed by the caller only after the settle time, which a None here respects).
 
         scope: the list filter for the parent ("project_id" or "folder_id", id), None: unfiltered;
-        reach: the oldest open intent (our clock) a new listing should cover besides this one's. A failed
-        listing raises its VideoApiError (also to the lookups that waited for it).
+        reach: the oldest open intent (our clock) a new listing should cover besides this one's; defer: no
+        new listing before the settle time (None, which the caller does not believe yet: the lookup waits for
+        its round, whose one listing after the settle time answers every lookup of it). A failed listing
+        raises its VideoApiError (also to the lookups that waited for it).
         """
         bound, clock_known = service_bound(client, sent.intent_at)
         if bound is None or not clock_known or sent.intent_at is None:
@@ -102,6 +105,8 @@ class SharedListings:
             answer = self._answer(entry.listing, sent, owners, bound, intent_at)
             if answer is not None:
                 return answer[0]
+            if defer and datetime.now(UTC) < intent_at + timedelta(seconds=SETTLE_SECONDS):
+                return None  # too early to believe "not there": the round's listing answers it
             if entry.failure is not None and entry.failed_at >= entered:
                 raise entry.failure  # the listing this lookup waited for failed: not one more call
             lowest = bound

@@ -105,6 +105,9 @@ class MigrateContext:
     init_lock: threading.Lock = field(default_factory=threading.Lock)
     #: Download links of platform sources (vimeo:<id>, wistia:<hashed_id>), resolved when a create is due.
     platforms: PlatformLinks = field(default_factory=PlatformLinks)
+    #: The service refused an init of type replace for a found video without its upload address: such
+    #: videos are deleted and created again for the rest of the run (reconcile.new_upload_address).
+    reinit_refused: bool = False
     #: The lookups' shared listings: one listing settles the lost create answers of a round (per parent).
     listings: SharedListings = field(default_factory=SharedListings)
 
