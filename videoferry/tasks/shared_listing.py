@@ -28,7 +28,14 @@ from typing import TYPE_CHECKING
 from videoferry.connectors.errors import VideoApiError
 from videoferry.connectors.ids import try_normal_id
 from videoferry.connectors.models import Video
-from videoferry.tasks.lookup import SETTLE_SECONDS, SentCreate, choose_created, find_created, service_bound
+from videoferry.tasks.lookup import (
+    SETTLE_SECONDS,
+    SentCreate,
+    choose_created,
+    find_created,
+    service_bound,
+    settled,
+)
 
 if TYPE_CHECKING:
     from videoferry.connectors.client import VideoClient
@@ -95,6 +102,9 @@ class SharedListings:
         its round, whose one listing after the settle time answers every lookup of it). A failed listing
         raises its VideoApiError (also to the lookups that waited for it).
         """
+        early = sent.intent_at is not None and not settled(sent)
+        if defer and early:
+            return None  # too early to believe "not there": the round's one listing answers it
         bound, clock_known = service_bound(client, sent.intent_at)
         if bound is None or not clock_known or sent.intent_at is None:
             return find_created(client, sent, owners)
@@ -105,8 +115,6 @@ class SharedListings:
             answer = self._answer(entry.listing, sent, owners, bound, intent_at)
             if answer is not None:
                 return answer[0]
-            if defer and datetime.now(UTC) < intent_at + timedelta(seconds=SETTLE_SECONDS):
-                return None  # too early to believe "not there": the round's listing answers it
             if entry.failure is not None and entry.failed_at >= entered:
                 raise entry.failure  # the listing this lookup waited for failed: not one more call
             lowest = bound
