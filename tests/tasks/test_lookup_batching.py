@@ -41,9 +41,18 @@ def _lists(entries: list[dict[str, Any]]) -> int:
     return sum(1 for e in entries if e["method"] == "GET" and e["path"].rstrip("/") == "/v1/videos")
 
 
+@pytest.mark.parametrize("variant", [None, "replace-needs-bytes"])
 def test_lost_init_answers_of_a_round_are_settled_by_one_listing_and_replaced_in_place(
-    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    emu: Workspace,
+    emu_control: EmulatorControl,
+    monkeypatch: pytest.MonkeyPatch,
+    variant: str | None,
 ) -> None:
+    """With the service refusing a replace of a video without bytes (replace-needs-bytes), one refused
+    replace init, then each found video deleted and created again (the path before issue 49)."""
+    if variant is not None:
+        emu_control.set_variants(emu, [variant])
     monkeypatch.setattr(lookup, "SETTLE_SECONDS", SETTLE)
     monkeypatch.setattr(shared_listing, "SETTLE_SECONDS", SETTLE)
     sources = []
@@ -102,10 +111,16 @@ def test_lost_init_answers_of_a_round_are_settled_by_one_listing_and_replaced_in
     assert outcome == {"uploaded": N}, outcome
     assert _lists(second) <= math.ceil(N / 100) + 1, [e["path"] for e in second]
     everything = _calls(emu_control, emu, start)
-    assert not [e for e in everything if e["method"] == "DELETE"]  # no video deleted and created again
+    deletes = [e for e in everything if e["method"] == "DELETE"]
     inits = [e for e in everything if e["path"] == "/v2/init"]
-    assert len(inits) == 2 * N  # each video's init (answer lost), then its replace session
-    videos = emu_control.videos(emu)
+    if variant is None:
+        assert not deletes  # no video deleted and created again
+        assert len(inits) == 2 * N  # each video's init (answer lost), then its replace session
+    else:  # one replace refused; from then on delete + create, as before
+        assert len(deletes) == N
+        assert len(inits) == 2 * N + 1
+        assert [e["status"] for e in inits].count(400) == 1
+    videos = [v for v in emu_control.videos(emu) if not v.get("deleted_at")]
     assert len(videos) == N  # one video per row
     by_title = {v["title"]: v for v in videos}
     for i, path in enumerate(sources):
