@@ -34,7 +34,6 @@ from videoferry.tasks.lookup import (
     choose_created,
     find_created,
     service_bound,
-    settled,
 )
 
 if TYPE_CHECKING:
@@ -91,20 +90,14 @@ class SharedListings:
         *,
         scope: tuple[str, str] | None = None,
         reach: datetime | None = None,
-        defer: bool = False,
     ) -> Video | None:
         """The video this create made, from a shared listing (taken when none kept can answer); None: not
         there (believed by the caller only after the settle time, which a None here respects).
 
         scope: the list filter for the parent ("project_id" or "folder_id", id), None: unfiltered;
-        reach: the oldest open intent (our clock) a new listing should cover besides this one's; defer: no
-        new listing before the settle time (None, which the caller does not believe yet: the lookup waits for
-        its round, whose one listing after the settle time answers every lookup of it). A failed listing
-        raises its VideoApiError (also to the lookups that waited for it).
+        reach: the oldest open intent (our clock) a new listing should cover besides this one's. A failed
+        listing raises its VideoApiError (also to the lookups that waited for it).
         """
-        early = sent.intent_at is not None and not settled(sent)
-        if defer and early:
-            return None  # too early to believe "not there": the round's one listing answers it
         bound, clock_known = service_bound(client, sent.intent_at)
         if bound is None or not clock_known or sent.intent_at is None:
             return find_created(client, sent, owners)

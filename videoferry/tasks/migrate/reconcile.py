@@ -20,7 +20,7 @@ from videoferry.state.errors import LedgerError
 from videoferry.state.machine import CREATING
 from videoferry.state.models import Item
 from videoferry.tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, exactly_once, look_up
-from videoferry.tasks.lookup import Postponed, SentCreate, service_bound
+from videoferry.tasks.lookup import Postponed, SentCreate, service_bound, settled
 from videoferry.tasks.migrate.context import MigrateContext, reload
 
 log = logging.getLogger(__name__)
@@ -49,16 +49,20 @@ def locate(ctx: MigrateContext, item: Item, *, defer: bool = False) -> Video | N
     to the oldest create still open, settles the lost answers of a round. defer: a lost answer just now is
     not listed for before its settle time (the round after it lists once for all; SharedListings.find).
     """
+    sent = sent_create(item)
+    if defer and sent.intent_at is not None and not settled(sent):
+        why = "reconcile postponed: looked up after the settle time, by one listing for the round"
+        ctx.ledger.note(item.key, ctx.run_id, why)
+        return None  # "not there" is not believed yet: the round after it lists once for all
     parent = item.spec.parent_id
     scope = ctx.scopes.get(parent) if parent else None
     opened = [i.created_intent_at for i in ctx.ledger.items([CREATING]) if i.created_intent_at is not None]
     return ctx.listings.find(
         ctx.client,
-        sent_create(item),
+        sent,
         ctx.ledger.keys_for_videos,
         scope=(scope, parent) if scope and parent else None,
         reach=min(opened, default=None),
-        defer=defer,
     )
 
 
