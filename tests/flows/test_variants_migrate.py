@@ -33,6 +33,7 @@ BUNDLES: dict[str, dict[str, Any]] = {
             "whole-seconds",
             "ids-base58",
             "init-session-id",
+            "replace-needs-bytes",  # a lost init answer's video deleted and created again
             "tus-rate-limited",
             "move-put",
             "copy-put",

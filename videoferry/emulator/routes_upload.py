@@ -8,7 +8,7 @@ import uuid
 from typing import Any
 
 from videoferry.emulator.app import Ctx, Resp, Route, route
-from videoferry.emulator.errors import Invalid, io_error, validation
+from videoferry.emulator.errors import Invalid, io_error, not_ready, validation
 from videoferry.emulator.files import BodyResult, stream_body
 from videoferry.emulator.ids import parse_id
 from videoferry.emulator.scopes import require_parent, require_videos
@@ -72,6 +72,9 @@ async def init_upload(ctx: Ctx) -> Resp:
     assert kind is not None
     require_parent(ctx, parent_id if kind == "video" else None)
     require_videos(ctx, video_id if kind != "video" else None)
+    replaced = ctx.ws.videos.get(video_id) if kind == "replace" and video_id is not None else None
+    if replaced is not None and replaced.path is None and ctx.ws.variants.has("replace-needs-bytes"):
+        raise not_ready(replace_field, "a video whose upload is complete")
     session = ctx.emu.uploads.init_upload(
         ctx.ws,
         kind=kind,

@@ -47,6 +47,8 @@ VARIANTS: dict[str, str] = {
     "headers-utf8": "upload headers are decoded as UTF-8 (invalid bytes become U+FFFD), not latin-1",
     "init-session-id": "the init answer's id is an upload session's, not the video's",
     "init-replace-field": "init of type replace takes its video as replace_video_id; video_id is ignored",
+    "replace-needs-bytes": "init of type replace is refused (400 not ready) for a video whose upload never "
+    "completed",
     "endpoint-expiry": "upload addresses stop working endpoint_ttl_seconds after their init (404)",
     "tus-rate-limited": "requests to upload addresses count against the token's rate limit",
     "webhook-alt-shape": "media.update.status arrives as {type, object: {media_id, status, reason}, sent_at}",

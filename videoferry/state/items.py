@@ -288,6 +288,33 @@ def set_video_id(conn: sqlite3.Connection, now: str, key: str, run_id: str | Non
     )
 
 
+def new_upload_address(
+    conn: sqlite3.Connection, now: str, key: str, run_id: str | None, endpoint: str, bytes_total: int
+) -> None:
+    """uploading -> uploading with a new upload session's endpoint (secret, never in the event), offset 0."""
+    row = item_row(conn, key)
+    if row["state"] != UPLOADING:
+        raise InvalidTransition(
+            key, row["state"], UPLOADING, "an upload address is given only while uploading"
+        )
+    conn.execute(
+        "UPDATE items SET upload_endpoint = ?, upload_offset = 0, bytes_total = ?, updated_at = ?"
+        " WHERE key = ?",
+        (endpoint, bytes_total, now, key),
+    )
+    message = f"new upload session (type replace) for video {row['video_id']}"
+    event(
+        conn,
+        now,
+        kind="note",
+        run_id=run_id,
+        key=key,
+        from_state=UPLOADING,
+        to_state=UPLOADING,
+        message=message,
+    )
+
+
 def record_offset(conn: sqlite3.Connection, now: str, key: str, offset: int, allow_decrease: bool) -> int:
     """uploading -> uploading with a new offset (no event; never lowered unless allow_decrease)."""
     if offset < 0:

@@ -222,6 +222,11 @@ class Ledger(LedgerReader, LedgerBatches):
         with self._db.write() as conn:
             item_steps.set_video_id(conn, self._db.now(), key, run_id, video_id)
 
+    def new_upload_address(self, key: str, run_id: str | None, endpoint: str, bytes_total: int) -> None:
+        """An uploading item's video got a new upload session (its address lost): endpoint saved, offset 0."""
+        with self._db.write() as conn:
+            item_steps.new_upload_address(conn, self._db.now(), key, run_id, endpoint, bytes_total)
+
     def record_offset(self, key: str, offset: int, *, allow_decrease: bool = False) -> int:
         """Save the acknowledged upload offset (no event); never lowered unless allow_decrease; returns it."""
         if offset < 0:

@@ -145,6 +145,7 @@ OP_KINDS: Mapping[str, str] = {
     "move": "move a video to another project",
     "delete": "delete a video",
     "replace": "replace a video's file in place (needs the before snapshot)",
+    "reinit": "a new upload session (init type replace) for a video whose upload address was lost",
     "attach": "make files additional materials of a video, each once (looked up on the video before sent)",
     "archive": "keep a live recording outside the service: copy, chat and QoS, manifest (archive job)",
     "delete_recording": "delete a live event's / stream's recording",

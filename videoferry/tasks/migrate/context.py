@@ -12,6 +12,7 @@ from videoferry.connectors.ids import same_id
 from videoferry.connectors.platforms.links import PlatformLinks
 from videoferry.state.machine import DONE, FAILED
 from videoferry.tasks.exactly_once import error_code
+from videoferry.tasks.shared_listing import SharedListings
 from videoferry.tasks.stop import Stop
 
 if TYPE_CHECKING:
@@ -104,6 +105,11 @@ class MigrateContext:
     init_lock: threading.Lock = field(default_factory=threading.Lock)
     #: Download links of platform sources (vimeo:<id>, wistia:<hashed_id>), resolved when a create is due.
     platforms: PlatformLinks = field(default_factory=PlatformLinks)
+    #: The service refused an init of type replace for a found video without its upload address: such
+    #: videos are deleted and created again for the rest of the run (reconcile.new_upload_address).
+    reinit_refused: bool = False
+    #: The lookups' shared listings: one listing settles the lost create answers of a round (per parent).
+    listings: SharedListings = field(default_factory=SharedListings)
 
     def poll_seconds(self) -> float:
         """Seconds between two status listings: --poll-interval under the service's poll rule (the spec's 5 s,

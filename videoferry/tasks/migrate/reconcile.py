@@ -6,15 +6,21 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from videoferry.connectors.errors import NotFoundError, VideoApiError, stops_run
+from videoferry.connectors.errors import (
+    ClientError,
+    NotFoundError,
+    RateLimitedError,
+    VideoApiError,
+    stops_run,
+)
 from videoferry.connectors.models import Video
 from videoferry.connectors.retry import describe_failure
-from videoferry.core.item import FAILED_STATUSES, ItemState, Via
+from videoferry.core.item import FAILED_STATUSES, ItemState
 from videoferry.state.errors import LedgerError
-from videoferry.state.machine import UPLOADING
+from videoferry.state.machine import CREATING
 from videoferry.state.models import Item
 from videoferry.tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, exactly_once, look_up
-from videoferry.tasks.lookup import Postponed, SentCreate, find_created, service_bound
+from videoferry.tasks.lookup import Postponed, SentCreate, service_bound, settled
 from videoferry.tasks.migrate.context import MigrateContext, reload
 
 log = logging.getLogger(__name__)
@@ -36,9 +42,28 @@ def lower_bound(ctx: MigrateContext, item: Item) -> datetime | None:
     return service_bound(ctx.client, item.created_intent_at)[0]
 
 
-def locate(ctx: MigrateContext, item: Item) -> Video | None:
-    """The video a create sent for this item made, if the service shows it; never another item's."""
-    return find_created(ctx.client, sent_create(item), ctx.ledger.keys_for_videos)
+def locate(ctx: MigrateContext, item: Item, *, defer: bool = False) -> Video | None:
+    """The video a create sent for this item made, if the service shows it; never another item's.
+
+    From the run's shared listing of the item's parent (tasks/shared_listing.py): one listing, reaching down
+    to the oldest create still open, settles the lost answers of a round. defer: a lost answer just now is
+    not listed for before its settle time (the round after it lists once for all; SharedListings.find).
+    """
+    sent = sent_create(item)
+    if defer and sent.intent_at is not None and not settled(sent):
+        why = "reconcile postponed: looked up after the settle time, by one listing for the round"
+        ctx.ledger.note(item.key, ctx.run_id, why)
+        return None  # "not there" is not believed yet: the round after it lists once for all
+    parent = item.spec.parent_id
+    scope = ctx.scopes.get(parent) if parent else None
+    opened = [i.created_intent_at for i in ctx.ledger.items([CREATING]) if i.created_intent_at is not None]
+    return ctx.listings.find(
+        ctx.client,
+        sent,
+        ctx.ledger.keys_for_videos,
+        scope=(scope, parent) if scope and parent else None,
+        reach=min(opened, default=None),
+    )
 
 
 def item_lookup(ctx: MigrateContext, key: str, what: str = "reconcile") -> Lookup[Video]:
@@ -49,7 +74,7 @@ def item_lookup(ctx: MigrateContext, key: str, what: str = "reconcile") -> Looku
     def find(_intent: Intent) -> Video | None:
         item = reload(ctx, key)
         try:
-            return locate(ctx, item)
+            return locate(ctx, item, defer=what == "reconcile")
         except VideoApiError as exc:
             if stops_run(exc):
                 ctx.stop(exc)
@@ -71,7 +96,8 @@ def adopt_found(ctx: MigrateContext, item: Item, match: Video) -> None:
     """The video a lost create answer made, found: adopted (its status tells the item's state).
 
     A found video that our own broken transfer left in error/aborted (a cut single upload) is deleted and the
-    item planned again; a tus video that never got its bytes is replaced (its endpoint was lost).
+    item planned again; a tus video that never got its bytes gets a new upload address when its upload is
+    due (new_upload_address: one replace init; else deleted and created again).
     """
     status = match.status or "pending"
     if status in FAILED_STATUSES:
@@ -79,9 +105,7 @@ def adopt_found(ctx: MigrateContext, item: Item, match: Video) -> None:
             why = f"its video {match.id} was in status {status} (a broken transfer): deleted"
             ctx.ledger.reconcile_none(item.key, ctx.run_id, why)
         return
-    state = ctx.ledger.adopt(item.key, ctx.run_id, match.id, status)
-    if state == UPLOADING and item.spec.via is Via.TUS:
-        replace_empty_video(ctx, reload(ctx, item.key), "init answer lost")
+    ctx.ledger.adopt(item.key, ctx.run_id, match.id, status)
 
 
 #: The ops kind of a video migrate deletes (state/machine.OP_KINDS; op_key delete:<item key>:<video id>).
@@ -123,6 +147,7 @@ def delete_video(ctx: MigrateContext, item: Item, video_id: str) -> bool:
     lookup = Lookup(gone, listing=False, absent="the video is still there: its delete did nothing")
     try:
         exactly_once(journal, call, lookup=lookup)
+        ctx.listings.forget(video_id)
     except (VideoApiError, NotMade) as exc:
         refusal = exc.unknown if isinstance(exc, NotMade) else exc
         if stops_run(refusal):
@@ -160,6 +185,65 @@ def claim_video(ctx: MigrateContext, item: Item, *, wait: bool = True) -> str | 
     except LedgerError:  # another item took it, or this one learned another id meanwhile: look again later
         raise Postponed(item.key) from None
     return found.id
+
+
+#: The ops kind of a new upload session for a found video (state/machine.OP_KINDS; op_key reinit:<key>:<id>).
+REINIT_KIND = "reinit"
+#: Replace inits sent for one found video while their answers are lost or 5xx, before delete + create.
+REINIT_ATTEMPTS = 3
+
+
+def new_upload_address(ctx: MigrateContext, item: Item, filesize: int, filename: str | None) -> Item | None:
+    """A tus item whose video was found without its upload address (the init answer was lost): one init of
+    type replace on that video (spec 4.2) gives a new address, instead of a delete and a new create; the
+    item as it is now, with that address. The video stays the item's one video.
+
+    The replace init makes no video (its session only replaces the bytes of the video it names once they
+    all arrive), so it is repeatable: journalled (tasks/exactly_once.py, no lookup) and, its answer lost
+    or 5xx, sent again (REINIT_ATTEMPTS in all). Refused (a 4xx: a service that does not take replace on a
+    video still waiting for its bytes; remembered for the run) or lost every time: the path before, the
+    video deleted and the item planned again (replace_empty_video). A video id not known yet is looked up
+    first (claim_video; Postponed).
+    """
+    video_id = claim_video(ctx, item)
+    if video_id is None or ctx.reinit_refused:
+        replace_empty_video(ctx, reload(ctx, item.key), "init answer lost")
+        return None
+    journal: OpJournal[Any] = OpJournal(
+        ctx.ledger,
+        ctx.run_id,
+        f"reinit:{item.key}:{video_id}",
+        REINIT_KIND,
+        {"video_id": video_id},
+        owner_key=item.key,
+        video_id=video_id,
+        outcome=lambda session: ({"session_id": session.id}, None),
+    )
+
+    def call() -> Any:
+        return ctx.client.uploads.init_replace(video_id=video_id, filesize=filesize, filename=filename)
+
+    for attempt in range(1, REINIT_ATTEMPTS + 1):
+        try:
+            session = exactly_once(journal, call)
+            break
+        except VideoApiError as exc:
+            if stops_run(exc):
+                ctx.stop(exc)
+                return None
+            refused = isinstance(exc, ClientError) and not isinstance(exc, RateLimitedError)
+            if not refused and attempt < REINIT_ATTEMPTS and not ctx.abort.is_set():
+                continue  # lost, 5xx or 429: repeatable, sent again (the limiter paces it)
+            if refused:
+                ctx.reinit_refused = True
+            why = f"init answer lost; a replace session was not given ({describe_failure(exc)})"
+            replace_empty_video(ctx, reload(ctx, item.key), why)
+            return None
+    else:  # pragma: no cover - the loop returns or breaks
+        return None
+    ctx.ledger.new_upload_address(item.key, ctx.run_id, session.endpoint, filesize)
+    ctx.fresh_uploads.add(item.key)
+    return reload(ctx, item.key)
 
 
 def replace_empty_video(ctx: MigrateContext, item: Item, why: str) -> None:

@@ -18,7 +18,7 @@ from videoferry.state.models import Item
 from videoferry.tasks.migrate.context import MigrateContext, reload
 from videoferry.tasks.migrate.item_failure import api_failure, fail_item
 from videoferry.tasks.migrate.platform_source import open_link_source
-from videoferry.tasks.migrate.reconcile import claim_video, replace_empty_video
+from videoferry.tasks.migrate.reconcile import claim_video, new_upload_address, replace_empty_video
 from videoferry.tasks.stop import UploadStopped
 
 log = logging.getLogger(__name__)
@@ -42,15 +42,20 @@ def open_bytes(ctx: MigrateContext, item: Item) -> ByteSource | None:
 
 def upload_item(ctx: MigrateContext, item: Item) -> None:
     """Send the item's bytes to its tus endpoint, resuming from the server's offset."""
-    if not item.upload_endpoint:
-        replace_empty_video(ctx, item, "init answer lost")
-        return
     # Only the first upload right after this run's own init: a rerun, a retry or a resume HEADs first.
     fresh = item.key in ctx.fresh_uploads and not item.upload_offset
     ctx.fresh_uploads.discard(item.key)
     source = open_bytes(ctx, item)
     if source is None:
         return
+    if not item.upload_endpoint:  # the init answer was lost: a new address for the found video
+        reinit = new_upload_address(ctx, item, source.size, source.name)
+        if reinit is None:
+            return
+        item, fresh = reinit, True
+    endpoint = item.upload_endpoint
+    if endpoint is None:
+        raise AssertionError(f"item {item.key}: no upload address after a new one was given")
     current = source_version(source)
     if item.source_version and current and current != item.source_version:
         # The service holds bytes of the old version: resuming would mix both. Start over with the new one.
@@ -84,7 +89,7 @@ def upload_item(ctx: MigrateContext, item: Item) -> None:
             # a worker sends the bytes; the coordinator learns the end (a platform video's link is read here)
             on_progress(
                 ctx.bytes_plane.push(
-                    item.upload_endpoint,
+                    endpoint,
                     item.spec.source,
                     source.size,
                     ctx.chunk_size,
@@ -94,7 +99,7 @@ def upload_item(ctx: MigrateContext, item: Item) -> None:
             )
         else:
             ctx.tus.upload(
-                item.upload_endpoint,
+                endpoint,
                 source,
                 chunk_size=ctx.chunk_size,
                 on_progress=on_progress,
