@@ -124,6 +124,7 @@ def worker(env: dict[str, str], tmp: Path) -> Iterator[Path]:
                 proc.kill()
 
 
+@pytest.mark.long  # 105 s: make chaos runs it (make test keeps its time); test_deploy_install's run stays
 def test_two_nights_on_ephemeral_workers_and_states_that_tell_the_truth(
     s3_server: str,
     s3_bucket: str,

@@ -212,7 +212,7 @@ def _journal(path: Path) -> str:
         ledger.close()
 
 
-@pytest.mark.parametrize("via", ["single", "tus"])
+@pytest.mark.parametrize("via", [pytest.param("single", marks=pytest.mark.long), "tus"])  # single: make chaos
 def test_lost_answers_with_the_title_filter_ignored_and_shared_titles(
     via: str, tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory: Any
 ) -> None:
