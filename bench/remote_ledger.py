@@ -42,7 +42,8 @@ def _entries(text: str) -> list[dict[str, Any]]:
     """moto's recording, one JSON object after another: mostly a line each, but requests recorded at once
     can share a line (a run of bench-alone failed on `Extra data` there): the objects decoded in turn."""
     decoder = json.JSONDecoder()
-    entries, at = [], 0
+    entries: list[dict[str, Any]] = []
+    at = 0
     while True:
         while at < len(text) and text[at].isspace():
             at += 1
