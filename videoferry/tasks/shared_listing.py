@@ -129,7 +129,8 @@ class SharedListings:
                 entry.failure, entry.failed_at = exc, time.monotonic()
                 raise
             finally:
-                self.listings += 1
+                with self._lock:  # parents list at once under their own locks: the count is shared
+                    self.listings += 1
             entry.listing = Listing(taken_at, lowest, videos)
             entry.failure = None
             answer = self._answer(entry.listing, sent, owners, bound, intent_at)
