@@ -110,7 +110,7 @@ def outcome_markdown(outcome: Outcome) -> str:
     if outcome.failed:
         lines += [f"{len(outcome.failed)} not done:", "", "| source | code | message |", "|---|---|---|"]
         lines += [
-            f"| {_cell(f['source'])} | {_cell(f['code'])} | {_cell(f['message'])} |"
+            f"| {markdown_cell(f['source'])} | {markdown_cell(f['code'])} | {markdown_cell(f['message'])} |"
             for f in outcome.failed[:ARTIFACT_FAILURES]
         ]
         if len(outcome.failed) > ARTIFACT_FAILURES:
@@ -123,7 +123,8 @@ def outcome_markdown(outcome: Outcome) -> str:
 ARTIFACT_FAILURES = 200
 
 
-def _cell(text: str) -> str:
+def markdown_cell(text: str) -> str:
+    """Text as one cell of a markdown table in an artifact: its pipes escaped, its lines joined."""
     return text.replace("|", "\\|").replace("\n", " ")
 
 

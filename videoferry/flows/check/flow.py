@@ -11,7 +11,7 @@ from prefect.states import State
 from videoferry.flows.check.options import CheckOptions
 from videoferry.flows.check.runner import CheckOutcome, run_check
 from videoferry.flows.options import DEFAULT_LEDGER, options_from_params
-from videoferry.flows.prefect_job import job_flow
+from videoferry.flows.prefect_job import job_flow, markdown_cell
 from videoferry.tasks.check.compare import Mark
 from videoferry.tasks.check.playable import PLAYABLE
 from videoferry.tasks.check.report import summary_lines
@@ -74,9 +74,5 @@ def artifacts(outcome: CheckOutcome) -> None:
         text += ["| key | title | video | why |", "|---|---|---|---|"]
         for line in unplayable[:ARTIFACT_ROWS]:
             cells = (line.key or "", line.title or "", line.video_id or "", line.note)
-            text.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+            text.append("| " + " | ".join(markdown_cell(c) for c in cells) + " |")
     create_markdown_artifact("\n".join(text), key="videoferry-check-summary", description="Check summary")
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
