@@ -11,7 +11,7 @@ import os
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
@@ -23,6 +23,7 @@ from videoferry.flows.options import Cli, OptionsT, ServiceOptions, cli_fields, 
 if TYPE_CHECKING:
     from videoferry.connectors.config import Settings
     from videoferry.flows.warmup import ServerWarmup
+    from videoferry.jobs import Preview
 
 #: A job's outcome, as its videoferry.jobs function returns it.
 OutcomeT = typing.TypeVar("OutcomeT")
@@ -393,6 +394,13 @@ def run_command(
         keywords.update(prefect=prefect, announce=announce)
     with exit_on_errors():
         return function(opts, api_url=service.api_url, upload_url=service.upload_url, **keywords)
+
+
+def show_preview(preview: Preview) -> NoReturn:
+    """A dry run's end on the terminal: the preview's lines; the command exits with its exit status."""
+    for line in preview.lines:
+        typer.echo(line)
+    raise typer.Exit(preview.exit_code)
 
 
 def show_outcome(outcome: Any, totals: str) -> None:

@@ -6,7 +6,7 @@ import typer
 
 from videoferry import jobs
 from videoferry.flows.apply.options import ApplyOptions
-from videoferry.flows.cli.app import add_command, job_command, run_command, show_outcome
+from videoferry.flows.cli.app import add_command, job_command, run_command, show_outcome, show_preview
 from videoferry.flows.options import ServiceOptions
 
 
@@ -14,9 +14,7 @@ def _apply(opts: ApplyOptions, service: ServiceOptions, prefect: bool) -> None:
     """Apply an operations file to the library: each operation exactly once, in dependency order."""
     outcome = run_command(jobs.apply, opts, service, prefect=prefect)
     if isinstance(outcome, jobs.Preview):
-        for line in outcome.lines:
-            typer.echo(line)
-        raise typer.Exit(outcome.exit_code)
+        show_preview(outcome)
     show_outcome(outcome, outcome.totals())
 
 

@@ -6,9 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import typer
-
-from videoferry.flows.cli.app import run_command, show_outcome
+from videoferry.flows.cli.app import run_command, show_outcome, show_preview
 from videoferry.flows.options import ServiceOptions
 
 __all__ = ["copy_handler"]
@@ -26,9 +24,7 @@ def copy_handler(
 
         outcome = run_command(api, opts, service, prefect=prefect)
         if isinstance(outcome, jobs.Preview):
-            for line in outcome.lines:
-                typer.echo(line)
-            raise typer.Exit(outcome.exit_code)
+            show_preview(outcome)
         counts = ", ".join(f"{n} {s}" for s, n in outcome.counts.items()) or "none"
         show_outcome(
             outcome, f"{noun}: {sum(outcome.counts.values())} ({counts}), {outcome.bytes} bytes copied"
