@@ -4,6 +4,7 @@ import pytest
 
 from tests.fixtures.emulator import fast_polls
 from tests.flows.apply_fixtures import library  # noqa: F401 - a fixture, found by pytest here
+from tests.flows.dask_fixtures import cluster  # noqa: F401 - a fixture, found by pytest here
 from tests.flows.frozen_s3 import frozen_s3  # noqa: F401 - a fixture, found by pytest here
 from videoferry.emulator.control import EmulatorControl, Workspace
 

@@ -7,7 +7,6 @@ import concurrent.futures
 import os
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,20 +22,6 @@ from videoferry.state.ledger import Ledger
 pytestmark = pytest.mark.timeout(300)
 
 MIB = 1024 * 1024
-
-
-@pytest.fixture()
-def cluster() -> Iterator[Any]:
-    """A LocalCluster of two worker processes (with nannies) on 127.0.0.1, no dashboard."""
-    from distributed import LocalCluster
-
-    local = LocalCluster(
-        n_workers=2, threads_per_worker=2, processes=True, host="127.0.0.1", dashboard_address=None
-    )
-    try:
-        yield local
-    finally:
-        local.close()
 
 
 def _rows(clip_factory: Any, n: int) -> list[dict[str, Any]]:

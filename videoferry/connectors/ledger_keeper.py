@@ -53,6 +53,10 @@ class LeaseKeeper:
         with self._guard:
             return self._deadline
 
+    def seconds_left(self) -> float:
+        """Seconds until the holding ends unless renewed before (0 once lost or past its deadline)."""
+        return 0.0 if self._lost else max(0.0, self.deadline - lease_clock())
+
     def check(self) -> None:
         """Raise RemoteLedgerLostError when the lease was lost or its deadline has passed (then declaring it
         lost, as the watchdog would): call it immediately before anything another holder must never see."""

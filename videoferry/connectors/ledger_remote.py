@@ -265,6 +265,13 @@ class RemoteLedger:
         if why:
             raise RemoteLedgerLostError(why)
 
+    def seconds_left(self) -> float | None:
+        """Seconds this run may still send calls that change the service unless its lease is renewed before
+        (0 once it may no longer hold the ledger; None before the lock is taken)."""
+        if self._keeper is None:
+            return None
+        return 0.0 if self.lost else self._keeper.seconds_left()
+
     def sync(self, timeout: float = 60.0) -> int:
         """Push every committed transaction to S3 now and wait for it; the TXID S3 has."""
         self.check()

@@ -53,6 +53,7 @@ def hold_on(run: Run, home: RemoteLedger, mark: GapMark, taken: datetime | None)
     home.on_lost = lambda why: run.stop(RemoteLedgerLostError(why))
     # Nothing that changes the service leaves once the lease may have ended (checked per request).
     run.guard = run.client.transport.send_guard = home.check
+    run.client.transport.send_window = home.seconds_left  # Dask workers stop sending when it ends
     run.durable = lambda: None if home.sync() is None else None
 
     def guard() -> None:  # mark.hold() waits a few seconds at most, for the first create only

@@ -95,6 +95,9 @@ class Transport:
         #: it, since admission can wait); what it raises refuses the request unsent: a remote ledger's lease
         #: that may have ended (flows/job.py sets it; tus uploads of this transport pass it too).
         self.send_guard: Callable[[], None] | None = None
+        #: Seconds the guard will still let such requests go unless the lease is renewed (None: no limit),
+        #: for senders in other processes that cannot call the guard (tasks/migrate/byte_plane.py's workers).
+        self.send_window: Callable[[], float | None] = lambda: None
         self._methods = MethodBook()
         self._connect_timeout = min(timeout, 10.0)
         timeouts = httpx.Timeout(timeout, connect=self._connect_timeout)

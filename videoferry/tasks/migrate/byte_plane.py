@@ -8,6 +8,14 @@ the rate budget stay with the coordinator. Requests to upload addresses are not 
 do not pass the limiter, unless the service counts them (a 429 from an upload address), which a worker
 answers by waiting as the service asks.
 
+With a remote ledger (`--ledger s3://`) a worker sends nothing once the run's lease may have ended: each
+push carries the wall-clock time until which the coordinator may still send (its lease's deadline, which
+renewals move on), and the worker's tus uploader refuses a PATCH unsent from then on (SendWindowClosed).
+The coordinator then asks its own guard: the lease lost, the run stops; renewed meanwhile, the push is given
+again with the new deadline and resumes from the server's offset (HEAD), so a long upload goes in pieces
+of one lease each and no byte is sent twice. The hosts' clocks must agree to within the lease's margin
+(a sixth of the lease; NTP does far better).
+
 Dask is used through distributed's own client rather than prefect-dask's task runner: the flow's task
 runs hold the run's ledger, which must not travel to workers; only this byte push does.
 """
@@ -15,6 +23,8 @@ runs hold the run's ledger, which must not travel to workers; only this byte pus
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +32,22 @@ if TYPE_CHECKING:
     from distributed import Client
 
 log = logging.getLogger(__name__)
+
+
+class SendWindowClosed(Exception):
+    """A worker refused to send a PATCH: the time the coordinator gave it (its lease's deadline) had come."""
+
+
+def _no_later_than(send_until: float | None) -> Callable[[], None] | None:
+    """A tus send guard refusing once the wall clock reaches send_until (None: no limit)."""
+    if send_until is None:
+        return None
+
+    def guard() -> None:
+        if time.time() >= send_until:
+            raise SendWindowClosed("the run's lease may have ended: nothing more is sent from this worker")
+
+    return guard
 
 
 def push_bytes(
@@ -32,9 +58,11 @@ def push_bytes(
     s3_endpoint_url: str | None = None,
     s3_region: str | None = None,
     outage: float | None = None,
+    send_until: float | None = None,
 ) -> int:
     """Run on a worker: send source_uri to the tus endpoint from the server's offset; the final offset. A
-    service that answers nothing is waited on for `outage` seconds at most (the run's bound)."""
+    service that answers nothing is waited on for `outage` seconds at most (the run's bound); no PATCH leaves
+    at or after `send_until` (wall clock; SendWindowClosed)."""
     from videoferry.connectors.client.silence import Silence
     from videoferry.connectors.s3 import S3Config
     from videoferry.connectors.sources import open_source
@@ -45,7 +73,8 @@ def push_bytes(
         from videoferry.connectors.sources import SourceError
 
         raise SourceError(source_uri, f"the worker sees {source.size} bytes, the coordinator {size}")
-    with TusUpload(chunk_size=chunk_size, silence=Silence(outage)) as tus:
+    guard = _no_later_than(send_until)
+    with TusUpload(chunk_size=chunk_size, silence=Silence(outage), send_guard=guard) as tus:
         return tus.upload(endpoint, source)
 
 
@@ -55,6 +84,7 @@ class DaskBytes:
 
     client: Client
     address: str
+    windows_closed: int = 0  #: pushes a worker ended at the end of the run's lease (then given again)
 
     @classmethod
     def connect(cls, address: str, timeout: float = 30.0) -> DaskBytes:
@@ -75,21 +105,33 @@ class DaskBytes:
         chunk_size: int,
         s3: Any = None,
         outage: float | None = None,
+        guard: Callable[[], None] = lambda: None,
+        window: Callable[[], float | None] = lambda: None,
     ) -> int:
         """Send one item's bytes on a worker (given to another if it dies), waiting on a service that answers
-        nothing for `outage` seconds at most; its final offset."""
-        future = self.client.submit(
-            push_bytes,
-            endpoint,
-            source_uri,
-            size,
-            chunk_size,
-            getattr(s3, "endpoint_url", None),
-            getattr(s3, "region", None),
-            outage,
-            pure=False,  # a worker that dies: the scheduler gives it to another (allowed-failures, 3)
-        )
-        return int(future.result())
+        nothing for `outage` seconds at most; its final offset. `window` gives the seconds the run may still
+        send (None: no limit); `guard` raises once it may no longer: the push is given again each time a
+        worker stopped at the end of the window while the guard still lets the run send."""
+        while True:
+            guard()
+            left = window()
+            future = self.client.submit(
+                push_bytes,
+                endpoint,
+                source_uri,
+                size,
+                chunk_size,
+                getattr(s3, "endpoint_url", None),
+                getattr(s3, "region", None),
+                outage,
+                None if left is None else time.time() + left,
+                pure=False,  # a worker that dies: the scheduler gives it to another (allowed-failures, 3)
+            )
+            try:
+                return int(future.result())
+            except SendWindowClosed:
+                self.windows_closed += 1
+                log.info("a worker stopped sending at the end of the run's lease; given again if renewed")
 
     def workers(self) -> int:
         """How many workers the cluster has now."""

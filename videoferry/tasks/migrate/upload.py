@@ -95,6 +95,8 @@ def upload_item(ctx: MigrateContext, item: Item) -> None:
                     ctx.chunk_size,
                     ctx.s3,
                     outage=ctx.client.transport.silence.bound,
+                    guard=ctx.client.transport.guard_send,
+                    window=ctx.client.transport.send_window,
                 )
             )
         else:
