@@ -19,6 +19,7 @@ from videoferry.emulator.control import EmulatorControl
 from videoferry.state.ledger import Ledger
 from videoferry.state.machine import FINISHED
 from videoferry.tasks import lookup, shared_listing
+from videoferry.tasks.migrate import parked
 from videoferry.tasks.migrate.context import MigrateContext
 from videoferry.tasks.migrate.schedule import MAX_BATCH, advance_items
 from videoferry.tasks.migrate.transfer import transfer_batch
@@ -79,6 +80,7 @@ def test_a_lost_answer_is_settled_once_its_settle_time_passed_ahead_of_the_next_
 ) -> None:
     monkeypatch.setattr(lookup, "SETTLE_SECONDS", SETTLE)
     monkeypatch.setattr(shared_listing, "SETTLE_SECONDS", SETTLE)
+    monkeypatch.setattr(parked, "GRID", SETTLE / 4)
     with ThreadPoolExecutor(1) as pool:
         ended = advance_items(
             ctx, lambda keys: pool.submit(transfer_batch, ctx, keys), transfers=1, wait_timeout=60.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from dataclasses import dataclass, field
@@ -9,8 +10,11 @@ from dataclasses import dataclass, field
 #: A lookup that could not decide (its listing failed, several candidates) is parked again after a pause of
 #: RETRY_PAUSE x the times it failed, at most RETRIES times a run; after them it waits for the rounds once
 #: nothing runs (tasks/migrate/schedule.py), or for the next run.
-RETRY_PAUSE = 5.0
+RETRY_PAUSE = 2.0
 RETRIES = 3
+#: Due moments are rounded up to a multiple of this many seconds: the lost answers due within it are looked
+#: up together, by one listing of their parent taken after all their settle times (not one listing each).
+GRID = 2.0
 
 
 @dataclass
@@ -31,7 +35,7 @@ class Parked:
     def park(self, key: str, wait: float) -> None:
         """Set the item aside until `wait` seconds from now."""
         with self._lock:
-            self._due[key] = time.monotonic() + max(0.0, wait)
+            self._due[key] = _on_grid(time.monotonic() + max(0.0, wait))
 
     def retry(self, key: str) -> bool:
         """Set aside an item whose lookup could not decide, for RETRY_PAUSE x the times it could not; False
@@ -40,7 +44,7 @@ class Parked:
             failed = self._failed[key] = self._failed.get(key, 0) + 1
             if failed > RETRIES:
                 return False
-            self._due[key] = time.monotonic() + RETRY_PAUSE * failed
+            self._due[key] = _on_grid(time.monotonic() + RETRY_PAUSE * failed)
             return True
 
     def take_due(self) -> list[str]:
@@ -60,3 +64,8 @@ class Parked:
     def __len__(self) -> int:
         with self._lock:
             return len(self._due)
+
+
+def _on_grid(moment: float) -> float:
+    """The moment rounded up to a multiple of GRID (never earlier: a settle time is never cut short)."""
+    return math.ceil(moment / GRID) * GRID
