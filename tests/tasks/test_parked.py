@@ -96,3 +96,19 @@ def test_a_lost_answer_is_settled_once_its_settle_time_passed_ahead_of_the_next_
     items = ctx.ledger.items()
     assert {i.state for i in items} == {FINISHED}
     assert len({i.video_id for i in items}) == len(items)  # one video per item, none made twice
+
+
+def test_parked_items_are_due_no_earlier_than_asked_on_the_grid_and_retried_a_bounded_number_of_times(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = [100.3]
+    monkeypatch.setattr(parked.time, "monotonic", lambda: clock[0])
+    shelf = parked.Parked()
+    shelf.park("a", 1.0)  # due at 101.3, on the grid: 102
+    assert shelf.retry("b")  # due at 100.3 + RETRY_PAUSE, on the grid
+    clock[0] = 101.9
+    assert shelf.take_due() == [] and shelf.keys() == {"a", "b"}
+    clock[0] = 102.0
+    assert shelf.take_due() == ["a"]
+    assert shelf.take(["a", "b"]) == ["b"] and not shelf
+    assert [shelf.retry("b") for _ in range(parked.RETRIES)] == [True] * (parked.RETRIES - 1) + [False]

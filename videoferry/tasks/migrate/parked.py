@@ -56,6 +56,11 @@ class Parked:
                 del self._due[key]
         return [key for _at, key in due]
 
+    def take(self, keys: list[str]) -> list[str]:
+        """Those of keys still parked; they are no longer parked."""
+        with self._lock:
+            return [key for key in keys if self._due.pop(key, None) is not None]
+
     def keys(self) -> frozenset[str]:
         """The items parked now."""
         with self._lock:

@@ -17,6 +17,7 @@ from videoferry.tasks.migrate.claims import Claims
 from videoferry.tasks.migrate.context import MigrateContext
 from videoferry.tasks.migrate.finish import finish_item, owes_nothing
 from videoferry.tasks.migrate.readiness import Watcher
+from videoferry.tasks.migrate.reconcile import sent_create
 from videoferry.tasks.scheduling import Handle, Schedule, WaitBound, when_done
 
 log = logging.getLogger(__name__)
@@ -96,6 +97,7 @@ class ItemSchedule(Schedule):
         self.settling_since: float | None = None  # when items were first left in creating, nothing running
         self.next_round: float | None = None
         self.next_young = False
+        self.listings_seen = 0  # the shared listings taken when parked items were last looked for in them
         self.transfers_ended: float | None = None  # when the last transfer ended (claims wait for the last)
         if ctx.webhooks is not None:
             ctx.webhooks.on_claim = self._claim_came
@@ -129,7 +131,7 @@ class ItemSchedule(Schedule):
         settle time has passed, in batches ahead of those not started yet. Once nothing runs, the other items
         still in creating (their lookup could not decide) go again, a round later: after the settle time of
         the youngest intent, or a growing pause after a failed listing."""
-        due = self.ctx.parked.take_due()
+        due = self.ctx.parked.take_due() + self._seen_parked()
         if due:
             self.queue.extend(reversed(make_batches(due, self.transfers)))  # popped from the end: first
         self.unsettled = []
@@ -160,6 +162,23 @@ class ItemSchedule(Schedule):
             self.next_round = None
             self.queue = make_batches(unsettled, self.transfers)
             self.queue.reverse()
+
+    def _seen_parked(self) -> list[str]:
+        """Parked items whose video a listing taken since their intent (for the lookups then due) shows: they
+        go now, not at their settle time ("there" needs no settle time; reconcile.locate adopts it)."""
+        taken = self.ctx.listings.listings
+        if taken == self.listings_seen or not self.ctx.parked:
+            return []
+        self.listings_seen = taken
+        seen = []
+        owners = self.ctx.ledger.keys_for_videos
+        for key in self.ctx.parked.keys():
+            item = self.ctx.ledger.get(key)
+            if item is None or item.state != CREATING or item.created_intent_at is None:
+                continue
+            if self.ctx.listings.seen(self.ctx.client, sent_create(item), owners) is not None:
+                seen.append(key)
+        return self.ctx.parked.take(seen)
 
     def start_what_can_start(self) -> None:
         """The queued batches, `transfers` at a time, once the leftovers' batches have ended."""
