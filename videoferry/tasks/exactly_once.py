@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from videoferry.connectors.errors import UnknownOutcomeError, VideoApiError, WorkspaceRefusedError
 from videoferry.state.machine import OpStatus
-from videoferry.tasks.lookup import LOOKUP_WAIT_SECONDS, Postponed, settle_remaining_at
+from videoferry.tasks.lookup import LOOKUP_WAIT_SECONDS, Postponed, TooEarly, settle_remaining_at
 
 if TYPE_CHECKING:
     from videoferry.state.ledger import Ledger
@@ -105,9 +105,10 @@ class Lookup(Generic[T]):
 def look_up(lookup: Lookup[T], intent: Intent, *, wait: bool, stop: StopSignal | None = None) -> T | None:
     """What the call of `intent` did: found, or None once "not there" can be believed (tasks/lookup.py).
 
-    Without wait, a lookup that cannot tell yet (too early to believe "not there", or Postponed by find)
-    raises Postponed at once; with wait, it waits (ended by the run's stop) and looks again, for at most
-    lookup.bound seconds while find keeps postponing (the settle time bounds the wait for "not there").
+    Without wait, a lookup that cannot tell yet raises at once: TooEarly (a Postponed naming the seconds until
+    "not there" can be believed) when it found nothing too early, find's Postponed when find cannot tell;
+    with wait, it waits (ended by the run's stop) and looks again, for at most lookup.bound seconds while
+    find keeps postponing (the settle time bounds the wait for "not there").
     """
     started = time.monotonic()
     while True:
@@ -124,8 +125,10 @@ def look_up(lookup: Lookup[T], intent: Intent, *, wait: bool, stop: StopSignal |
         remaining = settle_remaining_at(intent.at) if lookup.listing else 0.0
         if remaining <= 0:
             return None
+        if not wait:
+            raise TooEarly(str(intent.ref), remaining)  # the caller may look again as soon as it can tell
         pause = remaining if lookup.poll_every is None else min(lookup.poll_every, remaining)
-        if not wait or _pause(pause, stop):
+        if _pause(pause, stop):
             raise Postponed(str(intent.ref))
 
 

@@ -51,6 +51,14 @@ class Postponed(Exception):
     """A lookup could not decide now (listing failed, several candidates, or too early to say "none")."""
 
 
+class TooEarly(Postponed):
+    """A lookup found nothing but was too early to believe "not there": it can tell in `wait` seconds."""
+
+    def __init__(self, ref: str, wait: float) -> None:
+        super().__init__(ref)
+        self.wait = wait
+
+
 @dataclass(frozen=True)
 class SentCreate:
     """What one create sent, as far as a lookup can check it."""

@@ -136,6 +136,24 @@ class SharedListings:
             answer = self._answer(entry.listing, sent, owners, bound, intent_at)
             return answer[0] if answer is not None else None
 
+    def seen(
+        self, client: VideoClient, sent: SentCreate, owners: Callable[[Sequence[str]], dict[str, str]]
+    ) -> Video | None:
+        """The video this create made when the listing kept now shows it (taken after the intent, reaching
+        down far enough); None otherwise. No call is made, and none waits for a listing being taken: for a
+        lookup too early to believe "not there", which can still believe "there"."""
+        bound, clock_known = service_bound(client, sent.intent_at)
+        if bound is None or not clock_known or sent.intent_at is None:
+            return None
+        entry = self._parent(sent.parent_id)
+        if not entry.lock.acquire(blocking=False):
+            return None  # a listing is being taken: the lookup after the settle time reads it
+        try:
+            answer = self._answer(entry.listing, sent, owners, bound, sent.intent_at)
+        finally:
+            entry.lock.release()
+        return answer[0] if answer is not None else None
+
     def _answer(
         self,
         listing: Listing | None,

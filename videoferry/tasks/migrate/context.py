@@ -12,6 +12,7 @@ from videoferry.connectors.ids import same_id
 from videoferry.connectors.platforms.links import PlatformLinks
 from videoferry.state.machine import DONE, FAILED
 from videoferry.tasks.exactly_once import error_code
+from videoferry.tasks.migrate.parked import Parked
 from videoferry.tasks.shared_listing import SharedListings
 from videoferry.tasks.stop import Stop
 
@@ -110,6 +111,8 @@ class MigrateContext:
     reinit_refused: bool = False
     #: The lookups' shared listings: one listing settles the lost create answers of a round (per parent).
     listings: SharedListings = field(default_factory=SharedListings)
+    #: Lost create answers looked up too early, until their settle time (tasks/migrate/parked.py).
+    parked: Parked = field(default_factory=Parked)
 
     def poll_seconds(self) -> float:
         """Seconds between two status listings: --poll-interval under the service's poll rule (the spec's 5 s,

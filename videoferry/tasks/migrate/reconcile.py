@@ -46,14 +46,18 @@ def locate(ctx: MigrateContext, item: Item, *, defer: bool = False) -> Video | N
     """The video a create sent for this item made, if the service shows it; never another item's.
 
     From the run's shared listing of the item's parent (tasks/shared_listing.py): one listing, reaching down
-    to the oldest create still open, settles the lost answers of a round. defer: a lost answer just now is
-    not listed for before its settle time (the round after it lists once for all; SharedListings.find).
+    to the oldest create still open, settles the lost answers then due. defer: a lost answer just now is
+    not listed for before its settle time (a listing kept for the others may show its video already:
+    SharedListings.seen); the item is parked until then (tasks/migrate/parked.py) and looked up again.
     """
     sent = sent_create(item)
     if defer and sent.intent_at is not None and not settled(sent):
-        why = "reconcile postponed: looked up after the settle time, by one listing for the round"
+        seen = ctx.listings.seen(ctx.client, sent, ctx.ledger.keys_for_videos)
+        if seen is not None:
+            return seen  # a listing kept for the others, taken after this intent, shows its video already
+        why = "reconcile postponed: looked up after the settle time, by one listing for those then due"
         ctx.ledger.note(item.key, ctx.run_id, why)
-        return None  # "not there" is not believed yet: the round after it lists once for all
+        return None  # "not there" is not believed yet: looked up once its settle time has passed
     parent = item.spec.parent_id
     scope = ctx.scopes.get(parent) if parent else None
     opened = [i.created_intent_at for i in ctx.ledger.items([CREATING]) if i.created_intent_at is not None]

@@ -17,6 +17,7 @@ from videoferry.tasks.migrate.claims import Claims
 from videoferry.tasks.migrate.context import MigrateContext
 from videoferry.tasks.migrate.finish import finish_item, owes_nothing
 from videoferry.tasks.migrate.readiness import Watcher
+from videoferry.tasks.migrate.reconcile import sent_create
 from videoferry.tasks.scheduling import Handle, Schedule, WaitBound, when_done
 
 log = logging.getLogger(__name__)
@@ -53,13 +54,14 @@ class ItemSchedule(Schedule):
     """What happens next to each item of a migration, round after round (tasks/scheduling.py's phases).
 
     settle leftovers: items a crash or a lost answer left in creating go first, in batches, before any new
-    create (one of them may own the video a new create would duplicate); items whose lookup could not decide
-    are taken again in later rounds (RECONCILE_ROUNDS after a failed listing, lookups only too early until
-    the youngest intent is SETTLE_SECONDS old; all of it within SETTLE_BOUND_SECONDS). start what can start:
-    the planned items' batches, `transfers` at a time, once the leftovers are settled. poll what waits: the
-    destination's listing when the watcher says a poll is due (webhook claims confirmed by the same listing).
-    finish what is done: the finish step of every item the service finished. stop on bound: every item in an
-    end state, or the wait bound.
+    create (one of them may own the video a new create would duplicate); a lost answer looked up too early
+    (parked) goes again as soon as its settle time has passed, ahead of the batches not started yet; other
+    items whose lookup could not decide are taken again in later rounds once nothing runs (RECONCILE_ROUNDS
+    after a failed listing, lookups only too early until the youngest intent is SETTLE_SECONDS old; all of
+    it within SETTLE_BOUND_SECONDS). start what can start: the planned items' batches, `transfers` at a
+    time, once the leftovers are settled. poll what waits: the destination's listing when the watcher says a
+    poll is due (webhook claims confirmed by the same listing). finish what is done: the finish step of every
+    item the service finished. stop on bound: every item in an end state (none parked), or the wait bound.
     """
 
     def __init__(
@@ -95,6 +97,7 @@ class ItemSchedule(Schedule):
         self.settling_since: float | None = None  # when items were first left in creating, nothing running
         self.next_round: float | None = None
         self.next_young = False
+        self.listings_seen = 0  # the shared listings taken when parked items were last looked for in them
         self.transfers_ended: float | None = None  # when the last transfer ended (claims wait for the last)
         if ctx.webhooks is not None:
             ctx.webhooks.on_claim = self._claim_came
@@ -124,12 +127,17 @@ class ItemSchedule(Schedule):
         return not self.running and not self.queue
 
     def settle_leftovers(self) -> None:
-        """Once nothing runs, the items still in creating (their lookup could not decide) go again, a round
-        later: after the settle time of the youngest intent, or a growing pause after a failed listing."""
+        """Parked items (a lost answer looked up too early: tasks/migrate/parked.py) go again as soon as their
+        settle time has passed, in batches ahead of those not started yet. Once nothing runs, the other items
+        still in creating (their lookup could not decide) go again, a round later: after the settle time of
+        the youngest intent, or a growing pause after a failed listing."""
+        due = self.ctx.parked.take_due() + self._seen_parked()
+        if due:
+            self.queue.extend(reversed(make_batches(due, self.transfers)))  # popped from the end: first
         self.unsettled = []
         if not self._idle():
             return
-        unsettled, young = _unsettled(self.ctx)
+        unsettled, young = _unsettled(self.ctx, self.ctx.parked.keys())
         if not unsettled:
             self.settling_since = None
             return
@@ -154,6 +162,23 @@ class ItemSchedule(Schedule):
             self.next_round = None
             self.queue = make_batches(unsettled, self.transfers)
             self.queue.reverse()
+
+    def _seen_parked(self) -> list[str]:
+        """Parked items whose video a listing taken since their intent (for the lookups then due) shows: they
+        go now, not at their settle time ("there" needs no settle time; reconcile.locate adopts it)."""
+        taken = self.ctx.listings.listings
+        if taken == self.listings_seen or not self.ctx.parked:
+            return []
+        self.listings_seen = taken
+        seen = []
+        owners = self.ctx.ledger.keys_for_videos
+        for key in self.ctx.parked.keys():
+            item = self.ctx.ledger.get(key)
+            if item is None or item.state != CREATING or item.created_intent_at is None:
+                continue
+            if self.ctx.listings.seen(self.ctx.client, sent_create(item), owners) is not None:
+                seen.append(key)
+        return self.ctx.parked.take(seen)
 
     def start_what_can_start(self) -> None:
         """The queued batches, `transfers` at a time, once the leftovers' batches have ended."""
@@ -212,12 +237,12 @@ class ItemSchedule(Schedule):
 
     def stop_on_bound(self) -> bool | None:
         """True once nothing runs, nothing waits and nothing is left to settle; False on the wait bound."""
-        if self._idle() and not self.unsettled and not self.watched:
+        if self._idle() and not self.unsettled and not self.watched and not self.ctx.parked:
             # A webhook may have moved the last watched item to done after the finish step above; none can
             # arrive now (nothing is watched), so one more finish step leaves no item done.
             _finish_done(self.ctx, self.finish_tried)
             return True
-        if self.bound.exceeded(working=not self._idle()):
+        if self.bound.exceeded(working=not self._idle() or bool(self.ctx.parked)):
             return False
         return None
 
@@ -244,9 +269,10 @@ def advance_items(
     return schedule.run()
 
 
-def _unsettled(ctx: MigrateContext) -> tuple[list[str], float]:
-    """Keys left in creating, and the seconds until the youngest intent may be judged (0: all may now)."""
-    items = ctx.ledger.items([CREATING])
+def _unsettled(ctx: MigrateContext, parked: frozenset[str]) -> tuple[list[str], float]:
+    """Keys left in creating but not parked, and the seconds until the youngest of their intents may be judged
+    (0: all may now)."""
+    items = [i for i in ctx.ledger.items([CREATING]) if i.key not in parked]
     now = datetime.now(UTC)
     waits = [
         SETTLE_SECONDS - (now - i.created_intent_at).total_seconds()

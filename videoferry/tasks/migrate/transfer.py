@@ -9,7 +9,7 @@ from videoferry.connectors.ledger_errors import RemoteLedgerLostError
 from videoferry.state.errors import LedgerError
 from videoferry.state.machine import CREATING, FAILED, PLANNED, UPLOADING
 from videoferry.tasks.gap import GapListingFailed
-from videoferry.tasks.lookup import Postponed
+from videoferry.tasks.lookup import Postponed, TooEarly
 from videoferry.tasks.migrate.context import MigrateContext
 from videoferry.tasks.migrate.create import create_item
 from videoferry.tasks.migrate.create_journal import settle_creating
@@ -57,8 +57,8 @@ def transfer_batch(ctx: MigrateContext, keys: list[str]) -> dict[str, int]:
             break
         try:
             state = transfer_item(ctx, key)
-        except Postponed:
-            state = CREATING
+        except Postponed as exc:
+            state = _postponed(ctx, key, exc)
         except (AuthError, WorkspaceRefusedError, GapListingFailed, RemoteLedgerLostError) as exc:  # stops
             ctx.stop(exc)
             break
@@ -67,6 +67,19 @@ def transfer_batch(ctx: MigrateContext, keys: list[str]) -> dict[str, int]:
             state = _record_crash(ctx, key, exc)
         outcome[state] = outcome.get(state, 0) + 1
     return outcome
+
+
+def _postponed(ctx: MigrateContext, key: str, exc: Postponed) -> str:
+    """An item whose lookup could not tell yet: in creating, it is parked (tasks/migrate/parked.py) until
+    its settle time has passed (TooEarly), or for a pause when its lookup could not decide; its state."""
+    item = ctx.ledger.get(key)
+    state = item.state if item is not None else CREATING
+    if state == CREATING:
+        if isinstance(exc, TooEarly):
+            ctx.parked.park(key, exc.wait)
+        else:
+            ctx.parked.retry(key)
+    return state
 
 
 def _record_crash(ctx: MigrateContext, key: str, exc: Exception) -> str:
