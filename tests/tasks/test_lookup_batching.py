@@ -41,7 +41,11 @@ def _lists(entries: list[dict[str, Any]]) -> int:
     return sum(1 for e in entries if e["method"] == "GET" and e["path"].rstrip("/") == "/v1/videos")
 
 
-@pytest.mark.parametrize("variant", [None, "replace-needs-bytes"])
+#: Not a service variant: the first replace inits of the second round answered 503 (spec 7, rule 1).
+REPLACE_5XX = "replace-inits-503"
+
+
+@pytest.mark.parametrize("variant", [None, "replace-needs-bytes", REPLACE_5XX])
 def test_lost_init_answers_of_a_round_are_settled_by_one_listing_and_replaced_in_place(
     tmp_path: Path,
     emu: Workspace,
@@ -50,8 +54,10 @@ def test_lost_init_answers_of_a_round_are_settled_by_one_listing_and_replaced_in
     variant: str | None,
 ) -> None:
     """With the service refusing a replace of a video without bytes (replace-needs-bytes), one refused
-    replace init, then each found video deleted and created again (the path before issue 49)."""
-    if variant is not None:
+    replace init, then each found video deleted and created again (the path before issue 49). With the
+    first four replace inits answered 503, each is sent again with backoff (repeatable: no lookup, no
+    delete), up to the five attempts of spec 7's rule 1."""
+    if variant not in (None, REPLACE_5XX):
         emu_control.set_variants(emu, [variant])
     monkeypatch.setattr(lookup, "SETTLE_SECONDS", SETTLE)
     monkeypatch.setattr(shared_listing, "SETTLE_SECONDS", SETTLE)
@@ -92,6 +98,10 @@ def test_lost_init_answers_of_a_round_are_settled_by_one_listing_and_replaced_in
         assert [i.key for i in ledger.items([CREATING])] == keys
         assert _lists(first) == 0  # nothing listed before the settle time
         emu_control.clear_faults(emu)
+        if variant == REPLACE_5XX:
+            emu_control.set_faults(
+                emu, [{"kind": "error", "status": 503, "method": "POST", "path": "^/v2/init$", "times": 4}]
+            )
         oldest = min(i.created_intent_at for i in ledger.items([CREATING]) if i.created_intent_at)
         deadline = time.monotonic() + 10 * SETTLE
         while (
@@ -116,6 +126,10 @@ def test_lost_init_answers_of_a_round_are_settled_by_one_listing_and_replaced_in
     if variant is None:
         assert not deletes  # no video deleted and created again
         assert len(inits) == 2 * N  # each video's init (answer lost), then its replace session
+    elif variant == REPLACE_5XX:
+        assert not deletes  # a replace init answered 5xx is repeatable: sent again, nothing deleted
+        assert [e["status"] for e in inits].count(503) == 4
+        assert len(inits) == 2 * N + 4
     else:  # one replace refused; from then on delete + create, as before
         assert len(deletes) == N
         assert len(inits) == 2 * N + 1

@@ -37,7 +37,8 @@ T = TypeVar("T")
 class CallKind(enum.Enum):
     """How safe it is to repeat a call whose outcome is unknown."""
 
-    #: GET, PATCH update, PUT chapters, DELETE, move: repeating gives the same end state.
+    #: GET, PATCH update, PUT chapters, DELETE, move, a replace init (a session without bytes replaces
+    #: nothing): repeating gives the same end state.
     IDEMPOTENT = "idempotent"
     #: init, /v2/video (upload, URL import, replace), copy, concat: a repeat may create a second object.
     CREATE = "create"

@@ -84,19 +84,21 @@ class Uploads:
         The spec does not show replace's parameters: `video_id` is sent (as for an attachment); a service
         that refuses it naming `replace_video_id` (the header's name) gets that name instead, learned once
         (a validation refusal did nothing, so the one resend is safe). Nothing changes until the last byte
-        arrives. An unknown outcome raises UnknownOutcomeError.
+        arrives, so the call is repeatable: one whose answer was lost or 5xx is sent again by the transport's
+        retries, with backoff (a session left without bytes replaces nothing). Still without an answer after
+        them: UnknownOutcomeError.
         """
         field = self._replace_field
         payload: dict[str, Any] = {"type": "replace", field: video_id, **present({"filename": filename})}
         try:
-            return self._init(payload, filesize, "init_replace")
+            return self._init(payload, filesize, "init_replace", kind=CallKind.IDEMPOTENT)
         except ValidationError as exc:
             other = REPLACE_FIELDS[1] if field == REPLACE_FIELDS[0] else REPLACE_FIELDS[0]
             if other not in {str(p.get("name")) for p in exc.invalid_params}:
                 raise
         self._replace_field = other
         payload[other] = payload.pop(field)
-        return self._init(payload, filesize, "init_replace")
+        return self._init(payload, filesize, "init_replace", kind=CallKind.IDEMPOTENT)
 
     def init_attachment(self, *, video_id: str, filesize: int, filename: str | None = None) -> UploadSession:
         """POST {upload_url}/v2/init type attachment: a tus session whose finished file becomes one of
@@ -109,15 +111,17 @@ class Uploads:
         }
         return self._init(payload, filesize, "init_attachment")
 
-    def _init(self, payload: dict[str, Any], filesize: int, operation: str) -> UploadSession:
-        """One POST /v2/init with filesize (tus needs it); its answer, or UnknownOutcomeError."""
+    def _init(
+        self, payload: dict[str, Any], filesize: int, operation: str, kind: CallKind = CallKind.CREATE
+    ) -> UploadSession:
+        """One POST /v2/init with filesize (tus needs it); its answer, or UnknownOutcomeError (CREATE)."""
         if filesize < 0:
             raise ValueError("filesize must not be negative")
         body = self._transport.call(
             "POST",
             "/v2/init",
             operation=operation,
-            kind=CallKind.CREATE,
+            kind=kind,
             host="upload",
             json_body={**payload, "filesize": filesize},
         )

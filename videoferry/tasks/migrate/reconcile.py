@@ -193,9 +193,6 @@ def claim_video(ctx: MigrateContext, item: Item, *, wait: bool = True) -> str | 
 
 #: The ops kind of a new upload session for a found video (state/machine.OP_KINDS; op_key reinit:<key>:<id>).
 REINIT_KIND = "reinit"
-#: Replace inits sent for one found video while their answers are lost or 5xx, before delete + create.
-REINIT_ATTEMPTS = 3
-
 
 def new_upload_address(ctx: MigrateContext, item: Item, filesize: int, filename: str | None) -> Item | None:
     """A tus item whose video was found without its upload address (the init answer was lost): one init of
@@ -204,9 +201,10 @@ def new_upload_address(ctx: MigrateContext, item: Item, filesize: int, filename:
 
     The replace init makes no video (its session only replaces the bytes of the video it names once they
     all arrive), so it is repeatable: journalled (tasks/exactly_once.py, no lookup) and, its answer lost
-    or 5xx, sent again (REINIT_ATTEMPTS in all). Refused (a 4xx: a service that does not take replace on a
-    video still waiting for its bytes; remembered for the run) or lost every time: the path before, the
-    video deleted and the item planned again (replace_empty_video). A video id not known yet is looked up
+    or 5xx, sent again by the transport's retries with backoff (connectors/client/uploads.py). Refused (a
+    4xx: a service that does not take replace on a video still waiting for its bytes; remembered for the
+    run) or lost after every retry: the path before, the video deleted and the item planned again
+    (replace_empty_video). A video id not known yet is looked up
     first (claim_video; Postponed).
     """
     video_id = claim_video(ctx, item)
@@ -227,23 +225,16 @@ def new_upload_address(ctx: MigrateContext, item: Item, filesize: int, filename:
     def call() -> Any:
         return ctx.client.uploads.init_replace(video_id=video_id, filesize=filesize, filename=filename)
 
-    for attempt in range(1, REINIT_ATTEMPTS + 1):
-        try:
-            session = exactly_once(journal, call)
-            break
-        except VideoApiError as exc:
-            if stops_run(exc):
-                ctx.stop(exc)
-                return None
-            refused = isinstance(exc, ClientError) and not isinstance(exc, RateLimitedError)
-            if not refused and attempt < REINIT_ATTEMPTS and not ctx.abort.is_set():
-                continue  # lost, 5xx or 429: repeatable, sent again (the limiter paces it)
-            if refused:
-                ctx.reinit_refused = True
-            why = f"init answer lost; a replace session was not given ({describe_failure(exc)})"
-            replace_empty_video(ctx, reload(ctx, item.key), why)
+    try:
+        session = exactly_once(journal, call)
+    except VideoApiError as exc:
+        if stops_run(exc):
+            ctx.stop(exc)
             return None
-    else:  # pragma: no cover - the loop returns or breaks
+        if isinstance(exc, ClientError) and not isinstance(exc, RateLimitedError):
+            ctx.reinit_refused = True
+        why = f"init answer lost; a replace session was not given ({describe_failure(exc)})"
+        replace_empty_video(ctx, reload(ctx, item.key), why)
         return None
     ctx.ledger.new_upload_address(item.key, ctx.run_id, session.endpoint, filesize)
     ctx.fresh_uploads.add(item.key)
