@@ -1,0 +1,111 @@
+"""Where each listed item came from (Origin), kept for a whole listing in columns (Origins: a few dozen
+bytes a video, not a Python object each) and looked up by key."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where one item came from, as the report and the dry run say it (never a download link)."""
+
+    folder: str | None
+    folder_id: str | None
+    url: str | None
+    created: str | None
+    privacy: str | None
+    #: The platform's privacy has no match at the service (left as the target's default).
+    privacy_unmapped: bool = False
+    #: Seconds and bytes as the listing says them (None: not said).
+    duration: float | None = None
+    size: int | None = None
+    #: The keys its player URLs name it by besides its own (SourceVideo.player_ids: Mux's playback ids).
+    player_ids: tuple[str, ...] = ()
+
+
+#: Origins' columns: the key, then Origin's fields in order.
+_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "key": pl.String,
+    "folder": pl.String,
+    "folder_id": pl.String,
+    "url": pl.String,
+    "created": pl.String,
+    "privacy": pl.String,
+    "privacy_unmapped": pl.Boolean,
+    "duration": pl.Float64,
+    "size": pl.Int64,
+    "player_ids": pl.List(pl.String),
+}
+#: How many origins wait as objects before they are made a block of columns.
+BATCH = 1000
+
+
+class Origins(Mapping[str, Origin]):
+    """Each listed key's Origin, in columns sorted by key once the listing is done (a lookup is a binary
+    search); the first origin of a key added twice is kept. add() while listing, then read."""
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[str, Origin]] = []
+        self._blocks: list[pl.DataFrame] = []
+        self._frame: pl.DataFrame | None = None
+
+    def add(self, key: str, origin: Origin) -> None:
+        """Keep `key`'s origin (a key already added keeps its first)."""
+        self._pending.append((key, origin))
+        self._frame = None
+        if len(self._pending) >= BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        rows = [
+            (key, o.folder, o.folder_id, o.url, o.created, o.privacy, o.privacy_unmapped, o.duration, o.size,
+             list(o.player_ids))
+            for key, o in self._pending
+        ]  # fmt: skip
+        self._blocks.append(pl.DataFrame(rows, schema=_SCHEMA, orient="row"))
+        self._pending.clear()
+
+    def _sorted(self) -> pl.DataFrame:
+        if self._frame is None:
+            self._flush()
+            whole = pl.concat(self._blocks) if self._blocks else pl.DataFrame(schema=_SCHEMA)
+            self._frame = whole.unique("key", keep="first", maintain_order=True).sort("key")
+            self._blocks = [self._frame]
+        return self._frame
+
+    def get(self, key: str, default: Origin | None = None) -> Origin | None:  # type: ignore[override]
+        frame = self._sorted()
+        at = int(frame["key"].search_sorted(key, side="left"))
+        if at >= frame.height or frame["key"][at] != key:
+            return default
+        return _origin(frame.row(at, named=True))
+
+    def __getitem__(self, key: str) -> Origin:
+        found = self.get(key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sorted()["key"].to_list())
+
+    def __len__(self) -> int:
+        return self._sorted().height
+
+    def unmapped(self) -> int:
+        """How many origins have a privacy the service has no match for."""
+        return int(self._sorted()["privacy_unmapped"].sum())
+
+
+def _origin(row: dict[str, Any]) -> Origin:
+    fields = {name: value for name, value in row.items() if name != "key"}
+    fields["privacy_unmapped"] = bool(fields["privacy_unmapped"])
+    fields["player_ids"] = tuple(fields["player_ids"] or ())
+    return Origin(**fields)
