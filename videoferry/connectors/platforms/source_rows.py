@@ -46,9 +46,10 @@ ROW_COLUMNS = (
 @dataclass
 class SourceRows:
     """The rows of one listing (ROW_COLUMNS, as text cells) in blocks of columns, notes to print, and each
-    key's origin. add() while listing; frame() the rows, each key's first."""
+    key's origin, and the calls the listing took. add() while listing; frame() the rows, each key's first."""
 
     notes: list[str] = field(default_factory=list)
+    calls: int = 0
     origins: Origins = field(default_factory=Origins)
     blocks: list[pl.DataFrame] = field(default_factory=list)
 
@@ -137,6 +138,7 @@ def source_rows(
     unused = sorted(set(folder_map) - used)
     if unused:
         out.notes.append(f"--folder-map names folders no listed video is in: {', '.join(unused)[:300]}")
+    out.calls = listing.calls
     out.notes.append(f"listed {frame.height} videos from {source} in {listing.calls} calls")
     return out
 
