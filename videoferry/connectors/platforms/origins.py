@@ -1,5 +1,5 @@
-"""Where each listed item came from (Origin), kept for a whole listing in columns (Origins: a few dozen
-bytes a video, not a Python object each) and looked up by key."""
+"""Where each listed item came from (Origin), kept for a whole listing in columns (Origins: columns of a
+few hundred bytes a video, not a Python object each) and looked up by key."""
 
 from __future__ import annotations
 
@@ -46,18 +46,19 @@ BATCH = 1000
 
 
 class Origins(Mapping[str, Origin]):
-    """Each listed key's Origin, in columns sorted by key once the listing is done (a lookup is a binary
-    search); the first origin of a key added twice is kept. add() while listing, then read."""
+    """Each listed key's Origin, in columns in listing order (the blocks as chunks, not copied), looked up
+    through the keys sorted once the listing is done (a binary search); the first origin of a key added
+    twice is kept. add() while listing, then read."""
 
     def __init__(self) -> None:
         self._pending: list[tuple[str, Origin]] = []
         self._blocks: list[pl.DataFrame] = []
-        self._frame: pl.DataFrame | None = None
+        self._index: tuple[pl.DataFrame, pl.Series, pl.Series] | None = None
 
     def add(self, key: str, origin: Origin) -> None:
         """Keep `key`'s origin (a key already added keeps its first)."""
         self._pending.append((key, origin))
-        self._frame = None
+        self._index = None
         if len(self._pending) >= BATCH:
             self._flush()
 
@@ -72,20 +73,24 @@ class Origins(Mapping[str, Origin]):
         self._blocks.append(pl.DataFrame(rows, schema=_SCHEMA, orient="row"))
         self._pending.clear()
 
-    def _sorted(self) -> pl.DataFrame:
-        if self._frame is None:
+    def _indexed(self) -> tuple[pl.DataFrame, pl.Series, pl.Series]:
+        """The origins (each key's first), their keys sorted, and the row of each sorted key."""
+        if self._index is None:
             self._flush()
-            whole = pl.concat(self._blocks) if self._blocks else pl.DataFrame(schema=_SCHEMA)
-            self._frame = whole.unique("key", keep="first", maintain_order=True).sort("key")
-            self._blocks = [self._frame]
-        return self._frame
+            whole = pl.concat(self._blocks, rechunk=False) if self._blocks else pl.DataFrame(schema=_SCHEMA)
+            if whole["key"].is_duplicated().any():  # a page shifted while listing: copied once, only then
+                whole = whole.unique("key", keep="first", maintain_order=True)
+            self._blocks = [whole]
+            order = whole["key"].arg_sort()
+            self._index = (whole, whole["key"].gather(order), order)
+        return self._index
 
     def get(self, key: str, default: Origin | None = None) -> Origin | None:  # type: ignore[override]
-        frame = self._sorted()
-        at = int(frame["key"].search_sorted(key, side="left"))
-        if at >= frame.height or frame["key"][at] != key:
+        frame, keys, order = self._indexed()
+        at = int(keys.search_sorted(key, side="left"))
+        if at >= keys.len() or keys[at] != key:
             return default
-        return _origin(frame.row(at, named=True))
+        return _origin(frame.row(int(order[at]), named=True))
 
     def __getitem__(self, key: str) -> Origin:
         found = self.get(key)
@@ -94,14 +99,14 @@ class Origins(Mapping[str, Origin]):
         return found
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._sorted()["key"].to_list())
+        return iter(self._indexed()[0]["key"].to_list())
 
     def __len__(self) -> int:
-        return self._sorted().height
+        return self._indexed()[0].height
 
     def unmapped(self) -> int:
         """How many origins have a privacy the service has no match for."""
-        return int(self._sorted()["privacy_unmapped"].sum())
+        return int(self._indexed()[0]["privacy_unmapped"].sum())
 
 
 def _origin(row: dict[str, Any]) -> Origin:

@@ -63,7 +63,9 @@ class SourceRows:
         """Every row kept, in listing order, a key listed twice kept once (its first)."""
         if not self.blocks:
             return pl.DataFrame(schema=dict.fromkeys(ROW_COLUMNS, pl.String))
-        whole = pl.concat(self.blocks).unique("key", keep="first", maintain_order=True)
+        whole = pl.concat(self.blocks, rechunk=False)  # the blocks as chunks, not copied
+        if whole["key"].is_duplicated().any():  # a page shifted while listing: copied once, only then
+            whole = whole.unique("key", keep="first", maintain_order=True)
         self.blocks = [whole]
         return whole
 
