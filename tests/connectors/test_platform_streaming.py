@@ -62,3 +62,27 @@ def test_a_large_listing_keeps_no_more_than_a_batch_of_videos_alive(
     assert (
         listed.notes[-1] == f"listed {ACCOUNT} videos from vimeo: in {2 + len(seen_alive) + ACCOUNT} calls"
     )  # and chapters
+
+
+def test_a_video_listed_twice_as_a_page_shifts_is_kept_once(
+    vimeo_standin: StandinFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    standin, control = vimeo_standin
+    control.seed(videos=[{"id": str(1000 + i), "name": f"Talk {i}"} for i in range(250)])
+    collection = vimeo_standin_module._collection
+
+    def shifting(request: Any, *args: Any, **kwargs: Any) -> Any:
+        answer = collection(request, *args, **kwargs)
+        if request.url.path == "/me/videos" and request.query_params.get("page") == "2":
+            # An older video uploaded while the listing runs: every later page shifts by one.
+            standin.state.seed({"videos": [{"id": "999", "created_time": "2001-01-01T00:00:00+00:00"}]})
+        return answer
+
+    monkeypatch.setattr(vimeo_standin_module, "_collection", shifting)
+    env = {"VIDEOFERRY_VIMEO_API_URL": standin.base_url, "VIDEOFERRY_VIMEO_TOKEN": standin.token}
+    listed = source_rows("vimeo:", {}, env, chapters=False)
+
+    keys = listed.frame()["key"].to_list()
+    assert keys == [f"vimeo:{1000 + i}" for i in range(250)]  # vimeo:1199 came twice, kept once
+    assert len(listed.origins) == 250
+    assert listed.notes[-1] == "listed 250 videos from vimeo: in 5 calls"

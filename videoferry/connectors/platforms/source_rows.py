@@ -46,7 +46,7 @@ ROW_COLUMNS = (
 @dataclass
 class SourceRows:
     """The rows of one listing (ROW_COLUMNS, as text cells) in blocks of columns, notes to print, and each
-    key's origin, and the calls the listing took. add() while listing; frame() the rows, each key's first."""
+    key's origin, and the calls the listing took. add() while listing, then frame()."""
 
     notes: list[str] = field(default_factory=list)
     calls: int = 0
@@ -60,14 +60,17 @@ class SourceRows:
             self.blocks.append(pl.DataFrame(cells, dict.fromkeys(ROW_COLUMNS, pl.String), orient="row"))
 
     def frame(self) -> pl.DataFrame:
-        """Every row kept, in listing order, a key listed twice kept once (its first)."""
+        """Every row kept, in the order added (the blocks as chunks, not copied)."""
         if not self.blocks:
             return pl.DataFrame(schema=dict.fromkeys(ROW_COLUMNS, pl.String))
-        whole = pl.concat(self.blocks, rechunk=False)  # the blocks as chunks, not copied
-        if whole["key"].is_duplicated().any():  # a page shifted while listing: copied once, only then
-            whole = whole.unique("key", keep="first", maintain_order=True)
-        self.blocks = [whole]
-        return whole
+        self.blocks = [pl.concat(self.blocks, rechunk=False)]
+        return self.blocks[0]
+
+    def keep_first(self) -> None:
+        """A key added twice (a page shifted while listing) kept once, its first row: copied only then."""
+        whole = self.frame()
+        if whole["key"].is_duplicated().any():
+            self.blocks = [whole.unique("key", keep="first", maintain_order=True)]
 
 
 def read_folder_map(path: str | None) -> dict[str, str]:
@@ -129,6 +132,7 @@ def source_rows(
             if len(batch) >= BATCH:
                 _take(out, batch, platform, folder_map, used, captions)
         _take(out, batch, platform, folder_map, used, captions)
+    out.keep_first()
     frame = out.frame()
     out.notes.extend(listing.notes)
     out.notes.extend(unmapped_notes(out.origins.unmapped()))
