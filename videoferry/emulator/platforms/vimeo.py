@@ -204,9 +204,7 @@ def _collection(
             "first": uri(1),
             "last": uri(last),
         },
-        "data": [
-            shown(item) if shown else item for item in items[(page - 1) * per_page : page * per_page]
-        ],
+        "data": [shown(item) if shown else item for item in items[(page - 1) * per_page : page * per_page]],
     }
     return body, None
 
