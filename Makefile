@@ -78,6 +78,10 @@ docs: $(STAMP)
 # turn with nothing beside them, writing the whole of bench/RESULTS.md from this one run (about 27 minutes);
 # bench-scale: CPU per item at 1k and 20k items in 3 rounds (VIDEOFERRY_BENCH_CPU_100K=1 adds 100k), written
 # whole to bench/RESULTS-scale.md (the CPU targets RESULTS.md shows as not measured).
+# bench-scale also runs platform_listing at issue 49's sizes (PLATFORM_SCALE: 100,000 videos listed, 10,000
+# migrated by URL import at the target's limits x5; about 25 minutes).
+PLATFORM_SCALE = VIDEOFERRY_BENCH_PLATFORM_LISTED=100000 VIDEOFERRY_BENCH_PLATFORM_MIGRATED=10000 \
+	VIDEOFERRY_BENCH_PLATFORM_SCALE=5
 # BENCH_ARGS is passed on, e.g. BENCH_ARGS="--results /tmp/r.md" to write a results file of that run.
 bench: $(STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
@@ -86,7 +90,7 @@ bench-alone: $(STAMP)
 	$(BIN)/python -m bench --alone --results bench/RESULTS.md $(BENCH_ARGS)
 
 bench-scale: $(STAMP)
-	$(BIN)/python -m bench cpu_per_item --results bench/RESULTS-scale.md $(BENCH_ARGS)
+	$(PLATFORM_SCALE) $(BIN)/python -m bench cpu_per_item platform_listing --results bench/RESULTS-scale.md $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -20,7 +20,7 @@ from videoferry.connectors.inventory_normalise import (
 from videoferry.connectors.inventory_sources import ListingSkips
 from videoferry.connectors.path_filter import FilterError, PathFilter
 from videoferry.connectors.platforms.listing import is_platform_source
-from videoferry.connectors.platforms.source_rows import Origin
+from videoferry.connectors.platforms.origins import Origin
 from videoferry.connectors.platforms.takeout import is_takeout_source
 from videoferry.connectors.s3 import S3Config
 from videoferry.core.fields import near_name, unknown_names
@@ -50,7 +50,7 @@ class Inventory:
     #: What an S3 prefix listing skipped (None for a file inventory); its line() is also in warnings.
     skipped: ListingSkips | None = None
     #: A platform source's items: key -> where it came from (its page, created date, folder).
-    origins: dict[str, Origin] = field(default_factory=dict)
+    origins: Mapping[str, Origin] = field(default_factory=dict)
 
     def keys(self) -> list[str]:
         """The key of every good row, in input order (no spec is made)."""

@@ -16,7 +16,8 @@ from videoferry.connectors.input_files import InputFileError, detect_format, rea
 from videoferry.connectors.inventory_normalise import INPUT_COLUMNS, short
 from videoferry.connectors.inventory_sources import ListingSkips, SourceBase, filter_listing
 from videoferry.connectors.path_filter import PathFilter
-from videoferry.connectors.platforms.source_rows import Origin, read_folder_map, source_rows
+from videoferry.connectors.platforms.origins import Origins
+from videoferry.connectors.platforms.source_rows import read_folder_map, source_rows
 from videoferry.connectors.platforms.takeout import is_takeout_source, takeout_rows
 from videoferry.connectors.s3 import S3Config, client_error_code, list_prefix, parse_s3_uri, shared_s3_client
 from videoferry.core.item import RowError
@@ -50,7 +51,7 @@ class Loaded:
     warnings: list[str] = field(default_factory=list)
     errors: list[RowError] = field(default_factory=list)
     skipped: ListingSkips | None = None
-    origins: dict[str, Origin] = field(default_factory=dict)
+    origins: Origins = field(default_factory=Origins)
 
 
 # ---------------------------------------------------------------------------------------------- public
@@ -225,10 +226,9 @@ def load_platform(uri: str, folder_map: str | None, captions: str | None) -> Loa
     else:
         into = Path(captions).expanduser() if captions else None
         listed = source_rows(uri, read_folder_map(folder_map), captions=into)
-    columns = {c: pl.Series(c, [r.get(c) for r in listed.rows], dtype=pl.String) for c in INPUT_COLUMNS}
-    frame = pl.DataFrame(
-        {"row": pl.Series(range(1, len(listed.rows) + 1), dtype=pl.Int64)} | columns  # type: ignore[arg-type]
-    )
+    rows = listed.frame()
+    frame = rows.select([c for c in rows.columns if c in INPUT_COLUMNS]).with_row_index("row", offset=1)
+    frame = frame.with_columns(pl.col("row").cast(pl.Int64))
     loaded = Loaded(frame=_with_input_columns(frame), format="platform", base=SourceBase())
     loaded.warnings.extend(listed.notes)
     loaded.origins = listed.origins

@@ -15,7 +15,7 @@ from videoferry.connectors.platforms.bunny import BunnyClient
 from videoferry.connectors.platforms.cloudflare import CloudflareClient
 from videoferry.connectors.platforms.link_source import LinkSource
 from videoferry.connectors.platforms.mux import MuxClient
-from videoferry.connectors.platforms.source_rows import Origin
+from videoferry.connectors.platforms.origins import Origin
 from videoferry.connectors.platforms.vimeo import VimeoClient
 from videoferry.connectors.platforms.wistia import WistiaClient
 from videoferry.core.item import PLATFORM_SOURCE_RE
@@ -52,7 +52,7 @@ class PlatformLinks:
         self._lock = threading.Lock()
         self._files: httpx.Client | None = None
         #: key -> where the item came from (set by the run from its listing; empty for an inventory file).
-        self.origins: dict[str, Origin] = {}
+        self.origins: Mapping[str, Origin] = {}
 
     def client(self, platform: str) -> PlatformClient:
         """The platform's client (PlatformConfigError naming the variable when its token is not set)."""

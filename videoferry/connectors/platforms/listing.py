@@ -8,7 +8,7 @@ import csv
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -132,10 +132,28 @@ class Listing:
 
 
 def list_source(source: PlatformSource, client: PlatformClient, *, chapters: bool = True) -> Listing:
-    """Check the client's access (PlatformConfigError: exit 2), then list the source whole. A video listed
-    twice (a page shifted while listing) is kept once."""
+    """Check the client's access (PlatformConfigError: exit 2), then list the source whole, its videos kept
+    in `.videos` (stream_source() hands them on one at a time instead). A video listed twice (a page
+    shifted while listing) is kept once."""
     listing = Listing(source)
     seen: set[str] = set()
+    for video in stream_source(source, client, listing, chapters=chapters):
+        if video.key in seen:
+            continue
+        seen.add(video.key)
+        listing.videos.append(video)
+    unmapped = sum(1 for v in listing.videos if v.privacy_type is None and v.source_privacy)
+    listing.notes.extend(unmapped_notes(unmapped))
+    return listing
+
+
+def stream_source(
+    source: PlatformSource, client: PlatformClient, listing: Listing, *, chapters: bool = True
+) -> Iterator[SourceVideo]:
+    """The source's videos as its pages come (none kept here): the client's access checked first
+    (PlatformConfigError: exit 2), then each video as listed; a video listed twice (a page shifted while
+    listing) comes twice, the consumer keeps the first. Once the last page is read, `listing` has the notes
+    of what the listing left out and its calls (not the privacy note: unmapped_notes())."""
     videos: Iterable[SourceVideo]
     if isinstance(client, VimeoClient):
         plan = client.check_access()
@@ -145,11 +163,7 @@ def list_source(source: PlatformSource, client: PlatformClient, *, chapters: boo
         assert isinstance(client, (WistiaClient, MuxClient, CloudflareClient, ApiVideoClient, BunnyClient))
         client.check_access(source.folder)
         videos = client.list_videos(source.folder)
-    for video in videos:
-        if video.key in seen:
-            continue
-        seen.add(video.key)
-        listing.videos.append(video)
+    yield from videos
     skipped = client.skipped if isinstance(client, WistiaClient) else 0
     if skipped:
         assert isinstance(client, WistiaClient)
@@ -157,15 +171,18 @@ def list_source(source: PlatformSource, client: PlatformClient, *, chapters: boo
         listing.notes.append(
             f"left out {skipped} medias that are not videos (images, audio, documents): {named}"
         )
-    unmapped = sum(1 for v in listing.videos if v.privacy_type is None and v.source_privacy)
-    if unmapped:
-        listing.notes.append(
-            f"{unmapped} videos have a privacy the service has no match for (platform_privacy column):"
-            " privacy_type left empty"
-        )
     listing.notes.extend(_fourth_wave_notes(client))
     listing.calls = client.calls
-    return listing
+
+
+def unmapped_notes(unmapped: int) -> list[str]:
+    """The note on `unmapped` videos whose privacy has no match at the service (none when there are none)."""
+    if not unmapped:
+        return []
+    return [
+        f"{unmapped} videos have a privacy the service has no match for (platform_privacy column):"
+        " privacy_type left empty"
+    ]
 
 
 def _fourth_wave_notes(client: PlatformClient) -> list[str]:

@@ -1,6 +1,7 @@
 """A platform source migrated straight (`vimeo:`, `wistia:project/<id>`, `mux:`, `bunny:<library>`, ...):
-listed now and made the inventory rows migrate reads, each folder put under its target parent by the
---folder-map file; where each item came from (its page, created date, folder) kept beside the rows."""
+listed now and made the inventory rows migrate reads, a block of columns per BATCH videos as the pages come
+(no object kept per video: memory grows with the columns only), each folder put under its target parent by
+the --folder-map file; where each item came from (its page, created date, folder) kept beside the rows."""
 
 from __future__ import annotations
 
@@ -13,45 +14,63 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from videoferry.connectors.ids import normal_id
-from videoferry.connectors.platforms.base import PlatformConfigError, SourceVideo
+from videoferry.connectors.platforms.base import PlatformClient, PlatformConfigError, SourceVideo
 from videoferry.connectors.platforms.captions import fetch_captions
 from videoferry.connectors.platforms.listing import (
+    Listing,
     inventory_row,
-    list_source,
     parse_platform_source,
     platform_client,
+    stream_source,
+    unmapped_notes,
 )
+from videoferry.connectors.platforms.origins import BATCH, Origin, Origins
 
 #: The inventory columns a listed video fills (the rest of INPUT_COLUMNS stay empty).
-ROW_COLUMNS = ("source", "key", "title", "description", "tags", "chapters", "privacy_type", "parent_id")
-
-
-@dataclass(frozen=True)
-class Origin:
-    """Where one item came from, as the report and the dry run say it (never a download link)."""
-
-    folder: str | None
-    folder_id: str | None
-    url: str | None
-    created: str | None
-    privacy: str | None
-    #: The platform's privacy has no match at the service (left as the target's default).
-    privacy_unmapped: bool = False
-    #: Seconds and bytes as the listing says them (None: not said).
-    duration: float | None = None
-    size: int | None = None
-    #: The keys its player URLs name it by besides its own (SourceVideo.player_ids: Mux's playback ids).
-    player_ids: tuple[str, ...] = ()
+ROW_COLUMNS = (
+    "source",
+    "key",
+    "title",
+    "description",
+    "tags",
+    "chapters",
+    "privacy_type",
+    "parent_id",
+    "attachments",
+)
 
 
 @dataclass
 class SourceRows:
-    """The rows of one listing (ROW_COLUMNS, as text cells), notes to print, and each key's origin."""
+    """The rows of one listing (ROW_COLUMNS, as text cells) in blocks of columns, notes to print, and each
+    key's origin, and the calls the listing took. add() while listing, then frame()."""
 
-    rows: list[dict[str, str | None]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    origins: dict[str, Origin] = field(default_factory=dict)
+    calls: int = 0
+    origins: Origins = field(default_factory=Origins)
+    blocks: list[pl.DataFrame] = field(default_factory=list)
+
+    def add(self, rows: list[dict[str, str | None]]) -> None:
+        """Keep these rows, made a block of columns (their dicts are not kept)."""
+        if rows:
+            cells = [[r.get(c) for c in ROW_COLUMNS] for r in rows]
+            self.blocks.append(pl.DataFrame(cells, dict.fromkeys(ROW_COLUMNS, pl.String), orient="row"))
+
+    def frame(self) -> pl.DataFrame:
+        """Every row kept, in the order added (the blocks as chunks, not copied)."""
+        if not self.blocks:
+            return pl.DataFrame(schema=dict.fromkeys(ROW_COLUMNS, pl.String))
+        self.blocks = [pl.concat(self.blocks, rechunk=False)]
+        return self.blocks[0]
+
+    def keep_first(self) -> None:
+        """A key added twice (a page shifted while listing) kept once, its first row: copied only then."""
+        whole = self.frame()
+        if whole["key"].is_duplicated().any():
+            self.blocks = [whole.unique("key", keep="first", maintain_order=True)]
 
 
 def read_folder_map(path: str | None) -> dict[str, str]:
@@ -93,47 +112,75 @@ def source_rows(
     env: Mapping[str, str] | None = None,
     *,
     captions: Path | None = None,
+    chapters: bool = True,
     **client: Any,
 ) -> SourceRows:
-    """List the source `text` names (access checked first: PlatformConfigError) and make its rows; a video
-    in a mapped folder (by id, else by name) goes under that parent, others under --parent-id. With
-    `captions` (a directory), each video's captions are fetched into it and made the row's attachments."""
+    """List the source `text` names (access checked first: PlatformConfigError) and make its rows, BATCH
+    videos at a time as the pages come; a video in a mapped folder (by id, else by name) goes under that
+    parent, others under --parent-id. With `captions` (a directory), each video's captions are fetched into
+    it and made the row's attachments. Without `chapters`, none are asked for (Vimeo: one call a video)."""
     source = parse_platform_source(text)
     if captions is not None and source.platform not in ("vimeo", "wistia"):
         raise PlatformConfigError(f"--captions: {source} has no captions to fetch (Vimeo and Wistia only)")
-    attached: dict[str, list[str]] = {}
-    with platform_client(source, os.environ if env is None else env, **client) as platform:
-        listing = list_source(source, platform)
-        if captions is not None:
-            for video in listing.videos:
-                attached[video.key] = fetch_captions(platform, video.id, captions)
-    out = SourceRows(notes=list(listing.notes))
-    if captions is not None:
-        files = sum(len(paths) for paths in attached.values())
-        with_any = sum(1 for paths in attached.values() if paths)
-        out.notes.append(f"captions: {files} files of {with_any} videos in {captions}, attached as materials")
+    out = SourceRows()
+    listing = Listing(source)
     used: set[str] = set()
-    for video in listing.videos:
-        row = _row(video, folder_map, used)
-        if attached.get(video.key):
-            row["attachments"] = json.dumps(attached[video.key], ensure_ascii=False)
-        out.rows.append(row)
-        out.origins[video.key] = Origin(
-            folder=video.folder,
-            folder_id=video.folder_id,
-            url=video.source_url,
-            created=video.created,
-            privacy=video.source_privacy,
-            privacy_unmapped=video.privacy_type is None and bool(video.source_privacy),
-            duration=video.duration,
-            size=video.size,
-            player_ids=video.player_ids,
+    with platform_client(source, os.environ if env is None else env, **client) as platform:
+        batch: list[SourceVideo] = []
+        for video in stream_source(source, platform, listing, chapters=chapters):
+            batch.append(video)
+            if len(batch) >= BATCH:
+                _take(out, batch, platform, folder_map, used, captions)
+        _take(out, batch, platform, folder_map, used, captions)
+    out.keep_first()
+    frame = out.frame()
+    out.notes.extend(listing.notes)
+    out.notes.extend(unmapped_notes(out.origins.unmapped()))
+    if captions is not None:
+        files = [len(json.loads(cell)) for cell in frame["attachments"].drop_nulls()]
+        out.notes.append(
+            f"captions: {sum(files)} files of {len(files)} videos in {captions}, attached as materials"
         )
     unused = sorted(set(folder_map) - used)
     if unused:
         out.notes.append(f"--folder-map names folders no listed video is in: {', '.join(unused)[:300]}")
-    out.notes.append(f"listed {len(listing.videos)} videos from {source} in {listing.calls} calls")
+    out.calls = listing.calls
+    out.notes.append(f"listed {frame.height} videos from {source} in {listing.calls} calls")
     return out
+
+
+def _take(
+    out: SourceRows,
+    batch: list[SourceVideo],
+    platform: PlatformClient,
+    folder_map: Mapping[str, str],
+    used: set[str],
+    captions: Path | None,
+) -> None:
+    """The batch's videos made rows and origins (their captions fetched first), the batch emptied."""
+    rows = []
+    for video in batch:
+        row = _row(video, folder_map, used)
+        attached = fetch_captions(platform, video.id, captions) if captions is not None else []
+        if attached:
+            row["attachments"] = json.dumps(attached, ensure_ascii=False)
+        rows.append(row)
+        out.origins.add(
+            video.key,
+            Origin(
+                folder=video.folder,
+                folder_id=video.folder_id,
+                url=video.source_url,
+                created=video.created,
+                privacy=video.source_privacy,
+                privacy_unmapped=video.privacy_type is None and bool(video.source_privacy),
+                duration=video.duration,
+                size=video.size,
+                player_ids=video.player_ids,
+            ),
+        )
+    out.add(rows)
+    batch.clear()
 
 
 def _row(video: SourceVideo, folder_map: Mapping[str, str], used: set[str]) -> dict[str, str | None]:

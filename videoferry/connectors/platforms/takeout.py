@@ -13,7 +13,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from videoferry.connectors.platforms.base import PlatformConfigError
-from videoferry.connectors.platforms.source_rows import Origin, SourceRows
+from videoferry.connectors.platforms.origins import Origin
+from videoferry.connectors.platforms.source_rows import SourceRows
 
 PREFIX = "youtube-takeout:"
 METADATA = ("video metadata", "videos.csv")
@@ -58,6 +59,7 @@ def takeout_rows(text: str) -> SourceRows:
     for paths in by_title.values():  # Title.mp4 first, then Title(1).mp4, Title(2).mp4 ...
         paths.sort(key=lambda p: (int(m.group(1)) if (m := _COPY.search(p.stem)) else -1, p.name))
     out = SourceRows()
+    rows: list[dict[str, str | None]] = []
     unmatched_rows: list[str] = []
     for number, row in _read_rows(metadata):
         video_id = _cell(row, (ID_COLUMN,))
@@ -72,7 +74,7 @@ def takeout_rows(text: str) -> SourceRows:
         path = candidates.pop(0)
         privacy = (_cell(row, ("privacy",)) or "").lower() or None
         key = f"youtube:{video_id}"
-        out.rows.append(
+        rows.append(
             {
                 "source": str(path.resolve()),
                 "key": key,
@@ -81,24 +83,28 @@ def takeout_rows(text: str) -> SourceRows:
                 "privacy_type": PRIVACY.get(privacy or ""),
             }
         )
-        out.origins[key] = Origin(
-            folder=None,
-            folder_id=None,
-            url=f"https://www.youtube.com/watch?v={video_id}",
-            created=_cell(row, ("video create timestamp",)),
-            privacy=privacy,
-            privacy_unmapped=privacy is not None and privacy not in PRIVACY,
-            duration=_seconds(_cell(row, ("approx duration (ms)",))),
-            size=path.stat().st_size,
+        out.origins.add(
+            key,
+            Origin(
+                folder=None,
+                folder_id=None,
+                url=f"https://www.youtube.com/watch?v={video_id}",
+                created=_cell(row, ("video create timestamp",)),
+                privacy=privacy,
+                privacy_unmapped=privacy is not None and privacy not in PRIVACY,
+                duration=_seconds(_cell(row, ("approx duration (ms)",))),
+                size=path.stat().st_size,
+            ),
         )
-    unmapped = sum(1 for o in out.origins.values() if o.privacy_unmapped)
+    out.add(rows)
+    unmapped = out.origins.unmapped()
     if unmapped:
         out.notes.append(
             f"{unmapped} videos have a privacy at the source the service has no match for (unlisted):"
             " left as the target's default"
         )
     left = [p for paths in by_title.values() for p in paths]
-    out.notes.append(f"matched {len(out.rows)} videos of {metadata} with files of {videos_dir}")
+    out.notes.append(f"matched {len(rows)} videos of {metadata} with files of {videos_dir}")
     if unmatched_rows:
         out.notes.append(
             f"{len(unmatched_rows)} rows of videos.csv have no file: {'; '.join(unmatched_rows)}"

@@ -81,6 +81,9 @@ class VimeoState(StandinState):
         self.folders: dict[str, str] = {}
         self.videos: dict[str, dict[str, Any]] = {}
         self.links = Links(LINK_LIFETIME)
+        #: The account's visible videos in each order a listing asked for (sort, descending, private seen),
+        #: kept until the videos change: a page of a large account does not sort it again.
+        self.orders: dict[tuple[str, bool, bool], list[dict[str, Any]]] = {}
 
     # -- control -------------------------------------------------------------------------------------------
 
@@ -91,6 +94,7 @@ class VimeoState(StandinState):
             self.tokens[DEFAULT_TOKEN] = set(ALL_SCOPES)
             self.restart(FixedWindow(0, 60.0))
             self.links = Links(LINK_LIFETIME)
+        self.orders.clear()
         self.plan = body.get("plan", self.plan)
         for token, scopes in body.get("tokens", {}).items():
             self.tokens[token] = set(scopes)
@@ -112,6 +116,7 @@ class VimeoState(StandinState):
         return {"plan": self.plan}
 
     def delete(self, video_id: str) -> bool:
+        self.orders.clear()
         return self.videos.pop(video_id, None) is not None
 
     # -- representations -----------------------------------------------------------------------------------
@@ -119,9 +124,12 @@ class VimeoState(StandinState):
     def visible(self, scopes: set[str]) -> list[dict[str, Any]]:
         """The account's videos the token may see (REF_AUTH: without `private`, only public ones), oldest
         first by default ordering of the stand-in (sort and direction applied by the route)."""
-        return [
-            v for v in self.videos.values() if "private" in scopes or v.get("privacy", "anybody") == "anybody"
-        ]
+        return [v for v in self.videos.values() if self.may_see(v, scopes)]
+
+    @staticmethod
+    def may_see(record: dict[str, Any], scopes: set[str]) -> bool:
+        """Whether a token of these scopes sees the video (REF_AUTH: without `private`, public ones only)."""
+        return "private" in scopes or record.get("privacy", "anybody") == "anybody"
 
     def video(self, record: dict[str, Any], scopes: set[str], at: float) -> dict[str, Any]:
         video_id = record["id"]
@@ -166,9 +174,13 @@ class VimeoState(StandinState):
 
 
 def _collection(
-    request: Request, items: list[dict[str, Any]], path: str
+    request: Request,
+    items: list[dict[str, Any]],
+    path: str,
+    shown: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> tuple[dict[str, Any] | None, Response | None]:
-    """One page of a collection (REF_FORMATS), or the 400 a bad page or per_page answers."""
+    """One page of a collection (REF_FORMATS), or the 400 a bad page or per_page answers; `shown` makes
+    the representation of each item on the page (only those: a page of a large account costs its page)."""
     try:
         page = int(request.query_params.get("page", "1"))
         per_page = int(request.query_params.get("per_page", str(DEFAULT_PER_PAGE)))
@@ -192,18 +204,25 @@ def _collection(
             "first": uri(1),
             "last": uri(last),
         },
-        "data": items[(page - 1) * per_page : page * per_page],
+        "data": [shown(item) if shown else item for item in items[(page - 1) * per_page : page * per_page]],
     }
     return body, None
 
 
-def _sorted(request: Request, videos: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """REF_VIDEOS: sort=date|alphabetical, direction=asc|desc (default: date, newest first); ties by id."""
-    sort = request.query_params.get("sort", "date")
+def _sorted(request: Request, state: VimeoState, scopes: set[str]) -> list[dict[str, Any]]:
+    """REF_VIDEOS: the videos the token sees, sort=date|alphabetical, direction=asc|desc (default: date,
+    newest first); ties by id. Sorted once per order until the account's videos change."""
+    sort = "alphabetical" if request.query_params.get("sort", "date") == "alphabetical" else "date"
     reverse = request.query_params.get("direction", "desc" if sort == "date" else "asc") == "desc"
-    if sort == "alphabetical":
-        return sorted(videos, key=lambda v: (v.get("name", ""), int(v["id"])), reverse=reverse)
-    return sorted(videos, key=lambda v: (v["created_time"], int(v["id"])), reverse=reverse)
+    key = (sort, reverse, "private" in scopes)
+    if key not in state.orders:
+        videos = state.visible(scopes)
+        if sort == "alphabetical":
+            videos.sort(key=lambda v: (v.get("name", ""), int(v["id"])), reverse=reverse)
+        else:
+            videos.sort(key=lambda v: (v["created_time"], int(v["id"])), reverse=reverse)
+        state.orders[key] = videos
+    return state.orders[key]
 
 
 def vimeo_app(state: VimeoState) -> Starlette:
@@ -255,11 +274,16 @@ def vimeo_app(state: VimeoState) -> Starlette:
         return answer(request, _me())
 
     async def my_videos(request: Request, scopes: set[str], at: float) -> Response:
-        videos = _sorted(request, state.visible(scopes))
-        return _page(request, [state.video(v, scopes, at) for v in videos], "/me/videos")
+        videos = _sorted(request, state, scopes)
+        return _page(request, videos, "/me/videos", lambda v: state.video(v, scopes, at))
 
-    def _page(request: Request, items: list[dict[str, Any]], path: str) -> Response:
-        body, refused = _collection(request, items, path)
+    def _page(
+        request: Request,
+        items: list[dict[str, Any]],
+        path: str,
+        shown: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> Response:
+        body, refused = _collection(request, items, path, shown)
         return refused or answer(request, body)
 
     async def projects(request: Request, scopes: set[str], at: float) -> Response:
@@ -273,13 +297,13 @@ def vimeo_app(state: VimeoState) -> Starlette:
         folder = request.path_params["project_id"]
         if folder not in state.folders:
             return _error(404, "The requested folder couldn't be found.", 5000)
-        inside = [v for v in state.visible(scopes) if str(v.get("folder")) == folder]
+        inside = [v for v in _sorted(request, state, scopes) if str(v.get("folder")) == folder]
         path = f"/me/projects/{folder}/videos"
-        return _page(request, [state.video(v, scopes, at) for v in _sorted(request, inside)], path)
+        return _page(request, inside, path, lambda v: state.video(v, scopes, at))
 
     def _found(request: Request, scopes: set[str]) -> dict[str, Any] | None:
         record = state.videos.get(request.path_params["video_id"])
-        if record is None or record not in state.visible(scopes):
+        if record is None or not state.may_see(record, scopes):
             return None
         return record
 

@@ -18,7 +18,7 @@ from videoferry.connectors.platforms.base import (
 )
 from videoferry.connectors.platforms.link_source import LinkSource
 from videoferry.connectors.platforms.links import platform_video
-from videoferry.connectors.platforms.source_rows import Origin
+from videoferry.connectors.platforms.origins import Origin
 from videoferry.connectors.sources import SourceError
 from videoferry.core.platform_keys import player_ids_note
 from videoferry.state.models import Item
