@@ -117,6 +117,7 @@ EXPECTED = {
     "platform_listing": [
         "platform_listing_200_seconds",
         "platform_listing_200_peak_rss",
+        "platform_rows_200_peak_rss",
         "platform_url_migration_10_seconds",
         "platform_url_migration_10_vs_floor",
     ],
