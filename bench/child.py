@@ -194,12 +194,32 @@ def measure(
 
 
 #: When set, the job runs under py-spy (sampling every thread) and its profile goes to this file (raw format:
-#: collapsed stacks with their counts, to FILE.JOB; `python -m bench.profile FILE.JOB` sums them).
+#: collapsed stacks with their counts, to FILE.JOB; `python -m bench.profile FILE.JOB` sums them). py-spy's
+#: own output goes to FILE.JOB.log.
 PYSPY_ENV = "VIDEOFERRY_BENCH_PYSPY"
+#: How long py-spy may take to attach (it prints "Sampling process" once it reads the interpreter's state).
+PYSPY_ATTACH_SECONDS = 30.0
+
+
+def _attached(log: Path, proc: Any, bound: float) -> None:
+    """Wait until py-spy says it samples (its log), or raise with what it said: it exited, or the bound."""
+    deadline = time.monotonic() + bound
+    while time.monotonic() < deadline:
+        said = log.read_text(errors="replace") if log.exists() else ""
+        if "Sampling process" in said:
+            return
+        if proc.poll() is not None:
+            raise RuntimeError(f"py-spy did not attach (exit {proc.returncode}): {said.strip()[-300:]}")
+        time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError(f"py-spy did not attach within {bound:.0f} s (see {log})")
 
 
 def _profiled(spec: dict[str, Any]) -> dict[str, Any]:
-    """The job under `py-spy record --pid` of this process when PYSPY_ENV names an output file."""
+    """The job under `py-spy record --pid` of this process when PYSPY_ENV names an output file.
+
+    The job starts once py-spy has attached (not after a fixed pause: under load an attach took longer than
+    the 0.5 s once slept here, and the job's first samples were lost or py-spy failed mid-start)."""
     import os
     import shutil
     import signal
@@ -209,20 +229,12 @@ def _profiled(spec: dict[str, Any]) -> dict[str, Any]:
     if not out:
         return JOBS[spec["job"]](spec)
     spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
-    command = [
-        spy,
-        "record",
-        "--pid",
-        str(os.getpid()),
-        "--format",
-        "raw",
-        "--rate",
-        "200",
-        "-o",
-        f"{out}.{spec['job']}",
-    ]
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(0.5)  # py-spy attaches; not a wait for state of ours
+    target = f"{out}.{spec['job']}"
+    log = Path(f"{target}.log")
+    command = [spy, "record", "--pid", str(os.getpid()), "--format", "raw", "--rate", "200", "-o", target]
+    with log.open("w") as err:
+        proc = subprocess.Popen(command, stdout=err, stderr=subprocess.STDOUT)
+    _attached(log, proc, PYSPY_ATTACH_SECONDS)
     try:
         return JOBS[spec["job"]](spec)
     finally:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.child import measure
+from bench.child import PYSPY_ENV, measure
 from bench.figures import Figure, with_rounds
 from bench.services import EmulatorProcess
 from bench.workload import BenchConfig, clip_bytes, write_clips, write_inventory
@@ -60,8 +60,11 @@ def sizes(quick: bool) -> tuple[int, ...]:
     return each * rounds + ((LONG,) if os.environ.get(LONG_ENV) == "1" else ())
 
 
-def _env(ws: Workspace) -> dict[str, str]:
+def _env(ws: Workspace, items: int) -> dict[str, str]:
+    """The job's settings; a py-spy profile (bench.child's PYSPY_ENV) per size: FILE.<items>.<job>."""
+    spy = os.environ.get(PYSPY_ENV)
     return {
+        **({PYSPY_ENV: f"{spy}.{items}"} if spy else {}),
         "VIDEOFERRY_API_URL": ws.base_url,
         "VIDEOFERRY_UPLOAD_URL": ws.upload_url,
         "VIDEOFERRY_TOKEN": ws.token,
@@ -98,7 +101,7 @@ def measure_pair(ctl: EmulatorControl, root: Path, data: bytes, items: int) -> t
         "transfers": TRANSFERS,
         "wait_timeout": 600.0,
     }
-    got = measure({"job": "migrate", "options": options}, _env(ws), timeout=_timeout(items))
+    got = measure({"job": "migrate", "options": options}, _env(ws, items), timeout=_timeout(items))
     migrated = Measured(
         "migrate", items, got["seconds"], got["cpu_seconds"], int(got["counts"].get("finished", 0))
     )
@@ -112,7 +115,7 @@ def measure_pair(ctl: EmulatorControl, root: Path, data: bytes, items: int) -> t
         "transfers": TRANSFERS,
         "wait_timeout": 600.0,
     }
-    got = measure({"job": "apply", "options": options}, _env(ws), timeout=_timeout(items))
+    got = measure({"job": "apply", "options": options}, _env(ws, items), timeout=_timeout(items))
     applied = Measured(
         "apply", len(ids), got["seconds"], got["cpu_seconds"], int(got["counts"].get("done", 0))
     )
