@@ -209,7 +209,9 @@ def _attached(log: Path, proc: Any, bound: float) -> None:
         if "Sampling process" in said:
             return
         if proc.poll() is not None:
-            raise RuntimeError(f"py-spy did not attach (exit {proc.returncode}): {said.strip()[-300:]}")
+            lines = said.strip().splitlines() or [""]
+            reason = next((line for line in lines if line.startswith("Error")), lines[-1])
+            raise RuntimeError(f"py-spy did not attach (exit {proc.returncode}): {reason[:300]}")
         time.sleep(0.05)
     proc.kill()
     raise RuntimeError(f"py-spy did not attach within {bound:.0f} s (see {log})")
