@@ -216,5 +216,7 @@ def now() -> datetime:
 
 
 def command_line(argv: list[str]) -> str:
-    """The command as typed from the repository root."""
-    return shlex.join([".venv/bin/python", "-m", "bench", *argv])
+    """The command as typed from the repository root, with the VIDEOFERRY_BENCH_* variables that were set
+    (they change sizes and rounds)."""
+    settings = sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith("VIDEOFERRY_BENCH_"))
+    return " ".join([*settings, shlex.join([".venv/bin/python", "-m", "bench", *argv])])
