@@ -67,7 +67,10 @@ BUNDLES: dict[str, dict[str, Any]] = {
             "chapter-titles-trimmed",
             "poll-rule-429",
             "ignore-title-filter",
-            "delete-post",  # with tus, a lost init answer leaves a video without its address: deleted
+            # with tus, a lost init answer leaves a video without its address; this service refuses a replace
+            # session for it (a video still waiting for its bytes), so the video is deleted, through POST
+            "replace-needs-bytes",
+            "delete-post",
         ],
         "via": "tus",
     },
