@@ -3,6 +3,7 @@ while it is retried, the other creates send their inits, and its verdict gives t
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ from videoferry.emulator.control import EmulatorControl
 from videoferry.state.ledger import Ledger
 from videoferry.state.models import Item
 from videoferry.tasks.migrate.context import MigrateContext
-from videoferry.tasks.migrate.create import create_item
+from videoferry.tasks.migrate.create import PROBED, create_item
 
 #: A GET of one video answered 503 three times: the probe's fourth attempt is answered.
 PROBE_FAILS = [{"kind": "error", "status": 503, "method": "GET", "path": "^/v1/videos/[^/]+$", "times": 3}]
@@ -86,6 +87,9 @@ def test_other_creates_send_their_inits_while_the_probe_is_retried(
             item = _item(ledger, key)
             assert item.state == "uploading", (key, item.state)
             assert item.video_id == videos[f"probe {key}"], (key, item.video_id)
+        with sqlite3.connect(tmp_path / "l.db") as conn:
+            told = conn.execute("SELECT key FROM events WHERE message LIKE ?", (f"% {PROBED}",)).fetchall()
+        assert sorted(k for (k,) in told) == keys  # each id recorded once the probe answered, said so
     finally:
         client.close()
         ledger.close()

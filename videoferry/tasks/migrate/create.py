@@ -34,6 +34,8 @@ from videoferry.tasks.migrate.upload import open_bytes
 log = logging.getLogger(__name__)
 
 
+#: How a video id recorded once the run's probe said init answers name videos is told in the journal.
+PROBED = "named by its init answer (init answers name videos: learned by the run's probe)"
 #: error.code of a create whose parent_id the service does not know (spec section 7).
 PARENT_REFUSED_CODE = 400236
 
@@ -85,7 +87,7 @@ def _confirm(ctx: MigrateContext, answers: list[Unconfirmed]) -> None:
         if item.state not in (UPLOADING, UPLOADED):
             continue
         try:
-            ctx.ledger.set_video_id(answer.key, ctx.run_id, answer.init_id)
+            ctx.ledger.set_video_id(answer.key, ctx.run_id, answer.init_id, PROBED)
         except LedgerError:  # another item holds that id: this one's video is found by listing
             log.warning("item %s: its init id is another item's video; found by listing", answer.key)
 
