@@ -22,9 +22,9 @@ from videoferry.tasks.migrate.create import PROBED, create_item
 
 #: A GET of one video answered 503 three times: the probe's fourth attempt is answered.
 PROBE_FAILS = [{"kind": "error", "status": 503, "method": "GET", "path": "^/v1/videos/[^/]+$", "times": 3}]
-#: The poll rule the probe's retries wait for (one GET of a video per second): long enough for the other
+#: The poll rule the probe's retries wait for (one GET of a video per 2 s): long enough for the other
 #: creates' inits to go meanwhile, which the order of the request log shows (nothing here is timed).
-POLL_RULE = 1.0
+POLL_RULE = 2.0
 ITEMS = 6
 
 
