@@ -165,7 +165,7 @@ def upload_started(
         allowed_from={CREATING},
         values=values,
         request_id=request_id,
-        message=f"upload session created for video {video_id or '(id learned later by listing)'}",
+        message=f"upload session created for video {video_id or '(its id learned later)'}",
     )
 
 
@@ -267,8 +267,15 @@ def reconcile_none(
     )
 
 
-def set_video_id(conn: sqlite3.Connection, now: str, key: str, run_id: str | None, video_id: str) -> None:
-    """Record the video found by listing for an item whose create answer named only an upload session."""
+def set_video_id(
+    conn: sqlite3.Connection,
+    now: str,
+    key: str,
+    run_id: str | None,
+    video_id: str,
+    how: str = "found by listing",
+) -> None:
+    """Record the video of an item whose create answer was recorded without it (`how` it was learned)."""
     row = item_row(conn, key)
     if row["video_id"] == video_id:
         return
@@ -284,7 +291,7 @@ def set_video_id(conn: sqlite3.Connection, now: str, key: str, run_id: str | Non
         key=key,
         from_state=row["state"],
         to_state=row["state"],
-        message=f"video {video_id} found by listing",
+        message=f"video {video_id} {how}",
     )
 
 

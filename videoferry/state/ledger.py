@@ -217,10 +217,13 @@ class Ledger(LedgerReader, LedgerBatches):
         with self._db.write() as conn:
             item_steps.reconcile_none(conn, self._db.now(), key, run_id, message)
 
-    def set_video_id(self, key: str, run_id: str | None, video_id: str) -> None:
-        """Record the video of an item whose create answer named only an upload session (found by listing)."""
+    def set_video_id(
+        self, key: str, run_id: str | None, video_id: str, how: str = "found by listing"
+    ) -> None:
+        """Record the video of an item whose create answer was recorded without it: found by listing (the
+        answer named an upload session), or `how` else (the run's probe said init answers name videos)."""
         with self._db.write() as conn:
-            item_steps.set_video_id(conn, self._db.now(), key, run_id, video_id)
+            item_steps.set_video_id(conn, self._db.now(), key, run_id, video_id, how)
 
     def new_upload_address(self, key: str, run_id: str | None, endpoint: str, bytes_total: int) -> None:
         """An uploading item's video got a new upload session (its address lost): endpoint saved, offset 0."""

@@ -12,6 +12,7 @@ from videoferry.connectors.ids import same_id
 from videoferry.connectors.platforms.links import PlatformLinks
 from videoferry.state.machine import DONE, FAILED
 from videoferry.tasks.exactly_once import error_code
+from videoferry.tasks.migrate.init_ids import InitIds
 from videoferry.tasks.migrate.parked import Parked
 from videoferry.tasks.shared_listing import SharedListings
 from videoferry.tasks.stop import Stop
@@ -86,8 +87,9 @@ class MigrateContext:
     abort: Stop = field(default_factory=Stop)
     #: (parent, title_group_key) pairs several items fall in (create.item_title_groups, learned once per run).
     shared_titles: frozenset[tuple[str, str]] | None = None
-    #: Whether init answers name the video (True) or an upload session (False); learned once per run.
-    init_id_is_video: bool | None = None
+    #: Whether init answers name the video or an upload session: learned once per run by a probe no create
+    #: waits for (tasks/migrate/init_ids.py).
+    init_ids: InitIds = field(default_factory=InitIds)
     #: parent id -> how its videos are listed (learned once per parent: from the GET that learns what init
     #: ids name, else from one GET by the first listing: readiness.Watcher).
     scopes: dict[str, Scope] = field(default_factory=dict)
@@ -103,7 +105,6 @@ class MigrateContext:
     #: Items whose cut title was said as a warning in this run (said once: finish.warn_if_cut).
     warned: set[str] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    init_lock: threading.Lock = field(default_factory=threading.Lock)
     #: Download links of platform sources (vimeo:<id>, wistia:<hashed_id>), resolved when a create is due.
     platforms: PlatformLinks = field(default_factory=PlatformLinks)
     #: The service refused an init of type replace for a found video without its upload address: such

@@ -16,12 +16,15 @@ from videoferry.connectors.sources import ByteSource
 from videoferry.connectors.titles import header_exact
 from videoferry.core.item import SourceKind, Via
 from videoferry.core.tidy import same_title
+from videoferry.state.errors import LedgerError
+from videoferry.state.machine import UPLOADED, UPLOADING
 from videoferry.state.models import Item
 from videoferry.tasks.exactly_once import NotMade, exactly_once
 from videoferry.tasks.gap import GapAmbiguous
 from videoferry.tasks.migrate.context import MigrateContext, reload, scope_of
 from videoferry.tasks.migrate.create_journal import CreateJournal
 from videoferry.tasks.migrate.gap import gap_ambiguous, gap_check
+from videoferry.tasks.migrate.init_ids import Unconfirmed
 from videoferry.tasks.migrate.item_failure import api_failure, fail_item
 from videoferry.tasks.migrate.platform_source import journal_file_origin, resolve_link
 from videoferry.tasks.migrate.reconcile import item_lookup
@@ -31,37 +34,62 @@ from videoferry.tasks.migrate.upload import open_bytes
 log = logging.getLogger(__name__)
 
 
+#: How a video id recorded once the run's probe said init answers name videos is told in the journal.
+PROBED = "named by its init answer (init answers name videos: learned by the run's probe)"
 #: error.code of a create whose parent_id the service does not know (spec section 7).
 PARENT_REFUSED_CODE = 400236
 
 
-def learn_init_ids(ctx: MigrateContext, init_id: str, sent_title: str, parent: str) -> str | None:
-    """The video id an init answer names, or None when the service's init id is an upload session's.
+def learn_init_ids(ctx: MigrateContext, key: str, init_id: str, sent_title: str, parent: str) -> None:
+    """After an init answer recorded without a video id (the verdict not known yet): learn what init ids
+    name, or leave that to the create probing now (tasks/migrate/init_ids.py: nobody waits for it).
 
-    Learned once per run with one GET of the first answer's id (spec 2.14 calls the answer a session): a 404
-    means init ids are not video ids, and every item's video is then found by listing after its upload. The
-    video that GET shows also tells how its parent is listed (context.scope_of), which the first listing
-    would otherwise spend a GET of its own on.
+    Learned once per run with one GET of an init answer's id (spec 2.14 calls the answer a session): a 404
+    means init ids are not video ids, and every item's video is then found by listing after its upload; a
+    video means they are, and the answers recorded meanwhile get their ids. The video that GET shows also
+    tells how its parent is listed (context.scope_of), which the first listing would otherwise spend a GET
+    of its own on. A GET that fails leaves the verdict to the next create's probe.
     """
-    with ctx.init_lock:
-        if ctx.init_id_is_video is None:
-            started = time.monotonic()
-            try:
-                video = ctx.client.videos.get(init_id)
-                ctx.init_id_is_video = video.title is None or same_title(sent_title, video.title)
-                if ctx.init_id_is_video and parent and parent not in ctx.scopes:
-                    ctx.scopes[parent] = scope_of(parent, video)
-            except NotFoundError:
-                ctx.init_id_is_video = False
-            except VideoApiError as exc:
-                log.warning("could not learn what init ids name (%s); listing instead", describe_failure(exc))
-                return None
-            log.info(
-                "init answers name %s (learned in %.2f s)",
-                "the video" if ctx.init_id_is_video else "an upload session; videos are found by listing",
-                time.monotonic() - started,
-            )
-    return init_id if ctx.init_id_is_video else None
+    mine = Unconfirmed(key, init_id, reload(ctx, key).created_intent_at)
+    verdict, probe = ctx.init_ids.note(mine)
+    if verdict:  # settled since this answer was recorded
+        _confirm(ctx, [mine])
+    if not probe:
+        return
+    started = time.monotonic()
+    learned: bool | None = None
+    try:
+        video = ctx.client.videos.get(init_id)
+        learned = video.title is None or same_title(sent_title, video.title)
+        if learned and parent and parent not in ctx.scopes:
+            ctx.scopes[parent] = scope_of(parent, video)
+    except NotFoundError:
+        learned = False
+    except VideoApiError as exc:
+        log.warning("could not learn what init ids name (%s); listing instead", describe_failure(exc))
+    finally:
+        _confirm(ctx, ctx.init_ids.settle(learned))
+    if learned is not None:
+        log.info(
+            "init answers name %s (learned in %.2f s)",
+            "the video" if learned else "an upload session; videos are found by listing",
+            time.monotonic() - started,
+        )
+
+
+def _confirm(ctx: MigrateContext, answers: list[Unconfirmed]) -> None:
+    """Record each answer's init id as its item's video (init ids name videos), unless the item has moved
+    on since (another create, a video found by listing, past uploading)."""
+    for answer in answers:
+        item = ctx.ledger.get(answer.key)
+        if item is None or item.video_id is not None or item.created_intent_at != answer.intent_at:
+            continue
+        if item.state not in (UPLOADING, UPLOADED):
+            continue
+        try:
+            ctx.ledger.set_video_id(answer.key, ctx.run_id, answer.init_id, PROBED)
+        except LedgerError:  # another item holds that id: this one's video is found by listing
+            log.warning("item %s: its init id is another item's video; found by listing", answer.key)
 
 
 def create_item(ctx: MigrateContext, item: Item) -> None:
@@ -127,9 +155,13 @@ def _create(
 
 def _create_tus(ctx: MigrateContext, item: Item, title: str, source: ByteSource) -> None:
     def started(session: Any) -> None:
-        video_id = learn_init_ids(ctx, session.id, title, item.spec.parent_id or "")
+        # The outcome right after the answer; a video id only once a probe has said init ids are videos.
+        known = ctx.init_ids.is_video
+        video_id = session.id if known else None
         ctx.ledger.create_started_upload(item.key, ctx.run_id, video_id, session.endpoint, source.size)
         ctx.fresh_uploads.add(item.key)
+        if known is None:
+            learn_init_ids(ctx, item.key, session.id, title, item.spec.parent_id or "")
 
     _create(
         ctx,
