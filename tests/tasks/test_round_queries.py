@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -112,8 +113,10 @@ def test_creates_left_reads_no_further_than_its_bound(tmp_path: Path) -> None:
             assert _creates_left(_ctx(ledger, per_second=10, per_minute=3000), True) == min(
                 ledger.count(["planned"]), 3001
             )
-        bounded = [_steps(led, lambda led=led: _creates_left(_ctx(led, 6, 20), True)) for led in (small, big)]
-        whole = [_steps(led, lambda led=led: led.count(["planned", "creating"])) for led in (small, big)]
+        bounded = [
+            _steps(led, functools.partial(_creates_left, _ctx(led, 6, 20), True)) for led in (small, big)
+        ]
+        whole = [_steps(led, functools.partial(led.count, ["planned", "creating"])) for led in (small, big)]
         assert bounded[1] == bounded[0], bounded  # the same entries read at 40 and at 3000 planned items
         assert whole[1] > 10 * whole[0], whole  # where a whole count reads them all
     finally:
@@ -132,7 +135,8 @@ def test_watching_reads_no_further_than_a_page_and_one(tmp_path: Path) -> None:
         bounded = [_steps(w.ctx.ledger, w.watching) for w in watchers]
         assert bounded[1] < 10 * bounded[0], bounded  # 101 entries, not 2000 (30 in the smaller)
         steps = [
-            _steps(many, lambda n=n: many.count(["uploaded", "processing"], at_most=n)) for n in (101, 2000)
+            _steps(many, functools.partial(many.count, ["uploaded", "processing"], at_most=n))
+            for n in (101, 2000)
         ]
         assert steps[1] > 10 * steps[0], steps
     finally:
