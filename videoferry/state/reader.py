@@ -62,10 +62,11 @@ class LedgerReader:
         with self._db.read() as db:
             return queries.counts(db)
 
-    def count(self, states: Collection[str]) -> int:
-        """Items in these states (a count: no row is read into Python)."""
+    def count(self, states: Collection[str], at_most: int | None = None) -> int:
+        """Items in these states (a count: no row is read into Python), or at_most when more are: a caller
+        that only compares the count with a bound passes it, and the index is read only that far."""
         with self._db.read() as db:
-            return queries.count(db, states)
+            return queries.count(db, states, at_most)
 
     def size(self) -> tuple[int, int]:
         """(items, bytes_total) as summary() counts them, without reading the journal (cheap at any size)."""

@@ -71,8 +71,10 @@ class Watcher:
         return self.ctx.ledger.items(WATCH_STATES)
 
     def watching(self) -> int:
-        """How many items watched() holds, without reading them (every round asks; a poll reads them)."""
-        count = self.ctx.ledger.count(WATCH_STATES)
+        """How many items watched() holds, counted up to one more than a page, without reading them (every
+        round asks whether any is, and may_list_early whether more than a page is; a poll reads them): a whole
+        count read an index entry per watched item every round (up to BUSY_POLL_SECONDS of uploads)."""
+        count = self.ctx.ledger.count(WATCH_STATES, at_most=self._page_size + 1)
         if count and self.first_watched is None:
             self.first_watched = time.monotonic()
         return count
@@ -146,11 +148,11 @@ class Watcher:
     def may_list_early(self, watching: int) -> bool:
         """Whether list_early is due: the poll is held for the youngest videos' processing, statuses come by
         polling alone (no webhook listener: claims have listings of their own), more videos are watched
-        (watching(): the round's count) than one page holds, nothing of ours can still be made (the pages stay
-        put), and the pages behind the first were not listed for this poll yet."""
+        (watching(): the round's count, up to a page and one) than one page holds, nothing of ours can still
+        be made (the pages stay put), and the pages behind the first were not listed for this poll yet."""
         if self._held_since is None or self._early or self.ctx.webhooks is not None:
             return False
-        return watching > self._page_size and self.ctx.ledger.count(MAKING) == 0
+        return watching > self._page_size and self.ctx.ledger.count(MAKING, at_most=1) == 0
 
     def list_early(self) -> list[tuple[str, str, str]]:
         """The held poll, split: the pages behind the first, now, while the youngest videos still process.
@@ -281,7 +283,7 @@ class Watcher:
         unknown = [i for i in group if not i.video_id]
         found: dict[str, str] = {}
         filters: dict[str, str] = {scope: parent} if scope else {}
-        settled = self.ctx.ledger.count(MAKING) == 0  # no video of ours can appear above the pages now
+        settled = self.ctx.ledger.count(MAKING, at_most=1) == 0  # no video of ours can appear above the pages
         page_from = page = first_page
         size, pages = self._page_size, None
 
