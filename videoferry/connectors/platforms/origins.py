@@ -86,6 +86,8 @@ class Origins(Mapping[str, Origin]):
         return self._index
 
     def get(self, key: str, default: Origin | None = None) -> Origin | None:  # type: ignore[override]
+        if not self._pending and all(block.height == 0 for block in self._blocks):
+            return default  # nothing listed (a migration of files): asked once per item, no frame built
         frame, keys, order = self._indexed()
         at = int(keys.search_sorted(key, side="left"))
         if at >= keys.len() or keys[at] != key:
