@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.platforms import QUICK, StandinFixture, logged, spend_window
+from tests.fixtures.platforms import QUICK, StandinFixture, spend_window, until_refused
 from videoferry.connectors.platforms.base import PlatformConfigError, PlatformError
 from videoferry.connectors.platforms.cloudflare import CloudflareClient
 from videoferry.connectors.platforms.fetch import download
@@ -85,12 +85,18 @@ def test_a_429_waits_for_retry_after_and_a_5xx_burst_is_retried(cloudflare_stand
     standin, control = cloudflare_standin
     control.seed(videos=[{"uid": f"v{i}"} for i in range(3)])
     control.configure(rate_limit=1, rate_window=2)
-    spend_window(f"{standin.base_url}/user/tokens/verify", standin.token, 2)
-    with _client(standin) as client:
-        assert len(list(client.list_videos())) == 3
-    log = logged(control, LISTING)
+
+    def listing() -> None:
+        with _client(standin) as client:
+            assert len(list(client.list_videos())) == 3
+
+    log = until_refused(
+        control,
+        lambda: spend_window(f"{standin.base_url}/user/tokens/verify", standin.token, 2),
+        listing,
+        lambda e: e["path"] == LISTING,
+    )
     refused = [e for e in log if e["status"] == 429]
-    assert refused
     for entry in refused:
         assert int(log[log.index(entry) + 1]["at"] // 2) > int(entry["at"] // 2)
     control.configure(rate_limit=0, fault_count=2, fault_status=502)

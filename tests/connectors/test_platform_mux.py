@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.fixtures.platforms import QUICK, StandinFixture, spend_window
+from tests.fixtures.platforms import QUICK, StandinFixture, spend_window, until_refused
 from videoferry.connectors.platforms.base import PlatformConfigError, PlatformError, StillProcessing
 from videoferry.connectors.platforms.fetch import download
 from videoferry.connectors.platforms.mux import MuxClient
@@ -84,12 +84,20 @@ def test_a_429_waits_for_retry_after_and_a_5xx_burst_is_retried(mux_standin: Sta
     control.seed(assets=_assets(3))
     control.configure(rate_limit=1, rate_window=2)
     basic = "Basic " + base64.b64encode(standin.token.encode()).decode()
-    spend_window(f"{standin.base_url}/video/v1/assets/other", "", 2, headers={"Authorization": basic})
-    with _client(standin) as client:
-        assert len(list(client.list_videos())) == 3
-    log = _calls(control, "GET", "/video/v1/assets")
+
+    def listing() -> None:
+        with _client(standin) as client:
+            assert len(list(client.list_videos())) == 3
+
+    log = until_refused(
+        control,
+        lambda: spend_window(
+            f"{standin.base_url}/video/v1/assets/other", "", 2, headers={"Authorization": basic}
+        ),
+        listing,
+        lambda e: e["method"] == "GET" and e["path"].endswith("/video/v1/assets"),
+    )
     refused = [e for e in log if e["status"] == 429]
-    assert refused
     for entry in refused:  # each refusal waited for the next window
         after = log[log.index(entry) + 1]
         assert int(after["at"] // 2) > int(entry["at"] // 2)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.fixtures.platforms import QUICK, StandinFixture, spend_window
+from tests.fixtures.platforms import QUICK, StandinFixture, spend_window, until_refused
 from videoferry.connectors.platforms.base import (
     MalformedPage,
     NotFoundError,
@@ -96,12 +96,18 @@ def test_a_429_waits_until_x_ratelimit_reset(vimeo_standin: StandinFixture) -> N
     standin, control = vimeo_standin
     control.seed(videos=_videos(3))
     control.configure(rate_limit=1, rate_window=2)
-    spend_window(f"{standin.base_url}/me", standin.token, 2)  # another user of the token spent it
-    with _client(standin) as client:
-        videos = list(client.list_videos(chapters=False))
-    assert len(videos) == 3
-    log = _api(control.log())
-    refused = [e for e in log if e["status"] == 429 and e["path"] != "/me"]
+
+    def listing() -> None:
+        with _client(standin) as client:
+            assert len(list(client.list_videos(chapters=False))) == 3
+
+    log = until_refused(
+        control,
+        lambda: spend_window(f"{standin.base_url}/me", standin.token, 2),  # another user of the token
+        listing,
+        lambda e: bool(_api([e])),
+    )
+    refused = [e for e in log if e["status"] == 429]
     assert len(refused) == 1
     reset = (int(refused[0]["at"] // 2) + 1) * 2  # the window's end, as X-RateLimit-Reset said it
     after = log[log.index(refused[0]) + 1]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.fixtures.platforms import QUICK, StandinFixture, logged, spend_window
+from tests.fixtures.platforms import QUICK, StandinFixture, logged, spend_window, until_refused
 from videoferry.connectors.platforms.base import MalformedPage, NotFoundError, PlatformConfigError
 from videoferry.connectors.platforms.fetch import download
 from videoferry.connectors.platforms.wistia import WistiaClient
@@ -70,13 +70,19 @@ def test_a_429_waits_for_retry_after(wistia_standin: StandinFixture) -> None:
     standin, control = wistia_standin
     control.seed(medias=_medias(3))
     control.configure(rate_limit=1, rate_window=2)
-    spend_window(f"{standin.base_url}/v1/projects.json", standin.token, 2)  # another user spent it
-    with _client(standin) as client:
-        assert len(list(client.list_videos())) == 3
-    log = [e for e in control.log() if e["path"] in ("/v1/account.json", "/v1/medias.json")]
+
+    def listing() -> None:
+        with _client(standin) as client:
+            assert len(list(client.list_videos())) == 3
+
+    log = until_refused(
+        control,
+        lambda: spend_window(f"{standin.base_url}/v1/projects.json", standin.token, 2),  # another user
+        listing,
+        lambda e: e["path"] in ("/v1/account.json", "/v1/medias.json"),
+    )
     refused = [e for e in log if e["status"] == 429]
-    assert refused  # each refusal waited for its Retry-After: the next call comes in a later window
-    for entry in refused:
+    for entry in refused:  # each refusal waited for its Retry-After: the next call comes in a later window
         after = log[log.index(entry) + 1]
         assert int(after["at"] // 2) > int(entry["at"] // 2)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -55,6 +56,22 @@ def test_latency(ws: Workspace, api: httpx.Client, emu_control: EmulatorControl)
     started = time.monotonic()
     assert api.get("/v1/videos").status_code == 200
     assert time.monotonic() - started >= 0.3
+
+
+def test_a_held_request_is_open_until_answered(
+    ws: Workspace, api: httpx.Client, emu_control: EmulatorControl
+) -> None:
+    emu_control.set_faults(ws, [{"kind": "latency", "ms": 5000, "method": "GET"}])
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        answer = pool.submit(api.get, "/v1/videos")
+        deadline = time.monotonic() + 30
+        while not (held := emu_control.requests(ws.workspace_id, open_now=True)):
+            assert not answer.done() and time.monotonic() < deadline, "the held GET was never open"
+            time.sleep(0.02)
+        assert [(r["method"], r["path"], r["status"]) for r in held] == [("GET", "/v1/videos", 0)]
+        assert answer.result(timeout=30).status_code == 200
+    assert emu_control.requests(ws.workspace_id, open_now=True) == []
+    assert [r["status"] for r in emu_control.requests(ws.workspace_id) if r["path"] == "/v1/videos"] == [200]
 
 
 def test_drop_after_commit(

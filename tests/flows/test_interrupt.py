@@ -117,7 +117,11 @@ def test_a_second_ctrl_c_stops_at_once(
     ledger = tmp_path / "ledger.db"
     args = ["migrate", str(inventory), "--parent-id", emu.project_id, "--ledger", str(ledger)]
     proc, out, err = _start(args, emu, tmp_path)
-    _wait_until(lambda: "uploading" in _states(ledger).values(), STARTED_WITHIN, "uploading")
+
+    def patch_held() -> bool:  # a PATCH the service holds: the first Ctrl-C's stop cannot end before it does
+        return any(r["method"] == "PATCH" for r in emu_control.requests(emu.workspace_id, open_now=True))
+
+    _wait_until(patch_held, STARTED_WITHIN, "sending bytes")
 
     os.killpg(proc.pid, signal.SIGINT)
     time.sleep(0.5)  # not a wait for state: the two presses of a person, one after the other

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from starlette.requests import Request
@@ -191,6 +192,10 @@ async def drop_connection(send: Send) -> None:
     await asyncio.sleep(0)
 
 
+#: Arrival numbers of requests (the keys of Emulator.answering).
+_ARRIVALS = itertools.count(1)
+
+
 class HostApp:
     """One host (API or upload): its routes behind auth, rate limit and faults; control routes bypass all."""
 
@@ -220,6 +225,8 @@ class HostApp:
         method: str = scope["method"]
         started = time.time()
         outcome = _Outcome()
+        arrival = next(_ARRIVALS)
+        outcome.arrival = (arrival, LogEntry(started, self.name, method, path, 0, None, False))
         try:
             resp = await self._handle(scope, receive, send, method, path, outcome)
         except ApiError as exc:
@@ -227,6 +234,8 @@ class HostApp:
         except Exception:  # noqa: BLE001 - an emulator bug still answers like a server error
             log.exception("unhandled error on %s %s", method, path)
             resp = error_resp(internal(), path)
+        finally:
+            self.emu.answering.pop(arrival, None)
         if outcome.variants.names and resp.raw is None:
             resp.body = outcome.variants.shape(resp.body, method, path, resp.status)
         if outcome.drop:
@@ -290,6 +299,8 @@ class HostApp:
             ws = authenticate(self.emu, header)
             token_scope = scope_of(ws, token_of(header or ""))
         outcome.workspace_id = ws.id
+        number, entry = outcome.arrival
+        self.emu.answering[number] = replace(entry, workspace_id=ws.id)  # open from here to the answer
         outcome.variants = ws.variants
         outcome.poll_rule = ws.poll_rule_seconds
         operation = found.operation_of(method)
@@ -343,6 +354,7 @@ class HostApp:
 
 @dataclass
 class _Outcome:
+    arrival: tuple[int, LogEntry] = (0, LogEntry(0.0, "", "", "", 0, None, False))
     workspace_id: str | None = None
     variants: Variants = NONE
     poll_rule: float | None = None

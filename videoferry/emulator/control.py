@@ -216,10 +216,10 @@ class EmulatorControl:
         self._call("PUT", "/_emulator/limits", ws, body)
 
     def requests(
-        self, workspace_id: str | None = None, *, since: float | None = None
+        self, workspace_id: str | None = None, *, since: float | None = None, open_now: bool = False
     ) -> list[dict[str, Any]]:
-        """The request log, oldest first."""
-        params: dict[str, Any] = {}
+        """The request log, oldest first (`open_now`: the requests received and not answered yet)."""
+        params: dict[str, Any] = {"open": "true"} if open_now else {}
         if workspace_id is not None:
             params["workspace_id"] = workspace_id
         if since is not None:

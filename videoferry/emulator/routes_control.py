@@ -216,7 +216,8 @@ class ControlApp:
         return Resp(200, {"rate_per_second": ws.rate_per_second, "rate_per_minute": ws.rate_per_minute})
 
     async def requests(self, request: Request, _: dict[str, str]) -> Resp:
-        """GET /_emulator/requests?workspace_id=&since=: the request log (oldest first)."""
+        """GET /_emulator/requests?workspace_id=&since=&open=: the request log (oldest first); open=true: the
+        requests received and not answered yet (status 0)."""
         query = request.query_params
         workspace_id = query.get("workspace_id")
         if workspace_id:
@@ -226,7 +227,8 @@ class ControlApp:
             since = float(since_raw) if since_raw else None
         except ValueError:
             raise validation(Invalid("since", "number", "epoch seconds")) from None
-        entries = list(self.emu.log)
+        is_open = query.get("open") == "true"
+        entries = list(self.emu.answering.copy().values()) if is_open else list(self.emu.log)
         data = [
             asdict(e)
             for e in entries

@@ -69,6 +69,9 @@ class Emulator:
         self.tokens: dict[str, Workspace] = {}
         self.secrets: dict[str, UploadSession] = {}
         self.log: deque[LogEntry] = deque(maxlen=LOG_CAP)
+        #: The requests received and not answered yet (status 0), by arrival number; a test waits on these
+        #: to act while a request hangs (a latency fault) rather than guess when it was sent.
+        self.answering: dict[int, LogEntry] = {}
         self.seq = itertools.count(1)
         self.on_status: StatusListener | None = None
         self.on_process: ProcessRequest | None = None
