@@ -42,9 +42,41 @@ def at_once(upload: Callable[[Workspace, Path], float], ws: Workspace, path: Pat
         return time.perf_counter() - started
 
 
+class HttpBodies:
+    """The body bytes in a stream of HTTP/1.1 requests (each body of its Content-Length; none without one),
+    fed as the bytes come."""
+
+    def __init__(self) -> None:
+        self._head = b""
+        self._body_left = 0
+
+    def feed(self, block: bytes) -> int:
+        """The body bytes in `block`."""
+        body = 0
+        while block:
+            if self._body_left:
+                taken = min(self._body_left, len(block))
+                body += taken
+                self._body_left -= taken
+                block = block[taken:]
+                continue
+            self._head += block
+            end = self._head.find(b"\r\n\r\n")
+            if end < 0:
+                return body
+            head, block = self._head[:end], self._head[end + 4 :]
+            self._head = b""
+            for line in head.split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    self._body_left = int(value.strip())
+        return body
+
+
 class CuttingProxy:
-    """A TCP relay on 127.0.0.1 to one upload host that counts the bytes sent upstream and closes the first
-    connection once `cut_after` bytes have gone up it (a dropped connection in the middle of a PATCH)."""
+    """A TCP relay on 127.0.0.1 to one upload host that counts the body bytes of the requests sent upstream
+    (request lines and headers left out: HttpBodies) and closes the first connection once `cut_after` bytes
+    have gone up it (a dropped connection in the middle of a PATCH)."""
 
     def __init__(self, host: str, port: int, cut_after: int) -> None:
         self.target = (host, port)
@@ -72,20 +104,21 @@ class CuttingProxy:
 
     def _pipe(self, src: socket.socket, dst: socket.socket, upstream: bool, cut: bool) -> None:
         sent = 0
+        bodies = HttpBodies()
         try:
             while block := src.recv(256 * 1024):
                 if cut and sent + len(block) > self.cut_after:
                     block = block[: self.cut_after - sent]
                     dst.sendall(block)
                     with self._lock:
-                        self.upstream_bytes += len(block)
+                        self.upstream_bytes += bodies.feed(block)
                         self.cuts += 1
                     break
                 dst.sendall(block)
                 sent += len(block)
                 if upstream:
                     with self._lock:
-                        self.upstream_bytes += len(block)
+                        self.upstream_bytes += bodies.feed(block)
         except OSError:
             pass
         for sock in (src, dst):
@@ -204,7 +237,14 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
                     times, upload = ways[way]
                     times.append(at_once(upload, ws, path))
                     _clear(ctl, ws)
+            began = time.time()
             sent, length, cuts = resumed(ws, small, chunk)
+            steps = ", ".join(
+                f"{r['method']}{'' if r['upload_offset'] is None else '@' + str(r['upload_offset'])} "
+                f"{'cut' if r['dropped'] else r['status']}"
+                for r in ctl.requests(ws.workspace_id, since=began)
+                if r["path"].startswith("/upload/")
+            )
             with MotoProcess(root) as moto:
                 s3 = _s3_client(moto)
                 s3.create_bucket(Bucket=BUCKET)
@@ -250,9 +290,10 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
         "tus_resume_resent_chunks",
         resent / chunk,
         note=f"a {length / MIB:.0f} MiB tus upload ({chunk / MIB:.0f} MiB chunks) whose connection was cut "
-        f"{CUT_AT:g} chunks in ({cuts} cut): {sent} bytes went up (request lines and headers included) for "
+        f"{CUT_AT:g} chunks in ({cuts} cut): {sent} body bytes went up (request lines and headers left out) "
+        f"for "
         f"{length}, {resent} sent again = {resent / chunk:.3f} chunks; at most 1 chunk = resumed from the "
-        "server's offset",
+        f"server's offset; the upload host saw {steps}",
     )
     one = f"one {size / MIB:.0f} MiB object in moto's S3 on loopback to the upload host"
     yield with_rounds(

@@ -8,6 +8,7 @@ from typing import Any
 
 from bench.ratelog import earliest, kind
 from bench.timeline import CREATES
+from videoferry.connectors.limiter import DEFAULT_PAUSE_SECONDS
 
 #: A gap this long with no request at all (API call or upload bytes) counts as idle: the client waited.
 IDLE_GAP = 1.0
@@ -15,6 +16,28 @@ IDLE_GAP = 1.0
 
 #: How many of the longest gaps the note describes (what came before and after each).
 SHOWN_GAPS = 5
+#: What a 429 costs everyone: no call for this long after it (spec: "After a 429, wait at least 5 seconds
+#: before repeating"; DESIGN.md: a 429 pauses everyone): the limiter's own pause.
+PAUSE_AFTER_429 = DEFAULT_PAUSE_SECONDS
+
+
+def paused_least(ordered: Sequence[dict[str, Any]], per_second: int, per_minute: int) -> float:
+    """The least time the run's admitted API calls need, in the order they came, when every 429 the run met
+    (where it came among them) stops all calls for PAUSE_AFTER_429: each call as early as both windows and
+    the last pause allow (the 429 itself goes at once and takes no room, as the service counts it)."""
+    sent: list[float] = []
+    now = paused_until = 0.0
+    for entry in ordered:
+        if entry.get("status") == 429:
+            paused_until = max(now, paused_until) + PAUSE_AFTER_429
+        elif entry.get("api"):
+            now = max(now, paused_until)
+            if len(sent) >= per_second:
+                now = max(now, sent[-per_second] + 1.0)
+            if len(sent) >= per_minute:
+                now = max(now, sent[-per_minute] + 60.0)
+            sent.append(now)
+    return now
 
 
 def _idle(times: Sequence[float], start: float, end: float) -> tuple[float, int]:
@@ -67,6 +90,7 @@ def breakdown(
     during = Counter(kind(e) for e in ordered if e.get("api") and first <= float(e["time"]) <= last)
     admitted = sum(1 for e in ordered if e.get("api"))
     least = earliest(admitted, *limits)
+    paused = paused_least(ordered, *limits)
 
     def show(counts: Counter[str]) -> str:
         return ", ".join(f"{n} {k}" for k, n in counts.most_common()) or "none"
@@ -78,7 +102,9 @@ def breakdown(
         f"{end - last:.1f} s (-> last request; idle {idle_tail:.1f} s in {gaps_tail} gaps), exit "
         f"{started + seconds - end:.1f} s; the {admitted} API calls admitted need at least {least:.1f} s "
         f"at {limits[0]}/s and {limits[1]}/min (the run took {seconds / least if least else 0.0:.2f} x "
-        f"that); faults: answers lost after the commit {show(lost)}; 5xx or cut "
+        f"that), {paused:.1f} s with its {limited} 429s each pausing every call {PAUSE_AFTER_429:g} s where "
+        f"they came ({seconds / paused if paused else 0.0:.2f} x that); faults: answers lost after the "
+        f"commit {show(lost)}; 5xx or cut "
         f"{show(failed)}; {limited} 429s; calls while creating {show(during)}; all calls {show(calls)}; the "
         f"longest gaps: {longest_gaps(ordered, started)}"
     )
