@@ -195,7 +195,13 @@ def _figures(prefix: str, run: Run, how: str, lost: bool) -> Iterator[Figure]:
         missing = run.lost()
         shown = f": {', '.join(missing[:3])}" if missing else ""
         yield Figure(f"{prefix}_lost", len(missing), note=f"files without a done video in the service{shown}")
-        idle, note = where_time_went(run.entries, run.started, run.seconds, (PER_SECOND, PER_MINUTE))
+        idle, note = where_time_went(
+            run.entries,
+            run.started,
+            run.seconds,
+            (PER_SECOND, PER_MINUTE),
+            pauses_everyone=prefix.startswith("videoferry"),  # the careful script's threads wait each alone
+        )
         yield Figure(f"{prefix}_idle_seconds", idle, "s", f"where the time went: {note}")
 
 

@@ -67,14 +67,21 @@ def longest_gaps(ordered: Sequence[dict[str, Any]], started: float) -> str:
 
 
 def breakdown(
-    entries: Sequence[dict[str, Any]], started: float, seconds: float, limits: tuple[int, int]
+    entries: Sequence[dict[str, Any]],
+    started: float,
+    seconds: float,
+    limits: tuple[int, int],
+    *,
+    pauses_everyone: bool = True,
 ) -> tuple[float, str]:
     """(idle seconds while creates were left, the note): the run's phases (start -> first create -> last
     create -> last request -> exit), the idle gaps in each (no request for IDLE_GAP or more: backoffs,
     settle waits, a transfer slot held while nothing moves), and what the faults did (lost create answers,
     5xx and cut answers by kind, 429s) beside what the run sent for them (lists, GETs, deletes, inits), and
     the least time the limits (per second, per minute) allow for every API call the service admitted: a gap
-    is often the client waiting for the minute's budget, which the faults' extra calls spent."""
+    is often the client waiting for the minute's budget, which the faults' extra calls spent; and for a client
+    whose 429 pauses every call (`pauses_everyone`: videoferry, not the careful script, whose threads each
+    wait on their own), that least time with its 429s' pauses (paused_least)."""
     ordered = sorted(entries, key=lambda e: float(e["time"]))
     times = [float(e["time"]) for e in ordered]
     creates = [float(e["time"]) for e in ordered if e.get("api") and kind(e) in CREATES]
@@ -91,6 +98,12 @@ def breakdown(
     admitted = sum(1 for e in ordered if e.get("api"))
     least = earliest(admitted, *limits)
     paused = paused_least(ordered, *limits)
+    with_pauses = (
+        f", {paused:.1f} s with its {limited} 429s each pausing every call {PAUSE_AFTER_429:g} s where "
+        f"they came ({seconds / paused if paused else 0.0:.2f} x that)"
+        if pauses_everyone
+        else ""
+    )
 
     def show(counts: Counter[str]) -> str:
         return ", ".join(f"{n} {k}" for k, n in counts.most_common()) or "none"
@@ -102,8 +115,7 @@ def breakdown(
         f"{end - last:.1f} s (-> last request; idle {idle_tail:.1f} s in {gaps_tail} gaps), exit "
         f"{started + seconds - end:.1f} s; the {admitted} API calls admitted need at least {least:.1f} s "
         f"at {limits[0]}/s and {limits[1]}/min (the run took {seconds / least if least else 0.0:.2f} x "
-        f"that), {paused:.1f} s with its {limited} 429s each pausing every call {PAUSE_AFTER_429:g} s where "
-        f"they came ({seconds / paused if paused else 0.0:.2f} x that); faults: answers lost after the "
+        f"that){with_pauses}; faults: answers lost after the "
         f"commit {show(lost)}; 5xx or cut "
         f"{show(failed)}; {limited} 429s; calls while creating {show(during)}; all calls {show(calls)}; the "
         f"longest gaps: {longest_gaps(ordered, started)}"
