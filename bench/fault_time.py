@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from bench.ratelog import earliest, kind
+from bench.ratelog import earliest, kind, next_slot
 from bench.timeline import CREATES
 from videoferry.connectors.limiter import DEFAULT_PAUSE_SECONDS
 
@@ -31,11 +31,7 @@ def paused_least(ordered: Sequence[dict[str, Any]], per_second: int, per_minute:
         if entry.get("status") == 429:
             paused_until = max(now, paused_until) + PAUSE_AFTER_429
         elif entry.get("api"):
-            now = max(now, paused_until)
-            if len(sent) >= per_second:
-                now = max(now, sent[-per_second] + 1.0)
-            if len(sent) >= per_minute:
-                now = max(now, sent[-per_minute] + 60.0)
+            now = next_slot(sent, max(now, paused_until), per_second, per_minute)
             sent.append(now)
     return now
 

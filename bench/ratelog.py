@@ -56,15 +56,22 @@ def max_in_window(times: Sequence[float], width: float) -> int:
     return best
 
 
+def next_slot(times: list[float], not_before: float, per_second: int, per_minute: int) -> float:
+    """The earliest time from `not_before` at which a strict sliding-window service admits a call after the
+    calls admitted at `times` (in order)."""
+    t = max(not_before, times[-1]) if times else not_before
+    if len(times) >= per_second:
+        t = max(t, times[-per_second] + 1.0)
+    if len(times) >= per_minute:
+        t = max(t, times[-per_minute] + 60.0)
+    return t
+
+
 def _schedule(per_second: int, per_minute: int) -> Iterator[float]:
     """Call times of a client that sends each call as early as a strict sliding-window service admits it."""
     times: list[float] = []
     while True:
-        t = times[-1] if times else 0.0
-        if len(times) >= per_second:
-            t = max(t, times[-per_second] + 1.0)
-        if len(times) >= per_minute:
-            t = max(t, times[-per_minute] + 60.0)
+        t = next_slot(times, 0.0, per_second, per_minute)
         times.append(t)
         yield t
 
