@@ -291,9 +291,8 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
         resent / chunk,
         note=f"a {length / MIB:.0f} MiB tus upload ({chunk / MIB:.0f} MiB chunks) whose connection was cut "
         f"{CUT_AT:g} chunks in ({cuts} cut): {sent} body bytes went up (request lines and headers left out) "
-        f"for "
-        f"{length}, {resent} sent again = {resent / chunk:.3f} chunks; at most 1 chunk = resumed from the "
-        f"server's offset; the upload host saw {steps}",
+        f"for {length}, {resent} sent again = {resent / chunk:.3f} chunks; at most 1 chunk = resumed from "
+        f"the server's offset; the upload host saw {steps}",
     )
     one = f"one {size / MIB:.0f} MiB object in moto's S3 on loopback to the upload host"
     yield with_rounds(
