@@ -46,13 +46,16 @@ def made_ids(ledger: Ledger) -> set[str]:
 
 def lose_and_rerun(
     tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, args: list[str], url: str, s3_server: str
-) -> tuple[str, set[str]]:
+) -> tuple[str, set[str], set[str]]:
     """Run `args` on machine A, kill it in the gap (replication stalled: two calls at least the replica
-    does not know), then rerun on machine B once the lease is out: B's output, and the ids the replica
-    missed."""
+    does not know), then rerun on machine B once the lease is out: B's output, the ids the replica missed,
+    and the op keys whose intent the replica held without an outcome (the rerun settles those by their
+    intent, not across the gap)."""
     first_dir = tmp_path / "machine-a"
     kill_in_the_gap(cli_argv(*args), remote_env(cli_env(emu), first_dir), url, first_dir, done_ops, "call")
-    known, _ = replica(url, s3_server, made_ids)
+    (known, open_keys), _ = replica(
+        url, s3_server, lambda book: (made_ids(book), {op.op_key for op in book.ops(status="intent")})
+    )
     emu_control.clear_faults(emu)
     before = {v["id"] for v in emu_control.videos(emu)}
     env = remote_env(cli_env(emu), tmp_path / "machine-b")
@@ -60,7 +63,7 @@ def lose_and_rerun(
     assert refused, "the dead holder's lease let a new run in at once"
     assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-3000:]
     assert "the restored copy may be behind" in rerun.stderr
-    return rerun.stdout + rerun.stderr, before - known
+    return rerun.stdout + rerun.stderr, before - known, open_keys
 
 
 def test_copies_into_their_own_project_lost_in_the_gap_are_each_made_once(
@@ -80,7 +83,7 @@ def test_copies_into_their_own_project_lost_in_the_gap_are_each_made_once(
     ops = write_ops(tmp_path / "ops.csv", rows)
     args = ["apply", str(ops), "--no-prefect", "--ledger", url, "--transfers", "1", "--wait-timeout", "120"]
     emu_control.set_faults(emu, [{"kind": "latency", "ms": 700, "method": "POST", "path": "copy"}], seed=5)
-    out, unknown = lose_and_rerun(tmp_path, emu, emu_control, args, url, s3_server)
+    out, unknown, open_keys = lose_and_rerun(tmp_path, emu, emu_control, args, url, s3_server)
     copies_in_gap = unknown - {v["id"] for v in originals}
     assert len(copies_in_gap) >= 2, "the test made no gap: the replica knows every copy"
     assert "operations: 8 (8 done)" in out
@@ -88,7 +91,7 @@ def test_copies_into_their_own_project_lost_in_the_gap_are_each_made_once(
     videos = wait_done(emu_control, emu)
     titles = Counter(v["title"] for v in videos)
     assert titles == Counter({v["title"]: 2 for v in originals})  # each original and exactly one copy
-    (made, found), why = replica(
+    (made, found, by_intent), why = replica(
         url,
         s3_server,
         lambda book: (
@@ -98,11 +101,14 @@ def test_copies_into_their_own_project_lost_in_the_gap_are_each_made_once(
                 for op in book.ops(status="done")
                 if "replication gap" in str((op.result or {}).get("detail"))
             },
+            {op.created_id for op in book.ops(status="done") if op.op_key in open_keys},
         ),
     )
     assert why == ""
     assert len(made) == 8 and not made & {v["id"] for v in originals}  # no original taken for a copy
-    assert copies_in_gap <= found  # what the lost run made was adopted, not made again
+    assert copies_in_gap <= made  # what the lost run made was adopted, not made again
+    # a copy the replica knew nothing of was found across the gap; one whose intent it held, by that intent
+    assert copies_in_gap - by_intent <= found
 
 
 def test_concat_and_cut_results_that_look_like_their_sources_across_the_gap(
@@ -132,7 +138,7 @@ def test_concat_and_cut_results_that_look_like_their_sources_across_the_gap(
     args = ["apply", str(ops), "--no-prefect", "--ledger", url, "--transfers", "1", "--wait-timeout", "120"]
     slow = [{"kind": "latency", "ms": 700, "method": "POST", "path": "copy|concat|cut"}]
     emu_control.set_faults(emu, slow, seed=7)
-    out, unknown = lose_and_rerun(tmp_path, emu, emu_control, args, url, s3_server)
+    out, unknown, _ = lose_and_rerun(tmp_path, emu, emu_control, args, url, s3_server)
     assert len(unknown - {v["id"] for v in originals}) >= 2, "the test made no gap"
     assert "operations: 5 (5 done)" in out
 
