@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.connectors.test_limiter import max_in_window
+from tests.fixtures.line_interrupt import interrupted_at
 from videoferry.connectors.client import VideoClient
 from videoferry.connectors.limiter import (
     DEFAULT_MINUTE_MARGIN,
@@ -142,6 +143,27 @@ def test_a_blocked_caller_waits_for_the_settle_then_a_whole_window(make_windows:
     waiter.join(timeout=10)
     assert not waiter.is_alive() and len(admitted) == 1
     assert admitted[0] >= before_settle + 0.3
+
+
+def test_a_ctrl_c_at_any_line_of_an_admission_leaves_no_transaction_open(tmp_path: Path) -> None:
+    """Wherever a Ctrl-C's KeyboardInterrupt lands in an admission's transaction, none is left open: the
+    next admission and settle go through (an open one made the next BEGIN fail)."""
+    from videoferry.connectors import limiter_windows
+
+    code = limiter_windows._transaction.__wrapped__.__code__  # type: ignore[attr-defined]
+    windows = SQLiteWindows(tmp_path / "limiter.db", "key", [Window(1000, 60.0)], clock=FakeClock())
+    try:
+        landed = 0
+        for line in range(1, 40):
+            if not interrupted_at(code, line, lambda: windows.admit(settled=True, block=False)):
+                break
+            landed += 1
+            entry = windows.admit(settled=False, block=False)
+            assert entry is not None
+            windows.settle(entry)
+        assert landed >= 3  # BEGIN's line, the yield and the COMMIT at least
+    finally:
+        windows.close()
 
 
 def test_margins_are_small_for_settling_windows_and_redis_keeps_its_own() -> None:

@@ -7,7 +7,8 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -251,8 +252,8 @@ class SQLiteWindows:
         with self._lock:
             self._conn.close()
 
-    def _write(self) -> _Transaction:
-        return _Transaction(self._conn)
+    def _write(self) -> AbstractContextManager[None]:
+        return _transaction(self._conn)
 
     def _wait(self, now: float) -> tuple[float, bool]:
         """Seconds until every window has room (0: room now), and whether a call in flight holds it full."""
@@ -277,14 +278,15 @@ class SQLiteWindows:
         return wait, in_flight
 
 
-class _Transaction:
-    """BEGIN IMMEDIATE ... COMMIT (ROLLBACK on an error): the write lock is held from the first read."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-
-    def __enter__(self) -> None:
-        self._conn.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, kind: object, *_: object) -> None:
-        self._conn.execute("ROLLBACK" if kind is not None else "COMMIT")
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """BEGIN IMMEDIATE ... COMMIT (ROLLBACK on an error): the write lock is held from the first read; BEGIN is
+    inside the try, so a Ctrl-C's KeyboardInterrupt landing right after it leaves no transaction open."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise

@@ -207,8 +207,8 @@ class LedgerDB:
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        try:  # BEGIN inside: a Ctrl-C's KeyboardInterrupt right after it must not leave the transaction open
+            conn.execute("BEGIN IMMEDIATE")
             yield conn
             conn.execute("COMMIT")
         except BaseException:
