@@ -31,6 +31,7 @@ from videoferry.connectors.limiter_windows import (
     Windows,
     settling_windows,
 )
+from videoferry.core.transaction import immediate
 from videoferry.emulator.control import EmulatorControl, Workspace
 
 #: What a window-test's windows are made of: (windows, flight limit, clock) -> Windows.
@@ -148,9 +149,7 @@ def test_a_blocked_caller_waits_for_the_settle_then_a_whole_window(make_windows:
 def test_a_ctrl_c_at_any_line_of_an_admission_leaves_no_transaction_open(tmp_path: Path) -> None:
     """Wherever a Ctrl-C's KeyboardInterrupt lands in an admission's transaction, none is left open: the
     next admission and settle go through (an open one made the next BEGIN fail)."""
-    from videoferry.connectors import limiter_windows
-
-    code = limiter_windows._transaction.__wrapped__.__code__  # type: ignore[attr-defined]
+    code = immediate.__wrapped__.__code__  # type: ignore[attr-defined]
     windows = SQLiteWindows(tmp_path / "limiter.db", "key", [Window(1000, 60.0)], clock=FakeClock())
     try:
         landed = 0

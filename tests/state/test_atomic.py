@@ -17,8 +17,8 @@ import pytest
 from tests.fixtures.line_interrupt import interrupted_at
 from tests.state.helpers import ENDPOINT, REPO, drive, sigkill_mid_transaction, spec
 from videoferry.core.item import ItemSpec
+from videoferry.core.transaction import immediate
 from videoferry.state import Ledger, LedgerError
-from videoferry.state.db import LedgerDB
 
 
 def _poison_events(path: Path) -> None:
@@ -192,7 +192,7 @@ def test_a_ctrl_c_at_any_line_of_a_transaction_leaves_none_open(ledger: Ledger, 
     transaction, the transaction is committed or rolled back whole and the next write starts cleanly (CI: one
     landed right after BEGIN and the run's own 'interrupted' record failed with 'cannot start a transaction
     within a transaction')."""
-    code = LedgerDB._transaction.__wrapped__.__code__  # type: ignore[attr-defined]
+    code = immediate.__wrapped__.__code__  # type: ignore[attr-defined]
     landed = 0
     for line in range(1, 40):
         if not interrupted_at(code, line, partial(drive, ledger, f"k{line}", "creating", run_id)):

@@ -7,11 +7,13 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+
+from videoferry.core.transaction import immediate
 
 __all__ = [
     "DEFAULT_FLIGHT_LIMIT",
@@ -252,8 +254,8 @@ class SQLiteWindows:
         with self._lock:
             self._conn.close()
 
-    def _write(self) -> AbstractContextManager[None]:
-        return _transaction(self._conn)
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        return immediate(self._conn)
 
     def _wait(self, now: float) -> tuple[float, bool]:
         """Seconds until every window has room (0: room now), and whether a call in flight holds it full."""
@@ -276,17 +278,3 @@ class SQLiteWindows:
                 if float(until) + window.seconds - now > wait:
                     wait, in_flight = float(until) + window.seconds - now, not settled
         return wait, in_flight
-
-
-@contextmanager
-def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    """BEGIN IMMEDIATE ... COMMIT (ROLLBACK on an error): the write lock is held from the first read; BEGIN is
-    inside the try, so a Ctrl-C's KeyboardInterrupt landing right after it leaves no transaction open."""
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-        yield
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise

@@ -6,13 +6,14 @@ import sqlite3
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from sqlite_utils import Database
 
+from videoferry.core.transaction import immediate
 from videoferry.state import schema
 from videoferry.state.errors import LedgerBusyError, LedgerError
 from videoferry.state.files import create_private, secure
@@ -204,17 +205,8 @@ class LedgerDB:
                 raise LedgerError(f"ledger {self.path}: {exc}") from None
             raise LedgerError(f"ledger {self.path} is not a valid videoferry ledger: {exc}") from None
 
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        conn = self.conn
-        try:  # BEGIN inside: a Ctrl-C's KeyboardInterrupt right after it must not leave the transaction open
-            conn.execute("BEGIN IMMEDIATE")
-            yield conn
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
+    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        return immediate(self.conn)
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
