@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.connectors.test_limiter import max_in_window
-from tests.fixtures.line_interrupt import interrupted_at
+from tests.fixtures.line_interrupt import each_line_interrupted
 from videoferry.connectors.client import VideoClient
 from videoferry.connectors.limiter import (
     DEFAULT_MINUTE_MARGIN,
@@ -151,15 +151,16 @@ def test_a_ctrl_c_at_any_line_of_an_admission_leaves_no_transaction_open(tmp_pat
     next admission and settle go through (an open one made the next BEGIN fail)."""
     code = immediate.__wrapped__.__code__  # type: ignore[attr-defined]
     windows = SQLiteWindows(tmp_path / "limiter.db", "key", [Window(1000, 60.0)], clock=FakeClock())
+
+    def next_admission_goes_through(_: int) -> None:
+        entry = windows.admit(settled=False, block=False)
+        assert entry is not None
+        windows.settle(entry)
+
     try:
-        landed = 0
-        for line in range(1, 40):
-            if not interrupted_at(code, line, lambda: windows.admit(settled=True, block=False)):
-                break
-            landed += 1
-            entry = windows.admit(settled=False, block=False)
-            assert entry is not None
-            windows.settle(entry)
+        landed = each_line_interrupted(
+            code, lambda _: windows.admit(settled=True, block=False), next_admission_goes_through
+        )
         assert landed >= 3  # BEGIN's line, the yield and the COMMIT at least
     finally:
         windows.close()

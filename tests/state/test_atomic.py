@@ -9,12 +9,11 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from functools import partial
 from pathlib import Path
 
 import pytest
 
-from tests.fixtures.line_interrupt import interrupted_at
+from tests.fixtures.line_interrupt import each_line_interrupted
 from tests.state.helpers import ENDPOINT, REPO, drive, sigkill_mid_transaction, spec
 from videoferry.core.item import ItemSpec
 from videoferry.core.transaction import immediate
@@ -193,12 +192,13 @@ def test_a_ctrl_c_at_any_line_of_a_transaction_leaves_none_open(ledger: Ledger, 
     landed right after BEGIN and the run's own 'interrupted' record failed with 'cannot start a transaction
     within a transaction')."""
     code = immediate.__wrapped__.__code__  # type: ignore[attr-defined]
-    landed = 0
-    for line in range(1, 40):
-        if not interrupted_at(code, line, partial(drive, ledger, f"k{line}", "creating", run_id)):
-            break
-        landed += 1
-        drive(ledger, f"after{line}", "creating", run_id)  # the next write starts: nothing was left open
+
+    def next_write_goes_through(line: int) -> None:
+        drive(ledger, f"after{line}", "creating", run_id)  # nothing was left open
         after = ledger.get(f"after{line}")
         assert after is not None and after.state == "creating"
+
+    landed = each_line_interrupted(
+        code, lambda line: drive(ledger, f"k{line}", "creating", run_id), next_write_goes_through
+    )
     assert landed >= 3  # it landed on BEGIN's line, the yield and the COMMIT at least

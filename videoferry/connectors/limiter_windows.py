@@ -8,7 +8,6 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -204,13 +203,13 @@ class SQLiteWindows:
         self._conn.execute("PRAGMA journal_mode=WAL")
         # No fsync per admission: a machine that crashes loses calls whose windows end before it is back.
         self._conn.execute("PRAGMA synchronous=NORMAL")
-        with self._lock, self._write():
+        with self._lock, immediate(self._conn):
             for statement in _SCHEMA:
                 self._conn.execute(statement)
 
     def admit(self, *, settled: bool, block: bool) -> int | None:
         while True:
-            with self._lock, self._write():
+            with self._lock, immediate(self._conn):
                 now = self._clock()
                 wait, in_flight = self._wait(now)
                 if wait <= 0:
@@ -229,7 +228,7 @@ class SQLiteWindows:
 
     def settle(self, entry: int) -> None:
         try:
-            with self._lock, self._write():
+            with self._lock, immediate(self._conn):
                 self._conn.execute(
                     "UPDATE videoferry_calls SET until = ?, settled = 1 WHERE id = ? AND settled = 0",
                     (self._clock(), entry),
@@ -247,15 +246,12 @@ class SQLiteWindows:
         return int(row[0])
 
     def room_in(self) -> float:
-        with self._lock, self._write():
+        with self._lock, immediate(self._conn):
             return self._wait(self._clock())[0]
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
-
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
-        return immediate(self._conn)
 
     def _wait(self, now: float) -> tuple[float, bool]:
         """Seconds until every window has room (0: room now), and whether a call in flight holds it full."""

@@ -6,7 +6,7 @@ import sqlite3
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -147,14 +147,14 @@ class LedgerDB:
             if not schema.user_tables(conn):
                 if not create:
                     raise LedgerError(f"ledger {self.path} is not a valid videoferry ledger: it is empty")
-                with self._transaction():
+                with immediate(conn):
                     if not schema.user_tables(conn):
                         schema.create(conn, self.now())
             problem = schema.problem(conn)
             if problem:
                 raise LedgerError(f"ledger {self.path} is not a valid videoferry ledger: {problem}")
             if schema.stored_version(conn) != schema.SCHEMA_VERSION:
-                with self._transaction():
+                with immediate(conn):
                     schema.upgrade(conn)
             check = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
             if check != "ok":
@@ -205,15 +205,12 @@ class LedgerDB:
                 raise LedgerError(f"ledger {self.path}: {exc}") from None
             raise LedgerError(f"ledger {self.path} is not a valid videoferry ledger: {exc}") from None
 
-    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
-        return immediate(self.conn)
-
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """One short write transaction (BEGIN IMMEDIATE .. COMMIT), rolled back whole on any exception."""
         with self.lock:
             self.check_open()
-            with self.guard(), self._transaction() as conn:
+            with self.guard(), immediate(self.conn) as conn:
                 yield conn
 
     @contextmanager
