@@ -77,6 +77,16 @@ def install(wheel: Path, venv: Path) -> Path:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     subprocess.run([*pip, f"videoferry[emulator] @ {wheel.as_uri()}"], check=True)
+    script = venv / "bin" / "videoferry"
+    if not script.exists():
+        # Seen twice in CI, beside the test suite: pip exited 0 and left no script (cause not found). Say what
+        # pip recorded, then install the wheel alone once more: a wheel without the entry point fails again.
+        show = [str(venv / "bin" / "python"), "-m", "pip", "show", "-f", "videoferry"]
+        shown = subprocess.run(show, capture_output=True, text=True).stdout[-1500:]
+        print(f"package-check: pip exited 0 but left no {script.name} script; pip show: {shown!r}")
+        subprocess.run([*pip, "--force-reinstall", "--no-deps", str(wheel)], check=True)
+        if not script.exists():
+            fail(f"the installed wheel has no {script.name} script in {script.parent}")
     return venv / "bin"
 
 
