@@ -11,7 +11,6 @@ from typing import Any
 
 from bench.archive_copy import (
     BUCKET,
-    ROUNDS,
     _aws_env,
     _empty,
     _recording,
@@ -19,6 +18,7 @@ from bench.archive_copy import (
     compared,
     copy_memory,
     copy_step_seconds,
+    paired_rounds,
     raw_copy,
     rounds,
 )
@@ -64,12 +64,18 @@ def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: Mot
     s3 = _s3_client(moto)
     backed: list[tuple[float, float]] = []
     raw: list[float] = []
+
+    def ours(n: int) -> None:
+        backed.append(backup_once(ws, project, size, root, n))
+        _empty(s3, f"backup-{n}/")
+
+    def theirs(n: int) -> None:
+        raw.append(raw_copy(s3, original["download_link"], size, f"raw-{n}.bin", threads=True))
+        _empty(s3, f"raw-{n}.bin")
+
     with _aws_env(moto):
-        for n in range(ROUNDS):
-            backed.append(backup_once(ws, project, size, root, n))
-            _empty(s3, f"backup-{n}/")
-            raw.append(raw_copy(s3, original["download_link"], size, f"raw-{n}.bin", threads=True))
-            _empty(s3, f"raw-{n}.bin")
+        paired_rounds(ours, theirs)
+    del backed[0], raw[0]  # the untimed round
     mib = size / MIB
     copies = [t for t, _ in backed]
     yield Figure(

@@ -273,8 +273,9 @@ async def endpoint_patch(ctx: Ctx) -> Resp:
     session.busy = True
     try:
         with session.path.open("r+b") as out:
+            if out.seek(0, 2) > session.offset:
+                out.truncate(session.offset)  # bytes past the offset (none normally) are not kept
             out.seek(session.offset)
-            out.truncate()
             result = await stream_body(
                 ctx.request,
                 out,
