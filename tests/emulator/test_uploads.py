@@ -13,6 +13,7 @@ import pytest
 from tests.emulator.conftest import Receiver, upload_single, wait_for, wait_status
 from videoferry.emulator.control import EmulatorControl, Workspace
 from videoferry.emulator.ids import to_base58
+from videoferry.emulator.server import EmulatorServer
 
 TUS = {"Tus-Resumable": "1.0.0", "Content-Type": "application/offset+octet-stream"}
 
@@ -113,6 +114,31 @@ def test_tus_resource(
     options = httpx.options(endpoint)
     assert options.headers["tus-version"] == "1.0.0"
     assert httpx.get(endpoint).status_code == 405
+
+
+def test_a_patch_keeps_no_bytes_past_the_offset(
+    api: httpx.Client,
+    up: httpx.Client,
+    ws: Workspace,
+    emulator_server: EmulatorServer,
+    clip_factory: Callable[..., Path],
+) -> None:
+    """Bytes the session's file holds past its offset (a write that failed before the offset moved on) are
+    not kept: the next PATCH continues at the offset and the stored file is exactly the bytes acknowledged.
+    The route truncates only then (a truncate to 0 on every first PATCH made ext4 flush the file on close)."""
+    data = clip_factory(1.0).read_bytes()
+    session = _init(up, ws, len(data))
+    endpoint = session["endpoint"]
+    assert _patch(endpoint, 0, data[:-10]).headers["upload-offset"] == str(len(data) - 10)
+    hit = emulator_server.emu.uploads.session_by_secret(endpoint.rsplit("/", 1)[1])
+    assert hit is not None
+    stored = hit[1].path
+    with stored.open("ab") as out:
+        out.write(b"\0" * 100)  # past the offset, as a write cut short by an error would leave them
+    last = _patch(endpoint, len(data) - 10, data[-10:])
+    assert last.status_code == 204 and last.headers["upload-offset"] == str(len(data))
+    assert wait_status(api, session["id"])["status"] == "done"
+    assert stored.read_bytes() == data
 
 
 def test_filesize_is_for_tus_only(
