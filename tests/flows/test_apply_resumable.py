@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -32,9 +33,7 @@ def _replace(
         tmp_path / "ops.csv", [{"op": "replace", "id": "swap", "target": video_id, "source": str(source)}]
     )
     ledger = tmp_path / "ledger.db"
-    opts = ApplyOptions(
-        ops=str(ops), ledger=str(ledger), wait_timeout=120, chunk_size=chunk
-    )
+    opts = ApplyOptions(ops=str(ops), ledger=str(ledger), wait_timeout=120, chunk_size=chunk)
     outcome = run_apply(opts, settings_for(emu))
     assert outcome.exit_code == 0, outcome.reasons
     with Ledger.open(ledger, create=False) as book:
@@ -75,6 +74,53 @@ def test_a_cut_replace_upload_resumes_from_the_servers_offset(
     assert video["md5"] == hashlib.md5(longer.read_bytes()).hexdigest()  # the bytes whole, none twice
     assert video["version"] == version + 1  # replaced once
     assert abs(video["duration"] - 2.0) < 0.15
+
+
+def test_a_replace_whose_video_cannot_be_read_after_it_is_done_once(
+    tmp_path: Path, emu: Workspace, emu_control: EmulatorControl, clip_factory: Any
+) -> None:
+    """The bytes are in (the video's version moved on), then the read of the video that follows fails five
+    times: the replace is still done, and the rerun sends nothing (chaos seed 2 of apply replaced twice: the
+    failed read was recorded as the call's refusal, and the rerun tried the failed unit again)."""
+    video_id = uploaded_video(emu, emu_control, clip_factory(1.0, name="first.mp4"))
+    version = next(v["version"] for v in emu_control.videos(emu) if v["id"] == video_id)
+    longer = clip_factory(2.0, name="longer.mp4")
+    reads = f"^/v1/videos/{video_id}$"
+    done = threading.Event()
+
+    def fail_reads_once_replaced() -> None:
+        # The client reads one video at most once per 5 s (the spec's poll rule): after its read before the
+        # upload, the next waits seconds, long after the last PATCH; the faults go on in between.
+        deadline = time.monotonic() + 60
+        while not done.is_set() and time.monotonic() < deadline:
+            if any(v["id"] == video_id and v["version"] > version for v in emu_control.videos(emu)):
+                rule = {"kind": "error", "status": 503, "method": "GET", "path": reads, "times": 5}
+                emu_control.set_faults(emu, [rule])
+                return
+            done.wait(0.02)
+
+    watcher = threading.Thread(target=fail_reads_once_replaced)
+    since = time.time()
+    watcher.start()
+    try:
+        _code, statuses = _replace(tmp_path, emu, video_id, longer, CHUNK)
+    finally:
+        done.set()
+        watcher.join()
+    log = emu_control.requests(emu.workspace_id, since=since)
+    failed = [
+        r
+        for r in log
+        if r["method"] == "GET" and r["path"] == f"/v1/videos/{video_id}" and r["status"] == 503
+    ]
+    assert len(failed) == 5  # the premise: every attempt of one read failed, after the bytes were in
+    assert statuses == ["done"]
+    _code, again = _replace(tmp_path, emu, video_id, longer, CHUNK)  # the rerun
+    assert again == ["done"]  # the same op, not a second one
+    inits = [r for r in emu_control.requests(emu.workspace_id, since=since) if r["path"] == "/v2/init"]
+    assert len(inits) == 1
+    video = next(v for v in wait_done(emu_control, emu) if v["id"] == video_id)
+    assert video["version"] == version + 1  # replaced once
 
 
 def test_a_small_replace_stays_one_request(

@@ -9,9 +9,11 @@ chapters, move, delete) are simply repeated.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from videoferry.connectors.errors import VideoApiError
 from videoferry.connectors.models import Video
 from videoferry.connectors.s3 import parse_s3_uri, presign_get, shared_s3_client
 from videoferry.connectors.sources import open_source
@@ -35,6 +37,8 @@ from videoferry.tasks.sessions import attach_files, missing_materials, send_by_t
 
 if TYPE_CHECKING:
     from videoferry.tasks.apply.context import ApplyContext
+
+log = logging.getLogger(__name__)
 
 #: Operations whose result is a video the service processes again before it is `done`.
 PROCESSED_KINDS = frozenset({OpKind.COPY, OpKind.CONCAT, OpKind.CUT, OpKind.REPLACE})
@@ -172,7 +176,7 @@ def _replace(ctx: ApplyContext, params: ReplaceParams, video_id: str) -> Called:
                 chunk_size=ctx.chunk_size,
                 stop=ctx.abort,
             )
-            return Called(ctx.client.videos.get(video_id), False, "replaced (resumable upload)")
+            return _taken(ctx, video_id, "replaced (resumable upload)")
         ctx.client.uploads.single(
             parent_id=parent,
             title=title,
@@ -194,7 +198,18 @@ def _replace(ctx: ApplyContext, params: ReplaceParams, video_id: str) -> Called:
             trim=params.trim,
             title_key=video_id,
         )
-    return Called(ctx.client.videos.get(video_id), False, "replaced")
+    return _taken(ctx, video_id, "replaced")
+
+
+def _taken(ctx: ApplyContext, video_id: str, detail: str) -> Called:
+    """An in-place call that took effect, with the video read once for its status. That read failing is not
+    the call failing: recorded as a refusal, the unit would be tried again by the next run and the bytes
+    sent a second time (a second replace). The call is done; the unit waits for its video by polling."""
+    try:
+        return Called(ctx.client.videos.get(video_id), False, detail)
+    except VideoApiError as exc:
+        log.warning("%s: %s; its status is read by the next poll (%s)", video_id, detail, exc)
+        return Called(None, False, detail)
 
 
 def _attach(ctx: ApplyContext, params: AttachParams, video_id: str) -> Called:
