@@ -167,6 +167,22 @@ def paired_rounds(ours: Callable[[int], None], raw: Callable[[int], None]) -> No
             way(n)
 
 
+def raw_way(
+    s3: S3Client, link: str, size: int, into: list[float], one_thread: list[float] | None = None
+) -> Callable[[int], None]:
+    """The raw boto3 copy as one way of paired_rounds: round n's seconds (10 threads) into `into`, the object
+    deleted after; with `one_thread`, also the copy with one thread in the first SEQ_ROUNDS rounds."""
+
+    def way(n: int) -> None:
+        into.append(raw_copy(s3, link, size, f"raw-{n}.bin", threads=True))
+        _empty(s3, f"raw-{n}.bin")
+        if one_thread is not None and n < SEQ_ROUNDS:
+            one_thread.append(raw_copy(s3, link, size, f"seq-{n}.bin", threads=False))
+            _empty(s3, f"seq-{n}.bin")
+
+    return way
+
+
 def raw_copy(s3: S3Client, link: str, size: int, key: str, *, threads: bool) -> float:
     """GET the same link with httpx (1 MiB chunks) into boto3's upload_fileobj, 8 MiB parts; seconds taken.
 
@@ -229,15 +245,8 @@ def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: Mot
         archived.append(archive_once(ws, event_id, size, root, n))
         _empty(s3, f"run-{n}/")
 
-    def theirs(n: int) -> None:
-        raw.append(raw_copy(s3, original["download_link"], size, f"raw-{n}.bin", threads=True))
-        _empty(s3, f"raw-{n}.bin")
-        if n < SEQ_ROUNDS:
-            seq.append(raw_copy(s3, original["download_link"], size, f"seq-{n}.bin", threads=False))
-            _empty(s3, f"seq-{n}.bin")
-
     with _aws_env(moto):
-        paired_rounds(ours, theirs)
+        paired_rounds(ours, raw_way(s3, original["download_link"], size, raw, seq))
     del archived[0], raw[0]  # the untimed round
     mib = size / MIB
     copies = [t for t, _ in archived]

@@ -19,7 +19,7 @@ from bench.archive_copy import (
     copy_memory,
     copy_step_seconds,
     paired_rounds,
-    raw_copy,
+    raw_way,
     rounds,
 )
 from bench.figures import Figure
@@ -69,12 +69,8 @@ def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: Mot
         backed.append(backup_once(ws, project, size, root, n))
         _empty(s3, f"backup-{n}/")
 
-    def theirs(n: int) -> None:
-        raw.append(raw_copy(s3, original["download_link"], size, f"raw-{n}.bin", threads=True))
-        _empty(s3, f"raw-{n}.bin")
-
     with _aws_env(moto):
-        paired_rounds(ours, theirs)
+        paired_rounds(ours, raw_way(s3, original["download_link"], size, raw))
     del backed[0], raw[0]  # the untimed round
     mib = size / MIB
     copies = [t for t, _ in backed]
