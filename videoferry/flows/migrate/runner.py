@@ -26,7 +26,7 @@ from videoferry.tasks.migrate.gap import sweep_gap
 from videoferry.tasks.migrate.open_run import forget, share
 from videoferry.tasks.migrate.plan import Plan, store_plan
 from videoferry.tasks.migrate.platform_source import prepare_platform_source
-from videoferry.tasks.migrate.reconcile import retry_service_errors
+from videoferry.tasks.migrate.reconcile import delete_again, retry_service_errors
 from videoferry.tasks.migrate.report import FAILED_STATES, failed_item_line, spec_name
 from videoferry.tasks.migrate.schedule import SETTLE_BOUND_SECONDS, Submit, advance_items
 from videoferry.tasks.migrate.transfer import transfer_batch
@@ -147,6 +147,7 @@ def _migrate(
     prepare_platform_source(ctx, plan)
     if opts.retry_failed:
         ledger.requeue_failed(run.run_id)
+        delete_again(ctx)  # a broken transfer's video a failed run could not delete: deleted, created anew
     if ctx.gap is not None and not ctx.abort.is_set():
         sweep_gap(ctx)  # the restored ledger may be behind: every unsettled item looked up before any create
     if opts.retry_errors and not ctx.abort.is_set():

@@ -17,7 +17,7 @@ from videoferry.connectors.models import Video
 from videoferry.connectors.retry import describe_failure
 from videoferry.core.item import FAILED_STATUSES, ItemState
 from videoferry.state.errors import LedgerError
-from videoferry.state.machine import CREATING
+from videoferry.state.machine import CREATING, OpStatus
 from videoferry.state.models import Item
 from videoferry.tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, exactly_once, look_up
 from videoferry.tasks.lookup import Postponed, SentCreate, service_bound, settled
@@ -268,6 +268,30 @@ def retry_service_errors(ctx: MigrateContext) -> int:
             continue  # its video may exist and was not found: not created again this run
         if video_id is None or delete_video(ctx, reload(ctx, item.key), video_id):
             why = f"--retry-errors: the video in status {item.state} was deleted"
+            ctx.ledger.restart(item.key, ctx.run_id, why)
+            done += 1
+    return done
+
+
+def delete_again(ctx: MigrateContext) -> int:
+    """Items requeued after a run that could not delete their own broken video (adopt_found: a cut single
+    upload left it in error; delete_video kept its id, so the requeue watches it as processing): the delete
+    is sent again and, once it went through, the item is planned anew; refused again, it fails again. A plain
+    rerun so finishes them, as it does any failed item, without --retry-errors."""
+    done = 0
+    refused = ctx.ledger.ops(kind=DELETE_KIND, status=OpStatus.FAILED)
+    refused += ctx.ledger.ops(kind=DELETE_KIND, status=OpStatus.VOID)  # a lost answer, the video still there
+    for op in refused:
+        if ctx.abort.is_set():
+            break
+        item = ctx.ledger.get(op.owner_key) if op.owner_key else None
+        video_id = op.video_id
+        if item is None or video_id is None or item.video_id != video_id:
+            continue  # deleted since: nothing owed
+        if item.state != ItemState.PROCESSING:
+            continue  # not requeued by this run
+        if delete_video(ctx, item, video_id):
+            why = f"its video {video_id}, left in error by a broken transfer, was deleted"
             ctx.ledger.restart(item.key, ctx.run_id, why)
             done += 1
     return done
