@@ -147,7 +147,7 @@ def _migrate(
     prepare_platform_source(ctx, plan)
     if opts.retry_failed:
         ledger.requeue_failed(run.run_id)
-        delete_again(ctx)  # a broken transfer's video a failed run could not delete: deleted, created anew
+        delete_again(ctx)  # a video a failed run had to delete and could not: deleted, the item created anew
     if ctx.gap is not None and not ctx.abort.is_set():
         sweep_gap(ctx)  # the restored ledger may be behind: every unsettled item looked up before any create
     if opts.retry_errors and not ctx.abort.is_set():

@@ -274,10 +274,10 @@ def retry_service_errors(ctx: MigrateContext) -> int:
 
 
 def delete_again(ctx: MigrateContext) -> int:
-    """Items requeued after a run that could not delete their own broken video (adopt_found: a cut single
-    upload left it in error; delete_video kept its id, so the requeue watches it as processing): the delete
-    is sent again and, once it went through, the item is planned anew; refused again, it fails again. A plain
-    rerun so finishes them, as it does any failed item, without --retry-errors."""
+    """Items requeued after a run that could not delete a video of theirs it had to delete (delete_video: a
+    cut single upload left in error, a tus video without bytes, a changed source; it kept the video's id, so
+    the requeue watches it as processing): the delete is sent again and, once it went through, the item is
+    planned anew; refused again, it fails again. A plain rerun so finishes them, without --retry-errors."""
     done = 0
     refused = ctx.ledger.ops(kind=DELETE_KIND, status=OpStatus.FAILED)
     refused += ctx.ledger.ops(kind=DELETE_KIND, status=OpStatus.VOID)  # a lost answer, the video still there
@@ -291,7 +291,7 @@ def delete_again(ctx: MigrateContext) -> int:
         if item.state != ItemState.PROCESSING:
             continue  # not requeued by this run
         if delete_video(ctx, item, video_id):
-            why = f"its video {video_id}, left in error by a broken transfer, was deleted"
+            why = f"its video {video_id}, which an earlier run could not delete, was deleted"
             ctx.ledger.restart(item.key, ctx.run_id, why)
             done += 1
     return done
