@@ -23,14 +23,16 @@ from videoferry.connectors.config import DEFAULT_CHUNK_SIZE
 from videoferry.connectors.s3 import shared_s3_client
 from videoferry.connectors.sources import open_source
 from videoferry.connectors.tus import TusUpload
+from videoferry.connectors.tus_chunks import MAX_CHUNK_SIZE
 from videoferry.emulator.control import Workspace
 
 #: 8 files of 256 MiB at once (the issue's case); --quick: 8 of 8 MiB.
 STREAMS, FULL_SIZE, QUICK_SIZE = 8, 256 * MIB, 8 * MIB
 #: Rounds of both ways, the order reversed every other round; the ratio is taken within each round.
 ROUNDS, QUICK_ROUNDS = 3, 2
-#: The resumed upload: chunk size and chunks; the connection is cut once, this far into the second chunk.
-RESUME_CHUNK, QUICK_RESUME_CHUNK, RESUME_CHUNKS, CUT_AT = 16 * MIB, 1 * MIB, 4, 1.5
+#: The resumed upload: first chunk size and file size in first chunks; the connection is cut once, this far
+#: into the first PATCH (its body is the first chunk whatever the growth after it: the figure's unit).
+RESUME_CHUNK, QUICK_RESUME_CHUNK, RESUME_CHUNKS, CUT_AT = 16 * MIB, 1 * MIB, 4, 0.5
 
 
 def at_once(upload: Callable[[Workspace, Path], float], ws: Workspace, path: Path) -> float:
@@ -275,7 +277,8 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
         f"tus_{STREAMS}_throughput",
         [total / t for t in tus],
         "MiB/s",
-        f"{what}, each by the tus connector (init + TusUpload, 16 MiB chunks); aggregate, median of {rounds} "
+        f"{what}, each by the tus connector (init + TusUpload, chunks from 16 MiB doubling up to 128 MiB); "
+        f"aggregate, median of {rounds} "
         f"rounds: {', '.join(f'{t:.2f}' for t in tus)} s",
     )
     yield with_rounds(
@@ -289,8 +292,9 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
     yield Figure(
         "tus_resume_resent_chunks",
         resent / chunk,
-        note=f"a {length / MIB:.0f} MiB tus upload ({chunk / MIB:.0f} MiB chunks) whose connection was cut "
-        f"{CUT_AT:g} chunks in ({cuts} cut): {sent} body bytes went up (request lines and headers left out) "
+        note=f"a {length / MIB:.0f} MiB tus upload (a first chunk of {chunk / MIB:.0f} MiB, the unit) whose "
+        f"connection was cut {CUT_AT:g} chunks in, in its first PATCH ({cuts} cut): {sent} body bytes went "
+        "up (request lines and headers left out) "
         f"for {length}, {resent} sent again = {resent / chunk:.3f} chunks; at most 1 chunk = resumed from "
         f"the server's offset; the upload host saw {steps}",
     )
@@ -298,8 +302,9 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
     yield with_rounds(
         "s3_stream_vs_get_upload",
         [r / t for r, t in zip(s3_get, s3_stream, strict=True)],
-        note=f"{one}: the tus connector streaming from s3:// ({size // s3_chunk} chunks of "
-        f"{s3_chunk / MIB:g} MiB; GETs of the object per upload: {', '.join(map(str, s3_gets))}) / boto3 GET "
+        note=f"{one}: the tus connector streaming from s3:// (chunks from {s3_chunk / MIB:g} MiB doubling up "
+        f"to {MAX_CHUNK_SIZE / MIB:g} MiB; GETs of the object per upload: {', '.join(map(str, s3_gets))}) / "
+        "boto3 GET "
         f"streamed into one POST /v2/video, within each of {rounds} alternating rounds (raw seconds / ours); "
         f"seconds {', '.join(f'{t:.2f}' for t in s3_stream)} and {', '.join(f'{t:.2f}' for t in s3_get)}; "
         "1.0 = as fast",

@@ -386,7 +386,7 @@ def test_tus_counted_by_the_rate_limit_learns_to_pass_the_limiter(
     emu_control.set_limits(emu, rate_per_second=3, rate_per_minute=300)
     limiter = ApiRateLimiter.memory(per_second=3, per_minute=300)
     client = VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=limiter, retry=FAST)
-    tus = TusUpload.from_transport(client.transport, chunk_size=4096)
+    tus = TusUpload.from_transport(client.transport, chunk_size=4096, max_chunk_size=4096)
     caplog.set_level(logging.INFO, logger="videoferry.connectors.tus")
     try:
         source = LocalFileSource(sample_clip)
@@ -397,7 +397,8 @@ def test_tus_counted_by_the_rate_limit_learns_to_pass_the_limiter(
         second = client.uploads.create_video(
             parent_id=emu.project_id, title="counted 2", filesize=source.size
         )
-        with TusUpload.from_transport(client.transport, chunk_size=4096) as later:  # one per session (apply)
+        # one uploader per session (apply)
+        with TusUpload.from_transport(client.transport, chunk_size=4096, max_chunk_size=4096) as later:
             assert later.counted  # the run's limiter keeps what the first uploader learned
             assert later.upload(second.endpoint, source) == source.size
     finally:

@@ -33,7 +33,7 @@ def client(emu: Workspace) -> Iterator[VideoClient]:
 
 @pytest.fixture()
 def tus() -> Iterator[TusUpload]:
-    with TusUpload(chunk_size=CHUNK, initial_wait=0.01, max_wait=0.05) as t:
+    with TusUpload(chunk_size=CHUNK, max_chunk_size=CHUNK, initial_wait=0.01, max_wait=0.05) as t:
         yield t
 
 
@@ -168,11 +168,11 @@ def test_fresh_uploader_resumes_after_a_crash(
         if offset >= 2 * CHUNK:
             raise Crash
 
-    with TusUpload(chunk_size=CHUNK) as first, pytest.raises(Crash):
+    with TusUpload(chunk_size=CHUNK, max_chunk_size=CHUNK) as first, pytest.raises(Crash):
         first.upload(session.endpoint, source, on_progress=crash_after_two_chunks)
     assert recorded[-1] == 2 * CHUNK
     sent_before = len(patches(emu_control, emu))
-    with TusUpload(chunk_size=CHUNK) as second:
+    with TusUpload(chunk_size=CHUNK, max_chunk_size=CHUNK) as second:
         assert second.upload(session.endpoint, source, offset=recorded[-1]) == source.size
     remaining_chunks = -(-(source.size - 2 * CHUNK) // CHUNK)
     assert len(patches(emu_control, emu)) - sent_before == remaining_chunks

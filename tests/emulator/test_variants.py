@@ -66,6 +66,7 @@ def test_set_get_and_replace(emu_control: EmulatorControl, ws: Workspace) -> Non
         "quota_status": 400,
         "processing_concurrency": 2,
         "queue_seconds": 1.0,
+        "patch_body_cap": 64 * 1024 * 1024,
     }
     assert emu_control.set_variants(ws, ["ids-upper"])["variants"] == ["ids-upper"]  # replaces
     assert Variants(frozenset({"ids-upper"})).has("ids-upper") and not Variants().has("ids-upper")

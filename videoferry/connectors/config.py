@@ -23,10 +23,11 @@ DEFAULT_TIMEOUT = 30.0
 #: The spec's poll rule (section 8): at most one request polling a video per 5 seconds. The client never GETs
 #: one video twice sooner (connectors/client/videos.py), and every job's --poll-interval is at least this.
 POLL_RULE_SECONDS = 5.0
-#: tus chunk size: each PATCH costs a round trip, so 16 MiB halves them against 8 MiB (on loopback tus then
-#: matches a single request; bench/README.md `throughput`). A local file is streamed in 1 MiB blocks whatever
-#: the chunk; an S3 source or a download link is read chunk after chunk from one GET kept open (one 1 MiB
-#: block per transfer in memory; connectors/held_stream.py).
+#: tus chunk size: the first PATCH's body, and the next one's after a failed PATCH; while the link holds, each
+#: PATCH doubles up to 128 MiB (connectors/tus_chunks.py), since each costs a round trip (bench/README.md
+#: `throughput`). A local file is streamed in 1 MiB blocks whatever the chunk; an S3 source or a download
+#: link is read chunk after chunk from one GET kept open (one 1 MiB block per transfer in memory;
+#: connectors/held_stream.py).
 DEFAULT_CHUNK_SIZE = 16 * 1024 * 1024
 
 _ENV = {

@@ -21,6 +21,7 @@ from videoferry.connectors.limiter import ApiRateLimiter
 from videoferry.connectors.redact import install_httpx_redaction
 from videoferry.connectors.sources import ByteSource, iter_chunks, iter_range
 from videoferry.connectors.tls import tls_context
+from videoferry.connectors.tus_chunks import MAX_CHUNK_SIZE, BodyCap, ChunkSizer
 from videoferry.connectors.tus_errors import TusEndpointGoneError, TusError, maybe_offset_refusal
 
 if TYPE_CHECKING:
@@ -72,13 +73,15 @@ class TusUpload:
     and do not pass the API rate limiter, unless the service answers one with 429 (it counts them): from
     then on every request waits for `limiter`. Concurrency is bounded by the caller. A failed PATCH (network,
     5xx, 409, truncated body) leads to HEAD and a continuation from the server's offset, with exponential
-    backoff and jitter, at most max_attempts consecutive failures without progress.
+    backoff and jitter, at most max_attempts consecutive failures without progress. PATCHes start at
+    `chunk_size` and double while the link holds, up to `max_chunk_size` (tus_chunks.ChunkSizer).
     """
 
     def __init__(
         self,
         *,
         chunk_size: int = DEFAULT_CHUNK_SIZE,
+        max_chunk_size: int = MAX_CHUNK_SIZE,
         timeout: float = 60.0,
         max_attempts: int = 5,
         initial_wait: float = 0.5,
@@ -95,6 +98,9 @@ class TusUpload:
             raise ValueError("max_attempts must be at least 1")
         install_httpx_redaction()
         self.chunk_size = chunk_size
+        self.max_chunk_size = max_chunk_size
+        #: A PATCH body size the upload host refused with 413, learned once for every upload that follows.
+        self.body_cap = BodyCap()
         self.max_attempts = max_attempts
         self.initial_wait = initial_wait
         self.max_wait = max_wait
@@ -124,6 +130,7 @@ class TusUpload:
         transport: Transport,
         *,
         chunk_size: int = DEFAULT_CHUNK_SIZE,
+        max_chunk_size: int = MAX_CHUNK_SIZE,
         timeout: float = 60.0,
         max_attempts: int = 5,
         initial_wait: float = 0.5,
@@ -137,6 +144,7 @@ class TusUpload:
         """
         return cls(
             chunk_size=chunk_size,
+            max_chunk_size=max_chunk_size,
             timeout=timeout,
             max_attempts=max_attempts,
             initial_wait=initial_wait,
@@ -159,7 +167,10 @@ class TusUpload:
         self.close()
 
     def __repr__(self) -> str:
-        return f"TusUpload(chunk_size={self.chunk_size}, max_attempts={self.max_attempts})"
+        return (
+            f"TusUpload(chunk_size={self.chunk_size}, max_chunk_size={self.max_chunk_size}, "
+            f"max_attempts={self.max_attempts})"
+        )
 
     # -- protocol steps -------------------------------------------------------------------------------
 
@@ -305,9 +316,7 @@ class TusUpload:
         on_progress(acknowledged_bytes) once the starting offset is known, and after every chunk.
         """
         size = source.size
-        step = chunk_size or self.chunk_size
-        if step < 1:
-            raise ValueError("chunk_size must be positive")
+        chunks = ChunkSizer(chunk_size or self.chunk_size, self.max_chunk_size, self.body_cap)
         if fresh_filesize is not None:  # what init declared stands for the HEAD's Upload-Length
             current = self._fits(TusStatus(offset=0, length=fresh_filesize), size)
         else:
@@ -326,6 +335,7 @@ class TusUpload:
         limited = 0
         need_head = False
         while True:
+            sending = 0  # the PATCH's body size, once one is sent
             try:
                 if need_head:
                     current = self._fits(self._head(endpoint), size)
@@ -337,7 +347,9 @@ class TusUpload:
                         on_progress(current)
                 if current >= size:
                     break
-                acknowledged = self._patch(endpoint, current, source, min(step, size - current))
+                sending = chunks.next(size - current)
+                began = time.monotonic()
+                acknowledged = self._patch(endpoint, current, source, sending)
                 guessed = False
                 if acknowledged is None:  # not tus-conformant; ask instead of guessing
                     acknowledged = self._head(endpoint).offset
@@ -347,11 +359,17 @@ class TusUpload:
                         offset=current,
                         retryable=False,
                     )
+                chunks.went_through(acknowledged - current, time.monotonic() - began)
                 current = acknowledged
                 failures = 0
                 if on_progress is not None:
                     on_progress(current)
             except TusError as exc:
+                if exc.status == 413 and chunks.too_large(sending):
+                    # Never past Upload-Length (the body is what is left at most): a limit on the way.
+                    log.info("tus: the upload host refused a %d-byte PATCH (413); sending smaller", sending)
+                    need_head = True
+                    continue
                 if not (guessed and maybe_offset_refusal(exc)):
                     raise
                 # The spec names tus, not its 409: another 4xx is believed only once HEAD shows offset 0.
@@ -370,6 +388,7 @@ class TusUpload:
                     need_head = True
                     continue
                 failures += 1
+                chunks.failed(sending)
                 if failures >= self.max_attempts:
                     raise TusError(
                         f"upload endpoint: {exc.reason}; gave up after {failures} attempts",

@@ -269,6 +269,9 @@ async def endpoint_patch(ctx: Ctx) -> Resp:
     declared = headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > remaining:
         return _text(413, "the body goes past Upload-Length", session)
+    cap = ctx.ws.variants.patch_body_cap if ctx.ws.variants.has("patch-body-cap") else None
+    if cap is not None and (declared is None or not declared.isdigit() or int(declared) > cap):
+        return _text(413, "request body too large", session)
     before = session.offset
     session.busy = True
     try:

@@ -51,6 +51,8 @@ VARIANTS: dict[str, str] = {
     "completed",
     "endpoint-expiry": "upload addresses stop working endpoint_ttl_seconds after their init (404)",
     "tus-rate-limited": "requests to upload addresses count against the token's rate limit",
+    "patch-body-cap": "a PATCH to an upload address whose body is above patch_body_cap bytes is answered "
+    "413, nothing kept (a body limit in front of the upload host)",
     "webhook-alt-shape": "media.update.status arrives as {type, object: {media_id, status, reason}, sent_at}",
     "tidy-text": "title, description and a material's file name are stored with whitespace runs collapsed to "
     "one space, trimmed, NFC",
@@ -118,11 +120,19 @@ PARAMS: dict[str, float] = {
     "quota_status": 400,
     "processing_concurrency": 2,
     "queue_seconds": 1.0,
+    "patch_body_cap": 64 * 1024 * 1024,
 }
 #: The HTTP statuses a quota's 100106 may plausibly come with (spec 7 shows none; 429 is the rate limit's).
 QUOTA_STATUSES = (400, 402, 403)
 #: Parameters that are whole numbers (the others are seconds).
-_WHOLE = ("title_cap", "video_quota", "refuse_after", "quota_status", "processing_concurrency")
+_WHOLE = (
+    "title_cap",
+    "video_quota",
+    "refuse_after",
+    "quota_status",
+    "processing_concurrency",
+    "patch_body_cap",
+)
 
 
 @dataclass(frozen=True)
@@ -139,6 +149,7 @@ class Variants:
     quota_status: int = 400
     processing_concurrency: int = 2
     queue_seconds: float = 1.0
+    patch_body_cap: int = 64 * 1024 * 1024
 
     def has(self, name: str) -> bool:
         """Whether the variant is on."""
@@ -157,6 +168,7 @@ class Variants:
             "quota_status": self.quota_status,
             "processing_concurrency": self.processing_concurrency,
             "queue_seconds": self.queue_seconds,
+            "patch_body_cap": self.patch_body_cap,
         }
 
     def refusal_code(self) -> int | None:
@@ -363,4 +375,5 @@ def make_variants(names: Iterable[str], **params: Any) -> Variants:
         quota_status=int(numbers["quota_status"]),
         processing_concurrency=int(numbers["processing_concurrency"]),
         queue_seconds=numbers["queue_seconds"],
+        patch_body_cap=int(numbers["patch_body_cap"]),
     )

@@ -130,8 +130,10 @@ def wait_timeout_option() -> Any:
     )
 
 
-def chunk_option(help: str = "tus chunk size in MiB.") -> Any:
-    """--chunk-mib MIB: the tus chunk size (DEFAULT_CHUNK_SIZE; migrate's uploads, apply's large replaces)."""
+def chunk_option(
+    help: str = "first tus chunk in MiB; while the link holds, chunks double up to 128 MiB.",
+) -> Any:
+    """--chunk-mib MIB: the first tus chunk (DEFAULT_CHUNK_SIZE; migrate's uploads, apply's big replaces)."""
     return field(
         default=DEFAULT_CHUNK_SIZE,
         metadata=about(help, Cli(name="chunk_mib", unit=MIB, min=1, metavar="MIB")),

@@ -44,7 +44,8 @@ class ApplyOptions:
     )
     wait_timeout: float | None = wait_timeout_option()
     chunk_size: int = chunk_option(
-        "tus chunk size in MiB; a replace's file of at least one chunk goes by tus, resumable."
+        "first tus chunk in MiB (chunks double up to 128 MiB while the link holds); a replace's file of at "
+        "least one chunk goes by tus, resumable."
     )
 
     def __post_init__(self) -> None:
