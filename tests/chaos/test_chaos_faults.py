@@ -42,7 +42,8 @@ pytestmark = [pytest.mark.chaos, pytest.mark.timeout(900)]
 
 log = logging.getLogger(__name__)
 
-#: Small tus chunks: a clip takes several PATCHes, so drops and truncation on PATCH bite.
+#: Small first tus chunks (they double while PATCHes go through): a clip takes several PATCHes, so drops and
+#: truncation on PATCH bite.
 CHUNK = 8 * 1024
 
 
