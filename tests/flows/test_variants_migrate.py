@@ -71,7 +71,10 @@ BUNDLES: dict[str, dict[str, Any]] = {
             # session for it (a video still waiting for its bytes), so the video is deleted, through POST
             "replace-needs-bytes",
             "delete-post",
+            "patch-body-cap",  # chunks from 4 KiB: a clip's second PATCH (8 KiB) is refused
         ],
+        "params": {"patch_body_cap": 6 * 1024},
+        "chunk_size": 4 * 1024,
         "via": "tus",
     },
     "expiry-webhooks": {
@@ -175,7 +178,11 @@ def test_migrate_holds_its_guarantees_under_each_bundle(
     if "endpoint-expiry" in spec["variants"]:  # the first uploads outlive their address
         faults.append({"kind": "latency", "ms": 700, "method": "PATCH", "path": "^/upload/", "times": 8})
     emu_control.set_faults(emu, faults, seed=11)
-    changes: dict[str, Any] = {"via": spec["via"], "transfers": 4, "chunk_size": 16 * 1024}
+    changes: dict[str, Any] = {
+        "via": spec["via"],
+        "transfers": 4,
+        "chunk_size": spec.get("chunk_size", 16 * 1024),
+    }
     emu_control.set_poll_rule(emu, 0.5)  # listings 0.5 s apart: the lagging list variants show up
     if spec.get("webhooks"):
         port = free_port()
@@ -205,6 +212,10 @@ def test_migrate_holds_its_guarantees_under_each_bundle(
             if r["method"] in ("DELETE", "POST") and re.fullmatch("/v1/videos/[^/]+", r["path"])
         ]
         assert [r for r in deletes if r["method"] == "POST" and r["status"] == 200], deletes
+    if "patch-body-cap" in spec["variants"]:  # the cap was met and learned once for the run's uploads
+        log = emu_control.requests(emu.workspace_id)
+        refused = [r for r in log if r["method"] == "PATCH" and r["status"] == 413]
+        assert 1 <= len(refused) <= changes["transfers"], refused
 
 
 def _journal(path: Path) -> str:
