@@ -88,8 +88,9 @@ class Lookup(Generic[T]):
     """How to find what a call did when its answer was lost.
 
     find(intent): what the call made or changed, None when it is not there; raises Postponed when it cannot
-    tell (a failed listing, several candidates). listing: "not there" is believed only once the intent is
-    tasks/lookup.SETTLE_SECONDS old (lists lag); a direct read (a GET, a stored object) is believed at once.
+    tell (a failed listing, several candidates). listing: "not there" is believed only from a listing begun
+    tasks/lookup.SETTLE_SECONDS after the lost answer (lookup.settle_start: lists lag, and a call may be made
+    long after its intent); a direct read (a GET, a stored object) is believed at once.
     poll_every: while it cannot tell, look again this often (None: look once more when the settle time is
     over, and a Postponed from find is final), for at most `bound` seconds (then Postponed: the intent stays
     open for a later round or run). absent: why the intent becomes void when nothing is found.
@@ -112,6 +113,8 @@ def look_up(lookup: Lookup[T], intent: Intent, *, wait: bool, stop: StopSignal |
     """
     started = time.monotonic()
     while True:
+        # Before the listing: "not there" is believed from a listing that began after the settle time.
+        remaining = settle_remaining_at(intent.at, intent.ref) if lookup.listing else 0.0
         try:
             found = lookup.find(intent)
         except Postponed:
@@ -122,7 +125,6 @@ def look_up(lookup: Lookup[T], intent: Intent, *, wait: bool, stop: StopSignal |
             continue
         if found is not None:
             return found
-        remaining = settle_remaining_at(intent.at) if lookup.listing else 0.0
         if remaining <= 0:
             return None
         if not wait:

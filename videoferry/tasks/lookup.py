@@ -21,6 +21,7 @@ a lookup can only find its own create.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -33,7 +34,8 @@ from videoferry.core.tidy import same_text, same_title, shared_title_groups, sur
 if TYPE_CHECKING:
     from videoferry.connectors.client import VideoClient
 
-#: A "not there" verdict needs the intent to be at least this old: a service whose lists are fed by an index
+#: A "not there" verdict needs a listing taken at least this long after the call's answer was lost (counted
+#: from settle_start(): the first look, never before the intent): a service whose lists are fed by an index
 #: shows a new object only some seconds after its create (the emulator's list-lag variant: 3 s).
 SETTLE_SECONDS = 15.0
 #: The longest a lookup waits while it cannot tell (a listing that keeps failing, several candidates): after
@@ -193,18 +195,59 @@ def is_shared(groups: frozenset[tuple[str, str]], parent: str | None, title: str
     return (try_normal_id(parent) or "", title_group_key(title)) in groups
 
 
-def settle_remaining_at(intent_at: datetime | None) -> float:
-    """Seconds until "not found" can be believed of a call whose intent was written at intent_at (0: now)."""
+class _SettleStarts:
+    """When this process first looked for the outcome of each open intent: the start of its settle time.
+
+    A call may be made long after its intent was written (it waited for the limiter's admission, or the
+    service took its time to answer) and the service may make the object at any moment until the answer was
+    lost, so the settle time counts from when this process first looked (right after the lost answer, or,
+    for an intent a crashed run left open, when this run found it): never from before the call ended.
+    Lookups run only for a call that has ended, so the first look is after the loss.
+    """
+
+    #: Beyond this many entries, those first looked at over PRUNE_AFTER ago are forgotten (long settled).
+    KEEP = 4096
+    PRUNE_AFTER = timedelta(hours=1)
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._first: dict[tuple[str, datetime], datetime] = {}
+
+    def start(self, owner: str | int, intent_at: datetime) -> datetime:
+        """The later of the intent and this process's first look for its outcome (now, the first time)."""
+        now = datetime.now(UTC)
+        with self._lock:
+            first = self._first.setdefault((str(owner), intent_at), now)
+            if len(self._first) > self.KEEP:
+                old = now - self.PRUNE_AFTER
+                self._first = {k: v for k, v in self._first.items() if v >= old}
+        return max(first, intent_at)
+
+
+_STARTS = _SettleStarts()
+
+
+def settle_start(owner: str | int, intent_at: datetime) -> datetime:
+    """When the settle time of this intent's lost answer began (our clock): the later of the intent and this
+    process's first look for its outcome."""
+    return _STARTS.start(owner, intent_at)
+
+
+def settle_remaining_at(intent_at: datetime | None, owner: str | int) -> float:
+    """Seconds until "not found" can be believed of a call whose intent (of `owner`) was written at intent_at
+    (0: now): SETTLE_SECONDS after settle_start()."""
     if intent_at is None:
         return 0.0
-    return max(0.0, SETTLE_SECONDS - (datetime.now(UTC) - intent_at).total_seconds())
+    begun = settle_start(owner, intent_at)
+    return max(0.0, SETTLE_SECONDS - (datetime.now(UTC) - begun).total_seconds())
 
 
 def settle_remaining(sent: SentCreate) -> float:
     """Seconds until "not found" can be believed of this create (0: now)."""
-    return settle_remaining_at(sent.intent_at)
+    return settle_remaining_at(sent.intent_at, sent.owner)
 
 
 def settled(sent: SentCreate) -> bool:
-    """Whether "not found" can be believed: the intent is old enough for any listing to show the object."""
+    """Whether "not found" can be believed: any listing taken from now on has had the settle time to show
+    the object, made at the latest when the answer was lost."""
     return settle_remaining(sent) <= 0.0

@@ -5,7 +5,8 @@ listing. Here the lookups of one parent share one listing, taken under a per-par
 the time (our clock) it was taken before its request went out, and the service-clock bound it reaches down
 to. A later lookup takes it as its answer when it reaches down far enough (its bound at or below the
 lookup's) and was taken after the lookup's intent; "not there" from it is believed only when it was taken
-at least tasks/lookup.SETTLE_SECONDS after the intent (the settle rule of find_created holds). A listing too
+at least tasks/lookup.SETTLE_SECONDS after the lost answer (tasks/lookup.settle_start: the settle rule of
+every lookup holds). A listing too
 early for a lookup past its settle time is taken again, once for every lookup waiting on the lock. When a
 listing fails, the lookups that waited for it get its failure (no listing of their own): the failed lookups
 are tried again in the caller's next round, one listing for all of them.
@@ -34,6 +35,7 @@ from videoferry.tasks.lookup import (
     choose_created,
     find_created,
     service_bound,
+    settle_start,
 )
 
 if TYPE_CHECKING:
@@ -173,7 +175,7 @@ class SharedListings:
             gone = frozenset(self._gone)
         visible = [v for v in listing.videos if v.id not in gone]
         found = choose_created(visible, sent, owners, bound=bound, clock_known=True)
-        settle = timedelta(seconds=SETTLE_SECONDS)
-        if found is not None or listing.taken_at >= intent_at + settle or now < intent_at + settle:
+        settled_at = settle_start(sent.owner, intent_at) + timedelta(seconds=SETTLE_SECONDS)
+        if found is not None or listing.taken_at >= settled_at or now < settled_at:
             return (found,)
         return None

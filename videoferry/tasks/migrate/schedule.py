@@ -7,12 +7,11 @@ import logging
 import math
 import time
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 
 from videoferry.connectors.errors import VideoApiError, stops_run
 from videoferry.connectors.retry import describe_failure
 from videoferry.state.machine import CREATING, DONE, FAILED, PLANNED, UPLOADING
-from videoferry.tasks.lookup import SETTLE_SECONDS
+from videoferry.tasks.lookup import settle_remaining_at
 from videoferry.tasks.migrate.claims import Claims
 from videoferry.tasks.migrate.context import MigrateContext
 from videoferry.tasks.migrate.finish import finish_item, owes_nothing
@@ -31,8 +30,9 @@ MAX_BATCH = 25
 #: next run (never failed: that could allow a second create of a video that exists).
 RECONCILE_ROUNDS = 3
 RECONCILE_PAUSE = 5.0
-#: Rounds for lookups that were only too early to say "no video" (lists that lag) wait for the youngest intent
-#: and use up nothing: each item makes at most MigrateContext.max_create_attempts creates a run, so they end.
+#: Rounds for lookups that were only too early to say "no video" (lists that lag) wait for the last settle
+#: time and use up nothing: each item makes at most MigrateContext.max_create_attempts creates a run, so they
+#: end.
 #: They stop anyway once items have been left in creating this long with nothing else running (a create,
 #: lost, looked up for SETTLE_SECONDS, made again: three attempts fit): those items stay in creating for the
 #: next run, which looks them up before any new create, and the run ends saying so.
@@ -57,11 +57,12 @@ class ItemSchedule(Schedule):
     create (one of them may own the video a new create would duplicate); a lost answer looked up too early
     (parked) goes again as soon as its settle time has passed, ahead of the batches not started yet; other
     items whose lookup could not decide are taken again in later rounds once nothing runs (RECONCILE_ROUNDS
-    after a failed listing, lookups only too early until the youngest intent is SETTLE_SECONDS old; all of
-    it within SETTLE_BOUND_SECONDS). start what can start: the planned items' batches, `transfers` at a
-    time, once the leftovers are settled. poll what waits: the destination's listing when the watcher says a
-    poll is due (webhook claims confirmed by the same listing). finish what is done: the finish step of every
-    item the service finished. stop on bound: every item in an end state (none parked), or the wait bound.
+    after a failed listing, lookups only too early until the last settle time (tasks/lookup.settle_start)
+    has passed; all of it within SETTLE_BOUND_SECONDS). start what can start: the planned items' batches,
+    `transfers` at a time, once the leftovers are settled. poll what waits: the destination's listing when
+    the watcher says a poll is due (webhook claims confirmed by the same listing). finish what is done: the
+    finish step of every item the service finished. stop on bound: every item in an end state (none parked),
+    or the wait bound.
     """
 
     def __init__(
@@ -273,12 +274,7 @@ def _unsettled(ctx: MigrateContext, parked: frozenset[str]) -> tuple[list[str], 
     """Keys left in creating but not parked, and the seconds until the youngest of their intents may be judged
     (0: all may now)."""
     items = [i for i in ctx.ledger.items([CREATING]) if i.key not in parked]
-    now = datetime.now(UTC)
-    waits = [
-        SETTLE_SECONDS - (now - i.created_intent_at).total_seconds()
-        for i in items
-        if i.created_intent_at is not None
-    ]
+    waits = [settle_remaining_at(i.created_intent_at, i.key) for i in items if i.created_intent_at]
     return [i.key for i in items], max([0.0, *(w for w in waits if w > 0)]) if waits else 0.0
 
 
