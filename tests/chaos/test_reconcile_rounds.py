@@ -10,8 +10,7 @@ from tests.flows.helpers import clip_rows, creates, options, settings_for, write
 from videoferry.emulator.control import EmulatorControl, Workspace
 from videoferry.flows.migrate.runner import run_migration
 from videoferry.state.ledger import Ledger
-from videoferry.tasks import lookup
-from videoferry.tasks.migrate import schedule
+from videoferry.tasks import lookup, shared_listing
 
 
 def test_a_postponed_reconcile_settles_before_the_run_ends(
@@ -52,7 +51,7 @@ def test_creates_are_bounded_per_item_over_the_whole_run(
     # Every create fails with an unknown outcome (a 500 after the request was sent) and makes nothing: each is
     # reconciled ("no video" once the intent has settled), and the item is created again, in a later round of
     # the same run, until it has had max_create_attempts; then it fails with a reason (not left in creating).
-    for module in (lookup, schedule):
+    for module in (lookup, shared_listing):
         monkeypatch.setattr(module, "SETTLE_SECONDS", 1.0)  # the settle wait is not what is tested here
     rows = clip_rows(clip_factory, 1, metadata=False)
     inventory = write_inventory(tmp_path / "inv.csv", rows)

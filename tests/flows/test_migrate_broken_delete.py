@@ -12,7 +12,6 @@ from videoferry.emulator.control import EmulatorControl, Workspace
 from videoferry.flows.migrate.runner import run_migration
 from videoferry.state.ledger import Ledger
 from videoferry.tasks import lookup, shared_listing
-from videoferry.tasks.migrate import schedule
 
 
 def test_a_rerun_deletes_the_broken_video_a_failed_run_could_not(
@@ -26,7 +25,7 @@ def test_a_rerun_deletes_the_broken_video_a_failed_run_could_not(
     times: the item fails, keeping the video's id. The plain rerun (no --retry-errors) sends the delete again
     and migrates the row anew: one done video, the broken one gone (chaos seed 3 of migrate had the rerun
     watch the broken video as processing and end in error)."""
-    for module in (lookup, shared_listing, schedule):
+    for module in (lookup, shared_listing):
         monkeypatch.setattr(module, "SETTLE_SECONDS", 1.0)  # the settle wait is not what is tested here
     inventory = write_inventory(tmp_path / "inv.csv", clip_rows(clip_factory, 1, metadata=False))
     emu_control.set_faults(
