@@ -5,6 +5,7 @@ precision of its created_at; no mark known: nothing is taken; the mark survives 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -98,3 +99,20 @@ def test_the_mark_is_kept_in_the_ledger_to_the_microsecond(
 def test_the_precision_of_created_at_is_told_by_its_last_digit(stamp: str, step: timedelta) -> None:
     assert precision_of(datetime.fromisoformat(stamp)) == step
     assert precision_of(None) == timedelta(seconds=1)
+
+
+def test_the_gap_listing_waits_until_a_lagging_list_shows_what_the_lost_run_made_last(
+    emu: Workspace, emu_control: EmulatorControl, client: VideoClient, clip_factory: Any
+) -> None:
+    emu_control.set_variants(emu, ["list-lag"], list_lag_seconds=2.0)
+    mark = take_mark(client)
+    assert mark.at is not None
+    mark.hold()
+    # The lost run's last create, just before this run took the lock (its lease ended): not listed for 2 s.
+    made = client.uploads.single(
+        parent_id=emu.project_id, title=TITLE, source=clip_factory(1.0).read_bytes(), filename="a.mp4"
+    )
+    gap = Gap("test", None, mark.at, listable_at=time.monotonic() + 2.5)  # the settle time from the lock
+    sent = SentCreate(owner="item:k", title=TITLE, parent_id=emu.project_id, intent_at=None)
+    found = gap.find(client, "k", [sent], no_owner)  # listed at once, it would say "not there"
+    assert found is not None and found.id == made.id

@@ -4,6 +4,7 @@ the replication gap looked up and closed (flows/job.run_job holds it around the 
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,6 +46,7 @@ def hold_on(run: Run, home: RemoteLedger, mark: GapMark, taken: datetime | None)
     """Stopped when the ledger is lost; no intent before the gap mark is past (tasks/gap_mark.py) nor once
     the lock is lost; run.gap (bounded by the mark the ledger kept) when the restored copy may be behind."""
     from videoferry.connectors.ledger_errors import RemoteLedgerLostError
+    from videoferry.tasks import lookup
     from videoferry.tasks.apply.gap import gap_subjects as units
     from videoferry.tasks.archive.recording import gap_subjects as copies
     from videoferry.tasks.gap import Gap
@@ -63,7 +65,11 @@ def hold_on(run: Run, home: RemoteLedger, mark: GapMark, taken: datetime | None)
     run.ledger.guard_intents(guard)
     if home.may_be_behind:
         # Every job's subjects, whichever job runs: the lost run may have been any job on this ledger.
-        run.gap = Gap(home.behind_reason, home.behind_since, taken, subjects=(items, units, copies))
+        # The lost run sent nothing after its lease's deadline, before this run took the lock: its listing
+        # waits the settle time from here, so a lagging list shows what it made last.
+        listable = time.monotonic() + lookup.SETTLE_SECONDS
+        subjects = (items, units, copies)
+        run.gap = Gap(home.behind_reason, home.behind_since, taken, subjects=subjects, listable_at=listable)
         log.warning(
             "ledger %s: the restored copy may be behind (%s); whatever it does not show settled is looked"
             " up before anything is created for it",

@@ -2,16 +2,17 @@
 creates anything, whatever the copy does not show as settled (one listing for the whole run, the lookup rules
 of tasks/lookup.py), and says when it has looked everything up.
 
-A remote ledger (connectors/ledger_remote.py) is replicated asynchronously: a run killed between a create
-and the replication of its outcome leaves a replica that does not know the video. The next run restores a
-copy that "may be behind" (`home.behind_reason`). What the lost run can have made is bounded by the gap mark
-the ledger keeps (tasks/gap_mark.py): on the service's own clock, a moment by which the earliest run whose
-writes may be missing held the ledger. The one listing every lookup of the run reads is the workspace,
-newest first, down to just past it (one call per 100 videos created since), taken before this run creates
-anything; a video is a lost run's only when its created_at is provably after the mark (Gap.bound), so a
-video that existed before (an original migrated with another ledger, a copy's own source, same title, same
-place) is never taken for the result it looks like. No mark known: the lookup cannot tell, adopts nothing,
-and the run does what the ledger does not show done (said once as a warning).
+A remote ledger (connectors/ledger_remote.py) is replicated asynchronously: a run killed between a create and
+the replication of its outcome leaves a replica that does not know the video. The next run restores a copy
+that "may be behind" (`home.behind_reason`). What the lost run can have made is bounded by the gap mark the
+ledger keeps (tasks/gap_mark.py): on the service's own clock, a moment by which the earliest run whose writes
+may be missing held the ledger. The one listing every lookup of the run reads is the workspace, newest first,
+down to just past it (one call per 100 videos created since), taken before this run creates anything and no
+sooner than the settle time after this run took the lock (lists may lag: the lost run may have made a video
+just before its lease ended); a video is a lost run's only when its created_at is provably after the mark
+(Gap.bound), so a video that existed before (an original migrated with another ledger, a copy's own source,
+same title, same place) is never taken for the result it looks like. No mark known: the lookup cannot tell,
+adopts nothing, and the run does what the ledger does not show done (said once as a warning).
 
 Which ledger entries are subjects (not settled, so a lost run may have made them) each job declares in its
 wing (tasks/migrate/gap.py, tasks/apply/gap.py, tasks/archive/recording.py), and the run's Gap is given them
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -64,6 +66,10 @@ class Gap:
     since: datetime | None  #: this machine's clock: when the lost run started, as the lock tells (or None)
     taken: datetime | None = None  #: the gap mark (service clock, tasks/gap_mark.py); None: cannot tell
     subjects: Sequence[SubjectsOf] = ()  #: every job's subjects (flows/job_remote.hold_on gives them)
+    #: time.monotonic() before which the listing is not taken (None: at once): the settle time after this run
+    #: took the lock, so a create the lost run made just before its lease ended has had a lagging list's
+    #: time to show it (tasks/lookup.SETTLE_SECONDS; flows/job_remote.hold_on sets it)
+    listable_at: float | None = None
     looked: set[str] = field(default_factory=set)
     unresolved: dict[str, str] = field(default_factory=dict)  #: subject -> why it could not be told
     listed_calls: int = 0
@@ -95,6 +101,7 @@ class Gap:
                 )
                 self._videos = []
             if self._videos is None:
+                self._wait_until_listable()
                 try:
                     self._videos = list(client.videos.scan(newer_than=self.bound))
                 except AuthError:
@@ -105,6 +112,13 @@ class Gap:
                 self.listed_calls = max(1, -(-len(self._videos) // 100))
                 log.info("replication gap: %d video(s) created since its mark", len(self._videos))
             return self._videos
+
+    def _wait_until_listable(self) -> None:
+        """Wait (once, before the one listing) until listable_at: "not there" from the listing is believed."""
+        wait = 0.0 if self.listable_at is None else self.listable_at - time.monotonic()
+        if wait > 0:
+            log.info("replication gap: listing in %.1f s (lists may lag behind the lost run's creates)", wait)
+            time.sleep(wait)
 
     def look(self, subject: str, find: Callable[[], T | None]) -> T | None:
         """What find() tells of the subject (None: nothing there); the subject counts as looked up. A
