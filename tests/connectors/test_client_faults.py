@@ -240,6 +240,25 @@ def test_timeout_after_sending(emu: Workspace, emu_control: EmulatorControl) -> 
     assert len(emu_control.videos(emu)) <= 1
 
 
+def test_a_change_times_out_within_the_send_window_and_a_read_does_not(
+    emu: Workspace, emu_control: EmulatorControl
+) -> None:
+    """A remote ledger's lease leaves 0.4 s: a create answered later is given up within them (its answer lost
+    before another run may take the ledger); a read keeps its own timeout."""
+    limiter = ApiRateLimiter.memory()
+    with VideoClient(emu.base_url, emu.upload_url, emu.token, limiter=limiter, retry=FAST, timeout=10.0) as c:
+        c.transport.send_window = lambda: 0.4
+        # Answered in 1.5 s, well within the client's 10 s: only the window's cut makes it time out.
+        emu_control.set_faults(emu, [{"kind": "latency", "ms": 1500, "path": "^/v2/init$", "times": 1}])
+        with pytest.raises(E.UnknownOutcomeError) as info:
+            c.uploads.create_video(parent_id=emu.project_id, title="late", filesize=10)
+        assert info.value.cause_kind == "timeout"
+        emu_control.set_faults(emu, [{"kind": "latency", "ms": 1000, "method": "GET", "times": 1}])
+        assert c.videos.list(project_id=emu.project_id).pagination.total is not None  # waited past 0.4 s
+    limiter.close()
+    assert len(log_of(emu_control, emu, path="/v1/videos")) == 1  # answered the first time
+
+
 def test_client_from_settings_with_sqlite_limiter(emu: Workspace, tmp_path: Path) -> None:
     from videoferry.connectors.config import Settings
 

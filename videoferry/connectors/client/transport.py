@@ -160,6 +160,7 @@ class Transport:
         with self.limiter.admitted():
             if method.upper() not in READ_METHODS:
                 self.guard_send()  # after admission (it can wait), as late before sending as we can
+                timeout = self._within_window(timeout)
             sent, started = datetime.now(UTC), time.monotonic()
             try:
                 response = http.request(
@@ -197,6 +198,13 @@ class Transport:
             response.headers.get("x-request-id"),
         )
         return response
+
+    def _within_window(self, timeout: float) -> float:
+        """A change's timeout, cut to the seconds the send guard still allows (a remote ledger's lease): its
+        answer is lost, at the latest, by the time another run may take the ledger, whose lookups then give
+        it the settle time (tasks/gap.Gap.listable_at)."""
+        window = self.send_window()
+        return timeout if window is None else max(min(timeout, window), 0.001)
 
     def _network_error(
         self, exc: httpx.TransportError, http: httpx.Client, operation: str, timeout: float
