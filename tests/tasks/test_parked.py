@@ -5,24 +5,17 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from tests.fixtures.emulator import fast_polls
-from tests.state.helpers import spec
-from videoferry.connectors.client import VideoClient
-from videoferry.connectors.limiter import ApiRateLimiter
-from videoferry.connectors.tus import TusUpload
+from tests.tasks.migrate_runs import planned_run, run_with_settle
 from videoferry.emulator.control import EmulatorControl
-from videoferry.state.ledger import Ledger
 from videoferry.state.machine import FINISHED
-from videoferry.tasks import lookup, shared_listing
 from videoferry.tasks.migrate import parked
 from videoferry.tasks.migrate.context import MigrateContext
-from videoferry.tasks.migrate.schedule import MAX_BATCH, advance_items
-from videoferry.tasks.migrate.transfer import transfer_batch
+from videoferry.tasks.migrate.schedule import MAX_BATCH
 
 #: The settle time of this test (the real one is 15 s). The first batch's MAX_BATCH inits take at least
 #: (MAX_BATCH - 1) / PER_SECOND = 4.8 s under the limiter: the lost answer's settle time passes inside it.
@@ -35,36 +28,14 @@ def ctx(tmp_path: Path, emu_control: EmulatorControl, sample_clip: Path) -> Iter
     """A run of MAX_BATCH + 1 planned items of one clip (one transfer: a batch of MAX_BATCH, then one of 1);
     its ledger at tmp_path/l.db."""
     ws = fast_polls(emu_control)
-    ledger = Ledger.open(tmp_path / "l.db")
-    run_id = ledger.start_run("test", {})
-    rows = []
-    size = sample_clip.stat().st_size
-    for i in range(MAX_BATCH + 1):
-        rows.append(
-            spec(
-                f"k{i:02d}",
-                i + 1,
-                source=str(sample_clip),
-                title=f"clip {i}",
-                parent_id=ws.project_id,
-                source_size=size,
-            )
-        )
-    ledger.plan(rows, run_id)
-    client = VideoClient(
-        ws.base_url,
-        ws.upload_url,
-        ws.token,
-        limiter=ApiRateLimiter.memory(per_second=PER_SECOND, per_minute=300),
-    )
-    context = MigrateContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id, poll_interval=0.2)
+    context = planned_run(tmp_path / "l.db", ws, sample_clip, MAX_BATCH + 1, per_second=PER_SECOND)
     # The first init's answer is lost after the service made the video; every other call is answered.
     emu_control.set_faults(ws, [{"kind": "drop_after_commit", "path": "^/v2/init$", "times": 1}], seed=1)
     try:
         yield context
     finally:
-        client.close()
-        ledger.close()
+        context.client.close()
+        context.ledger.close()
         emu_control.clear_faults(ws)
 
 
@@ -78,13 +49,7 @@ def _journal(db: Path) -> list[tuple[str, str, str]]:
 def test_a_lost_answer_is_settled_once_its_settle_time_passed_ahead_of_the_next_batch(
     tmp_path: Path, ctx: MigrateContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(lookup, "SETTLE_SECONDS", SETTLE)
-    monkeypatch.setattr(shared_listing, "SETTLE_SECONDS", SETTLE)
-    monkeypatch.setattr(parked, "GRID", SETTLE / 4)
-    with ThreadPoolExecutor(1) as pool:
-        ended = advance_items(
-            ctx, lambda keys: pool.submit(transfer_batch, ctx, keys), transfers=1, wait_timeout=60.0
-        )
+    ended = run_with_settle(ctx, monkeypatch, SETTLE)
     assert ended
     journal = _journal(tmp_path / "l.db")
     last = f"k{MAX_BATCH:02d}"  # the one item of the second batch

@@ -5,25 +5,17 @@ lagging list must still have its settle time to show it (issue 49's read of the 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from tests.fixtures.emulator import fast_polls
-from tests.state.helpers import spec
-from videoferry.connectors.client import VideoClient
-from videoferry.connectors.limiter import ApiRateLimiter
-from videoferry.connectors.tus import TusUpload
+from tests.tasks.migrate_runs import planned_run, run_with_settle
 from videoferry.emulator.control import EmulatorControl, Workspace
-from videoferry.state.ledger import Ledger
 from videoferry.state.machine import FINISHED
-from videoferry.tasks import lookup, shared_listing
-from videoferry.tasks.migrate import parked
+from videoferry.tasks import lookup
 from videoferry.tasks.migrate.context import MigrateContext
-from videoferry.tasks.migrate.schedule import advance_items
-from videoferry.tasks.migrate.transfer import transfer_batch
 
 #: The settle time of this test (the real one is 15 s): longer than the list's lag, shorter than the time
 #: the service takes to answer the create (LATENCY_MS), so the intent is past its settle time when the
@@ -41,25 +33,7 @@ def run(
     the answer) and its answer lost; lists show a video LIST_LAG s after its create."""
     ws = fast_polls(emu_control)
     emu_control.set_variants(ws, ["list-lag"], list_lag_seconds=LIST_LAG)
-    ledger = Ledger.open(tmp_path / "l.db")
-    run_id = ledger.start_run("test", {})
-    size = sample_clip.stat().st_size
-    rows = [
-        spec(
-            f"k{i}",
-            i + 1,
-            source=str(sample_clip),
-            title=f"clip {i}",
-            parent_id=ws.project_id,
-            source_size=size,
-        )
-        for i in range(2)
-    ]
-    ledger.plan(rows, run_id)
-    client = VideoClient(
-        ws.base_url, ws.upload_url, ws.token, limiter=ApiRateLimiter.memory(per_second=10, per_minute=300)
-    )
-    context = MigrateContext(client=client, tus=TusUpload(), ledger=ledger, run_id=run_id, poll_interval=0.2)
+    context = planned_run(tmp_path / "l.db", ws, sample_clip, 2, per_second=10)
     emu_control.set_faults(
         ws,
         [
@@ -71,8 +45,8 @@ def run(
     try:
         yield context, ws
     finally:
-        client.close()
-        ledger.close()
+        context.client.close()
+        context.ledger.close()
         emu_control.clear_faults(ws)
 
 
@@ -80,13 +54,7 @@ def test_a_slow_lost_create_waits_its_settle_time_from_the_loss_and_is_found_not
     run: tuple[MigrateContext, Workspace], emu_control: EmulatorControl, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ctx, ws = run
-    monkeypatch.setattr(lookup, "SETTLE_SECONDS", SETTLE)
-    monkeypatch.setattr(shared_listing, "SETTLE_SECONDS", SETTLE)
-    monkeypatch.setattr(parked, "GRID", SETTLE / 4)
-    with ThreadPoolExecutor(1) as pool:
-        ended = advance_items(
-            ctx, lambda keys: pool.submit(transfer_batch, ctx, keys), transfers=1, wait_timeout=60.0
-        )
+    ended = run_with_settle(ctx, monkeypatch, SETTLE)
     assert ended
     titles = sorted(v["title"] for v in emu_control.videos(ws) if v.get("deleted_at") is None)
     assert titles == ["clip 0", "clip 1"], titles  # the slow create's video found, not made a second time
