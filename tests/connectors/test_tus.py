@@ -5,10 +5,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from videoferry.connectors.client import VideoClient
@@ -390,3 +392,40 @@ def test_another_4xx_to_a_fresh_patch_is_believed_only_after_a_head(
         tus.upload(fresh.endpoint, source, fresh_filesize=source.size)
     assert not info.value.retryable and info.value.status == 400
     assert tus_requests(emu_control, emu)[before:] == [("PATCH", 400), ("HEAD", 200)]
+
+
+def test_an_upload_held_by_another_patch_is_waited_for_not_failed(
+    client: VideoClient, emu: Workspace, emu_control: EmulatorControl, big_clip: Path
+) -> None:
+    """Another PATCH holds the upload (a dead writer's body the server still reads; here a slow one from a
+    thread): the 409s it causes are waited for, even by an uploader allowed a single failure, and the
+    upload goes on from where the other left it."""
+    source = LocalFileSource(big_clip)
+    session = session_for(client, emu, source)
+    first = big_clip.read_bytes()[:CHUNK]
+    headers = {
+        "Tus-Resumable": "1.0.0",
+        "Upload-Offset": "0",
+        "Content-Type": "application/offset+octet-stream",
+    }
+    emu_control.set_faults(emu, [{"kind": "bandwidth", "path": "^/upload/", "bytes_per_second": 16_000}])
+    answers: list[int] = []
+    other = threading.Thread(
+        target=lambda: answers.append(
+            httpx.patch(session.endpoint, content=first, headers=headers, timeout=60).status_code
+        )
+    )
+    other.start()
+    deadline = time.monotonic() + 30
+    while not [r for r in emu_control.requests(emu.workspace_id, open_now=True) if r["method"] == "PATCH"]:
+        assert time.monotonic() < deadline, "the other PATCH never reached the upload host"
+    emu_control.clear_faults(emu)  # the other PATCH keeps its slow link; ours go at full speed
+    with TusUpload(
+        chunk_size=CHUNK, max_chunk_size=CHUNK, initial_wait=0.05, max_wait=0.2, max_attempts=1
+    ) as t:
+        assert t.upload(session.endpoint, source, offset=0) == source.size
+    other.join(30)
+    assert answers == [204]
+    statuses = [s for m, s in tus_requests(emu_control, emu) if m == "PATCH"]
+    assert 409 in statuses  # held while the other PATCH was read: not the one failure allowed
+    assert holds(emu_control, emu, session.id, big_clip)

@@ -23,6 +23,7 @@ from videoferry.connectors.sources import ByteSource, iter_chunks, iter_range
 from videoferry.connectors.tls import tls_context
 from videoferry.connectors.tus_chunks import MAX_CHUNK_SIZE, BodyCap, ChunkSizer
 from videoferry.connectors.tus_errors import TusEndpointGoneError, TusError, maybe_offset_refusal
+from videoferry.connectors.tus_held import HeldWait
 
 if TYPE_CHECKING:
     from videoferry.connectors.client.transport import Transport
@@ -333,6 +334,7 @@ class TusUpload:
         refused: TusError | None = None  # another 4xx to the guessed PATCH, until a HEAD tells why
         failures = 0
         limited = 0
+        held = HeldWait()  # 409s in a row: the upload held by another request (tus_held.py)
         need_head = False
         while True:
             sending = 0  # the PATCH's body size, once one is sent
@@ -362,6 +364,7 @@ class TusUpload:
                 chunks.went_through(acknowledged - current, time.monotonic() - began)
                 current = acknowledged
                 failures = 0
+                held.clear()
                 if on_progress is not None:
                     on_progress(current)
             except TusError as exc:
@@ -385,6 +388,11 @@ class TusUpload:
                 if guessed and exc.status == 409:
                     guessed = False  # the endpoint already holds bytes: ask where it stands, at once
                     log.info("tus: the new upload endpoint already holds bytes; asking its offset")
+                    need_head = True
+                    continue
+                if exc.status == 409 and held.conflict():  # another request holds it: wait, then HEAD
+                    log.info("tus: the upload is held by another request (409); waiting for it to end")
+                    self._backoff(min(held.count, 4))
                     need_head = True
                     continue
                 failures += 1
