@@ -34,6 +34,7 @@ for _name in (
 pytest_plugins = [
     "tests.fixtures.emulator",
     "tests.fixtures.media",
+    "tests.fixtures.order",
     "tests.fixtures.platforms",
     "tests.fixtures.prefect",
     "tests.fixtures.redis",
