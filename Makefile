@@ -18,10 +18,11 @@ $(STAMP): pyproject.toml
 # both parts (1787 tests, 15 chaos seeds; the cores 65 % busy). --dist worksteal: an idle worker takes tests
 # still queued on another; with xdist's default (load) each worker kept the queue it was dealt, and the last
 # 5-9 minutes of a run went on one worker while three sat idle (18.7 min, the cores 37 % busy). The longest
-# modules are collected first (tests/fixtures/order.py), so they are not left to the end. The chaos seeds
-# are long runs that mostly wait on the rate limits; each checks the service's own request log, and the limiter counts a call until its answer, so a
-# loaded machine delays calls but never puts two inside the limits' windows. The chaos suite's output goes to
-# .pytest-logs/chaos.log: its last line is printed, the whole log when it failed.
+# modules are collected first (tests/fixtures/order.py), so they are not left to the end. The chaos seeds are
+# long runs that mostly wait on the rate limits; each checks the service's own request log, and the limiter
+# counts a call until its answer, so a loaded machine delays calls but never puts two inside the limits'
+# windows. The chaos suite's output goes to .pytest-logs/chaos.log: its last line is printed, the whole log
+# when it failed.
 PYTEST_BOTH = mkdir -p .pytest-logs; \
 	$(BIN)/pytest -q -n 2 --dist worksteal -m chaos > .pytest-logs/chaos.log 2>&1 & chaos=$$!; \
 	$(BIN)/pytest -q -n 4 --dist worksteal -m "not chaos and not long"; suite=$$?; \
