@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from videoferry.connectors.limiter import ApiRateLimiter, limiter_rates, rate_limiter
+from videoferry.connectors.limiter import ApiRateLimiter, rate_limiter
+from videoferry.connectors.limiter_windows import settling_windows
 
 
 def max_in_window(stamps: list[float], window: float) -> int:
@@ -47,17 +48,14 @@ def hammer(limiters: list[ApiRateLimiter], threads_per_limiter: int, each: int) 
     return stamps
 
 
-def test_rates_carry_the_margins() -> None:
-    second, minute = limiter_rates(10, 300, 0.1, 1.0)
-    assert (second.limit, second.interval) == (10, 1100)
-    assert (minute.limit, minute.interval) == (300, 61_000)
-    # The defaults (Redis: stamped at admission): a margin in time (the arrival jitter), not a share.
-    second, minute = limiter_rates(10, 300)
-    assert (second.interval, minute.interval) == (1100, 60_250)
+def test_windows_carry_the_margins() -> None:
+    second, minute = settling_windows(10, 300, 0.1, 1.0)
+    assert (second.limit, second.seconds) == (10, 1.1)
+    assert (minute.limit, minute.seconds) == (300, 61.0)
     with pytest.raises(ValueError):
-        limiter_rates(0, 300)
+        settling_windows(0, 300, 0.005, 0.03)
     with pytest.raises(ValueError):
-        limiter_rates(10, 300, -0.1)
+        settling_windows(10, 300, -0.1, 0.03)
 
 
 def test_threads_share_the_per_second_window() -> None:
@@ -168,25 +166,6 @@ def test_redis_backend_shares_window_and_pause(redis_url: str) -> None:
         b.close()
 
 
-def test_redis_bucket_counts_entries_stamped_after_the_caller(redis_url: str) -> None:
-    # Two machines stamp before they reach Redis: the one stamped earlier can arrive last.
-    import redis
-    from pyrate_limiter import Rate, RateItem
-
-    from videoferry.connectors.limiter_backends import OrderFreeRedisBucket
-
-    client = redis.Redis.from_url(redis_url)
-    bucket = OrderFreeRedisBucket.init_sync([Rate(2, 1100)], client, "videoferry:test:order")
-    try:
-        t = bucket.now()
-        assert bucket.put(RateItem("api", t + 1))
-        assert bucket.put(RateItem("api", t + 2))
-        assert not bucket.put(RateItem("api", t))
-    finally:
-        client.delete("videoferry:test:order")
-        client.close()
-
-
 def test_sqlite_try_acquire_waits_out_a_held_lock(tmp_path: Path) -> None:
     path = tmp_path / "limiter.db"
     taker = ApiRateLimiter.sqlite(path, "tok", per_second=100, per_minute=1000)
@@ -205,8 +184,8 @@ def test_sqlite_try_acquire_waits_out_a_held_lock(tmp_path: Path) -> None:
 
 
 def test_windows_that_cannot_bind_are_dropped() -> None:
-    assert [r.limit for r in limiter_rates(5, 1000)] == [5]
-    assert [r.limit for r in limiter_rates(10, 5)] == [5]
+    assert [w.limit for w in settling_windows(5, 1000, 0.005, 0.03)] == [5]
+    assert [w.limit for w in settling_windows(10, 5, 0.005, 0.03)] == [5]
 
 
 def test_budget_is_what_the_minute_window_still_admits(tmp_path: Path) -> None:

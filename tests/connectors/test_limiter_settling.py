@@ -20,7 +20,6 @@ from videoferry.connectors.client import VideoClient
 from videoferry.connectors.limiter import (
     DEFAULT_MINUTE_MARGIN,
     DEFAULT_SECOND_MARGIN,
-    REDIS_SECOND_MARGIN,
     ApiRateLimiter,
     rate_limiter,
 )
@@ -166,13 +165,15 @@ def test_a_ctrl_c_at_any_line_of_an_admission_leaves_no_transaction_open(tmp_pat
         windows.close()
 
 
-def test_margins_are_small_for_settling_windows_and_redis_keeps_its_own() -> None:
+def test_margins_are_small_for_settling_windows_on_every_backend() -> None:
     assert DEFAULT_SECOND_MARGIN <= 0.005 and DEFAULT_MINUTE_MARGIN <= 0.05
     assert [w.seconds for w in settling_windows(10, 300, 0.005, 0.03)] == [1.005, 60.03]
     limiter = ApiRateLimiter.memory()
     assert (limiter.second_margin, limiter.minute_margin) == (DEFAULT_SECOND_MARGIN, DEFAULT_MINUTE_MARGIN)
     assert rate_limiter("margins-test").second_margin == DEFAULT_SECOND_MARGIN
-    assert inspect.signature(ApiRateLimiter.redis).parameters["second_margin"].default == REDIS_SECOND_MARGIN
+    redis_defaults = inspect.signature(ApiRateLimiter.redis).parameters
+    assert redis_defaults["second_margin"].default == DEFAULT_SECOND_MARGIN
+    assert redis_defaults["minute_margin"].default == DEFAULT_MINUTE_MARGIN
 
 
 @pytest.mark.parametrize("backend", ["memory", "sqlite"])

@@ -11,15 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pyrate_limiter import Rate
-
 from videoferry.connectors.config import DEFAULT_RATE_PER_MINUTE, DEFAULT_RATE_PER_SECOND
 from videoferry.connectors.limiter_backends import (
     MemoryPause,
-    OrderFreeRedisBucket,
     PauseStore,
-    PyrateWindows,
     RedisPause,
+    RedisWindows,
     SQLitePause,
     key_digest,
 )
@@ -34,13 +31,10 @@ from videoferry.connectors.limiter_windows import (
 __all__ = [
     "DEFAULT_SECOND_MARGIN",
     "DEFAULT_MINUTE_MARGIN",
-    "REDIS_SECOND_MARGIN",
-    "REDIS_MINUTE_MARGIN",
     "DEFAULT_FLIGHT_LIMIT",
     "DEFAULT_PAUSE_SECONDS",
     "LimiterStats",
     "ApiRateLimiter",
-    "limiter_rates",
     "rate_limiter",
 ]
 
@@ -53,27 +47,10 @@ log = logging.getLogger(__name__)
 DEFAULT_SECOND_MARGIN = 0.005
 #: Added to the 60 s window for the same reasons: 500 ppm of 60 s is 30 ms (0.05 % of the 300/min rate).
 DEFAULT_MINUTE_MARGIN = 0.03
-#: Redis (several machines) stamps each call at its admission (pyrate cannot move an entry's time): its
-#: margins cover the admission-to-arrival jitter, measured on loopback under load up to 91 ms (the
-#: rate_cap benchmark: the 31 closest arrivals of calls admitted >= 1.1 s apart spanned 1.009-1.056 s).
-REDIS_SECOND_MARGIN = 0.1
-#: The jitter is in time, not a share of the window: 0.25 s costs 0.4 % of the sustained 300/min rate.
-REDIS_MINUTE_MARGIN = 0.25
 #: After a 429 every caller waits at least this long (spec section 8).
 DEFAULT_PAUSE_SECONDS = 5.0
 #: wait_for_room() looks again at least this often (another thread may free or take the room meanwhile).
 _ROOM_POLL = 0.05
-
-
-def limiter_rates(
-    per_second: int,
-    per_minute: int,
-    second_margin: float = REDIS_SECOND_MARGIN,
-    minute_margin: float = REDIS_MINUTE_MARGIN,
-) -> list[Rate]:
-    """pyrate's two sliding windows (Redis): per_second in 1 s + margin, per_minute in 60 s + margin."""
-    windows = settling_windows(per_second, per_minute, second_margin, minute_margin)
-    return [Rate(w.limit, round(w.seconds * 1000)) for w in windows]
 
 
 @dataclass
@@ -91,7 +68,8 @@ class ApiRateLimiter:
     Memory and SQLite keep settling windows (connectors/limiter_windows.py): a call holds its slot from
     admission until its answer, then counts from the answer's time; a new call is admitted when fewer than
     per_second calls counted in the last 1 s + second_margin and fewer than per_minute in the last
-    60 s + minute_margin (calls in flight always count). Redis stamps calls at admission (pyrate). pause()
+    60 s + minute_margin (calls in flight always count); Redis keeps the same windows for several
+    machines (limiter_backends.RedisWindows, timed by the Redis server's clock). pause()
     (called on a 429) makes every caller sharing the pause store wait at least pause_seconds.
     """
 
@@ -183,26 +161,20 @@ class ApiRateLimiter:
         per_second: int = 10,
         per_minute: int = 300,
         *,
-        second_margin: float = REDIS_SECOND_MARGIN,
-        minute_margin: float = REDIS_MINUTE_MARGIN,
+        second_margin: float = DEFAULT_SECOND_MARGIN,
+        minute_margin: float = DEFAULT_MINUTE_MARGIN,
         pause_seconds: float = DEFAULT_PAUSE_SECONDS,
+        flight_limit: float = DEFAULT_FLIGHT_LIMIT,
     ) -> ApiRateLimiter:
-        """Several machines: one Redis sorted set (atomic Lua check-and-insert). Clocks must be NTP-synced.
-
-        Calls are stamped at admission, so the margins (REDIS_*) cover the admission-to-arrival jitter.
-        """
+        """Several machines: the settling windows on one Redis sorted set (each step an atomic Lua script)."""
         if isinstance(redis, str):
             import redis as redis_lib
 
             redis = redis_lib.Redis.from_url(redis)
         digest = key_digest(key)
-        bucket = OrderFreeRedisBucket.init_sync(
-            limiter_rates(per_second, per_minute, second_margin, minute_margin),
-            redis,
-            f"videoferry:rate:{digest}",
-        )
+        windows = settling_windows(per_second, per_minute, second_margin, minute_margin)
         return cls(
-            PyrateWindows(bucket),
+            RedisWindows(redis, f"videoferry:rate:{digest}", windows, flight_limit=flight_limit),
             RedisPause(redis, f"videoferry:pause:{digest}"),
             per_second=per_second,
             per_minute=per_minute,

@@ -1,19 +1,18 @@
-"""Limiter state stores: the 429 pause (memory, SQLite, Redis) and the Redis windows (order-free bucket)."""
+"""Limiter state stores: the 429 pause (memory, SQLite, Redis) and the settling windows on Redis."""
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import random
 import sqlite3
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from pyrate_limiter import AbstractBucket, Limiter, Rate, RateItem, RedisBucket
-from pyrate_limiter.buckets.redis_bucket import LuaScript
-
-from videoferry.connectors.limiter_windows import Window
+from videoferry.connectors.limiter_windows import DEFAULT_FLIGHT_LIMIT, SQLITE_POLL_SECONDS, Window
 
 __all__ = [
     "key_digest",
@@ -21,9 +20,10 @@ __all__ = [
     "MemoryPause",
     "SQLitePause",
     "RedisPause",
-    "OrderFreeRedisBucket",
-    "PyrateWindows",
+    "RedisWindows",
 ]
+
+log = logging.getLogger(__name__)
 
 
 def key_digest(key: str) -> str:
@@ -129,87 +129,117 @@ class RedisPause:
         return None
 
 
-_COUNT_UP_TO_NOW = "redis.call('ZCOUNT', bucket, window_start, now)"
-_COUNT_EVERYTHING_SINCE = "redis.call('ZCOUNT', bucket, window_start, '+inf')"
+#: One atomic step on the windows' sorted set (member: entry id, score: the second it counts until, in the
+#: Redis server's clock, the one clock every machine shares). ARGV: mode ("admit", "probe", "settle" or
+#: "count"), then for admit/probe: settled (0/1), flight limit, longest window, and each window's seconds and
+#: limit; for settle: the entry; for count: a window's seconds. Admit and probe answer {entry or 0, seconds to
+#: wait as a string, 1 when an entry in flight is what holds a window full}; settle moves an entry still in
+#: flight to now; count answers the entries a window of those seconds counts now.
+_WINDOWS_SCRIPT = """
+redis.replicate_commands()
+local zset, counter, flying = KEYS[1], KEYS[2], KEYS[3]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+if ARGV[1] == 'settle' then
+  if redis.call('SREM', flying, ARGV[2]) == 1 then
+    redis.call('ZADD', zset, 'XX', now, ARGV[2])
+  end
+  return 1
+end
+if ARGV[1] == 'count' then
+  return redis.call('ZCOUNT', zset, '(' .. string.format('%.6f', now - tonumber(ARGV[2])), '+inf')
+end
+local settled, flight, longest = ARGV[2] == '1', tonumber(ARGV[3]), tonumber(ARGV[4])
+for _, gone in ipairs(redis.call('ZRANGEBYSCORE', zset, '-inf', now - longest)) do
+  redis.call('SREM', flying, gone)
+end
+redis.call('ZREMRANGEBYSCORE', zset, '-inf', now - longest)
+local wait, held = 0, 0
+for i = 5, #ARGV, 2 do
+  local seconds, limit = tonumber(ARGV[i]), tonumber(ARGV[i + 1])
+  local from = '(' .. string.format('%.6f', now - seconds)
+  local count = redis.call('ZCOUNT', zset, from, '+inf')
+  if count >= limit then
+    local oldest = redis.call('ZRANGEBYSCORE', zset, from, '+inf', 'WITHSCORES', 'LIMIT', count - limit, 1)
+    local until_wait = tonumber(oldest[2]) + seconds - now
+    if until_wait > wait then
+      wait = until_wait
+      held = redis.call('SISMEMBER', flying, oldest[1])
+    end
+  end
+end
+if wait > 0 or ARGV[1] == 'probe' then
+  return {0, string.format('%.6f', wait), held}
+end
+local entry = redis.call('INCR', counter)
+if settled then
+  redis.call('ZADD', zset, now, entry)
+else
+  redis.call('ZADD', zset, now + flight, entry)
+  redis.call('SADD', flying, entry)
+end
+local keep = math.ceil((longest + flight) * 1000)
+for _, key in ipairs(KEYS) do
+  redis.call('PEXPIRE', key, keep)
+end
+return {entry, '0', 0}
+"""
 
 
-class OrderFreeRedisBucket(RedisBucket):
-    """pyrate's Redis bucket, counting every entry from the window start on, later stamps included.
+class RedisWindows:
+    """Machines sharing one Redis: the settling windows of limiter_windows, on a sorted set in Redis.
 
-    pyrate's script counts entries stamped up to the caller's own "now". Two machines (or two limiter
-    objects) stamp before they reach Redis, so a caller stamped at t can arrive after another stamped at
-    t + 1 ms has been admitted, and would not count it: seen here as 6 admitted in 6 ms with a limit of 5.
-    An entry stamped later than "now" was admitted before this call, so it counts.
+    As in memory and SQLite, a call holds its slot from admission until its answer and then counts from
+    the answer's time; each step is one Lua script (atomic in Redis), timed by the Redis server's clock, so
+    the machines' own clocks do not matter. An entry nobody settles (its machine died mid-call) counts
+    until its admission + the flight limit.
     """
 
-    @classmethod
-    def init_sync(cls, rates: list[Rate], redis: Any, bucket_key: str) -> OrderFreeRedisBucket:
-        """Load the script into Redis and make the bucket (sync client only)."""
-        if _COUNT_UP_TO_NOW not in LuaScript.PUT_ITEM:
-            raise RuntimeError("pyrate-limiter's Redis script changed; review OrderFreeRedisBucket")
-        script = LuaScript.PUT_ITEM.replace(_COUNT_UP_TO_NOW, _COUNT_EVERYTHING_SINCE)
-        return cls(rates, redis, bucket_key, redis.script_load(script))
-
-
-class PyrateWindows:
-    """Windows on a pyrate bucket (Redis): entries are stamped at admission, settle() changes nothing.
-
-    pyrate cannot move an entry's time, so these windows cannot hold a slot until the answer: the
-    limiter's margins must cover the admission-to-arrival jitter (and the machines' clock differences).
-    """
-
-    def __init__(self, bucket: AbstractBucket) -> None:
-        self._bucket = bucket
-        self.windows = [Window(rate.limit, rate.interval / 1000.0) for rate in bucket.rates]
-        # buffer_ms: pyrate adds it to every blocking wait; the margins already cover jitter.
-        self._limiter = Limiter(bucket, buffer_ms=5)
+    def __init__(
+        self,
+        redis: Any,
+        key: str,
+        windows: Sequence[Window],
+        *,
+        flight_limit: float = DEFAULT_FLIGHT_LIMIT,
+    ) -> None:
+        self.windows = list(windows)
+        self.flight_limit = flight_limit
+        self._keys = [f"{key}:calls", f"{key}:next", f"{key}:flying"]
+        self._longest = max(w.seconds for w in self.windows)
+        self._script = redis.register_script(_WINDOWS_SCRIPT)
 
     def admit(self, *, settled: bool, block: bool) -> int | None:
-        """Take a slot stamped now (`settled` is moot); without `block`, retry a held lock for up to 2 s.
-
-        pyrate's own blocking wait (blocking=True, no timeout) records the slot at "first try + planned
-        sleeps", which is earlier than the real admission when the sleep overshoots or the lock is
-        contended: the next caller is then admitted early by that drift. Here a failed try (timeout=0: no
-        wait inside pyrate; not blocking=False, which filelock reads as a bad timeout) is followed by a
-        sleep until the blocking entry leaves its window, and the next try takes a fresh timestamp.
-        """
-        deadline = time.monotonic() + 2.0
-        while not self._limiter.try_acquire("api", 1, blocking=True, timeout=0):
-            blocked = self._blocked_ms()
-            if not block and (blocked > 0 or time.monotonic() > deadline):
+        while True:
+            entry, wait, held = self._step("admit", settled)
+            if entry:
+                return entry
+            if not block:
                 return None
-            time.sleep(min(blocked + 1, 1000) / 1000.0 + random.uniform(0, 0.002))
-        return 0
+            # A settled entry leaves its window at a known time; one in flight settles when it settles.
+            pause = SQLITE_POLL_SECONDS if held else 1.0
+            time.sleep(min(wait, pause) + random.uniform(0, 0.001))
 
     def settle(self, entry: int) -> None:
-        return None
+        try:
+            self._script(keys=self._keys, args=["settle", entry])
+        except Exception as exc:  # the entry stays in flight: it counts until the flight limit
+            reason = type(exc).__name__
+            log.warning("rate limiter: could not settle a call (%s); it counts as in flight", reason)
 
     def used(self) -> int:
-        """Entries inside the longest window (newest first in the bucket: a binary search with peek)."""
-        rate = max(self._bucket.rates, key=lambda r: r.interval)
-        now = int(self._bucket.now())
-        low, high = 0, rate.limit
-        while low < high:
-            middle = (low + high) // 2
-            entry = self._bucket.peek(middle)
-            if isinstance(entry, RateItem) and entry.timestamp + rate.interval > now:
-                low = middle + 1
-            else:
-                high = middle
-        return low
+        return int(self._script(keys=self._keys, args=["count", repr(self._longest)]))
 
     def room_in(self) -> float:
-        return self._blocked_ms() / 1000.0
+        return self._step("probe", True)[1]
 
     def close(self) -> None:
-        self._limiter.close()
+        return None
 
-    def _blocked_ms(self) -> int:
-        """Milliseconds until every window has room again, as the bucket reads now (0: room now)."""
-        now = int(self._bucket.now())
-        blocked = 0
-        for rate in self._bucket.rates:
-            blocking = self._bucket.peek(rate.limit - 1)
-            if isinstance(blocking, RateItem):
-                blocked = max(blocked, blocking.timestamp + rate.interval - now)
-        return blocked
+    def _step(self, mode: str, settled: bool) -> tuple[int, float, bool]:
+        """One admit or probe: (the new entry or 0, seconds to wait, whether a call in flight holds it)."""
+        args: list[Any] = [mode, int(settled), self.flight_limit, self._longest]
+        for window in self.windows:
+            args += [repr(window.seconds), window.limit]
+        entry, wait, held = self._script(keys=self._keys, args=args)
+        return int(entry), float(wait), bool(held)
