@@ -324,7 +324,7 @@ def rate_limiter(
     `key` is usually the token (stored only hashed). `url` picks the backend: None, "" or "memory" (threads
     of this process), "sqlite:///abs/path.db" (processes of one machine), "redis://host:port/db" (machines).
     Every client of a token in the process shares the same object, so the same budget and 429 pause.
-    A margin left None is the backend's default (DEFAULT_* for memory and SQLite, REDIS_* for Redis).
+    A margin left None is the backend's default (DEFAULT_SECOND_MARGIN, DEFAULT_MINUTE_MARGIN for each).
     """
     ident = (
         key_digest(key),
