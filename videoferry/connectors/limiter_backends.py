@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import random
 import sqlite3
 import threading
 import time
@@ -12,7 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from videoferry.connectors.limiter_windows import DEFAULT_FLIGHT_LIMIT, SQLITE_POLL_SECONDS, Window
+from redis.exceptions import RedisError
+
+from videoferry.connectors.limiter_windows import DEFAULT_FLIGHT_LIMIT, Window, sleep_until_room
 
 __all__ = [
     "key_digest",
@@ -216,14 +217,12 @@ class RedisWindows:
                 return entry
             if not block:
                 return None
-            # A settled entry leaves its window at a known time; one in flight settles when it settles.
-            pause = SQLITE_POLL_SECONDS if held else 1.0
-            time.sleep(min(wait, pause) + random.uniform(0, 0.001))
+            sleep_until_room(wait, held)
 
     def settle(self, entry: int) -> None:
         try:
             self._script(keys=self._keys, args=["settle", entry])
-        except Exception as exc:  # the entry stays in flight: it counts until the flight limit
+        except RedisError as exc:  # the entry stays in flight: it counts until the flight limit
             reason = type(exc).__name__
             log.warning("rate limiter: could not settle a call (%s); it counts as in flight", reason)
 

@@ -22,6 +22,7 @@ __all__ = [
     "MemoryWindows",
     "SQLiteWindows",
     "settling_windows",
+    "sleep_until_room",
 ]
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,14 @@ def settling_windows(
     if minute.limit * second.seconds > second.limit * minute.seconds:
         return [second]
     return [second, minute]
+
+
+def sleep_until_room(wait: float, in_flight: bool) -> None:
+    """A blocked caller's sleep between two looks (SQLite, Redis): until the blocking settled entry leaves
+    its window (its time is known, at most _MAX_SLEEP at once), or SQLITE_POLL_SECONDS while a call in
+    flight holds the window full (it frees its slot when it settles, maybe in another process)."""
+    pause = SQLITE_POLL_SECONDS if in_flight else _MAX_SLEEP
+    time.sleep(min(wait, pause) + random.uniform(0, 0.001))
 
 
 class Windows(Protocol):
@@ -222,9 +231,7 @@ class SQLiteWindows:
                     return cursor.lastrowid
             if not block:
                 return None
-            # A settled entry leaves its window at a known time; one in flight settles when it settles.
-            pause = SQLITE_POLL_SECONDS if in_flight else _MAX_SLEEP
-            time.sleep(min(wait, pause) + random.uniform(0, 0.001))
+            sleep_until_room(wait, in_flight)
 
     def settle(self, entry: int) -> None:
         try:
