@@ -85,6 +85,8 @@ TARGETS: tuple[tuple[str, str, float, str], ...] = (
     ("api_calls_per_video_webhook", "max", 1.03, "API calls per video with statuses by webhook (100 videos)"),
     ("plan_100k_rows_seconds", "max", 3.0, "plan 100k rows"),
     ("rerun_finished_100k_seconds", "max", 3.0, "rerun over a finished 100k ledger"),
+    ("videoferry_faults_vs_clean", "max", 1.5, "300 clips under chaos seed 1's faults against the clean run"),
+    ("careful_vs_videoferry_faults", "min", 2.0, "the careful script's seconds / ours under the same faults"),
 )
 _INTRO = (
     "Written whole by one run of `python -m bench --results bench/RESULTS.md` (`make bench-alone`; what each "
