@@ -45,6 +45,8 @@ WAYS = ("raw", "connector", "tus", "tuspy")
 #: Where the emulator keeps the bytes it receives when there is room: memory (tmpfs), so that the disk's
 #: writeback of earlier uploads is not in any way's seconds (it moved single rounds by 5 % and more).
 MEMORY_DIR = Path("/dev/shm")
+#: The emulator's CPU seconds in an upload's call over the upload's seconds from which it set the pace.
+SERVER_BOUND = 0.9
 
 
 def _client(ws: Workspace) -> VideoClient:
@@ -155,8 +157,34 @@ def _clear(ctl: EmulatorControl, ws: Workspace) -> None:
         client.close()
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process, every thread (Linux /proc; 0.0 where it cannot be read)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _seconds(times: list[float]) -> str:
     return ", ".join(f"{t:.2f}" for t in times)
+
+
+def _server_bound(server_cpu: dict[str, list[float]], ours: list[float], tuspy: list[float]) -> str:
+    """The emulator's CPU seconds in each way's calls against the upload's own seconds: when they are about
+    equal, the server's one core set the pace, and no client can be much faster than another that keeps it
+    busy."""
+    if not server_cpu.get("tus") or not server_cpu.get("tuspy") or not any(server_cpu["tus"]):
+        return "the emulator's CPU not read"
+    median = statistics.median
+    cpu_ours, cpu_theirs = median(server_cpu["tus"]), median(server_cpu["tuspy"])
+    said = (
+        f"the emulator's CPU seconds in each call (median): ours {cpu_ours:.2f} (the upload "
+        f"{median(ours):.2f} s), tuspy's {cpu_theirs:.2f} ({median(tuspy):.2f} s)"
+    )
+    if min(cpu_ours / median(ours), cpu_theirs / median(tuspy)) >= SERVER_BOUND:
+        said += ": the server's core set the pace of both"
+    return said
 
 
 def spread(values: list[float]) -> tuple[float, float, float]:
@@ -215,6 +243,8 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
     bare: list[float] = []
     tuspy: list[float] = []
     tus: list[tuple[float, float]] = []
+    #: The emulator's CPU seconds in each way's calls (the upload and its init; the clearing is not in them).
+    server_cpu: dict[str, list[float]] = {}
     placed = "not pinned"
     load = os.getloadavg()
     store, stored = emulator_dir(cfg, root, size)
@@ -238,7 +268,9 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
             with pinned(emu.pid) as placed:
                 for n in range(rounds):
                     for way in WAYS if n % 2 == 0 else WAYS[::-1]:
+                        before = process_cpu_seconds(emu.pid)
                         ways[way](n)
+                        server_cpu.setdefault(way, []).append(process_cpu_seconds(emu.pid) - before)
                         _clear(ctl, ws)
     finally:
         path.unlink(missing_ok=True)
@@ -308,7 +340,7 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
         spread(vs_tuspy)[1],
         note=f"run_migration tus / tuspy (its chunks all our first's size), per round: {_spread(vs_tuspy)}; "
         "connector / tuspy "
-        f"{_spread(bare_vs_tuspy)}; above 1 = ours faster",
+        f"{_spread(bare_vs_tuspy)}; above 1 = ours faster; {_server_bound(server_cpu, moved, tuspy)}",
         rounds=tuple(vs_tuspy),
     )
     yield Figure(
