@@ -89,8 +89,9 @@ TARGETS: tuple[tuple[str, str, float, str], ...] = (
     ("careful_vs_videoferry_faults", "min", 2.0, "the careful script's seconds / ours under the same faults"),
 )
 _INTRO = (
-    "Written whole by one run of `python -m bench --results bench/RESULTS.md` (`make bench-alone`; what each "
-    "figure means and how it is measured: `bench/README.md`): every section comes from the commit and the "
+    "Written whole by one run of the command named just below (`make bench-alone` writes `bench/RESULTS.md`, "
+    "`make bench-scale` `bench/RESULTS-scale.md`; what each figure means and how it is measured: "
+    "`bench/README.md`): every section comes from the commit and the "
     "day named just below. Each figure gives its spread (`[min / max of N rounds]`, or `[one run]`); in the "
     "targets, a figure whose spread crosses its bound is `not resolved`, one measured once says so. Compare "
     "two days' seconds in proportion to the calibration figure."
