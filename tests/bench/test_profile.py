@@ -30,6 +30,15 @@ def test_costs_leave_out_the_lock_waits(tmp_path: Path) -> None:
     assert inclusive[CALL] == 50 and inclusive[ROUND] == 30
 
 
+def test_the_lock_waits_are_the_ledger_locks_lines() -> None:
+    # Each frame left out is the line where LedgerDB.write or .read waits for the lock, wherever db.py has it.
+    source = (Path(__file__).parents[2] / "videoferry" / "state" / "db.py").read_text().splitlines()
+    assert [w.split(" (")[0] for w in WAITS] == ["LedgerDB.write", "LedgerDB.read"]
+    for frame in WAITS:
+        line = int(frame.rsplit(":", 1)[1].rstrip(")"))
+        assert source[line - 1].strip() == "with self.lock:", frame
+
+
 def test_growth_is_per_item_and_puts_what_grows_first(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
