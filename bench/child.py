@@ -4,7 +4,8 @@ Jobs (JSON on stdin): {"job": "migrate" | "apply" | "archive" | "backup", "optio
 (settings from VIDEOFERRY_* in the environment, S3 endpoint from AWS_ENDPOINT_URL), {"job": "plan",
 "inventory", "ledger"}, or {"job": "list", "base_url", "token"} (a Vimeo account's listing, no chapters).
 The last stdout line is JSON: peak_rss and baseline_rss in bytes (baseline: after imports, before the
-job), seconds, cpu_seconds (the job's own CPU, imports excluded; not for plan), and what the job reports.
+job), seconds, cpu_seconds (the job's own CPU, user + system, imports excluded; not for plan),
+cpu_system_seconds (its system share), and what the job reports.
 """
 
 from __future__ import annotations
@@ -38,10 +39,10 @@ def _peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def _cpu_now() -> float:
-    """CPU seconds (user + system, every thread) this process has used so far."""
+def _cpu_now() -> tuple[float, float]:
+    """CPU seconds (user, system; every thread) this process has used so far."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+    return usage.ru_utime, usage.ru_stime
 
 
 def _plan(spec: dict[str, Any]) -> dict[str, Any]:
@@ -146,13 +147,16 @@ def _run(spec: dict[str, Any]) -> dict[str, Any]:
     settings = Settings.from_env()
     run = load(runner)  # its imports (about a second of CPU) before the clocks start, as the docstring says
     baseline = _rss_now()
-    cpu = _cpu_now()
+    user, system = _cpu_now()
     started = time.perf_counter()
     outcome = run(opts, settings)
+    seconds = time.perf_counter() - started
+    user_after, system_after = _cpu_now()
     return {
         "baseline_rss": baseline,
-        "seconds": time.perf_counter() - started,
-        "cpu_seconds": _cpu_now() - cpu,
+        "seconds": seconds,
+        "cpu_seconds": user_after - user + system_after - system,
+        "cpu_system_seconds": system_after - system,
         **details(outcome),
     }
 
