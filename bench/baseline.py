@@ -164,13 +164,8 @@ def videoferry_run(
     command, env = migrate_command(ws, inventory, workdir / "videoferry.db", workdir, prefect=False)
     titles = [c.stem for c in clips]
     with EmulatorControl(base_url, timeout=120.0) as ctl:
-        with _faults(ctl, ws, True):
-            began = time.time()
-            seconds, detail = _videoferry(command, env)
-        faulted = Run(seconds, ctl.requests(ws.workspace_id), _settled(ctl, ws), titles, detail, began)
-        since = time.time()
-        seconds, detail = _videoferry(command, env)
-        rerun = Run(seconds, ctl.requests(ws.workspace_id, since=since), _settled(ctl, ws), titles, detail)
+        faulted = _migrated(ctl, ws, command, env, titles, faulted=True)
+        rerun = _migrated(ctl, ws, command, env, titles, rerun=True)
     return faulted, rerun
 
 
@@ -180,11 +175,27 @@ def videoferry_clean_run(
     """The same `videoferry migrate --no-prefect` without faults: the run the faulted ones are held to."""
     command, env = migrate_command(ws, inventory, workdir / "videoferry.db", workdir, prefect=False)
     with EmulatorControl(base_url, timeout=120.0) as ctl:
+        return _migrated(ctl, ws, command, env, [c.stem for c in clips])
+
+
+def _migrated(
+    ctl: EmulatorControl,
+    ws: Workspace,
+    command: list[str],
+    env: dict[str, str],
+    titles: list[str],
+    *,
+    faulted: bool = False,
+    rerun: bool = False,
+) -> Run:
+    """One `videoferry migrate` process in ws, under the seed's faults when faulted: a first run's request log
+    is the workspace's whole log (its start kept for the log's times), a rerun's only its own requests."""
+    with _faults(ctl, ws, faulted):
         began = time.time()
         seconds, detail = _videoferry(command, env)
-        return Run(
-            seconds, ctl.requests(ws.workspace_id), _settled(ctl, ws), [c.stem for c in clips], detail, began
-        )
+    if rerun:
+        return Run(seconds, ctl.requests(ws.workspace_id, since=began), _settled(ctl, ws), titles, detail)
+    return Run(seconds, ctl.requests(ws.workspace_id), _settled(ctl, ws), titles, detail, began)
 
 
 def _cpu_seconds() -> float:
