@@ -37,8 +37,8 @@ SIZES_ENV = "VIDEOFERRY_BENCH_CPU_SIZES"
 @dataclass(frozen=True)
 class Measured:
     """One job's run at one size: its seconds, its CPU (user + system, imports excluded), items done, and the
-    system share of its CPU (what grows in the kernel, writes and page faults, a py-spy profile does not
-    show: it counts a thread in a system call as idle)."""
+    system share of its CPU (the kernel's work for it: the ledger's fsyncs, sockets, page faults, which a
+    profile of Python stacks does not tell apart from the user time)."""
 
     job: str
     items: int
@@ -105,14 +105,7 @@ def measure_pair(ctl: EmulatorControl, root: Path, data: bytes, items: int) -> t
         "wait_timeout": 600.0,
     }
     got = measure({"job": "migrate", "options": options}, _env(ws, items), timeout=_timeout(items))
-    migrated = Measured(
-        "migrate",
-        items,
-        got["seconds"],
-        got["cpu_seconds"],
-        int(got["counts"].get("finished", 0)),
-        system=got["cpu_system_seconds"],
-    )
+    migrated = _measured("migrate", items, got, "finished")
     if migrated.done != items:
         raise RuntimeError(f"migrate of {items} clips ended {got['counts']} ({got['reasons']})")
     ids = [str(v["id"]) for v in ctl.videos(ws)]
@@ -124,17 +117,16 @@ def measure_pair(ctl: EmulatorControl, root: Path, data: bytes, items: int) -> t
         "wait_timeout": 600.0,
     }
     got = measure({"job": "apply", "options": options}, _env(ws, items), timeout=_timeout(items))
-    applied = Measured(
-        "apply",
-        len(ids),
-        got["seconds"],
-        got["cpu_seconds"],
-        int(got["counts"].get("done", 0)),
-        system=got["cpu_system_seconds"],
-    )
+    applied = _measured("apply", len(ids), got, "done")
     if got["exit_code"] != 0 or applied.done != len(ids):
         raise RuntimeError(f"apply of {len(ids)} updates ended {got['counts']} ({got['reasons']})")
     return migrated, applied
+
+
+def _measured(job: str, items: int, got: dict[str, Any], done: str) -> Measured:
+    """A job's run as bench.child reported it; its items in the state `done` counted as done."""
+    cpu, system = got["cpu_seconds"], got["cpu_system_seconds"]
+    return Measured(job, items, got["seconds"], cpu, int(got["counts"].get(done, 0)), system=system)
 
 
 def _load() -> str:
