@@ -23,7 +23,8 @@ from videoferry.emulator.control import EmulatorControl, Workspace
 #: coordinator's CPU or the per-second window, whichever is slower.
 PER_SECOND, PER_MINUTE, POLL, PROCESSING = 100, 6000, 0.5, 0.2
 TRANSFERS = 4
-#: Sizes measured by default, and the long one behind VIDEOFERRY_BENCH_CPU_100K=1 (about 20 minutes per job).
+#: Sizes measured by default, and the long one behind VIDEOFERRY_BENCH_CPU_100K=N (N runs; about 20 minutes
+#: per job and run).
 SIZES, QUICK_SIZES, LONG = (1000, 20000), (20, 40, 60), 100_000
 LONG_ENV = "VIDEOFERRY_BENCH_CPU_100K"
 #: Interleaved rounds of SIZES (each size once per round; the figures are the medians), overridable by
@@ -54,13 +55,31 @@ class Measured:
 
 
 def sizes(quick: bool) -> tuple[int, ...]:
-    """The sizes this run measures, in order: SIZES once per round, then the long one when LONG_ENV is set."""
+    """The sizes this run measures, in order: SIZES once per round; with LONG_ENV=N, the long one at the end
+    of each of the last N rounds (N=1: once, after them all; more than the rounds: the rest after them), so
+    its runs pair round by round with the others' (one 100k run read 1.19 where other runs of the same code
+    read 1.00-1.11: one run cannot hold the slope's bound)."""
     if quick:
         return QUICK_SIZES
     rounds = max(1, int(os.environ.get(ROUNDS_ENV) or ROUNDS))
     chosen = os.environ.get(SIZES_ENV)
     each = tuple(int(n) for n in chosen.split(",")) if chosen else SIZES
-    return each * rounds + ((LONG,) if os.environ.get(LONG_ENV) == "1" else ())
+    long_runs = _long_runs(os.environ.get(LONG_ENV, ""))
+    order: list[int] = []
+    for round_number in range(rounds):
+        order += each
+        if round_number >= rounds - long_runs:
+            order.append(LONG)
+    return (*order, *(LONG,) * max(0, long_runs - rounds))
+
+
+def _long_runs(value: str) -> int:
+    """How many runs of the long size LONG_ENV asks for (unset or empty: none)."""
+    if not value.strip():
+        return 0
+    if not value.strip().isdigit():
+        raise ValueError(f"{LONG_ENV}={value!r}: expected a number of runs of {LONG} items (0, 1, 2, ...)")
+    return int(value)
 
 
 def _env(ws: Workspace, items: int) -> dict[str, str]:

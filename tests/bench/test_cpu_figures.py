@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.cpu_per_item import ROUNDS_ENV, SIZES, SIZES_ENV, Measured, figures, sizes
+from bench.cpu_per_item import LONG_ENV, ROUNDS_ENV, SIZES, SIZES_ENV, Measured, figures, sizes
 
 
 def _run(job: str, items: int, ms: float) -> Measured:
@@ -65,3 +65,27 @@ def test_the_note_gives_the_system_share_of_the_median_run() -> None:
     runs = [Measured("apply", 1000, 10.0, cpu=2.0, done=1000, system=s) for s in (0.25, 0.5, 1.75)]
     note = next(f.note for f in figures(runs) if f.name == "cpu_per_item_apply_1k")
     assert "median 2.0 s CPU (user + system, imports excluded; system 0.5 s)" in note
+
+
+def test_the_long_size_ends_each_of_the_last_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ROUNDS_ENV, "2")
+    monkeypatch.setenv(LONG_ENV, "1")
+    assert sizes(quick=False) == (1000, 20000, 1000, 20000, 100000)
+    monkeypatch.setenv(LONG_ENV, "2")
+    assert sizes(quick=False) == (1000, 20000, 100000, 1000, 20000, 100000)
+    monkeypatch.setenv(LONG_ENV, "3")
+    assert sizes(quick=False) == (1000, 20000, 100000, 1000, 20000, 100000, 100000)
+    monkeypatch.setenv(LONG_ENV, "0")
+    assert sizes(quick=False) == (1000, 20000, 1000, 20000)
+    monkeypatch.setenv(LONG_ENV, "yes")
+    with pytest.raises(ValueError, match="VIDEOFERRY_BENCH_CPU_100K='yes'"):
+        sizes(quick=False)
+
+
+def test_two_long_runs_pair_round_by_round() -> None:
+    runs = []
+    for big_ms in (2.0, 2.4):
+        runs += [_run("apply", 1000, 2.0), _run("apply", 20000, 2.0), _run("apply", 100000, big_ms)]
+    got = {f.name: f for f in figures(runs)}
+    slopes = got["cpu_slope_apply_20k_to_100k"]
+    assert [round(v, 3) for v in slopes.rounds] == [2.0, 2.5]
