@@ -58,7 +58,7 @@ def sizes(quick: bool) -> tuple[int, ...]:
     """The sizes this run measures, in order: SIZES once per round; with LONG_ENV=N, the long one at the end
     of each of the last N rounds (N=1: once, after them all; more than the rounds: the rest after them), so
     its runs pair round by round with the others' (one 100k run read 1.19 where other runs of the same code
-    read 1.00-1.11: one run cannot hold the slope's bound)."""
+    read 1.00-1.16: one run cannot hold the slope's bound)."""
     if quick:
         return QUICK_SIZES
     rounds = max(1, int(os.environ.get(ROUNDS_ENV) or ROUNDS))
