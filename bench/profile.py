@@ -23,14 +23,15 @@ def _lock_waits() -> tuple[str, ...]:
 
 
 #: Innermost frames that are a thread waiting, not working (py-spy's idle test misses a share of such
-#: samples: a thread blocked on a lock is still sampled about one time in ten here): the ledger's lock.
+#: samples: a thread blocked on a lock was sampled about one time in ten while py-spy paused the process, and
+#: with --nonblocking the limiter's sleep, socket reads and idle workers still show): the ledger's lock.
 WAITS = _lock_waits()
 
 
 def costs(path: Path) -> tuple[Counter[str], Counter[str], int]:
     """(samples per function anywhere on the stack, per innermost function, all samples); py-spy records
-    busy threads only (no --idle), so a sample is CPU, but for the lock waits it takes for busy (WAITS,
-    left out)."""
+    busy threads only (no --idle), so a sample is mostly CPU, but for the waits it takes for busy (the lock's,
+    WAITS, left out; the others not)."""
     inclusive: Counter[str] = Counter()
     own: Counter[str] = Counter()
     total = 0

@@ -61,7 +61,7 @@ def test_the_slope_leaves_out_each_runs_fixed_cost() -> None:
     assert got["cpu_slope_growth_20k_to_100k"].rounds == pytest.approx((1.2, 1.2))
 
 
-def test_the_note_gives_the_system_share_of_the_median_run() -> None:
+def test_the_note_gives_the_median_of_the_runs_system_seconds() -> None:
     runs = [Measured("apply", 1000, 10.0, cpu=2.0, done=1000, system=s) for s in (0.25, 0.5, 1.75)]
     note = next(f.note for f in figures(runs) if f.name == "cpu_per_item_apply_1k")
     assert "median 2.0 s CPU (user + system, imports excluded; system 0.5 s)" in note
