@@ -2,36 +2,46 @@
 
 from __future__ import annotations
 
-import inspect
+import functools
+import linecache
+import re
 import sys
 from collections import Counter
 from pathlib import Path
 
+#: Source lines where a thread waits rather than works: a lock's `with` (the ledger's, the limiter's), a
+#: sleep (the limiter's `sleep_until_room`), a lock or condition's acquire (`Condition.wait`), an idle pool
+#: worker's `get(block=True)`, a socket's `recv` (an answer not yet here). py-spy records busy threads only
+#: (no --idle), but its idle test misses a share of them: paused, a thread blocked on the ledger's lock was
+#: sampled about one time in ten; with --nonblocking the limiter's sleep, socket reads and idle workers
+#: still showed (a paced apply at 100k: a quarter of its samples). Matched on the line's text, so a line
+#: that moves (db.py did, and a third of an apply profile's samples were lock waits read as work) or a
+#: library's version does not make them count again.
+WAIT_LINES = re.compile(
+    r"^with self\._?lock\b|\btime\.sleep\(|\.acquire\(|\.get\(block=True\)|\.recv(_into)?\("
+)
+_FRAME = re.compile(r"^(?P<function>.*) \((?P<path>.+):(?P<line>\d+)\)$")
 
-def _lock_waits() -> tuple[str, ...]:
-    """The frames of a thread waiting for the ledger's lock: the `with self.lock:` line of LedgerDB.write and
-    LedgerDB.read, found in their source (written out, they went stale when db.py moved and the waits were
-    counted as work: a third of an apply profile's samples)."""
-    from videoferry.state.db import LedgerDB
 
-    frames = []
-    for name in ("write", "read"):
-        lines, start = inspect.getsourcelines(inspect.unwrap(getattr(LedgerDB, name)))
-        at = next(start + i for i, line in enumerate(lines) if line.strip() == "with self.lock:")
-        frames.append(f"LedgerDB.{name} (videoferry/state/db.py:{at})")
-    return tuple(frames)
-
-
-#: Innermost frames that are a thread waiting, not working (py-spy's idle test misses a share of such
-#: samples: a thread blocked on a lock was sampled about one time in ten while py-spy paused the process, and
-#: with --nonblocking the limiter's sleep, socket reads and idle workers still show): the ledger's lock.
-WAITS = _lock_waits()
+@functools.cache
+def is_wait(frame: str) -> bool:
+    """Whether a py-spy frame (`function (path:line)`, the path relative to an import root) is a line of
+    WAIT_LINES, read from the source this Python imports (a frame whose file is not found: not a wait)."""
+    found = _FRAME.match(frame)
+    if found is None:
+        return False
+    relative, line = found["path"], int(found["line"])
+    for root in ("", *sys.path):
+        path = Path(root, relative)
+        if path.is_file():
+            return bool(WAIT_LINES.search(linecache.getline(str(path), line).strip()))
+    return False
 
 
 def costs(path: Path) -> tuple[Counter[str], Counter[str], int]:
     """(samples per function anywhere on the stack, per innermost function, all samples); py-spy records
-    busy threads only (no --idle), so a sample is mostly CPU, but for the waits it takes for busy (the lock's,
-    WAITS, left out; the others not)."""
+    busy threads only (no --idle), so a sample is mostly CPU, but for the waits it takes for busy (is_wait:
+    left out)."""
     inclusive: Counter[str] = Counter()
     own: Counter[str] = Counter()
     total = 0
@@ -41,7 +51,7 @@ def costs(path: Path) -> tuple[Counter[str], Counter[str], int]:
             continue
         n = int(count)
         frames = [f for f in stack.split(";") if f]
-        if frames[-1] in WAITS:
+        if is_wait(frames[-1]):
             continue
         total += n
         own[frames[-1]] += n

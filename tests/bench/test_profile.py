@@ -1,16 +1,22 @@
-"""bench.profile: a py-spy raw profile's costs without the ledger's lock waits, and their growth per item;
-bench.child's wait for py-spy to attach, which raises what py-spy said when it did not."""
+"""bench.profile: a py-spy raw profile's costs without the waits (locks, sleeps, sockets), and their growth
+per item; bench.child's wait for py-spy to attach, which raises what py-spy said when it did not."""
 
 from __future__ import annotations
 
+import inspect
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from bench.child import _attached
-from bench.profile import WAITS, costs, growth
+from bench.profile import costs, growth, is_wait
+from videoferry.connectors.limiter_windows import sleep_until_room
+from videoferry.core.transaction import immediate
+from videoferry.state.db import LedgerDB
 
 ROUND = "Schedule.run (videoferry/tasks/scheduling.py:93)"
 COUNTS = "counts (videoferry/state/queries.py:124)"
@@ -22,21 +28,39 @@ def _raw(path: Path, rows: dict[tuple[str, ...], int]) -> Path:
     return path
 
 
-def test_costs_leave_out_the_lock_waits(tmp_path: Path) -> None:
-    raw = _raw(tmp_path / "p", {(ROUND, COUNTS): 30, (CALL,): 50, (CALL, WAITS[0]): 400})
+def _frame(function: Callable[..., object], text: str, name: str, path: str) -> str:
+    """py-spy's frame for the first line of `function` holding `text`, in the source imported here."""
+    lines, start = inspect.getsourcelines(inspect.unwrap(function))
+    at = next(start + i for i, line in enumerate(lines) if text in line)
+    return f"{name} ({path}:{at})"
+
+
+LOCK = _frame(LedgerDB.write, "with self.lock:", "LedgerDB.write", "videoferry/state/db.py")
+SLEEP = _frame(
+    sleep_until_room, "time.sleep(", "sleep_until_room", "videoferry/connectors/limiter_windows.py"
+)
+COMMIT = _frame(immediate, '"COMMIT"', "immediate", "videoferry/core/transaction.py")
+
+
+def test_costs_leave_out_the_waits(tmp_path: Path) -> None:
+    raw = _raw(tmp_path / "p", {(ROUND, COUNTS): 30, (CALL,): 50, (CALL, LOCK): 400, (CALL, SLEEP): 70})
     inclusive, own, total = costs(raw)
     assert total == 80
-    assert own[COUNTS] == 30 and own[CALL] == 50 and WAITS[0] not in own
+    assert own[COUNTS] == 30 and own[CALL] == 50 and LOCK not in own and SLEEP not in own
     assert inclusive[CALL] == 50 and inclusive[ROUND] == 30
 
 
-def test_the_lock_waits_are_the_ledger_locks_lines() -> None:
-    # Each frame left out is the line where LedgerDB.write or .read waits for the lock, wherever db.py has it.
-    source = (Path(__file__).parents[2] / "videoferry" / "state" / "db.py").read_text().splitlines()
-    assert [w.split(" (")[0] for w in WAITS] == ["LedgerDB.write", "LedgerDB.read"]
-    for frame in WAITS:
-        line = int(frame.rsplit(":", 1)[1].rstrip(")"))
-        assert source[line - 1].strip() == "with self.lock:", frame
+def test_a_wait_is_told_by_its_lines_text_wherever_it_is() -> None:
+    # Ours (the ledger's lock, the limiter's sleep) and the standard library's (a condition's acquire, an idle
+    # pool worker), found at the lines this Python has; the COMMIT beside them is work, as is a line of a
+    # file that is not there or a frame that names no line.
+    wait = _frame(threading.Condition.wait, "waiter.acquire()", "Condition.wait", "threading.py")
+    from concurrent.futures import thread
+
+    idle = _frame(thread._worker, "get(block=True)", "_worker", "concurrent/futures/thread.py")
+    assert [is_wait(f) for f in (LOCK, SLEEP, wait, idle)] == [True] * 4
+    assert not is_wait(COMMIT)
+    assert not is_wait("gone (videoferry/no_such_module.py:3)") and not is_wait("<native>")
 
 
 def test_growth_is_per_item_and_puts_what_grows_first(
