@@ -5,11 +5,13 @@ Jobs (JSON on stdin): {"job": "migrate" | "apply" | "archive" | "backup", "optio
 "inventory", "ledger"}, or {"job": "list", "base_url", "token"} (a Vimeo account's listing, no chapters).
 The last stdout line is JSON: peak_rss and baseline_rss in bytes (baseline: after imports, before the
 job), seconds, cpu_seconds (the job's own CPU, user + system, imports excluded; not for plan),
-cpu_system_seconds (its system share), and what the job reports.
+cpu_system_seconds (its system share), gc (the collector's passes and seconds by generation while the job
+ran), and what the job reports.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import resource
 import sys
@@ -43,6 +45,33 @@ def _cpu_now() -> tuple[float, float]:
     """CPU seconds (user, system; every thread) this process has used so far."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime, usage.ru_stime
+
+
+class _Collections:
+    """The cyclic garbage collector's passes and seconds, by generation, while it is installed (gc.callbacks):
+    a full pass walks every object the process holds, so a run that makes them often grows per item."""
+
+    def __init__(self) -> None:
+        self.passes = [0, 0, 0]
+        self.seconds = [0.0, 0.0, 0.0]
+        self._began = 0.0
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._began = time.perf_counter()
+        else:
+            self.passes[info["generation"]] += 1
+            self.seconds[info["generation"]] += time.perf_counter() - self._began
+
+    def __enter__(self) -> _Collections:
+        gc.callbacks.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self)
+
+    def report(self) -> dict[str, list[float]]:
+        return {"passes": list(self.passes), "seconds": [round(s, 6) for s in self.seconds]}
 
 
 def _plan(spec: dict[str, Any]) -> dict[str, Any]:
@@ -149,7 +178,8 @@ def _run(spec: dict[str, Any]) -> dict[str, Any]:
     baseline = _rss_now()
     user, system = _cpu_now()
     started = time.perf_counter()
-    outcome = run(opts, settings)
+    with _Collections() as collections:
+        outcome = run(opts, settings)
     seconds = time.perf_counter() - started
     user_after, system_after = _cpu_now()
     return {
@@ -157,6 +187,7 @@ def _run(spec: dict[str, Any]) -> dict[str, Any]:
         "seconds": seconds,
         "cpu_seconds": user_after - user + system_after - system,
         "cpu_system_seconds": system_after - system,
+        "gc": collections.report(),
         **details(outcome),
     }
 

@@ -48,6 +48,9 @@ class Measured:
     done: int
     load: str = ""
     system: float = 0.0
+    #: The garbage collector's full passes while the job ran and their seconds (bench.child's gc): each walks
+    #: every object the process holds, so more of them at a bigger size is a cost per item that grows.
+    full_gc: tuple[int, float] = (0, 0.0)
 
     @property
     def per_item_ms(self) -> float:
@@ -145,7 +148,10 @@ def measure_pair(ctl: EmulatorControl, root: Path, data: bytes, items: int) -> t
 def _measured(job: str, items: int, got: dict[str, Any], done: str) -> Measured:
     """A job's run as bench.child reported it; its items in the state `done` counted as done."""
     cpu, system = got["cpu_seconds"], got["cpu_system_seconds"]
-    return Measured(job, items, got["seconds"], cpu, int(got["counts"].get(done, 0)), system=system)
+    collector = got.get("gc") or {"passes": [0, 0, 0], "seconds": [0.0, 0.0, 0.0]}
+    full_gc = (int(collector["passes"][2]), float(collector["seconds"][2]))
+    done_items = int(got["counts"].get(done, 0))
+    return Measured(job, items, got["seconds"], cpu, done_items, system=system, full_gc=full_gc)
 
 
 def _load() -> str:
@@ -179,6 +185,8 @@ def figures(results: Sequence[Measured]) -> Iterator[Figure]:
         cpu = statistics.median(m.cpu for m in runs)
         system = statistics.median(m.system for m in runs)
         wall = statistics.median(m.seconds for m in runs)
+        passes = statistics.median(m.full_gc[0] for m in runs)
+        collecting = statistics.median(m.full_gc[1] for m in runs)
         loads = "; ".join(m.load for m in runs if m.load)
         yield Figure(
             f"cpu_per_item_{job}_{_k(items)}",
@@ -186,7 +194,7 @@ def figures(results: Sequence[Measured]) -> Iterator[Figure]:
             "ms",
             f"{items} {what}, {TRANSFERS} transfers, {limits}: {_samples(runs)}; median {cpu:.1f} s "
             f"CPU (user + system, imports excluded; system {system:.1f} s) in {wall:.1f} s wall = "
-            f"{items / wall:.0f} items/s; {loads}",
+            f"{items / wall:.0f} items/s; full garbage collections {passes:g} ({collecting:.2f} s); {loads}",
             tuple(m.per_item_ms for m in runs) if len(runs) > 1 else (),
         )
     growth: dict[str, list[tuple[str, float]]] = {}
@@ -308,7 +316,9 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
                 dataclasses.replace(m, load=f"{load} before, {after} after") for m in (migrated, applied)
             ]
             print(
-                f"  {items}: migrate {migrated.per_item_ms:.2f} ms/item, apply {applied.per_item_ms:.2f}",
+                f"  {items}: migrate {migrated.per_item_ms:.2f} ms/item, apply {applied.per_item_ms:.2f}"
+                f" (full gc: migrate {migrated.full_gc[0]} in {migrated.full_gc[1]:.2f} s,"
+                f" apply {applied.full_gc[0]} in {applied.full_gc[1]:.2f} s)",
                 file=sys.stderr,
                 flush=True,
             )

@@ -89,3 +89,23 @@ def test_two_long_runs_pair_round_by_round() -> None:
     got = {f.name: f for f in figures(runs)}
     slopes = got["cpu_slope_apply_20k_to_100k"]
     assert [round(v, 3) for v in slopes.rounds] == [2.0, 2.5]
+
+
+def test_the_note_gives_the_median_of_the_runs_full_collections() -> None:
+    runs = [Measured("apply", 1000, 10.0, cpu=2.0, done=1000, full_gc=(n, n / 10)) for n in (3, 40, 7)]
+    note = next(f.note for f in figures(runs) if f.name == "cpu_per_item_apply_1k")
+    assert "full garbage collections 7 (0.70 s)" in note
+
+
+def test_the_child_counts_the_collectors_passes_while_installed() -> None:
+    import gc
+
+    from bench.child import _Collections
+
+    with _Collections() as collections:
+        gc.collect()
+        gc.collect(0)
+    counted = collections.report()
+    assert counted["passes"][2] >= 1 and counted["passes"][0] >= 1
+    gc.collect()  # after it is removed: not counted
+    assert collections.report() == counted and collections not in gc.callbacks
