@@ -148,8 +148,7 @@ def measure_pair(ctl: EmulatorControl, root: Path, data: bytes, items: int) -> t
 def _measured(job: str, items: int, got: dict[str, Any], done: str) -> Measured:
     """A job's run as bench.child reported it; its items in the state `done` counted as done."""
     cpu, system = got["cpu_seconds"], got["cpu_system_seconds"]
-    collector = got.get("gc") or {"passes": [0, 0, 0], "seconds": [0.0, 0.0, 0.0]}
-    full_gc = (int(collector["passes"][2]), float(collector["seconds"][2]))
+    full_gc = (int(got["gc"]["passes"][2]), float(got["gc"]["seconds"][2]))
     done_items = int(got["counts"].get(done, 0))
     return Measured(job, items, got["seconds"], cpu, done_items, system=system, full_gc=full_gc)
 
