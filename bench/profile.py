@@ -14,13 +14,13 @@ from pathlib import Path
 #: worker's `get(block=True)`, a socket's `recv` (an answer not yet here). py-spy records busy threads only
 #: (no --idle), but its idle test misses a share of them: paused, a thread blocked on the ledger's lock was
 #: sampled about one time in ten; with --nonblocking the limiter's sleep, socket reads and idle workers
-#: still showed (a paced apply at 100k: a quarter of its samples). Matched on the line's text, so a line
-#: that moves (db.py did, and a third of an apply profile's samples were lock waits read as work) or a
-#: library's version does not make them count again.
+#: still showed (a paced apply at 100k: three samples in ten; with the locks, half). Matched on the line's
+#: text, so a line that moves (db.py did, and a third of an apply profile's samples were lock waits read as
+#: work) or a library's version does not make them count again.
 WAIT_LINES = re.compile(
     r"^with self\._?lock\b|\btime\.sleep\(|\.acquire\(|\.get\(block=True\)|\.recv(_into)?\("
 )
-_FRAME = re.compile(r"^(?P<function>.*) \((?P<path>.+):(?P<line>\d+)\)$")
+_FRAME = re.compile(r"^.* \((?P<path>.+):(?P<line>\d+)\)$")
 
 
 @functools.cache
