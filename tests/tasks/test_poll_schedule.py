@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -60,20 +60,35 @@ def test_polls_wait_while_the_minute_budget_is_wanted_by_creates(ctx: MigrateCon
     limiter = ctx.client.transport.limiter
     used = limiter.per_minute - limiter.budget()  # the calls of the two uploads so far
     assert 0 < used < 10
+    asked: list[int] = []
+
+    def left(creates: int) -> Callable[[int], int]:
+        """The creates left, counted as the ledger counts them: up to what the caller asks."""
+
+        def count(at_most: int) -> int:
+            asked.append(at_most)
+            return min(creates, at_most)
+
+        return count
+
     # Creates come slower than the budget lasts (few calls in the last minute): a poll takes nobody's slot.
     budget = limiter.budget()
-    assert watcher.due(lambda: watched, creates_left=lambda: budget, uploading=True)
+    assert watcher.due(lambda: watched, creates_left=left(budget), uploading=True)
     while limiter.budget() > 7:
         limiter.acquire()
     # 23 calls in the last minute, 7 left: ten creates left would use them all.
-    assert not watcher.due(lambda: watched, creates_left=lambda: 10, uploading=True)
+    assert not watcher.due(lambda: watched, creates_left=left(10), uploading=True)
+    assert not watcher.due(lambda: watched, creates_left=left(5000), uploading=True)
     # Five left: they all go now; the poll (nothing learned about processing yet) may come.
-    assert watcher.due(lambda: watched, creates_left=lambda: 5, uploading=True)
+    assert watcher.due(lambda: watched, creates_left=left(5), uploading=True)
+    # The count is asked no further than the budget it is compared with (not a minute's limit of entries).
+    assert asked == [budget, 7, 7, 7], asked
     while limiter.budget() > 0:
         limiter.acquire()
-    assert not watcher.due(lambda: watched, creates_left=lambda: 1, uploading=True)
+    assert not watcher.due(lambda: watched, creates_left=left(1), uploading=True)
+    assert asked[-1] == 1  # an empty budget: asked whether any create is left at all
     # ... unless the run has gone without a poll for BUSY_POLL_SECONDS.
-    assert watcher.due(lambda: watched, creates_left=lambda: 1, uploading=True, now=time.monotonic() + 301)
+    assert watcher.due(lambda: watched, creates_left=left(1), uploading=True, now=time.monotonic() + 301)
 
 
 def test_the_poll_after_the_last_upload_waits_for_the_shortest_processing_seen(
@@ -82,7 +97,7 @@ def test_the_poll_after_the_last_upload_waits_for_the_shortest_processing_seen(
     clip = clip_factory(1.0)
     watcher = Watcher(ctx)
     emu_control.set_video_status(emu, _video(ctx, "a"), "done")
-    assert watcher.latency is None and watcher.due(watcher.watched, creates_left=lambda: 0, uploading=False)
+    assert watcher.latency is None and watcher.due(watcher.watched, creates_left=lambda _: 0, uploading=False)
     assert sorted(watcher.poll_once()) == [("a", "uploaded", "done"), ("b", "uploaded", "processing")]
     assert watcher.latency is None  # one video ended: too few to tell
     watcher.latency = 1.0
@@ -95,13 +110,13 @@ def test_the_poll_after_the_last_upload_waits_for_the_shortest_processing_seen(
     assert sorted(i.key for i in watched) == ["b", "c"]
     later = watcher.last_poll + 5.0
     # held back for b
-    assert not watcher.due(lambda: watched, creates_left=lambda: 0, uploading=False, now=later)
-    assert not watcher.due(lambda: watched, creates_left=lambda: 0, uploading=False, now=later + 4.9)
+    assert not watcher.due(lambda: watched, creates_left=lambda _: 0, uploading=False, now=later)
+    assert not watcher.due(lambda: watched, creates_left=lambda _: 0, uploading=False, now=later + 4.9)
     assert watcher.due(
-        lambda: watched, creates_left=lambda: 0, uploading=False, now=later + 5.0
+        lambda: watched, creates_left=lambda _: 0, uploading=False, now=later + 5.0
     )  # by one interval at most
     assert not watcher.due(
-        lambda: watched, creates_left=lambda: 0, uploading=False, now=watcher.last_poll + 4.9
+        lambda: watched, creates_left=lambda _: 0, uploading=False, now=watcher.last_poll + 4.9
     )  # 5 s rule
 
 

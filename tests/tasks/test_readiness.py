@@ -206,7 +206,7 @@ def test_a_held_poll_lists_the_pages_behind_the_first_early_and_each_page_once(
         _interval_passed(watcher)
         watcher.latency = 3600.0  # processing seems long: the poll is held for the youngest upload
         assert not watcher.may_list_early(watcher.watching())  # no poll held yet
-        assert not watcher.due(watcher.watched, creates_left=lambda: 0, uploading=False)
+        assert not watcher.due(watcher.watched, creates_left=lambda _: 0, uploading=False)
         assert watcher.may_list_early(watcher.watching())
         run.asked.clear()
         before = run.calls()

@@ -3,6 +3,7 @@ does not hold cost no call; a payload of an unknown shape changes nothing."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +138,7 @@ def test_a_lost_done_webhook_costs_at_most_the_safety_net_poll_interval(
         since = max(watcher.last_poll, watcher.started)
 
         def due(at: float) -> bool:
-            return watcher.due(lambda: watched, creates_left=lambda: 0, uploading=False, now=since + at)
+            return watcher.due(lambda: watched, creates_left=lambda _: 0, uploading=False, now=since + at)
 
         assert not due(WEBHOOK_POLL_SECONDS - 1)  # the safety net, not a poll per interval
         assert due(WEBHOOK_POLL_SECONDS + 0.01)
@@ -181,9 +182,19 @@ def test_a_claim_waits_for_a_full_page_while_creates_are_owed_never_past_its_bou
         def due(at: float, **kw: Any) -> bool:
             return claims.due(watcher, now=since + at, **kw)
 
-        assert not due(1.0, creates_left=lambda: owed)
-        assert not due(claims.wait_bound() - 0.01, creates_left=lambda: owed)
-        assert due(claims.wait_bound(), creates_left=lambda: owed)  # the bound, whatever is owed
+        asked: list[int] = []
+
+        def left(at_most: int) -> int:
+            asked.append(at_most)
+            return min(owed, at_most)
+
+        assert not due(1.0, creates_left=left)
+        # counted one past the larger of a poll interval of creates and the budget, not to the whole 1000
+        limiter = ctx.client.transport.limiter
+        assert asked == [max(math.ceil(limiter.per_second * ctx.poll_seconds()), limiter.budget()) + 1]
+        assert asked[0] < owed
+        assert not due(claims.wait_bound() - 0.01, creates_left=left)
+        assert due(claims.wait_bound(), creates_left=left)  # the bound, whatever is owed
         assert due(1.0)  # nothing owed: at once
         # After the transfers, the only item has its claim: confirmed at once; the listing says done.
         assert due(1.0, quiet_from=since)

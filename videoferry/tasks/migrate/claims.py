@@ -100,15 +100,15 @@ class Claims:
         watcher: Watcher,
         now: float | None = None,
         *,
-        creates_left: Callable[[], int] | None = None,
+        creates_left: Callable[[int], int] | None = None,
         quiet_from: float | None = None,
     ) -> bool:
         """Whether to confirm now: claims wait, a poll interval since the last listing has passed, and...
 
-        - while creates are owed (creates_left given: the creates not made yet), more than a poll interval
-          of them at the per-second limit: a full page of claims waits (PAGE_SIZE, those still uploading not
-          counted) and the list takes no slot a create of this minute window wants (the budget left is more
-          than the creates left);
+        - while creates are owed (creates_left(at_most) given: the creates not made yet, counted up to
+          at_most), more than a poll interval of them at the per-second limit: a full page of claims waits
+          (PAGE_SIZE, those still uploading not counted) and the list takes no slot a create of this minute
+          window wants (the budget left is more than the creates left);
         - once the last creates will be made within a poll interval, or after them (quiet_from: when the
           transfers ended, or now while they run): every item not ended (uploading ones included) has a
           claim, or no claim came for a poll interval since quiet_from and the last claim (the last claims
@@ -122,10 +122,14 @@ class Claims:
             return False
         if now - min(self.since.values()) >= self.wait_bound():
             return True
-        creates = creates_left() if creates_left is not None else 0
         limiter = self.ctx.client.transport.limiter
-        if creates > limiter.per_second * self.ctx.poll_seconds():
-            return self._full_page() and limiter.budget() > creates
+        interval_of_creates = limiter.per_second * self.ctx.poll_seconds()
+        budget = limiter.budget() if creates_left is not None else 0
+        # Counted one past the largest number it is compared with: past that, every comparison is the same.
+        bound = max(math.ceil(interval_of_creates), budget) + 1
+        creates = creates_left(bound) if creates_left is not None else 0
+        if creates > interval_of_creates:
+            return self._full_page() and budget > creates
         if quiet_from is not None and now - max(quiet_from, self.last_claim) < self.ctx.poll_seconds():
             self._waiting()  # claims about videos of no item of ours do not count
             return len(self.pending) >= self.ctx.ledger.count(OWED)

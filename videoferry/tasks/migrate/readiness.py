@@ -83,15 +83,16 @@ class Watcher:
         self,
         watched: Callable[[], list[Item]],
         *,
-        creates_left: Callable[[], int],
+        creates_left: Callable[[int], int],
         uploading: bool,
         now: float | None = None,
     ) -> bool:
         """Whether to poll now (`now`: time.monotonic()); never twice within the poll interval.
 
         watched: how to read the watched items (read only when the youngest upload's end decides).
-        creates_left: counts the items whose create is not answered yet (asked only once the interval has
-        passed: a ledger query); uploading: transfers still running. While
+        creates_left(at_most): counts the items whose create is not answered yet, up to at_most (asked only
+        once the interval has passed: a ledger query, which reads no further than the minute's budget and one:
+        the count is only compared with it); uploading: transfers still running. While
         creates are left, only when the poll takes no slot a create will want (see BUSY_POLL_SECONDS). After
         the last create, a poll that would come before the youngest upload's video can be done (its end, or
         now while uploads run, + the shortest processing seen) waits for that moment, by at most one poll
@@ -114,7 +115,7 @@ class Watcher:
     def _hold(
         self,
         watched: Callable[[], list[Item]],
-        count_creates: Callable[[], int],
+        count_creates: Callable[[int], int],
         uploading: bool,
         now: float,
     ) -> bool | None:
@@ -125,12 +126,15 @@ class Watcher:
         webhooks = interval > self.ctx.poll_seconds()
         if now - (max(self.last_poll, self.started) if webhooks else self.last_poll) < interval:
             return None
-        creates_left = count_creates()
+        limiter = self.ctx.client.transport.limiter
+        left = limiter.budget()
+        # Counted up to the budget (at least one): each comparison below asks only whether the creates left
+        # reach it. Counted to a minute's limit, the count read that many index entries every round the poll
+        # was held.
+        creates_left = count_creates(max(left, 1))
         if creates_left:
             if now - max(self.last_poll, self.started) >= max(interval, BUSY_POLL_SECONDS):
                 return False
-            limiter = self.ctx.client.transport.limiter
-            left = limiter.budget()
             if left <= min(creates_left, limiter.per_minute - left):
                 return None  # the poll would take a slot a create wants
             if left <= creates_left:

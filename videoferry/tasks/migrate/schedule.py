@@ -291,21 +291,24 @@ def _listed(ctx: MigrateContext, listing: Callable[[], object]) -> bool:
     return True
 
 
-def _creates_left(ctx: MigrateContext, uploading: bool) -> int:
-    """Items whose create is not answered yet (planned, or in creating), counted up to creates_bound(); 0
-    once no transfer runs."""
+def _creates_left(ctx: MigrateContext, uploading: bool, at_most: int | None = None) -> int:
+    """Items whose create is not answered yet (planned, or in creating), counted up to at_most (its callers
+    pass one past the largest number they compare the count with; by default creates_bound()); 0 once no
+    transfer runs."""
     if not uploading:
         return 0
     # count(), not counts(): the items_state index reads only these two states' entries; counts() groups the
     # whole index. Bounded too: asked every round while polls are held, a whole count read every planned
     # item's entry (O(run) a round, O(run^2) a run: the CPU per extra item grew 1.19x from 20k to 100k).
-    return ctx.ledger.count([PLANNED, CREATING], at_most=creates_bound(ctx))
+    bound = creates_bound(ctx)
+    return ctx.ledger.count([PLANNED, CREATING], at_most=bound if at_most is None else min(at_most, bound))
 
 
 def creates_bound(ctx: MigrateContext) -> int:
-    """How far the creates left are counted: one more than any number their users compare them with (the
-    limiter's budget, at most per_minute; its per-minute limit; a poll interval of creates at the per-second
-    limit: Watcher._hold, Claims.due), so each comparison comes out as with the whole count."""
+    """How far the creates left are counted at most: one more than any number their users compare them with
+    (the limiter's budget, at most per_minute; its per-minute limit; a poll interval of creates at the
+    per-second limit: Watcher._hold, Claims.due), so each comparison comes out as with the whole count. Each
+    caller asks for less when it can (Watcher._hold: the budget it reads, and one)."""
     limiter = ctx.client.transport.limiter
     return max(limiter.per_minute, math.ceil(limiter.per_second * ctx.poll_seconds())) + 1
 
