@@ -1,4 +1,4 @@
-"""The ledger queries a migration's schedule asks every round read the items in play, not the whole table."""
+"""The ledger queries a migration asks every round and every poll read the items in play, not the table."""
 
 from __future__ import annotations
 
@@ -139,6 +139,25 @@ def test_watching_reads_no_further_than_a_page_and_one(tmp_path: Path) -> None:
             for n in (101, 2000)
         ]
         assert steps[1] > 10 * steps[0], steps
+    finally:
+        few.close()
+        many.close()
+
+
+def test_a_listings_statuses_are_matched_by_video_id_not_by_state(tmp_path: Path) -> None:
+    """A poll's statuses (a page or more of video ids) find their items through the video id index: the
+    rows read do not grow with the items watched. Searched by state (SQLite's choice given ten ids or more),
+    each call read every watched item: O(run^2) over the poll that ends a run, which lists every video."""
+    few, many = _ledger(tmp_path / "few.db", 40, 40), _ledger(tmp_path / "many.db", 3000, 3000)
+    try:
+        statuses = {f"v-k{n:05d}": "processing" for n in range(30)}
+        plans = _plans(many, lambda: many.apply_statuses(None, statuses))
+        assert any("items_video_id" in p for p in plans) and not any("items_state" in p for p in plans), plans
+        assert many.count(["processing"]) == 30  # the statuses were applied
+        again = {f"v-k{n:05d}": "done" for n in range(30, 60)}
+        steps = [_steps(led, functools.partial(led.apply_statuses, None, again)) for led in (few, many)]
+        assert many.count(["done"]) == 30 and few.count(["done"]) == 10  # few holds 40 items, 10 of these
+        assert steps[1] < 5 * steps[0], steps  # 30 rows found, not 3000 watched read (10 in the smaller)
     finally:
         few.close()
         many.close()
