@@ -9,6 +9,7 @@ import pytest
 
 from tests.state.helpers import ENDPOINT, drive, endpoint_for, failed_from, spec
 from videoferry.state import InvalidTransition, Ledger, LedgerError
+from videoferry.state.applied import UNIT_OWNER
 
 
 def test_report_rows_never_contain_the_endpoint(ledger: Ledger, run_id: str) -> None:
@@ -223,3 +224,32 @@ def test_bad_operation_targets_are_refused(ledger: Ledger, target: dict[str, Any
     with pytest.raises(ValueError):
         ledger.record_op_intent(None, "delete", {}, **target)
     assert ledger.ops() == []
+
+
+def test_video_owners_are_found_through_the_indexes(ledger: Ledger, run_id: str) -> None:
+    """An item's video is owned by its key, a video an operation created by that unit; a live event an
+    operation created is no video's owner. Both lookups search an index (by created_id alone, the
+    operations were scanned once per 500 videos: a check of a large library against many operations)."""
+    drive(ledger, "k", "done", run_id)
+    copy = ledger.record_op_intent("k", "copy", {}, run_id=run_id, op_key="copy-k", video_id="v-src")
+    ledger.record_op_outcome(copy, "done", {}, run_id=run_id, created_id="v-copy")
+    event = ledger.record_op_intent(None, "create_event", {}, run_id=run_id, op_key="event-e")
+    ledger.record_op_outcome(event, "done", {}, run_id=run_id, created_id="v-twin", created_kind="live_event")
+    video_of_k = ledger.get("k").video_id  # type: ignore[union-attr]
+    assert video_of_k
+    owners = ledger.video_owners([video_of_k, "v-copy", "v-twin", "v-none"])
+    assert owners == {video_of_k: "k", "v-copy": UNIT_OWNER + "copy-k"}
+    conn = ledger._db.conn
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    try:
+        ledger.video_owners([f"v-{n}" for n in range(20)])
+    finally:
+        conn.set_trace_callback(None)
+    plans = [
+        str(r[-1])
+        for s in statements
+        if s.lstrip().startswith("SELECT")
+        for r in conn.execute(f"EXPLAIN QUERY PLAN {s}")
+    ]
+    assert len(plans) == 2 and all(p.startswith("SEARCH") for p in plans), plans
