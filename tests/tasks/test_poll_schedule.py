@@ -81,14 +81,16 @@ def test_polls_wait_while_the_minute_budget_is_wanted_by_creates(ctx: MigrateCon
     assert not watcher.due(lambda: watched, creates_left=left(5000), uploading=True)
     # Five left: they all go now; the poll (nothing learned about processing yet) may come.
     assert watcher.due(lambda: watched, creates_left=left(5), uploading=True)
-    # The count is asked no further than the budget it is compared with (not a minute's limit of entries).
-    assert asked == [budget, 7, 7, 7], asked
+    # The count is asked whether any create is left, then no further than the budget it is compared with
+    # (not a minute's limit of entries).
+    assert asked == [1, budget, 1, 7, 1, 7, 1, 7], asked
     while limiter.budget() > 0:
         limiter.acquire()
     assert not watcher.due(lambda: watched, creates_left=left(1), uploading=True)
-    assert asked[-1] == 1  # an empty budget: asked whether any create is left at all
-    # ... unless the run has gone without a poll for BUSY_POLL_SECONDS.
+    assert asked[-2:] == [1, 1]  # an empty budget: nothing past whether a create is left
+    # ... unless the run has gone without a poll for BUSY_POLL_SECONDS (no count past the first then).
     assert watcher.due(lambda: watched, creates_left=left(1), uploading=True, now=time.monotonic() + 301)
+    assert asked[-3:] == [1, 1, 1]
 
 
 def test_the_poll_after_the_last_upload_waits_for_the_shortest_processing_seen(

@@ -126,15 +126,14 @@ class Watcher:
         webhooks = interval > self.ctx.poll_seconds()
         if now - (max(self.last_poll, self.started) if webhooks else self.last_poll) < interval:
             return None
-        limiter = self.ctx.client.transport.limiter
-        left = limiter.budget()
-        # Counted up to the budget (at least one): each comparison below asks only whether the creates left
-        # reach it. Counted to a minute's limit, the count read that many index entries every round the poll
-        # was held.
-        creates_left = count_creates(max(left, 1))
-        if creates_left:
+        if count_creates(1):
             if now - max(self.last_poll, self.started) >= max(interval, BUSY_POLL_SECONDS):
                 return False
+            limiter = self.ctx.client.transport.limiter
+            left = limiter.budget()
+            # Counted up to the budget: each comparison below asks only whether the creates left reach it.
+            # Counted to a minute's limit, it read that many index entries every round the poll was held.
+            creates_left = count_creates(max(left, 1))
             if left <= min(creates_left, limiter.per_minute - left):
                 return None  # the poll would take a slot a create wants
             if left <= creates_left:
