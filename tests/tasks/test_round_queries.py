@@ -76,8 +76,8 @@ def test_creates_left_counts_two_states_through_the_index(tmp_path: Path) -> Non
     ledger = _ledger(tmp_path / "ledger.db")
     try:
         ctx = _ctx(ledger)
-        assert _creates_left(ctx, True) == 50
-        plans = _plans(ledger, lambda: _creates_left(ctx, True))
+        assert _creates_left(ctx, True, creates_bound(ctx)) == 50
+        plans = _plans(ledger, lambda: _creates_left(ctx, True, creates_bound(ctx)))
         assert plans and all("SCAN items" not in p for p in plans), (
             plans
         )  # a bounded count scans its subquery
@@ -109,12 +109,14 @@ def test_creates_left_reads_no_further_than_its_bound(tmp_path: Path) -> None:
         for ledger in (small, big):  # the limits make the bound 5 * 6 + 1 = 31: a poll interval's creates
             ctx = _ctx(ledger, per_second=6, per_minute=20)
             assert creates_bound(ctx) == 31
-            assert _creates_left(ctx, True) == 31
-            assert _creates_left(_ctx(ledger, per_second=10, per_minute=3000), True) == min(
+            assert _creates_left(ctx, True, creates_bound(ctx)) == 31
+            assert _creates_left(ctx, True, 1000) == 31  # never past the bound, whatever is asked
+            wide = _ctx(ledger, per_second=10, per_minute=3000)
+            assert _creates_left(wide, True, creates_bound(wide)) == min(
                 ledger.count(["planned"]), 3001
             )
         bounded = [
-            _steps(led, functools.partial(_creates_left, _ctx(led, 6, 20), True)) for led in (small, big)
+            _steps(led, functools.partial(_creates_left, _ctx(led, 6, 20), True, 31)) for led in (small, big)
         ]
         whole = [_steps(led, functools.partial(led.count, ["planned", "creating"])) for led in (small, big)]
         assert bounded[1] == bounded[0], bounded  # the same entries read at 40 and at 3000 planned items

@@ -291,17 +291,16 @@ def _listed(ctx: MigrateContext, listing: Callable[[], object]) -> bool:
     return True
 
 
-def _creates_left(ctx: MigrateContext, uploading: bool, at_most: int | None = None) -> int:
+def _creates_left(ctx: MigrateContext, uploading: bool, at_most: int) -> int:
     """Items whose create is not answered yet (planned, or in creating), counted up to at_most (its callers
-    pass one past the largest number they compare the count with; by default creates_bound()); 0 once no
+    pass one past the largest number they compare the count with), never past creates_bound(); 0 once no
     transfer runs."""
     if not uploading:
         return 0
     # count(), not counts(): the items_state index reads only these two states' entries; counts() groups the
     # whole index. Bounded too: asked every round while polls are held, a whole count read every planned
     # item's entry (O(run) a round, O(run^2) a run: the CPU per extra item grew 1.19x from 20k to 100k).
-    bound = creates_bound(ctx)
-    return ctx.ledger.count([PLANNED, CREATING], at_most=bound if at_most is None else min(at_most, bound))
+    return ctx.ledger.count([PLANNED, CREATING], at_most=min(at_most, creates_bound(ctx)))
 
 
 def creates_bound(ctx: MigrateContext) -> int:
