@@ -153,6 +153,11 @@ def _measured(job: str, items: int, got: dict[str, Any], done: str) -> Measured:
     return Measured(job, items, got["seconds"], cpu, done_items, system=system, full_gc=full_gc)
 
 
+def _cpu(m: Measured) -> str:
+    """A run's CPU split (user / system seconds) and its wall seconds, for telling an outlier's cause."""
+    return f"user {m.cpu - m.system:.1f} s, system {m.system:.1f} s, wall {m.seconds:.1f} s"
+
+
 def _load() -> str:
     one, five, fifteen = os.getloadavg()
     return f"load {one:.2f} {five:.2f} {fifteen:.2f}"
@@ -167,7 +172,11 @@ def _samples(runs: Sequence[Measured]) -> str:
     if len(runs) == 1:
         return "one run"
     spread = sorted(m.per_item_ms for m in runs)
-    return f"median of {len(runs)} interleaved runs, min {spread[0]:.2f} / max {spread[-1]:.2f} ms"
+    each = ", ".join(f"{m.cpu:.1f} s ({m.system:.1f} system) in {m.seconds:.1f} s" for m in runs)
+    return (
+        f"median of {len(runs)} interleaved runs, min {spread[0]:.2f} / max {spread[-1]:.2f} ms "
+        f"(each run's CPU in order: {each})"
+    )
 
 
 def figures(results: Sequence[Measured]) -> Iterator[Figure]:
@@ -315,7 +324,8 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
                 dataclasses.replace(m, load=f"{load} before, {after} after") for m in (migrated, applied)
             ]
             print(
-                f"  {items}: migrate {migrated.per_item_ms:.2f} ms/item, apply {applied.per_item_ms:.2f}"
+                f"  {items}: migrate {migrated.per_item_ms:.2f} ms/item ({_cpu(migrated)}),"
+                f" apply {applied.per_item_ms:.2f} ({_cpu(applied)})"
                 f" (full gc: migrate {migrated.full_gc[0]} in {migrated.full_gc[1]:.2f} s,"
                 f" apply {applied.full_gc[0]} in {applied.full_gc[1]:.2f} s)",
                 file=sys.stderr,
