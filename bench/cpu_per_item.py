@@ -172,10 +172,10 @@ def _samples(runs: Sequence[Measured]) -> str:
     if len(runs) == 1:
         return "one run"
     spread = sorted(m.per_item_ms for m in runs)
-    each = ", ".join(f"{m.cpu:.1f} s ({m.system:.1f} system) in {m.seconds:.1f} s" for m in runs)
+    each = "; ".join(_cpu(m) for m in runs)
     return (
         f"median of {len(runs)} interleaved runs, min {spread[0]:.2f} / max {spread[-1]:.2f} ms "
-        f"(each run's CPU in order: {each})"
+        f"(each run in order: {each})"
     )
 
 

@@ -30,7 +30,7 @@ def test_one_high_run_of_three_does_not_move_the_growth() -> None:
     assert "min 3.20 / max 3.90" in got["cpu_per_item_migrate_20k"].note
     # Each run's CPU stays in the note, in order, so an outlier can be told from the median it is hidden in.
     assert (
-        "each run's CPU in order: 64.0 s (0.0 system) in 200.0 s, 78.0 s"
+        "each run in order: user 64.0 s, system 0.0 s, wall 200.0 s; user 78.0 s"
         in got["cpu_per_item_migrate_20k"].note
     )
     assert "round by round 0.97, 1.15, 1.00" in got["cpu_per_item_growth_1k_to_20k_migrate"].note
