@@ -1,7 +1,8 @@
-"""`videoferry archive` into S3 (moto) against a raw boto3 copy of the same link, and its peak RSS."""
+"""`videoferry archive` into S3 (moto) against boto3 copies of one link (md5 checked or not); peak RSS."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import statistics
 import time
@@ -25,9 +26,10 @@ if TYPE_CHECKING:
 #: The recording copied for throughput, and the (reference, big) recordings of the memory runs.
 FULL_SIZE, QUICK_SIZE = 512 * MIB, 16 * MIB
 FULL_MEMORY, QUICK_MEMORY = (64 * MIB, 512 * MIB), (4 * MIB, 16 * MIB)
-#: Each way runs this often, alternating (archive, raw, archive, raw, ...); the median is reported (on this
-#: shared machine one round of the same copy moves by up to 50 %, so a best-of ratio moves by 0.2 from run to
-#: run). The raw copy with one thread (a reference, not a target) runs in the first SEQ_ROUNDS rounds only.
+#: Each way runs this often, in turn (archive, verified raw, raw; then verified raw, raw, archive; ...); the
+#: median is reported (on this shared machine one round of the same copy moves by up to 50 %, so a best-of
+#: ratio moves by 0.2 from run to run). The raw copy with one thread (a reference, not a target) runs in the
+#: first SEQ_ROUNDS rounds only.
 ROUNDS, SEQ_ROUNDS = 5, 2
 BUCKET = "videoferry-archive-bench"
 UNLIMITED_PER_SECOND, UNLIMITED_PER_MINUTE = 10_000, 600_000
@@ -132,11 +134,13 @@ def copy_step_seconds(ledger: Path) -> float:
 
 
 class _LinkReader:
-    """A read()-able view of a streamed httpx body (what upload_fileobj reads parts from)."""
+    """A read()-able view of a streamed httpx body (what upload_fileobj reads parts from); with `md5`, each
+    chunk is also hashed as it is read (how a script checks what it copied against the service's md5)."""
 
-    def __init__(self, chunks: Iterator[bytes]) -> None:
+    def __init__(self, chunks: Iterator[bytes], md5: Any = None) -> None:
         self._chunks = chunks
         self._left = b""
+        self._md5 = md5
 
     def read(self, size: int = -1) -> bytes:
         out = bytearray(self._left)
@@ -144,6 +148,8 @@ class _LinkReader:
             chunk = next(self._chunks, b"")
             if not chunk:
                 break
+            if self._md5 is not None:
+                self._md5.update(chunk)
             out += chunk
         if size < 0:
             self._left = b""
@@ -152,58 +158,74 @@ class _LinkReader:
         return bytes(out[:size])
 
 
-def paired_rounds(ours: Callable[[int], None], raw: Callable[[int], None]) -> None:
-    """One untimed round (index ROUNDS), then ROUNDS timed ones, ours first in even rounds and raw first in
-    odd ones (each callable records its own seconds; the untimed round's are dropped by the caller).
+def paired_rounds(*ways: Callable[[int], None]) -> None:
+    """One untimed round (index ROUNDS) of each way, then ROUNDS timed ones, the order turning by one each
+    round (with ours and raw: ours first in even rounds, raw first in odd ones; with three ways each goes
+    first, second and third in turn). Each callable records its own seconds; the untimed round's are dropped
+    by the caller.
 
     The first copy into fresh processes took up to 40 % longer than the rest (botocore loading its S3 model,
-    moto's first object of that size), and a copy that always ran right after the other way's took the
+    moto's first object of that size), and a copy that always ran right after another way's took the
     other's leftovers (moto freeing a 512 MiB object): both moved one way's rounds, not the other's.
     """
-    ours(ROUNDS)
-    raw(ROUNDS)
+    for way in ways:
+        way(ROUNDS)
     for n in range(ROUNDS):
-        for way in (ours, raw) if n % 2 == 0 else (raw, ours):
+        turn = n % len(ways)
+        for way in ways[turn:] + ways[:turn]:
             way(n)
 
 
 def raw_way(
-    s3: S3Client, link: str, size: int, into: list[float], one_thread: list[float] | None = None
+    s3: S3Client,
+    link: str,
+    size: int,
+    into: list[float],
+    one_thread: list[float] | None = None,
+    *,
+    md5: str | None = None,
 ) -> Callable[[int], None]:
     """The raw boto3 copy as one way of paired_rounds: round n's seconds (10 threads) into `into`, the object
-    deleted after; with `one_thread`, also the copy with one thread in the first SEQ_ROUNDS rounds."""
+    deleted after; with `one_thread`, also the copy with one thread in the first SEQ_ROUNDS rounds; with
+    `md5`, the copy checks the md5 of what it read against it (the verified raw copy)."""
+    tag = "verified" if md5 else "raw"
 
     def way(n: int) -> None:
-        into.append(raw_copy(s3, link, size, f"raw-{n}.bin", threads=True))
-        _empty(s3, f"raw-{n}.bin")
+        into.append(raw_copy(s3, link, size, f"{tag}-{n}.bin", threads=True, md5=md5))
+        _empty(s3, f"{tag}-{n}.bin")
         if one_thread is not None and n < SEQ_ROUNDS:
-            one_thread.append(raw_copy(s3, link, size, f"seq-{n}.bin", threads=False))
+            one_thread.append(raw_copy(s3, link, size, f"seq-{n}.bin", threads=False, md5=md5))
             _empty(s3, f"seq-{n}.bin")
 
     return way
 
 
-def raw_copy(s3: S3Client, link: str, size: int, key: str, *, threads: bool) -> float:
+def raw_copy(s3: S3Client, link: str, size: int, key: str, *, threads: bool, md5: str | None = None) -> float:
     """GET the same link with httpx (1 MiB chunks) into boto3's upload_fileobj, 8 MiB parts; seconds taken.
 
     threads=True is boto3's default transfer (10 threads: parts upload while the next ones download),
-    threads=False sends one part after the other (the archive's copy before its parts went in flight).
+    threads=False sends one part after the other (the archive's copy before its parts went in flight). With
+    `md5` (the service's), every chunk is hashed as it is read and the copy fails unless the digest is that
+    md5: the check the archive and the backup make of every copy (raw boto3 alone checks nothing).
     """
     from boto3.s3.transfer import TransferConfig
 
     config = TransferConfig(
         multipart_threshold=DEFAULT_PART_SIZE, multipart_chunksize=DEFAULT_PART_SIZE, use_threads=threads
     )
+    digest = hashlib.md5(usedforsecurity=False) if md5 else None
     with httpx.Client(timeout=httpx.Timeout(600.0, connect=10.0)) as http:
         started = time.perf_counter()
         with http.stream("GET", link) as answer:
             answer.raise_for_status()
-            reader = cast(IO[bytes], _LinkReader(answer.iter_bytes(MIB)))
+            reader = cast(IO[bytes], _LinkReader(answer.iter_bytes(MIB), digest))
             s3.upload_fileobj(reader, BUCKET, key, Config=config)
         stored = s3.head_object(Bucket=BUCKET, Key=key)["ContentLength"]
         elapsed = time.perf_counter() - started
     if stored != size:
         raise RuntimeError(f"raw copy stored {stored} bytes, not {size}")
+    if digest is not None and md5 is not None and digest.hexdigest() != md5.lower():
+        raise RuntimeError("verified raw copy: the md5 of the bytes read differs from the service's")
     return elapsed
 
 
@@ -213,21 +235,43 @@ def rounds(times: list[float]) -> str:
     return f"median {statistics.median(times):.2f} s of {len(times)}: {each} s"
 
 
-def compared(ours: list[float], raw: list[float], what: str, extra: str = "") -> Figure:
-    """`<what>_vs_raw_boto3`: the median of the rounds' own ratios, raw's seconds / ours (the rounds
+#: The two raw copies a copy is compared with: figure suffix -> how the note names it.
+AGAINST = {
+    "verified_boto3": "boto3 (10 threads) with the md5 checked as ours checks it",
+    "raw_boto3": "raw boto3 (10 threads, checking nothing)",
+}
+
+
+def compared(
+    ours: list[float], raw: list[float], what: str, extra: str = "", against: str = "raw_boto3"
+) -> Figure:
+    """`<what>_vs_<against>`: the median of the rounds' own ratios, raw's seconds / ours (the rounds
     alternate, so round n of each ran at about the same time), every round's ratio as its spread; the note
     gives the ratio of the medians, the best-of ratio and the load average of the machine (other processes
     share its 2 cores)."""
     each = [r / o for o, r in zip(ours, raw, strict=True)]
     load = os.getloadavg()
     return Figure(
-        f"{what}_vs_raw_boto3",
+        f"{what}_vs_{against}",
         statistics.median(each),
-        note=f"{what} / raw boto3 (10 threads), median of {len(ours)} alternating rounds' ratios; medians' "
+        note=f"{what} / {AGAINST[against]}, median of {len(ours)} alternating rounds' ratios; medians' "
         f"ratio {statistics.median(raw) / statistics.median(ours):.3f}; best / best "
         f"{min(raw) / min(ours):.3f}; load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1, 5, 15 "
         f"min) at the end{extra}; 1.0 = as fast",
         rounds=tuple(each),
+    )
+
+
+def verified_figure(name: str, mib: float, verified: list[float]) -> Figure:
+    """`<name>`: the verified raw copy's throughput (the median of its rounds)."""
+    return Figure(
+        name,
+        mib / statistics.median(verified),
+        "MiB/s",
+        f"the same link streamed by httpx into boto3 upload_fileobj, each 1 MiB chunk added to an md5 as it "
+        f"is read and the digest checked against the service's md5 at the end, 8 MiB parts, 10 threads, same "
+        f"moto, {rounds(verified)}",
+        tuple(mib / t for t in verified),
     )
 
 
@@ -238,6 +282,7 @@ def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: Mot
     event_id, original = _recording(emu, ws, size, "throughput")
     s3 = _s3_client(moto)
     archived: list[tuple[float, float]] = []
+    verified: list[float] = []
     raw: list[float] = []
     seq: list[float] = []
 
@@ -245,9 +290,12 @@ def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: Mot
         archived.append(archive_once(ws, event_id, size, root, n))
         _empty(s3, f"run-{n}/")
 
+    link = original["download_link"]
     with _aws_env(moto):
-        paired_rounds(ours, raw_way(s3, original["download_link"], size, raw, seq))
-    del archived[0], raw[0]  # the untimed round
+        paired_rounds(
+            ours, raw_way(s3, link, size, verified, md5=original["md5"]), raw_way(s3, link, size, raw, seq)
+        )
+    del archived[0], verified[0], raw[0]  # the untimed round
     mib = size / MIB
     copies = [t for t, _ in archived]
     yield Figure(
@@ -259,14 +307,17 @@ def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: Mot
         f"whole run_archive calls {', '.join(f'{w:.2f}' for _, w in archived)} s",
         tuple(mib / t for t in copies),
     )
+    yield verified_figure("verified_boto3_throughput", mib, verified)
     yield Figure(
         "raw_boto3_throughput",
         mib / statistics.median(raw),
         "MiB/s",
-        f"the same link streamed by httpx into boto3 upload_fileobj, 8 MiB parts, 10 threads, same moto, "
-        f"{rounds(raw)}; one thread (parts in turn): {mib / statistics.median(seq):.0f} MiB/s, {rounds(seq)}",
+        f"the same link streamed by httpx into boto3 upload_fileobj, 8 MiB parts, 10 threads, same moto, no "
+        f"check of what was copied, {rounds(raw)}; one thread (parts in turn): "
+        f"{mib / statistics.median(seq):.0f} MiB/s, {rounds(seq)}",
         tuple(mib / t for t in raw),
     )
+    yield compared(copies, verified, "archive", against="verified_boto3")
     one_thread = statistics.median(seq) / statistics.median(copies)
     yield compared(copies, raw, "archive", f"; archive / raw one thread {one_thread:.2f}")
 

@@ -1,4 +1,4 @@
-"""`videoferry backup` into S3 (moto) against a raw boto3 copy of the same link, its peak RSS, and a restore
+"""`videoferry backup` into S3 (moto) against boto3 copies of the same link, its peak RSS, and a restore
 from the backup both ways: the bytes through videoferry (tus) and the service pulling them (URL import)."""
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from bench.archive_copy import (
     paired_rounds,
     raw_way,
     rounds,
+    verified_figure,
 )
 from bench.figures import Figure
 from bench.services import EmulatorProcess, MotoProcess
@@ -63,6 +64,7 @@ def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: Mot
     _, original = _recording(emu, ws, size, "throughput", parent_id=project)
     s3 = _s3_client(moto)
     backed: list[tuple[float, float]] = []
+    verified: list[float] = []
     raw: list[float] = []
 
     def ours(n: int) -> None:
@@ -70,8 +72,10 @@ def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: Mot
         _empty(s3, f"backup-{n}/")
 
     with _aws_env(moto):
-        paired_rounds(ours, raw_way(s3, original["download_link"], size, raw))
-    del backed[0], raw[0]  # the untimed round
+        link = original["download_link"]
+        checked = raw_way(s3, link, size, verified, md5=original["md5"])
+        paired_rounds(ours, checked, raw_way(s3, link, size, raw))
+    del backed[0], verified[0], raw[0]  # the untimed round
     mib = size / MIB
     copies = [t for t, _ in backed]
     yield Figure(
@@ -83,14 +87,16 @@ def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: Mot
         f"whole run_backup calls {', '.join(f'{w:.2f}' for _, w in backed)} s",
         tuple(mib / t for t in copies),
     )
+    yield verified_figure("backup_verified_boto3_throughput", mib, verified)
     yield Figure(
         "backup_raw_boto3_throughput",
         mib / statistics.median(raw),
         "MiB/s",
-        f"the same link streamed by httpx into boto3 upload_fileobj, 8 MiB parts, 10 threads, same moto, "
-        f"{rounds(raw)}",
+        f"the same link streamed by httpx into boto3 upload_fileobj, 8 MiB parts, 10 threads, same moto, no "
+        f"check of what was copied, {rounds(raw)}",
         tuple(mib / t for t in raw),
     )
+    yield compared(copies, verified, "backup", against="verified_boto3")
     yield compared(copies, raw, "backup")
 
 

@@ -62,7 +62,9 @@ EXPECTED = {
     ],
     "archive_copy": [
         "archive_throughput",
+        "verified_boto3_throughput",
         "raw_boto3_throughput",
+        "archive_vs_verified_boto3",
         "archive_vs_raw_boto3",
         "peak_rss_archive",
         "peak_rss_growth_archive",
@@ -75,7 +77,9 @@ EXPECTED = {
     ],
     "backup_copy": [
         "backup_throughput",
+        "backup_verified_boto3_throughput",
         "backup_raw_boto3_throughput",
+        "backup_vs_verified_boto3",
         "backup_vs_raw_boto3",
         "peak_rss_backup",
         "peak_rss_growth_backup",
