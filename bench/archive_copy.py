@@ -262,17 +262,31 @@ def compared(
     )
 
 
-def verified_figure(name: str, mib: float, verified: list[float]) -> Figure:
-    """`<name>`: the verified raw copy's throughput (the median of its rounds)."""
-    return Figure(
-        name,
-        mib / statistics.median(verified),
-        "MiB/s",
-        f"the same link streamed by httpx into boto3 upload_fileobj, each 1 MiB chunk added to an md5 as it "
-        f"is read and the digest checked against the service's md5 at the end, 8 MiB parts, 10 threads, same "
-        f"moto, {rounds(verified)}",
-        tuple(mib / t for t in verified),
-    )
+def throughput(name: str, mib: float, times: list[float], note: str) -> Figure:
+    """`<name>`: MiB/s of a way's median round, every round's MiB/s as its spread."""
+    return Figure(name, mib / statistics.median(times), "MiB/s", note, tuple(mib / t for t in times))
+
+
+def raw_figures(
+    prefix: str, mib: float, verified: list[float], raw: list[float], extra: str = ""
+) -> list[Figure]:
+    """`<prefix>verified_boto3_throughput` and `<prefix>raw_boto3_throughput`: the two raw copies' MiB/s."""
+    way = "the same link streamed by httpx into boto3 upload_fileobj"
+    return [
+        throughput(
+            f"{prefix}verified_boto3_throughput",
+            mib,
+            verified,
+            f"{way}, each 1 MiB chunk added to an md5 as it is read and the digest checked against the "
+            f"service's md5 at the end, 8 MiB parts, 10 threads, same moto, {rounds(verified)}",
+        ),
+        throughput(
+            f"{prefix}raw_boto3_throughput",
+            mib,
+            raw,
+            f"{way}, 8 MiB parts, 10 threads, same moto, no check of what was copied, {rounds(raw)}{extra}",
+        ),
+    ]
 
 
 def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: MotoProcess) -> Iterator[Figure]:
@@ -298,25 +312,16 @@ def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: Mot
     del archived[0], verified[0], raw[0]  # the untimed round
     mib = size / MIB
     copies = [t for t, _ in archived]
-    yield Figure(
+    yield throughput(
         "archive_throughput",
-        mib / statistics.median(copies),
-        "MiB/s",
+        mib,
+        copies,
         f"{mib:.0f} MiB recording by run_archive to s3:// (moto), 8 MiB parts ({DEFAULT_IN_FLIGHT} in flight "
         f"while the download goes on), the copy step's intent -> outcome in the ledger, {rounds(copies)}; "
         f"whole run_archive calls {', '.join(f'{w:.2f}' for _, w in archived)} s",
-        tuple(mib / t for t in copies),
     )
-    yield verified_figure("verified_boto3_throughput", mib, verified)
-    yield Figure(
-        "raw_boto3_throughput",
-        mib / statistics.median(raw),
-        "MiB/s",
-        f"the same link streamed by httpx into boto3 upload_fileobj, 8 MiB parts, 10 threads, same moto, no "
-        f"check of what was copied, {rounds(raw)}; one thread (parts in turn): "
-        f"{mib / statistics.median(seq):.0f} MiB/s, {rounds(seq)}",
-        tuple(mib / t for t in raw),
-    )
+    seq_note = f"; one thread (parts in turn): {mib / statistics.median(seq):.0f} MiB/s, {rounds(seq)}"
+    yield from raw_figures("", mib, verified, raw, seq_note)
     yield compared(copies, verified, "archive", against="verified_boto3")
     one_thread = statistics.median(seq) / statistics.median(copies)
     yield compared(copies, raw, "archive", f"; archive / raw one thread {one_thread:.2f}")

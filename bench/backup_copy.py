@@ -3,7 +3,6 @@ from the backup both ways: the bytes through videoferry (tus) and the service pu
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,9 +18,10 @@ from bench.archive_copy import (
     copy_memory,
     copy_step_seconds,
     paired_rounds,
+    raw_figures,
     raw_way,
     rounds,
-    verified_figure,
+    throughput,
 )
 from bench.figures import Figure
 from bench.services import EmulatorProcess, MotoProcess
@@ -78,24 +78,15 @@ def _throughput(cfg: BenchConfig, emu: EmulatorProcess, ws: Workspace, moto: Mot
     del backed[0], verified[0], raw[0]  # the untimed round
     mib = size / MIB
     copies = [t for t, _ in backed]
-    yield Figure(
+    yield throughput(
         "backup_throughput",
-        mib / statistics.median(copies),
-        "MiB/s",
+        mib,
+        copies,
         f"{mib:.0f} MiB video by run_backup to s3:// (moto), 8 MiB parts ({DEFAULT_IN_FLIGHT} in flight "
         f"while the download goes on), the copy step's intent -> outcome in the ledger, {rounds(copies)}; "
         f"whole run_backup calls {', '.join(f'{w:.2f}' for _, w in backed)} s",
-        tuple(mib / t for t in copies),
     )
-    yield verified_figure("backup_verified_boto3_throughput", mib, verified)
-    yield Figure(
-        "backup_raw_boto3_throughput",
-        mib / statistics.median(raw),
-        "MiB/s",
-        f"the same link streamed by httpx into boto3 upload_fileobj, 8 MiB parts, 10 threads, same moto, no "
-        f"check of what was copied, {rounds(raw)}",
-        tuple(mib / t for t in raw),
-    )
+    yield from raw_figures("backup_", mib, verified, raw)
     yield compared(copies, verified, "backup", against="verified_boto3")
     yield compared(copies, raw, "backup")
 
