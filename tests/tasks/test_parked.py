@@ -1,10 +1,14 @@
 """A lost create answer looked up too early is settled as soon as its settle time has passed (issue 49: the
-faulted run's idle time), ahead of the batches not started yet, not in a round after every batch ended."""
+faulted run's idle time), ahead of the batches not started yet, not in a round after every batch ended; and
+looked up once before it while the calls can spare a listing, which can find its video ("there") but never
+says "not there"."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -37,6 +41,75 @@ def ctx(tmp_path: Path, emu_control: EmulatorControl, sample_clip: Path) -> Iter
         context.client.close()
         context.ledger.close()
         emu_control.clear_faults(ws)
+
+
+def _timed_journal(db: Path) -> list[tuple[float, str, str]]:
+    """(our clock's epoch seconds, key, message) of every ledger event, in the order written."""
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        rows = conn.execute("SELECT time, key, message FROM events ORDER BY event_id").fetchall()
+    return [(datetime.fromisoformat(t).timestamp(), str(k), str(msg or "")) for t, k, msg in rows]
+
+
+@contextlib.contextmanager
+def _tail_run(
+    tmp_path: Path, emu_control: EmulatorControl, clip: Path, fault: dict[str, object], lag: float = 0.0
+) -> Iterator[MigrateContext]:
+    """Three items of one clip in one batch (the run's tail at once: nothing is left to start), the first
+    init meeting `fault`; with lag, the service lists a new video only `lag` seconds after its create."""
+    ws = fast_polls(emu_control)
+    if lag:
+        emu_control.set_variants(ws, ["list-lag"], list_lag_seconds=lag)
+    context = planned_run(tmp_path / "l.db", ws, clip, 3, per_second=PER_SECOND)
+    emu_control.set_faults(ws, [{**fault, "path": "^/v2/init$", "times": 1}], seed=1)
+    try:
+        yield context
+    finally:
+        context.client.close()
+        context.ledger.close()
+        emu_control.clear_faults(ws)
+
+
+#: The settle time of the early-look tests: long against the early look (parked.EARLY_LOOK_SECONDS).
+LONG_SETTLE = 20.0
+
+
+@pytest.mark.parametrize("lag", [0.0, 3.0], ids=["listed-at-once", "list-lag-3s"])
+def test_a_lost_answer_near_the_end_is_found_by_an_early_look_before_its_settle_time(
+    tmp_path: Path,
+    emu_control: EmulatorControl,
+    sample_clip: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    lag: float,
+) -> None:
+    with _tail_run(tmp_path, emu_control, sample_clip, {"kind": "drop_after_commit"}, lag) as run:
+        assert run_with_settle(run, monkeypatch, LONG_SETTLE)
+        journal = _timed_journal(tmp_path / "l.db")
+        lost = next(t for t, k, msg in journal if k == "k00" and msg.startswith("reconcile postponed"))
+        adopted = next(t for t, k, msg in journal if k == "k00" and "adopted" in msg)
+        # Found by the one early listing, not after the settle time: "there" needs no settle time.
+        assert adopted - lost < LONG_SETTLE, journal
+        listed = run.listings.listings
+        assert listed == 1
+        items = run.ledger.items()
+        assert {i.state for i in items} == {FINISHED}
+        assert len({i.video_id for i in items}) == len(items)
+
+
+def test_an_early_look_that_finds_nothing_waits_for_the_settle_time_before_creating_again(
+    tmp_path: Path, emu_control: EmulatorControl, sample_clip: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A 503 before anything happened: the client cannot know that, so the answer counts as lost.
+    with _tail_run(tmp_path, emu_control, sample_clip, {"kind": "error", "status": 503}) as run:
+        assert run_with_settle(run, monkeypatch, LONG_SETTLE)
+        journal = _timed_journal(tmp_path / "l.db")
+        lost = next(t for t, k, msg in journal if k == "k00" and msg.startswith("reconcile postponed"))
+        again = next(t for t, k, msg in journal if k == "k00" and msg.startswith("reconcile: no matching"))
+        assert again - lost >= LONG_SETTLE - 1.0, journal  # the early look's empty listing was not believed
+        listed = run.listings.listings
+        assert listed == 2  # the early look's, then the one after the settle time
+        items = run.ledger.items()
+        assert {i.state for i in items} == {FINISHED}
+        assert len({i.video_id for i in items}) == len(items)
 
 
 def _journal(db: Path) -> list[tuple[str, str, str]]:
@@ -77,3 +150,35 @@ def test_parked_items_are_due_no_earlier_than_asked_on_the_grid_and_retried_a_bo
     assert shelf.take_due() == ["a"]
     assert shelf.take(["a", "b"]) == ["b"] and not shelf
     assert [shelf.retry("b") for _ in range(parked.RETRIES)] == [True] * (parked.RETRIES - 1) + [False]
+
+
+def test_an_early_look_is_taken_once_per_loss_after_its_age_and_only_when_the_calls_can_spare_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = [100.0]
+    monkeypatch.setattr(parked.time, "monotonic", lambda: clock[0])
+    shelf = parked.Parked()
+    shelf.park("a", 15.0)
+    asked = []
+
+    def room() -> bool:
+        asked.append(clock[0])
+        return True
+
+    assert shelf.take_early(parked.EARLY_LOOK_SECONDS, room) == [] and asked == []  # too young: not asked
+    clock[0] += parked.EARLY_LOOK_SECONDS
+    assert shelf.take_early(parked.EARLY_LOOK_SECONDS, lambda: False) == []  # no room: stays parked
+    assert shelf.keys() == {"a"}
+    assert shelf.take_early(parked.EARLY_LOOK_SECONDS, room) == ["a"] and not shelf
+    assert shelf.looks_early("a") and not shelf.looks_early("a")  # one early look
+    shelf.park("a", 13.0)  # back until the same settle time: no second early look
+    clock[0] += parked.EARLY_LOOK_SECONDS
+    assert shelf.take_early(parked.EARLY_LOOK_SECONDS, room) == []
+    clock[0] += 14.0
+    assert shelf.take_due() == ["a"]
+    shelf.park("a", 15.0)  # lost again (a later create): an early look of its own
+    clock[0] += parked.EARLY_LOOK_SECONDS
+    assert shelf.take_early(parked.EARLY_LOOK_SECONDS, room) == ["a"]
+    shelf.park("b", 1.0)  # due within a grid step: not worth an early look
+    clock[0] += parked.EARLY_LOOK_SECONDS - 0.5
+    assert shelf.take_early(parked.EARLY_LOOK_SECONDS, room) == []

@@ -4,10 +4,10 @@ A lookup after a lost answer (tasks/lookup.py) used to list once per answer, and
 listing. Here the lookups of one parent share one listing, taken under a per-parent lock: it is kept with
 the time (our clock) it was taken before its request went out, and the service-clock bound it reaches down
 to. A later lookup takes it as its answer when it reaches down far enough (its bound at or below the
-lookup's) and was taken after the lookup's intent; "not there" from it is believed only when it was taken
-at least tasks/lookup.SETTLE_SECONDS after the lost answer (tasks/lookup.settle_start: the settle rule of
-every lookup holds). A listing too
-early for a lookup past its settle time is taken again, once for every lookup waiting on the lock. When a
+lookup's) and was taken after the lookup's intent (an early look's: after the loss); "not there" from it
+is believed only when it was taken at least tasks/lookup.SETTLE_SECONDS after the lost answer
+(tasks/lookup.settle_start: the settle rule of every lookup holds). A listing too early for a lookup past
+its settle time is taken again, once for every lookup waiting on the lock. When a
 listing fails, the lookups that waited for it get its failure (no listing of their own): the failed lookups
 are tried again in the caller's next round, one listing for all of them.
 
@@ -92,13 +92,16 @@ class SharedListings:
         *,
         scope: tuple[str, str] | None = None,
         reach: datetime | None = None,
+        after: datetime | None = None,
     ) -> Video | None:
         """The video this create made, from a shared listing (taken when none kept can answer); None: not
         there (believed by the caller only after the settle time, which a None here respects).
 
         scope: the list filter for the parent ("project_id" or "folder_id", id), None: unfiltered;
-        reach: the oldest open intent (our clock) a new listing should cover besides this one's. A failed
-        listing raises its VideoApiError (also to the lookups that waited for it).
+        reach: the oldest open intent (our clock) a new listing should cover besides this one's; after: a
+        kept listing answers only when taken at or after this moment as well (an early look wants one taken
+        after the answer was lost, not one taken while the create was still on its way). A failed listing
+        raises its VideoApiError (also to the lookups that waited for it).
         """
         bound, clock_known = service_bound(client, sent.intent_at)
         if bound is None or not clock_known or sent.intent_at is None:
@@ -107,7 +110,10 @@ class SharedListings:
         entered = time.monotonic()
         entry = self._parent(sent.parent_id)
         with entry.lock:
-            answer = self._answer(entry.listing, sent, owners, bound, intent_at)
+            kept = entry.listing
+            if after is not None and kept is not None and kept.taken_at < after:
+                kept = None
+            answer = self._answer(kept, sent, owners, bound, intent_at)
             if answer is not None:
                 return answer[0]
             if entry.failure is not None and entry.failed_at >= entered:

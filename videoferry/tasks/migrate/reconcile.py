@@ -20,7 +20,7 @@ from videoferry.state.errors import LedgerError
 from videoferry.state.machine import CREATING, OpStatus
 from videoferry.state.models import Item
 from videoferry.tasks.exactly_once import Intent, Lookup, NotMade, OpJournal, exactly_once, look_up
-from videoferry.tasks.lookup import Postponed, SentCreate, service_bound, settled
+from videoferry.tasks.lookup import Postponed, SentCreate, service_bound, settle_start, settled
 from videoferry.tasks.migrate.context import MigrateContext, reload
 
 log = logging.getLogger(__name__)
@@ -48,16 +48,21 @@ def locate(ctx: MigrateContext, item: Item, *, defer: bool = False) -> Video | N
     From the run's shared listing of the item's parent (tasks/shared_listing.py): one listing, reaching down
     to the oldest create still open, settles the lost answers then due. defer: a lost answer just now is
     not listed for before its settle time (a listing kept for the others may show its video already:
-    SharedListings.seen); the item is parked until then (tasks/migrate/parked.py) and looked up again.
+    SharedListings.seen); the item is parked until then (tasks/migrate/parked.py) and looked up again, or
+    once before it, when the schedule took it for an early look (Parked.looks_early): that listing can
+    show "there", and None from it is not believed (the caller's settle time has not passed).
     """
     sent = sent_create(item)
+    after = None
     if defer and sent.intent_at is not None and not settled(sent):
         seen = ctx.listings.seen(ctx.client, sent, ctx.ledger.keys_for_videos)
         if seen is not None:
             return seen  # a listing kept for the others, taken after this intent, shows its video already
-        why = "reconcile postponed: looked up after the settle time, by one listing for those then due"
-        ctx.ledger.note(item.key, ctx.run_id, why)
-        return None  # "not there" is not believed yet: looked up once its settle time has passed
+        after = settle_start(sent.owner, sent.intent_at)  # an early look: a listing taken after the loss
+        if not ctx.parked.looks_early(item.key):
+            why = "reconcile postponed: looked up after the settle time, by one listing for those then due"
+            ctx.ledger.note(item.key, ctx.run_id, why)
+            return None  # "not there" is not believed yet: looked up once its settle time has passed
     parent = item.spec.parent_id
     scope = ctx.scopes.get(parent) if parent else None
     opened = [i.created_intent_at for i in ctx.ledger.items([CREATING]) if i.created_intent_at is not None]
@@ -67,6 +72,7 @@ def locate(ctx: MigrateContext, item: Item, *, defer: bool = False) -> Video | N
         ctx.ledger.keys_for_videos,
         scope=(scope, parent) if scope and parent else None,
         reach=min(opened, default=None),
+        after=after,
     )
 
 

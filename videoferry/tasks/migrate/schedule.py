@@ -15,6 +15,7 @@ from videoferry.tasks.lookup import settle_remaining_at
 from videoferry.tasks.migrate.claims import Claims
 from videoferry.tasks.migrate.context import MigrateContext
 from videoferry.tasks.migrate.finish import finish_item, owes_nothing
+from videoferry.tasks.migrate.parked import EARLY_LOOK_SECONDS
 from videoferry.tasks.migrate.readiness import Watcher
 from videoferry.tasks.migrate.reconcile import sent_create
 from videoferry.tasks.scheduling import Handle, Schedule, WaitBound, when_done
@@ -129,10 +130,14 @@ class ItemSchedule(Schedule):
 
     def settle_leftovers(self) -> None:
         """Parked items (a lost answer looked up too early: tasks/migrate/parked.py) go again as soon as their
-        settle time has passed, in batches ahead of those not started yet. Once nothing runs, the other items
-        still in creating (their lookup could not decide) go again, a round later: after the settle time of
-        the youngest intent, or a growing pause after a failed listing."""
+        settle time has passed, in batches ahead of those not started yet, and once before it for an early
+        look (EARLY_LOOK_SECONDS after they were parked) while the calls can spare a listing (near the run's
+        end: its tail is the lost answers' settle times, and a found video needs none). Once nothing runs, the
+        other items still in creating (their lookup could not decide) go again, a round later: after the
+        settle time of the youngest intent, or a growing pause after a failed listing."""
         due = self.ctx.parked.take_due() + self._seen_parked()
+        if self.ctx.parked:
+            due += self.ctx.parked.take_early(EARLY_LOOK_SECONDS, self._listing_spared)
         if due:
             self.queue.extend(reversed(make_batches(due, self.transfers)))  # popped from the end: first
         self.unsettled = []
@@ -163,6 +168,15 @@ class ItemSchedule(Schedule):
             self.next_round = None
             self.queue = make_batches(unsettled, self.transfers)
             self.queue.reverse()
+
+    def _listing_spared(self) -> bool:
+        """Whether the calls can spare a listing for an early look: the budget of the longest window admits
+        every create still to come (planned or in creating, counted up to it) and one call more, so the look
+        takes no slot a create wants (none while a 429's pause lasts: the budget is 0)."""
+        budget = self.ctx.client.transport.limiter.budget()
+        if budget <= 1:
+            return False
+        return self.ctx.ledger.count([PLANNED, CREATING], at_most=budget) < budget
 
     def _seen_parked(self) -> list[str]:
         """Parked items whose video a listing taken since their intent (for the lookups then due) shows: they
