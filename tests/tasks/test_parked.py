@@ -30,17 +30,11 @@ PER_SECOND = 5
 @pytest.fixture()
 def ctx(tmp_path: Path, emu_control: EmulatorControl, sample_clip: Path) -> Iterator[MigrateContext]:
     """A run of MAX_BATCH + 1 planned items of one clip (one transfer: a batch of MAX_BATCH, then one of 1);
-    its ledger at tmp_path/l.db."""
-    ws = fast_polls(emu_control)
-    context = planned_run(tmp_path / "l.db", ws, sample_clip, MAX_BATCH + 1, per_second=PER_SECOND)
-    # The first init's answer is lost after the service made the video; every other call is answered.
-    emu_control.set_faults(ws, [{"kind": "drop_after_commit", "path": "^/v2/init$", "times": 1}], seed=1)
-    try:
+    its ledger at tmp_path/l.db. The first init's answer is lost after the service made the video; every
+    other call is answered."""
+    fault: dict[str, object] = {"kind": "drop_after_commit"}
+    with _faulted_run(tmp_path, emu_control, sample_clip, MAX_BATCH + 1, fault) as context:
         yield context
-    finally:
-        context.client.close()
-        context.ledger.close()
-        emu_control.clear_faults(ws)
 
 
 def _timed_journal(db: Path) -> list[tuple[float, str, str]]:
@@ -51,15 +45,20 @@ def _timed_journal(db: Path) -> list[tuple[float, str, str]]:
 
 
 @contextlib.contextmanager
-def _tail_run(
-    tmp_path: Path, emu_control: EmulatorControl, clip: Path, fault: dict[str, object], lag: float = 0.0
+def _faulted_run(
+    tmp_path: Path,
+    emu_control: EmulatorControl,
+    clip: Path,
+    count: int,
+    fault: dict[str, object],
+    lag: float = 0.0,
 ) -> Iterator[MigrateContext]:
-    """Three items of one clip in one batch (the run's tail at once: nothing is left to start), the first
-    init meeting `fault`; with lag, the service lists a new video only `lag` seconds after its create."""
+    """`count` items of one clip planned (ledger at tmp_path/l.db), the first init meeting `fault`; with lag,
+    the service lists a new video only `lag` seconds after its create."""
     ws = fast_polls(emu_control)
     if lag:
         emu_control.set_variants(ws, ["list-lag"], list_lag_seconds=lag)
-    context = planned_run(tmp_path / "l.db", ws, clip, 3, per_second=PER_SECOND)
+    context = planned_run(tmp_path / "l.db", ws, clip, count, per_second=PER_SECOND)
     emu_control.set_faults(ws, [{**fault, "path": "^/v2/init$", "times": 1}], seed=1)
     try:
         yield context
@@ -67,6 +66,14 @@ def _tail_run(
         context.client.close()
         context.ledger.close()
         emu_control.clear_faults(ws)
+
+
+def _tail_run(
+    tmp_path: Path, emu_control: EmulatorControl, clip: Path, fault: dict[str, object], lag: float = 0.0
+) -> contextlib.AbstractContextManager[MigrateContext]:
+    """Three items in one batch (the run's tail at once: nothing is left to start), the first init meeting
+    `fault`."""
+    return _faulted_run(tmp_path, emu_control, clip, 3, fault, lag)
 
 
 #: The settle time of the early-look tests: long against the early look (parked.EARLY_LOOK_SECONDS).
