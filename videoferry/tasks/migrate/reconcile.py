@@ -58,11 +58,11 @@ def locate(ctx: MigrateContext, item: Item, *, defer: bool = False) -> Video | N
         seen = ctx.listings.seen(ctx.client, sent, ctx.ledger.keys_for_videos)
         if seen is not None:
             return seen  # a listing kept for the others, taken after this intent, shows its video already
-        after = settle_start(sent.owner, sent.intent_at)  # an early look: a listing taken after the loss
         if not ctx.parked.looks_early(item.key):
             why = "reconcile postponed: looked up after the settle time, by one listing for those then due"
             ctx.ledger.note(item.key, ctx.run_id, why)
             return None  # "not there" is not believed yet: looked up once its settle time has passed
+        after = settle_start(sent.owner, sent.intent_at)  # an early look: a listing taken after the loss
     parent = item.spec.parent_id
     scope = ctx.scopes.get(parent) if parent else None
     opened = [i.created_intent_at for i in ctx.ledger.items([CREATING]) if i.created_intent_at is not None]
