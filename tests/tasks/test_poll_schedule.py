@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -144,3 +145,34 @@ def test_processing_is_timed_to_the_listings_answer_not_to_a_wait_for_a_slot(
     # from the poll's start it would seem to have taken a few milliseconds, and the last poll of a run
     # would come before its last video is done).
     assert watcher.latency is not None and watcher.latency >= 0.9
+
+
+def test_processing_is_the_least_upper_bound_a_poll_gave_raised_by_the_slowest_seen(
+    ctx: MigrateContext, emu: Workspace, clip_factory
+) -> None:
+    """A poll that came late (held while creates were left, or retried through a 5xx burst) says only that
+    processing took at most that long: a later, prompter poll's bound wins; a video seen still processing
+    says it can take longer."""
+    clip = clip_factory(1.0)
+    ctx.ledger.plan(
+        [spec("c", 3, source=str(clip), title="c", parent_id=emu.project_id, via="tus")], ctx.run_id
+    )
+    assert transfer_item(ctx, "c") == "uploaded"
+    watcher = Watcher(ctx)
+    items = watcher.watched()
+    assert sorted(i.key for i in items) == ["a", "b", "c"]
+    now = time.time()
+
+    def poll(age: float, ended: list[str], shown: str = "abc") -> float | None:
+        """The estimate after a poll whose listing showed these videos `age` seconds after their uploads'
+        end, those of `ended` terminal."""
+        watcher._seen_at = {i.video_id: now for i in items if i.video_id and i.key in shown}
+        before = [dataclasses.replace(i, updated_at=datetime.fromtimestamp(now - age, UTC)) for i in items]
+        watcher._learn_latency(before, [(k, "uploaded", "done") for k in ended])
+        return watcher.latency
+
+    assert poll(30.0, ["a", "b"], shown="ab") is None  # two ended: too few to tell
+    assert poll(30.0, ["a", "b", "c"]) == pytest.approx(30.0 * 1.25)  # a late poll: at most 30 s
+    assert poll(2.0, ["a", "b", "c"]) == pytest.approx(2.0 * 1.25)  # a prompt one: at most 2 s
+    assert poll(40.0, ["a", "b", "c"]) == pytest.approx(2.0 * 1.25)  # a later late one changes nothing
+    assert poll(6.0, []) == pytest.approx(6.0 * 1.25)  # seen processing 6 s after their end: longer

@@ -57,9 +57,11 @@ class Watcher:
         self.seen: dict[str, str] = {}
         self.started = time.monotonic()
         self.first_watched: float | None = None  # when watching() first counted a watched item
-        #: The shortest time seen from an upload's end to the poll that found its video terminal (seconds; an
-        #: estimate of processing from above), None until a video was seen ending.
+        #: How long after an upload's end its video is seen terminal (seconds, with a margin: _learn_latency),
+        #: None until a poll saw LATENCY_SAMPLES videos ending.
         self.latency: float | None = None
+        self._upper: float | None = None  # the least of the polls' shortest times to terminal
+        self._lower = 0.0  # the longest time a video was seen not yet terminal after its upload's end
         self._held_since: float | None = None  # when a due poll was first held back for the youngest video
         self._early = False  # the pages behind the first were listed while this poll was held (list_early)
         self._page_size = PAGE_SIZE  # the server's page size, as the last listing showed it
@@ -172,25 +174,32 @@ class Watcher:
     def _learn_latency(self, before: list[Item], changed: list[tuple[str, str, str]]) -> None:
         """Learn how long after its upload's end (as the ledger recorded it) a video is seen terminal.
 
-        Each poll that finds LATENCY_SAMPLES or more uploaded videos terminal gives its shortest such time
-        (the video that ended just before the poll), counted to the answer of the list page that showed it
-        (not to the poll's start: its list may have waited for a rate-limit slot); the estimate is the
-        longest of those, with a margin: polling too early costs a whole poll interval, too late only the
-        excess.
+        Each video the listing showed (timed to the answer of the page that showed it, not to the poll's
+        start: its list may have waited for a rate-limit slot) bounds its own processing: seen terminal, from
+        above; seen not yet terminal, from below (a video already processing counts from when a poll first
+        saw it so). The estimate is the larger of the least upper bound of the polls that found
+        LATENCY_SAMPLES or more uploaded videos terminal (each poll's shortest such time: the video that ended
+        just before it) and the longest lower bound (the slowest processing seen), with a margin: polling too
+        early costs a whole poll interval, too late only the excess. Taking the polls' largest upper bound
+        instead took in every poll that came late (held while creates were left, or retried through a 5xx
+        burst): 8.6 s against the emulator's 2 s of processing in a faulted run, whose last poll then came
+        6.6 s after its last video was done.
         """
-        ended = {
-            i.key: (i.updated_at.timestamp(), self._seen_at[i.video_id])
+        # Since the upload's end (uploaded), or since a poll first saw the video processing (processing: less
+        # than since the end, so still a lower bound).
+        ages = {
+            i.key: (i.state, self._seen_at[i.video_id] - i.updated_at.timestamp())
             for i in before
-            if i.state == UPLOADED and i.updated_at and i.video_id in self._seen_at
+            if i.updated_at and i.video_id in self._seen_at
         }
-        seen = [
-            max(0.0, ended[key][1] - ended[key][0])
-            for key, from_state, to_state in changed
-            if from_state == UPLOADED and to_state not in WATCH_STATES and key in ended
-        ]
+        ended = {key for key, _, to_state in changed if to_state not in WATCH_STATES}
+        seen = [max(0.0, age) for key, (state, age) in ages.items() if key in ended and state == UPLOADED]
+        waiting = [age for key, (_, age) in ages.items() if key not in ended]
         if len(seen) >= LATENCY_SAMPLES:
-            estimate = min(seen) * LATENCY_MARGIN
-            self.latency = estimate if self.latency is None else max(self.latency, estimate)
+            self._upper = min(seen) if self._upper is None else min(self._upper, min(seen))
+        self._lower = max([self._lower, *waiting])
+        if self._upper is not None:
+            self.latency = max(self._upper, self._lower) * LATENCY_MARGIN
 
     def poll_once(self) -> list[tuple[str, str, str]]:
         """One round: list each destination (newest first) until every watched video is seen."""
