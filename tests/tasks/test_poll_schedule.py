@@ -163,11 +163,17 @@ def test_processing_is_the_least_upper_bound_a_poll_gave_raised_by_the_slowest_s
     assert sorted(i.key for i in items) == ["a", "b", "c"]
     now = time.time()
 
-    def poll(age: float, ended: list[str], shown: str = "abc") -> float | None:
+    def poll(age: float, ended: list[str], shown: str = "abc", late: float = 0.0) -> float | None:
         """The estimate after a poll whose listing showed these videos `age` seconds after their uploads'
-        end, those of `ended` terminal."""
+        end, those of `ended` terminal; a's end recorded `late` seconds after the others' (its last answer
+        lost: the HEAD that learned it came that much later)."""
         watcher._seen_at = {i.video_id: now for i in items if i.video_id and i.key in shown}
-        before = [dataclasses.replace(i, updated_at=datetime.fromtimestamp(now - age, UTC)) for i in items]
+        before = [
+            dataclasses.replace(
+                i, updated_at=datetime.fromtimestamp(now - age + (late if i.key == "a" else 0.0), UTC)
+            )
+            for i in items
+        ]
         watcher._learn_latency(before, [(k, "uploaded", "done") for k in ended])
         return watcher.latency
 
@@ -175,4 +181,6 @@ def test_processing_is_the_least_upper_bound_a_poll_gave_raised_by_the_slowest_s
     assert poll(30.0, ["a", "b", "c"]) == pytest.approx(30.0 * 1.25)  # a late poll: at most 30 s
     assert poll(2.0, ["a", "b", "c"]) == pytest.approx(2.0 * 1.25)  # a prompt one: at most 2 s
     assert poll(40.0, ["a", "b", "c"]) == pytest.approx(2.0 * 1.25)  # a later late one changes nothing
+    # One video whose end was recorded late seems to process in 0.5 s: the poll's third time bounds it.
+    assert poll(2.0, ["a", "b", "c"], late=1.5) == pytest.approx(2.0 * 1.25)
     assert poll(6.0, []) == pytest.approx(6.0 * 1.25)  # seen processing 6 s after their end: longer

@@ -60,7 +60,7 @@ class Watcher:
         #: How long after an upload's end its video is seen terminal (seconds, with a margin: _learn_latency),
         #: None until a poll saw LATENCY_SAMPLES videos ending.
         self.latency: float | None = None
-        self._upper: float | None = None  # the least of the polls' shortest times to terminal
+        self._upper: float | None = None  # the least of the polls' bounds from above (_learn_latency)
         self._lower = 0.0  # the longest time a video was seen not yet terminal after its upload's end
         self._held_since: float | None = None  # when a due poll was first held back for the youngest video
         self._early = False  # the pages behind the first were listed while this poll was held (list_early)
@@ -178,12 +178,14 @@ class Watcher:
         start: its list may have waited for a rate-limit slot) bounds its own processing: seen terminal, from
         above; seen not yet terminal, from below (a video already processing counts from when a poll first
         saw it so). The estimate is the larger of the least upper bound of the polls that found
-        LATENCY_SAMPLES or more uploaded videos terminal (each poll's shortest such time: the video that ended
-        just before it) and the longest lower bound (the slowest processing seen), with a margin: polling too
-        early costs a whole poll interval, too late only the excess. Taking the polls' largest upper bound
-        instead took in every poll that came late (held while creates were left, or retried through a 5xx
-        burst): 8.6 s against the emulator's 2 s of processing in a faulted run, whose last poll then came
-        6.6 s after its last video was done.
+        LATENCY_SAMPLES or more uploaded videos terminal and the longest lower bound (the slowest processing
+        seen), with a margin: polling too early costs a whole poll interval, too late only the excess. A
+        poll's upper bound is its LATENCY_SAMPLES-th shortest such time (that many videos ended within it),
+        not its shortest: an upload whose last answer was lost is recorded as ended only after the HEAD that
+        learned it (0.1-0.5 s late), and its video then seems to process that much faster. Taking the polls'
+        largest bound instead took in every poll that came late (held while creates were left, or retried
+        through a 5xx burst): 8.6 s against the emulator's 2 s of processing in a faulted run, whose last
+        poll then came 6.6 s after its last video was done.
         """
         # Since the upload's end (uploaded), or since a poll first saw the video processing (processing: less
         # than since the end, so still a lower bound).
@@ -196,7 +198,8 @@ class Watcher:
         seen = [max(0.0, age) for key, (state, age) in ages.items() if key in ended and state == UPLOADED]
         waiting = [age for key, (_, age) in ages.items() if key not in ended]
         if len(seen) >= LATENCY_SAMPLES:
-            self._upper = min(seen) if self._upper is None else min(self._upper, min(seen))
+            bound = sorted(seen)[LATENCY_SAMPLES - 1]
+            self._upper = bound if self._upper is None else min(self._upper, bound)
         self._lower = max([self._lower, *waiting])
         if self._upper is not None:
             self.latency = max(self._upper, self._lower) * LATENCY_MARGIN
