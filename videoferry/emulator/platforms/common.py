@@ -244,6 +244,11 @@ class StandinServer:
             raise
         self.port = sock.getsockname()[1]
         self.base_url = f"http://{self.host}:{self.port}"
+        # Idle connections are kept 30 s, as the emulator's are (server.py): past the 5 s after which an httpx
+        # client drops its own idle ones. With uvicorn's default of 5 s both ends let go of an idle connection
+        # at about the same moment, a known race (a request sent on it as the server closes it is answered by
+        # nothing). Suspected, not reproduced, in a CI chaos run: the emulator's URL import of a stand-in
+        # link, sent right after a 429's 5 s pause, failed at once and left its video in error.
         config = uvicorn.Config(
             self.app,
             lifespan="off",
@@ -251,6 +256,7 @@ class StandinServer:
             log_level="warning",
             access_log=False,
             timeout_graceful_shutdown=2,
+            timeout_keep_alive=30,
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._run, args=(sock,), name=self.name, daemon=True)
