@@ -237,7 +237,8 @@ class ControlApp:
         return Resp(200, {"data": data})
 
     async def videos(self, request: Request, _: dict[str, str]) -> Resp:
-        """GET /_emulator/videos: every video of the workspace with file_size and md5 of the stored bytes.
+        """GET /_emulator/videos: every video of the workspace with file_size and md5 of the stored bytes, and
+        the reason of one in error (`message`: what only the service's webhook tells a client).
 
         Canonical ids and real-clock times whatever the workspace's variants (this is the test's view).
         """
@@ -249,6 +250,7 @@ class ControlApp:
             item = video_json(video, self.emu.base_url, "update")
             item["file_size"] = video.file_size
             item["md5"] = video.md5
+            item["message"] = video.message
             data.append(item)
         return Resp(200, {"data": data})
 
