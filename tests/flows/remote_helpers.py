@@ -131,6 +131,30 @@ def rerun_until_free(
         time.sleep(1.0)
 
 
+def assert_kept_out(
+    rerun: subprocess.CompletedProcess[str],
+    refused: list[subprocess.CompletedProcess[str]],
+    url: str,
+    pid: int,
+    job: str,
+) -> None:
+    """The dead holder (pid, running job) kept the ledger while its lease ran, and the run admitted after it
+    knew that holder never settled.
+
+    Whether any try was refused is timing: on a loaded machine, reading the replica after the kill can
+    outlast the lease (10 s here). So no refusal is required; each refusal must name the holder, and the
+    admitted run must say whose unsettled copy it restored.
+    """
+    for busy in refused:
+        assert busy.returncode == 2 and f"ledger {url} is in use by another run (host " in busy.stderr
+        assert f"pid {pid}," in busy.stderr and f"run {job}" in busy.stderr, busy.stderr[-3000:]
+    assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-3000:]
+    behind = "the restored copy may be behind (its last holder (host "
+    unsettled = "did not settle: its lease expired"
+    assert behind in rerun.stderr and unsettled in rerun.stderr, rerun.stderr[-3000:]
+    assert f"pid {pid}," in rerun.stderr and f"run {job}" in rerun.stderr, rerun.stderr[-3000:]
+
+
 def kill_in_the_gap(
     argv: list[str], env: dict[str, str], url: str, workdir: Path, count: Callable[[Ledger], int], what: str
 ) -> int:
