@@ -312,9 +312,18 @@ def run_bench(*args: str, workdir: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-#: The smoke runs of a minute each (the careful script beside a faulted run, the end-to-end paths, the call
-#: counts): make chaos runs them (marker long), so make test keeps its time; the rest run in make test.
-LONG_SMOKES = {"baseline", "end_to_end", "api_calls"}
+#: The smoke runs of half a minute or more each (the careful script beside a faulted run, the end-to-end
+#: paths, the call counts, the archive and backup copies, memory, the remote ledger): make chaos runs them
+#: (marker long), so make test keeps its time; the rest run in make test.
+LONG_SMOKES = {
+    "baseline",
+    "end_to_end",
+    "api_calls",
+    "archive_copy",
+    "backup_copy",
+    "memory",
+    "remote_ledger",
+}
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+import pytest
 
 from tests.flows.apply_fixtures import wait_done, write_ops
 from tests.flows.helpers import cli_argv, cli_env, clip_rows, migrate_args, run_cli, write_inventory
@@ -132,6 +133,7 @@ def migrated(
     return keys
 
 
+@pytest.mark.long
 def test_apply_killed_in_the_gap_then_rerun_elsewhere_makes_each_result_once(
     tmp_path: Path,
     emu: Workspace,

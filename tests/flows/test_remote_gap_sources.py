@@ -13,6 +13,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.flows.apply_fixtures import wait_done, write_ops
 from tests.flows.helpers import cli_argv, cli_env, clip_rows, migrate_args, run_cli, write_inventory
 from tests.flows.remote_helpers import assert_kept_out, kill_in_the_gap, remote_env, replica, rerun_until_free
@@ -65,6 +67,7 @@ def lose_and_rerun(
     return rerun.stdout + rerun.stderr, before - known, open_keys
 
 
+@pytest.mark.long
 def test_copies_into_their_own_project_lost_in_the_gap_are_each_made_once(
     tmp_path: Path,
     emu: Workspace,
@@ -110,6 +113,7 @@ def test_copies_into_their_own_project_lost_in_the_gap_are_each_made_once(
     assert copies_in_gap - by_intent <= found
 
 
+@pytest.mark.long
 def test_concat_and_cut_results_that_look_like_their_sources_across_the_gap(
     tmp_path: Path,
     emu: Workspace,
