@@ -15,9 +15,11 @@ $(STAMP): pyproject.toml
 # The suite in two parts at once: everything but the chaos suite on four pytest-xdist workers, and beside it
 # the chaos suite on two (each worker with its own emulator and Prefect server). Most of the suite waits (rate
 # limits, processes starting, the service's processing), so the two cores run six workers: 9.8 min here for
-# both parts (1787 tests, 15 chaos seeds; the cores 65 % busy). --dist worksteal: an idle worker takes tests
-# still queued on another; with xdist's default (load) each worker kept the queue it was dealt, and the last
-# 5-9 minutes of a run went on one worker while three sat idle (18.7 min, the cores 37 % busy). The longest
+# both parts once (1787 tests, 15 chaos seeds; the cores 65 % busy); 14.4 min on 2026-12-02, a slower day
+# here (1804 tests, 15 seeds; the cores 85 % busy over the whole make test: more workers would not help).
+# --dist worksteal: an idle worker takes tests still queued on another; with xdist's default (load) each
+# worker kept the queue it was dealt, and the last 5-9 minutes of a run went on one worker while three sat
+# idle (18.7 min, the cores 37 % busy). The longest
 # modules are collected first (tests/fixtures/order.py), so they are not left to the end. The chaos seeds are
 # long runs that mostly wait on the rate limits; each checks the service's own request log, and the limiter
 # counts a call until its answer, so a loaded machine delays calls but never puts two inside the limits'
@@ -31,16 +33,21 @@ PYTEST_BOTH = mkdir -p .pytest-logs; \
 	echo "chaos suite (beside the rest): $$(tail -n 1 .pytest-logs/chaos.log)"; \
 	[ $$suite -eq 0 ] && [ $$chaos_status -eq 0 ]
 
+# mypy runs beside the suite too (about 50 s on one core from a fresh clone, its cache empty): its last line
+# is printed at the end, the whole log when it failed.
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy .
 	@$(MAKE) --no-print-directory docs-check
-	@mkdir -p .pytest-logs; $(BIN)/python .ci/wheel_check.py > .pytest-logs/package.log 2>&1 & package=$$!; \
+	@mkdir -p .pytest-logs; $(BIN)/mypy . > .pytest-logs/mypy.log 2>&1 & types=$$!; \
+	$(BIN)/python .ci/wheel_check.py > .pytest-logs/package.log 2>&1 & package=$$!; \
 	( $(PYTEST_BOTH) ); tests=$$?; \
+	wait $$types; types_status=$$?; \
+	if [ $$types_status -ne 0 ]; then cat .pytest-logs/mypy.log; fi; \
+	echo "mypy (beside the suite): $$(tail -n 1 .pytest-logs/mypy.log)"; \
 	wait $$package; package_status=$$?; \
 	if [ $$package_status -ne 0 ]; then cat .pytest-logs/package.log; fi; \
 	grep '^package-check:' .pytest-logs/package.log || true; \
-	[ $$tests -eq 0 ] && [ $$package_status -eq 0 ]
+	[ $$tests -eq 0 ] && [ $$types_status -eq 0 ] && [ $$package_status -eq 0 ]
 
 # The package as a user installs it (.ci/wheel_check.py): the sdist and the wheel built, the wheel installed
 # with its emulator extra into a clean venv (a few minutes: pip resolves and installs Prefect's tree, mostly
