@@ -15,8 +15,8 @@ $(STAMP): pyproject.toml
 # The suite in two parts at once: everything but the chaos suite on four pytest-xdist workers, and beside it
 # the chaos suite on two (each worker with its own emulator and Prefect server). Most of the suite waits (rate
 # limits, processes starting, the service's processing), so the two cores run six workers: 9.8 min here for
-# both parts once (1787 tests, 15 chaos seeds; the cores 65 % busy); 14.4 min on 2026-12-02, a slower day
-# here (1804 tests, 15 seeds; the cores 85 % busy over the whole make test: more workers would not help).
+# both parts once (1787 tests, 15 chaos seeds; the cores 65 % busy); 14.4 and 15.9 min on 2026-12-02, a slower
+# day (1804 tests, 15 seeds; the cores 85-88 % busy over the whole make test: more workers would not help).
 # --dist worksteal: an idle worker takes tests still queued on another; with xdist's default (load) each
 # worker kept the queue it was dealt, and the last 5-9 minutes of a run went on one worker while three sat
 # idle (18.7 min, the cores 37 % busy). The longest
