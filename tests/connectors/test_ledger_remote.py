@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import boto3
@@ -17,6 +18,7 @@ import psutil
 import pytest
 
 from tests.connectors.waiting import poll
+from tests.flows.frozen_s3 import FrozenS3
 from videoferry.connectors.ledger_errors import (
     RemoteLedgerBusyError,
     RemoteLedgerError,
@@ -246,6 +248,32 @@ def test_a_lost_lock_stops_replication_and_is_not_released(tmp_path: Path, url, 
         home.settle()
     assert lock_record(s3, url).holder.host == "intruder"  # not overwritten by a release
     assert record.token != lock_record(s3, url).token
+
+
+def test_a_lease_lost_in_an_s3_outage_stops_litestream_commands_waiting_on_s3(
+    tmp_path: Path, frozen_s3: FrozenS3
+) -> None:
+    """A holder settling when S3 stops answering: the final sync's check (`litestream ltx`, which reads S3)
+    is killed as soon as the lease is lost, not left to its own timeout, and no other command starts."""
+    url = f"s3://{frozen_s3.bucket}/ledgers/outage.db"
+    s3cfg = S3Config(endpoint_url=frozen_s3.endpoint)
+    home = open_home(url, tmp_path / "w", s3cfg, lease_seconds=RENEWED_LEASE)
+    write_runs(home.path, 2)
+    home.sync()
+    engine = home.litestream
+    frozen_s3.freeze()
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            checking = pool.submit(engine.replica_txid, 3600.0)  # no bound of its own: only the abort ends it
+            poll(lambda: home.lost, 60, "the lease to be declared lost during the outage")
+            with pytest.raises(RemoteLedgerError, match="ltx stopped: .*could not renew its lease"):
+                checking.result(60)
+        with pytest.raises(RemoteLedgerError, match="status not run: .*could not renew its lease"):
+            engine.local_txid()
+        with pytest.raises(RemoteLedgerLostError, match="could not renew its lease"):
+            home.settle()
+    finally:
+        frozen_s3.thaw()
 
 
 def test_a_vanished_working_folder_leaves_the_ledger_marked_behind(tmp_path: Path, url, s3cfg, s3) -> None:

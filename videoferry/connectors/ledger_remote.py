@@ -305,7 +305,7 @@ class RemoteLedger:
         self.litestream.write_config()
 
     def _on_lost(self, why: str) -> None:
-        self.litestream.kill()
+        self.litestream.abort(why)
         if self.on_lost is not None:
             self.on_lost(why)
 

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -150,6 +151,10 @@ class Litestream:
         self.socket_path = self.control_dir / "control.sock"
         self._proc: subprocess.Popen[bytes] | None = None
         self._env = litestream_env(block=replica.block)
+        #: The one-shot commands running now, and why they may no longer run ('' until abort()).
+        self._commands: set[subprocess.Popen[str]] = set()
+        self._commands_guard = threading.Lock()
+        self._aborted = ""
 
     # ------------------------------------------------------------------ config
 
@@ -178,18 +183,36 @@ class Litestream:
     def _run(self, verb: str, *args: str, timeout: float) -> str:
         """Run `litestream <verb> ...`: its stdout, or RemoteLedgerError naming the verb and its words."""
         command = [self.binary, verb, *args]
+        with self._commands_guard:
+            if self._aborted:
+                raise RemoteLedgerError(f"litestream {verb} not run: {self._aborted}")
+            try:
+                proc = subprocess.Popen(
+                    command,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    env=self._env,
+                    umask=PRIVATE_UMASK,
+                )
+            except OSError as exc:
+                raise RemoteLedgerError(f"cannot run litestream {verb}: {exc}") from None
+            self._commands.add(proc)
         try:
-            out = subprocess.run(
-                command, capture_output=True, text=True, timeout=timeout, env=self._env, umask=PRIVATE_UMASK
-            )
+            stdout, stderr = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
             raise RemoteLedgerError(f"litestream {verb} did not finish within {timeout:g} s") from None
-        except OSError as exc:
-            raise RemoteLedgerError(f"cannot run litestream {verb}: {exc}") from None
-        if out.returncode != 0:
-            words = _last_line(out.stderr) or _last_line(out.stdout) or "no message"
-            raise RemoteLedgerError(f"litestream {verb} failed (exit {out.returncode}): {words}")
-        return out.stdout
+        finally:
+            with self._commands_guard:
+                self._commands.discard(proc)
+        if self._aborted:
+            raise RemoteLedgerError(f"litestream {verb} stopped: {self._aborted}")
+        if proc.returncode != 0:
+            words = _last_line(stderr) or _last_line(stdout) or "no message"
+            raise RemoteLedgerError(f"litestream {verb} failed (exit {proc.returncode}): {words}")
+        return stdout
 
     def _config_args(self) -> list[str]:
         return ["-no-expand-env", "-config", str(self.config_path)]
@@ -319,6 +342,18 @@ class Litestream:
         if proc is not None and proc.poll() is None:
             proc.kill()
             proc.wait()
+
+    def abort(self, why: str) -> None:
+        """Kill replication and every one-shot command now, and refuse new ones (RemoteLedgerError naming
+        why): once the lease is lost nothing Litestream does counts, and a command waiting on S3 in an
+        outage (the final sync's check) would hold the run's end for as long as its timeout."""
+        with self._commands_guard:
+            self._aborted = self._aborted or why
+            commands = list(self._commands)
+        for proc in commands:
+            if proc.poll() is None:
+                proc.kill()
+        self.kill()
 
     def close(self) -> None:
         """Kill the replicator if still running and remove the control folder (config, log, socket)."""
