@@ -11,8 +11,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from redis.exceptions import RedisError
-
 from videoferry.connectors.limiter_windows import DEFAULT_FLIGHT_LIMIT, Window, sleep_until_room
 
 __all__ = [
@@ -220,6 +218,8 @@ class RedisWindows:
             sleep_until_room(wait, held)
 
     def settle(self, entry: int) -> None:
+        from redis.exceptions import RedisError  # here: a run without Redis does not import it (0.1 s)
+
         try:
             self._script(keys=self._keys, args=["settle", entry])
         except RedisError as exc:  # the entry stays in flight: it counts until the flight limit
