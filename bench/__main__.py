@@ -35,6 +35,7 @@ BENCHMARKS = (
     "dask_plane",
     "archive_copy",
     "remote_ledger",
+    "processing_queue",
     "backup_copy",
     "end_to_end",
     "baseline",

@@ -123,7 +123,6 @@ FULL = (
     Run(300, 1, "plain", ("tus-rate-limited",), calls_per_video=2),
     Run(3000, 5, "plain"),
     Run(3000, 5, "prefect"),
-    Run(300, 1, "plain", ("processing-queue",), slots=4),
     Run(300, 1, "plain", per_minute=BURST_PER_MINUTE),
     Run(300, 1, "prefect", per_minute=BURST_PER_MINUTE),
 )
@@ -131,7 +130,6 @@ QUICK = (
     Run(5, 1, "plain"),
     Run(5, 1, "webhooks"),
     Run(5, 1, "plain", ("tus-rate-limited",), 2),
-    Run(5, 1, "plain", ("processing-queue",), slots=2),
     Run(30, 1, "plain", per_minute=BURST_PER_MINUTE),
 )
 NAIVE_ITEMS, QUICK_NAIVE_ITEMS = 6, 2
@@ -205,7 +203,7 @@ def run_command(command: list[str], env: dict[str, str]) -> float:
     return elapsed
 
 
-def _measure(
+def measure_run(
     run: Run, emu: EmulatorProcess, root: Path, data: bytes, server: PrefectServer | None
 ) -> tuple[float, Timeline, list[Figure]]:
     """One run in a fresh workspace: its seconds, the floor ratio and the breakdown."""
@@ -353,7 +351,7 @@ def run(cfg: BenchConfig) -> Iterator[Figure]:
             # workspace (limits are per token), instead of adding its half minute to the benchmark.
             sampled = pool.submit(_naive, emu, root, data, cfg.quick)
             for one in runs:
-                taken, timelines[one.name], figures = _measure(one, emu, root, data, server)
+                taken, timelines[one.name], figures = measure_run(one, emu, root, data, server)
                 seconds[one.name] = taken
                 yield from figures
             per_item, poll, statuses = sampled.result()

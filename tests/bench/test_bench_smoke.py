@@ -75,6 +75,11 @@ EXPECTED = {
         "remote_ledger_overhead_seconds",
         "remote_ledger_s3_requests",
     ],
+    "processing_queue": [
+        "e2e_5_plain_processing_queue_seconds",
+        "e2e_5_plain_processing_queue_vs_floor",
+        "e2e_5_plain_processing_queue_tail_vs_queue_floor",
+    ],
     "backup_copy": [
         "backup_throughput",
         "backup_verified_boto3_throughput",
@@ -94,9 +99,6 @@ EXPECTED = {
         "e2e_5_webhooks_vs_floor",
         "e2e_5_plain_tus_rate_limited_seconds",
         "e2e_5_plain_tus_rate_limited_vs_floor",
-        "e2e_5_plain_processing_queue_seconds",
-        "e2e_5_plain_processing_queue_vs_floor",
-        "e2e_5_plain_processing_queue_tail_vs_queue_floor",
         "e2e_30_plain_burst_seconds",
         "e2e_30_plain_burst_vs_floor",
         "e2e_30_plain_burst_creates_per_second",
@@ -104,7 +106,6 @@ EXPECTED = {
         "e2e_5_naive_seconds",
         "e2e_naive_vs_videoferry",
         "e2e_5_plain_tus_rate_limited_vs_default",
-        "e2e_5_plain_processing_queue_vs_default",
     ],
     "baseline": [
         *(f"careful_6_{n}" for n in ("seconds", "api_calls", "429s", "duplicates")),
@@ -294,6 +295,7 @@ INVARIANTS: dict[str, Callable[[Figures], None]] = {
     "rate_cap": _rate_cap,
     "api_calls": _api_calls,
     "end_to_end": _end_to_end,
+    "processing_queue": _end_to_end,
     "apply_ops": _apply_ops,
     "baseline": _baseline,
     "plan": _plan,
