@@ -86,7 +86,7 @@ docs: $(STAMP)
 
 # The benchmarks (bench/README.md). bench: all but the timing-sensitive ones, with the sleepy ones in the
 # background (under 10 minutes); bench-alone: every benchmark of bench, then the timing-sensitive ones in
-# turn with nothing beside them, writing the whole of bench/RESULTS.md from this one run (28-30 minutes here);
+# turn with nothing beside them, writing the whole of bench/RESULTS.md from this one run (24-30 minutes here);
 # bench-scale: CPU per item at 1k and 20k items in 3 rounds (VIDEOFERRY_BENCH_CPU_100K=N adds N 100k runs), written
 # whole to bench/RESULTS-scale.md (the CPU targets RESULTS.md shows as not measured).
 # bench-scale also runs platform_listing at issue 49's sizes (PLATFORM_SCALE: 100,000 videos listed, 10,000
