@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from videoferry.core.transaction import immediate
+from videoferry.core.transaction import immediate, use_wal
 
 __all__ = [
     "DEFAULT_FLIGHT_LIMIT",
@@ -209,7 +209,7 @@ class SQLiteWindows:
         self._conn = sqlite3.connect(
             str(db_path), timeout=busy_timeout, check_same_thread=False, isolation_level=None
         )
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        use_wal(self._conn, busy_timeout)
         # No fsync per admission: a machine that crashes loses calls whose windows end before it is back.
         self._conn.execute("PRAGMA synchronous=NORMAL")
         with self._lock, immediate(self._conn):

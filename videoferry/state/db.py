@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from videoferry.core.transaction import immediate
+from videoferry.core.transaction import immediate, use_wal
 from videoferry.state import schema
 from videoferry.state.errors import LedgerBusyError, LedgerError
 from videoferry.state.files import create_private, secure
@@ -137,8 +137,8 @@ class LedgerDB:
         conn = self.conn
         with self.guard():
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
+            mode = use_wal(conn, busy_timeout)
+            if mode.lower() != "wal":
                 raise LedgerError(f"ledger {self.path}: cannot switch to WAL journal (mode {mode})")
             # FULL: a committed intent survives a power cut, not only a crash (the duplicate rule needs it).
             conn.execute("PRAGMA synchronous = FULL")
